@@ -1,0 +1,71 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Strict package settings, as in Hummingbird: Swift 6 language mode (complete
+// concurrency checking) everywhere, and `any` spelled out for existentials.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "relink",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "relinkd", targets: ["relinkd"]),
+        .executable(name: "relinkctl", targets: ["relinkctl"]),
+        .library(name: "RelinkClient", targets: ["RelinkClient"]),
+        .library(name: "DBus", targets: ["DBus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // C libraries: one system library target each, imported by exactly one
+        // Swift module that wraps it (DBus, Systemd; SQLite through GRDB).
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+
+        // D-Bus binding over libdbus-1; knows nothing of BlueZ.
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        // sd_notify and the journald log handler over libsystemd.
+        .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // The restore store: SQLite (WAL) through GRDB on the system SQLite.
+        .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // Typed live mirror of org.bluez on top of the D-Bus binding.
+        .target(name: "BlueZ", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // Restoration core: pure state machines over a Clock. No C imports.
+        .target(name: "Restoration", dependencies: [], swiftSettings: strict),
+        // Daemon wiring: services, the actors that carry out the core's actions.
+        .target(
+            name: "RelinkDaemon",
+            dependencies: [
+                "DBus", "BlueZ", "RelinkStore", "Restoration", "Systemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "relinkd",
+            dependencies: ["RelinkDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "relinkctl",
+            dependencies: ["RelinkClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+        // CoreBluetooth-like client library over relinkd's D-Bus API.
+        .target(name: "RelinkClient", dependencies: ["DBus", "Restoration"], swiftSettings: strict),
+        // Test support: starts an isolated simulated-Bluetooth bench (bench/).
+        .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
+
+        .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
+        .testTarget(name: "SystemdTests", dependencies: ["Systemd"], swiftSettings: strict),
+        .testTarget(name: "RelinkStoreTests", dependencies: ["RelinkStore"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
+        .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
+    ]
+)
