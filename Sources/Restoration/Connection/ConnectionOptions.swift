@@ -1,0 +1,89 @@
+/// Everything that shapes how one connection intent reaches its peripheral.
+///
+/// Defaults: strategies known identifier → already connected → scan;
+/// ``StepTimeouts`` defaults; pending until cancelled; ``BackoffPolicy``
+/// defaults; a unique candidate required; reconnect after every disconnect.
+public struct ConnectionOptions: Sendable, Hashable, Codable {
+    /// The strategies of one round, in order; each at most once.
+    public var strategies: [Strategy]
+    public var timeouts: StepTimeouts
+    public var deadline: ConnectionDeadline
+    public var backoff: BackoffPolicy
+    /// Services the peripheral offers: the already-connected lookup asks for
+    /// devices with these, and the scan strategy scans for them.
+    public var services: Set<BluetoothUUID>
+    /// Recognises the peripheral among scan results and connected devices.
+    /// Its address is filled in from the intent's stored address when nil.
+    public var match: MatchRule
+    public var candidateChoice: CandidateChoice
+    /// Start a new round after a disconnect (true), or end the intent.
+    public var reconnectAfterDisconnect: Bool
+
+    /// - Throws: ``DomainError/invalidOptions(_:)`` when `strategies` is empty
+    ///   or repeats a strategy, a timeout or deadline is not positive, or the
+    ///   backoff policy is invalid.
+    public init(
+        strategies: [Strategy] = Strategy.defaultOrder,
+        timeouts: StepTimeouts = StepTimeouts(),
+        deadline: ConnectionDeadline = .pendingUntilCancelled,
+        backoff: BackoffPolicy = BackoffPolicy(),
+        services: Set<BluetoothUUID> = [],
+        match: MatchRule = MatchRule(),
+        candidateChoice: CandidateChoice = .requireUnique,
+        reconnectAfterDisconnect: Bool = true
+    ) throws(DomainError) {
+        self.strategies = strategies
+        self.timeouts = timeouts
+        self.deadline = deadline
+        self.backoff = backoff
+        self.services = services
+        self.match = match
+        self.candidateChoice = candidateChoice
+        self.reconnectAfterDisconnect = reconnectAfterDisconnect
+        try validate()
+    }
+
+    /// Re-checks the rules of ``init(strategies:timeouts:deadline:backoff:services:match:candidateChoice:reconnectAfterDisconnect:)``
+    /// (for values decoded from the store).
+    /// - Throws: ``DomainError/invalidOptions(_:)``.
+    public func validate() throws(DomainError) {
+        if strategies.isEmpty { throw .invalidOptions("at least one strategy is needed") }
+        if Set(strategies).count != strategies.count { throw .invalidOptions("a strategy appears twice") }
+        if timeouts.all.contains(where: { $0 <= .zero }) { throw .invalidOptions("step timeouts must be positive") }
+        if case .after(let limit) = deadline, limit <= .zero { throw .invalidOptions("deadline must be positive") }
+        try backoff.validate()
+    }
+}
+
+/// What the already-connected strategy does with several candidates.
+///
+/// A candidate at the intent's stored address always wins. Otherwise the
+/// candidates that meet the intent's ``MatchRule`` are kept; with exactly one
+/// left it is adopted. With several left:
+public enum CandidateChoice: String, Sendable, Hashable, Codable {
+    /// adopt none (a wrong lock is worse than a scan) and move on to the next
+    /// strategy, logging the ambiguity. The default.
+    case requireUnique
+    /// adopt the first in address order (deterministic).
+    case lowestAddress
+
+    /// Picks per the rule above; nil when none is chosen.
+    public func choose(from candidates: [ConnectedCandidate], knownAddress: BluetoothAddress?, match: MatchRule) -> CandidateOutcome {
+        if let knownAddress, let exact = candidates.first(where: { $0.address == knownAddress }) {
+            return .chosen(exact)
+        }
+        let matching = candidates.filter { match.matches($0) }.sorted { $0.address < $1.address }
+        switch (matching.count, self) {
+        case (0, _): return .none
+        case (1, _), (_, .lowestAddress): return .chosen(matching[0])
+        case (let count, .requireUnique): return .ambiguous(count)
+        }
+    }
+}
+
+/// The result of ``CandidateChoice/choose(from:knownAddress:match:)``.
+public enum CandidateOutcome: Sendable, Hashable {
+    case chosen(ConnectedCandidate)
+    case none
+    case ambiguous(Int)
+}
