@@ -155,10 +155,12 @@ extension ConnectionStateMachine {
     }
 
     /// For intents pending until cancelled: background auto-connect for a
-    /// device BlueZ knows, else a low-duty scan.
+    /// device BlueZ knows (a form of the known-identifier strategy, so only
+    /// when that is in the order), else a low-duty scan (only when the scan
+    /// strategy is in the order), else nothing.
     mutating func holdInBackground(into actions: inout [Action]) -> Background {
         guard case .pendingUntilCancelled = options.deadline else { return .none }
-        if knownDevicePresent, let address = knownAddress {
+        if knownDevicePresent, options.strategies.contains(.knownIdentifier), let address = knownAddress {
             if backgroundAutoConnect != address {
                 stopBackgroundAutoConnect(into: &actions)
                 backgroundAutoConnect = address
@@ -168,6 +170,7 @@ extension ConnectionStateMachine {
             return .autoConnect(address)
         }
         stopBackgroundAutoConnect(into: &actions)
+        guard options.strategies.contains(.scan) else { return .none }
         var scan = strategyScan
         scan.lowDuty = true
         actions.append(.startScan(scan))
