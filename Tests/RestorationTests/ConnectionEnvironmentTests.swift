@@ -89,9 +89,31 @@ struct ConnectionEnvironmentTests {
         #expect(driver.machine.backgroundAutoConnectAddress == lock)
         let reset = driver.send { $0.bluetoothdRestarted() }
         #expect(reset.requests.first == .lookUpKnownDevice(lock), "a new round starts at once")
-        #expect(driver.machine.backgroundAutoConnectAddress == nil, "the old registration died with bluetoothd")
+        let next = driver.advance(by: .seconds(15))
+        #expect(next.contains(.useBackgroundAutoConnect(lock)), "the old registration died with bluetoothd: asked again")
+        let later = driver.finishBackoffAndRound()
+        #expect(!later.contains(.useBackgroundAutoConnect(lock)), "asked once per loss, not every round")
+    }
+
+    @Test func adapterPowerCycleRenewsBackgroundAutoConnectAndCancelStopsIt() {
+        var driver = Driver()
+        driver.world = { action in
+            switch action {
+            case .lookUpKnownDevice: { $0.knownDeviceLookup(found: true) }
+            case .connect: { $0.connectFailed(ConnectionFailure(.transient, errorName: "x")) }
+            case .lookUpConnected: { $0.connectedLookup([]) }
+            default: nil
+            }
+        }
+        driver.send { $0.start() }
+        driver.advance(by: .seconds(15))
+        driver.send { $0.adapterPowered(false) }
+        #expect(driver.state == .waitingForAdapter)
+        driver.send { $0.adapterPowered(true) }
         let next = driver.advance(by: .seconds(15))
         #expect(next.contains(.useBackgroundAutoConnect(lock)))
+        let cancel = driver.send { $0.cancel() }
+        #expect(cancel.contains(.stopBackgroundAutoConnect(lock)))
     }
 
     @Test func bluetoothdRestartWhileWaitingForAdapterKeepsWaiting() {

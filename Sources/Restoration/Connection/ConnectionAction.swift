@@ -25,6 +25,8 @@ extension ConnectionStateMachine {
         /// ``SubscriptionPlanner`` StartNotify what this peripheral needs.
         case armSubscriptions(BluetoothAddress)
         /// Hold the link with BlueZ background auto-connect for this device.
+        /// Asked again after a bluetoothd restart or an adapter power cycle:
+        /// carrying it out must be idempotent.
         case useBackgroundAutoConnect(BluetoothAddress)
         /// Stop doing so.
         case stopBackgroundAutoConnect(BluetoothAddress)

@@ -19,6 +19,13 @@ extension ConnectionStateMachine {
         switch state {
         case .idle, .failed, .cancelled, .waitingForAdapter:
             return []
+        default:
+            break
+        }
+        // The kernel's auto-connect list may not survive the power cycle: ask
+        // again at the next backoff (the daemon treats it as idempotent).
+        backgroundAutoConnectNeedsRenewal = true
+        switch state {
         case .sharing(let owner, let link):
             if link != nil {
                 state = .sharing(owner: owner, link: nil)
@@ -46,7 +53,7 @@ extension ConnectionStateMachine {
         case .idle, .failed, .cancelled:
             return []
         case .waitingForAdapter:
-            backgroundAutoConnect = nil
+            backgroundAutoConnectNeedsRenewal = true
             scanActive = false
             return [log(.resync)]
         case .sharing(let owner, let link):
@@ -57,12 +64,12 @@ extension ConnectionStateMachine {
             return actions
         case .connected:
             actions.append(log(.resync))
-            backgroundAutoConnect = nil
+            backgroundAutoConnectNeedsRenewal = true
             linkLost(.bluetoothdRestarted, into: &actions)
             return actions
         default:
             actions.append(log(.resync))
-            backgroundAutoConnect = nil
+            backgroundAutoConnectNeedsRenewal = true
             beginRound(into: &actions)
             return actions
         }

@@ -1,6 +1,11 @@
 // Inputs: what happens to the link.
 extension ConnectionStateMachine {
     /// `Device1.Connect` replied with success: wait for services.
+    ///
+    /// For a device that was already connected (an adopted or restored link)
+    /// BlueZ replies at once and `ServicesResolved` is already true, so no
+    /// change of it will follow: the daemon then delivers
+    /// ``servicesResolved(_:)`` right after this input.
     public mutating func connectSucceeded(_ address: BluetoothAddress) -> [Action] {
         guard case .connecting(let current, let route) = state, current == address else {
             return [log(.ignored(input: "connectSucceeded"))]

@@ -67,6 +67,7 @@ extension ConnectionStateMachine {
         if let address = backgroundAutoConnect {
             actions.append(.stopBackgroundAutoConnect(address))
             backgroundAutoConnect = nil
+            backgroundAutoConnectNeedsRenewal = false
         }
     }
 
@@ -161,9 +162,10 @@ extension ConnectionStateMachine {
     mutating func holdInBackground(into actions: inout [Action]) -> Background {
         guard case .pendingUntilCancelled = options.deadline else { return .none }
         if knownDevicePresent, options.strategies.contains(.knownIdentifier), let address = knownAddress {
-            if backgroundAutoConnect != address {
-                stopBackgroundAutoConnect(into: &actions)
+            if backgroundAutoConnect != address || backgroundAutoConnectNeedsRenewal {
+                if backgroundAutoConnect != address { stopBackgroundAutoConnect(into: &actions) }
                 backgroundAutoConnect = address
+                backgroundAutoConnectNeedsRenewal = false
                 actions.append(.useBackgroundAutoConnect(address))
                 actions.append(log(.backgroundAutoConnect(address)))
             }

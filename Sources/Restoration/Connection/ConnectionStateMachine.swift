@@ -55,6 +55,8 @@ public struct ConnectionStateMachine<C: Clock>: Sendable where C.Duration == Dur
     var knownDevicePresent = false
     /// The address background auto-connect is armed for.
     var backgroundAutoConnect: BluetoothAddress?
+    /// bluetoothd restarted or the adapter power-cycled since it was asked.
+    var backgroundAutoConnectNeedsRenewal = false
     var scanActive = false
     var phaseTimer: TimerToken?
     var deadlineTimer: TimerToken?

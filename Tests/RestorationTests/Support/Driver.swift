@@ -74,6 +74,13 @@ struct Driver {
         return interval
     }
 
+    /// Finishes the backoff and the next round's 15 s scan step; returns
+    /// everything done meanwhile.
+    mutating func finishBackoffAndRound() -> [Action] {
+        guard case .backingOff(let until, _) = state else { return [] }
+        return advance(by: clock.now.duration(to: until)) + advance(by: .seconds(15))
+    }
+
     /// The token of the outstanding timer with this purpose.
     func timer(_ purpose: TimerToken.Purpose) -> TimerToken? {
         timers.keys.first { $0.purpose == purpose }
