@@ -157,6 +157,17 @@ struct ConnectionEnvironmentTests {
         #expect(up.events == [.connected(peripheral: peripheral, address: lock, route: .scan)])
     }
 
+    @Test func restoredLinkWithTheAdapterOffIsReportedDisconnected() {
+        var driver = Driver()
+        driver.send { $0.start(restoringConnected: true) }
+        let off = driver.send { $0.adapterPowered(false) }
+        #expect(off.events == [.disconnected(peripheral: peripheral, reason: .adapterOff)])
+        driver.send { $0.adapterPowered(true) }
+        driver.send { $0.knownDeviceLookup(found: true) }
+        let up = driver.send { $0.servicesResolved(lock) }
+        #expect(up.events == [.connected(peripheral: peripheral, address: lock, route: .knownIdentifier)], "after telling it went down, a new link is a plain connect")
+    }
+
     @Test func secondIntentSharesTheLinkInsteadOfConnecting() {
         let owner = ConnectionIntentID(identifier: Fixtures.bandIdentifier, peripheral: peripheral)
         var driver = Driver()

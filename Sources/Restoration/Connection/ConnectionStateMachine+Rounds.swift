@@ -139,10 +139,7 @@ extension ConnectionStateMachine {
         let failure = roundFailure ?? .notFound("no strategy could run")
         let longest = max(options.backoff.transient.count, options.backoff.deviceMissing.count)
         consecutiveFailedRounds = min(consecutiveFailedRounds + 1, longest)
-        if restoringConnected {
-            restoringConnected = false
-            actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: failure)))
-        }
+        reportRestoredLinkLost(failure, into: &actions)
         switch options.backoff.decision(for: failure.failureClass, failedRounds: consecutiveFailedRounds, random: &random) {
         case .fail:
             fail(failure, into: &actions)
@@ -181,7 +178,15 @@ extension ConnectionStateMachine {
         return .lowDutyScan
     }
 
+    /// A link restored as connected turned out not to be up: say so once.
+    mutating func reportRestoredLinkLost(_ failure: ConnectionFailure, into actions: inout [Action]) {
+        guard restoringConnected else { return }
+        restoringConnected = false
+        actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: failure)))
+    }
+
     mutating func waitForAdapter(_ failure: ConnectionFailure, into actions: inout [Action]) {
+        reportRestoredLinkLost(failure, into: &actions)
         stopActivity(into: &actions)
         state = .waitingForAdapter
         actions.append(log(.waitingForAdapter, failure: failure))
@@ -199,6 +204,7 @@ extension ConnectionStateMachine {
         cancelDeadline(into: &actions)
         stopBackgroundAutoConnect(into: &actions)
         actions.append(log(.failed, failure: failure))
+        reportRestoredLinkLost(failure, into: &actions)
         state = .failed(failure)
         actions.append(.emit(.failedToConnect(peripheral: intent.peripheral, reason: failure)))
         actions.append(.persist(record(.failed(failure))))
