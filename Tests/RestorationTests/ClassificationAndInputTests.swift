@@ -57,4 +57,11 @@ struct ClassificationAndInputTests {
         #expect(viaEnum.state == .cancelled)
         #expect(viaEnum.performed.events.contains(.connected(peripheral: Fixtures.lockPeripheral, address: Fixtures.lockAddress, route: .scan)))
     }
+
+    @Test func realClocksFit() {
+        var continuous = ConnectionStateMachine(intent: Fixtures.lockIntent, options: Fixtures.options(), knownAddress: Fixtures.lockAddress, clock: ContinuousClock())
+        #expect(continuous.start().contains(.lookUpKnownDevice(Fixtures.lockAddress)))
+        var suspending = ConnectionStateMachine(intent: Fixtures.lockIntent, options: Fixtures.options(), knownAddress: nil, clock: SuspendingClock())
+        #expect(suspending.start().contains(.lookUpConnected(services: [Fixtures.lockService])))
+    }
 }

@@ -66,6 +66,15 @@ struct DomainTests {
         #expect(throws: (any Error).self) { try JSONDecoder().decode(BluetoothAddress.self, from: badAddress) }
     }
 
+    @Test func decodedOptionsAreValidated() throws {
+        let good = try JSONEncoder().encode(Fixtures.options())
+        #expect(try JSONDecoder().decode(ConnectionOptions.self, from: good) == Fixtures.options())
+        var object = try #require(try JSONSerialization.jsonObject(with: good) as? [String: Any])
+        object["strategies"] = ["scan", "scan"]
+        let bad = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DomainError.invalidOptions("a strategy appears twice")) { try JSONDecoder().decode(ConnectionOptions.self, from: bad) }
+    }
+
     @Test func eventsAndRecordsRoundTripThroughCodable() throws {
         let peripheral = PeripheralID()
         let address = Fixtures.lockAddress

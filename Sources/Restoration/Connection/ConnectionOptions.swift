@@ -54,3 +54,25 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         try backoff.validate()
     }
 }
+
+extension ConnectionOptions {
+    private enum CodingKeys: String, CodingKey {
+        case strategies, timeouts, deadline, backoff, services, match, candidateChoice, reconnectAfterDisconnect
+    }
+
+    /// Decodes and validates (options read back from the store obey the
+    /// same rules as new ones).
+    /// - Throws: `DecodingError`, or ``DomainError/invalidOptions(_:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            strategies: container.decode([Strategy].self, forKey: .strategies),
+            timeouts: container.decode(StepTimeouts.self, forKey: .timeouts),
+            deadline: container.decode(ConnectionDeadline.self, forKey: .deadline),
+            backoff: container.decode(BackoffPolicy.self, forKey: .backoff),
+            services: container.decode(Set<BluetoothUUID>.self, forKey: .services),
+            match: container.decode(MatchRule.self, forKey: .match),
+            candidateChoice: container.decode(CandidateChoice.self, forKey: .candidateChoice),
+            reconnectAfterDisconnect: container.decode(Bool.self, forKey: .reconnectAfterDisconnect))
+    }
+}
