@@ -64,4 +64,25 @@ struct ClassificationAndInputTests {
         var suspending = ConnectionStateMachine(intent: Fixtures.lockIntent, options: Fixtures.options(), knownAddress: nil, clock: SuspendingClock())
         #expect(suspending.start().contains(.lookUpConnected(services: [Fixtures.lockService])))
     }
+
+    @Test func decisionsCarryJournalFields() throws {
+        var driver = Driver()
+        driver.send { $0.start() }
+        driver.send { $0.knownDeviceLookup(found: true) }
+        let failure = ConnectionFailure.classifying(errorName: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        let failed = driver.send { $0.connectFailed(failure) }
+        let decision = try #require(failed.decisions.first)
+        #expect(decision.journalFields == [
+            "RELINK_RESTORE_ID": "org.example.lock",
+            "RELINK_PERIPHERAL": Fixtures.lockPeripheral.description,
+            "RELINK_DECISION": "connect-failed",
+            "RELINK_ATTEMPT": "1",
+            "RELINK_STRATEGY": "knownIdentifier",
+            "RELINK_ERROR": "org.bluez.Error.Failed",
+            "RELINK_ERROR_CLASS": "transient",
+            "RELINK_ERROR_MESSAGE": "le-connection-abort-by-local",
+        ])
+        #expect(driver.performed.decisions.first?.kind == .started(restoring: false) && driver.performed.decisions.first?.attempt == 0)
+        #expect(driver.performed.decisions.dropFirst().allSatisfy { $0.intent == Fixtures.lockIntent && $0.attempt == 1 })
+    }
 }

@@ -82,6 +82,34 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
         self.failure = failure
     }
 
+    /// The structured journal fields of this decision (values as strings):
+    /// `RELINK_RESTORE_ID`, `RELINK_PERIPHERAL`, `RELINK_DECISION`,
+    /// `RELINK_ATTEMPT`, and when known `RELINK_STRATEGY`, `RELINK_ERROR`
+    /// (the error name), `RELINK_ERROR_CLASS`, `RELINK_ERROR_MESSAGE`,
+    /// `RELINK_ADDRESS`.
+    public var journalFields: [String: String] {
+        var fields = [
+            "RELINK_RESTORE_ID": intent.identifier.rawValue,
+            "RELINK_PERIPHERAL": intent.peripheral.description,
+            "RELINK_DECISION": kind.name,
+            "RELINK_ATTEMPT": String(attempt),
+        ]
+        if let strategy { fields["RELINK_STRATEGY"] = strategy.rawValue }
+        if let failure {
+            fields["RELINK_ERROR"] = failure.errorName
+            fields["RELINK_ERROR_CLASS"] = failure.failureClass.rawValue
+            if !failure.message.isEmpty { fields["RELINK_ERROR_MESSAGE"] = failure.message }
+        }
+        switch kind {
+        case .knownDeviceFound(let address), .candidateChosen(let address), .scanMatched(let address),
+             .connecting(let address), .backgroundAutoConnect(let address):
+            fields["RELINK_ADDRESS"] = address.string
+        default:
+            break
+        }
+        return fields
+    }
+
     public var description: String {
         var text = "\(intent) attempt=\(attempt) \(kind.name)"
         if let strategy { text += " strategy=\(strategy.rawValue)" }
