@@ -104,5 +104,28 @@ struct BackoffTests {
         #expect(throws: DomainError.self) { try ConnectionOptions(strategies: [.scan, .scan]) }
         #expect(throws: DomainError.self) { try ConnectionOptions(deadline: .after(.zero)) }
         #expect(throws: DomainError.self) { try ConnectionOptions(timeouts: StepTimeouts(connect: .seconds(-1))) }
+        #expect(throws: DomainError.self) { try ConnectionOptions(timeouts: StepTimeouts(scan: .seconds(86_401))) }
+        #expect(throws: DomainError.self) { try BackoffPolicy(transient: [.seconds(86_401)]).validate() }
+    }
+
+    @Test func optionsEditedPastValidationDoNotCrash() {
+        var options = Fixtures.options()
+        options.strategies = []
+        options.backoff.jitter = 7
+        var driver = Driver(options: options)
+        let actions = driver.send { $0.start() }
+        guard case .failed(let failure) = driver.state else {
+            Issue.record("expected failure, got \(driver.state)")
+            return
+        }
+        #expect(failure.errorName == "org.relink.Error.InvalidArguments")
+        #expect(actions.events.count == 1)
+        #expect(actions.records.last?.phase == .failed(failure), "the last record written is the failure")
+        var random: any RandomSource = FixedRandom(value: 0)
+        guard case .retry(let interval) = options.backoff.decision(for: .transient, failedRounds: 1, random: &random) else {
+            Issue.record("transient retries")
+            return
+        }
+        #expect(interval > .zero)
     }
 }

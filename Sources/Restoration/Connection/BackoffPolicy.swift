@@ -24,6 +24,9 @@ public struct BackoffPolicy: Sendable, Hashable, Codable {
     public var jitter: Double
 
     public static let defaultTransient: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 300].map { .seconds($0) }
+    /// The longest interval accepted (24 h).
+    public static let maximumInterval: Duration = .seconds(86_400)
+
     public static let defaultDeviceMissing: [Duration] = [4, 8, 16, 32, 64, 128, 300].map { .seconds($0) }
 
     public init(transient: [Duration] = Self.defaultTransient, deviceMissing: [Duration] = Self.defaultDeviceMissing, jitter: Double = 0.2) {
@@ -63,8 +66,11 @@ public struct BackoffPolicy: Sendable, Hashable, Codable {
         default: break
         }
         guard let base = baseInterval(for: failureClass, failedRounds: failedRounds) else { return .fail }
-        let factor = 1 + jitter * (2 * random.nextUnit() - 1)
-        return .retry(after: base * factor)
+        // Clamped so that options edited past validation cannot trap.
+        let spread = jitter.isFinite ? min(max(jitter, 0), 0.99) : 0
+        let unit = min(max(random.nextUnit(), 0), 1)
+        let capped = min(base, Self.maximumInterval)
+        return .retry(after: capped * (1 + spread * (2 * unit - 1)))
     }
 
     /// Checks that lists are non-empty with positive entries and jitter in `0 ..< 1`.
@@ -72,6 +78,7 @@ public struct BackoffPolicy: Sendable, Hashable, Codable {
     public func validate() throws(DomainError) {
         if transient.isEmpty || deviceMissing.isEmpty { throw .invalidOptions("backoff lists must not be empty") }
         if (transient + deviceMissing).contains(where: { $0 <= .zero }) { throw .invalidOptions("backoff intervals must be positive") }
+        if (transient + deviceMissing).contains(where: { $0 > Self.maximumInterval }) { throw .invalidOptions("backoff intervals must be at most 24 h") }
         if !(0 ..< 1).contains(jitter) { throw .invalidOptions("jitter must be in 0 ..< 1") }
     }
 }

@@ -50,6 +50,7 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         if strategies.isEmpty { throw .invalidOptions("at least one strategy is needed") }
         if Set(strategies).count != strategies.count { throw .invalidOptions("a strategy appears twice") }
         if timeouts.all.contains(where: { $0 <= .zero }) { throw .invalidOptions("step timeouts must be positive") }
+        if timeouts.all.contains(where: { $0 > BackoffPolicy.maximumInterval }) { throw .invalidOptions("step timeouts must be at most 24 h") }
         if case .after(let limit) = deadline, limit <= .zero { throw .invalidOptions("deadline must be positive") }
         try backoff.validate()
     }

@@ -109,8 +109,8 @@ extension ConnectionStateMachine {
         consecutiveFailedRounds = 0
         if options.reconnectAfterDisconnect {
             armDeadline(into: &actions)
-            beginRound(into: &actions)
             actions.append(.persist(record(.pending)))
+            beginRound(into: &actions)
         } else {
             state = .idle
             actions.append(.persist(record(.idle)))

@@ -76,7 +76,12 @@ extension ConnectionStateMachine {
         attempt += 1
         stepIndex = 0
         roundFailure = nil
-        state = .trying(options.strategies[0])
+        guard let first = options.strategies.first else {
+            // Only reachable when options were edited past validation.
+            fail(ConnectionFailure(.notSupported, errorName: "org.relink.Error.InvalidArguments", message: "no strategy to run"), into: &actions)
+            return
+        }
+        state = .trying(first)
         actions.append(log(.roundStarted))
         enterStep(into: &actions)
     }

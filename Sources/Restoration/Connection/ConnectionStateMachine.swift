@@ -115,8 +115,8 @@ public struct ConnectionStateMachine<C: Clock>: Sendable where C.Duration == Dur
         var actions: [Action] = [log(.started(restoring: restoringConnected))]
         self.restoringConnected = restoringConnected
         armDeadline(into: &actions)
-        beginRound(into: &actions)
         actions.append(.persist(record(.pending)))
+        beginRound(into: &actions)
         return actions
     }
 
