@@ -1,0 +1,43 @@
+extension ConnectionStateMachine {
+    /// Every input of the machine as a value, so the daemon can queue a
+    /// machine's inputs on one ordered stream and journal them. ``handle(_:)``
+    /// calls the method of the same name.
+    public enum Input: Sendable, Hashable {
+        case start(restoringConnected: Bool)
+        case cancel(linkSharedWithOthers: Bool)
+        case knownDeviceLookup(found: Bool)
+        case connectedLookup([ConnectedCandidate])
+        case advertisement(Advertisement)
+        case connectSucceeded(BluetoothAddress)
+        case deviceConnected(BluetoothAddress)
+        case servicesResolved(BluetoothAddress)
+        case connectFailed(ConnectionFailure)
+        case disconnected(BluetoothAddress, reason: ConnectionFailure?)
+        case timerFired(TimerToken)
+        case adapterPowered(Bool)
+        case bluetoothdRestarted
+        case claimedByOtherIntent(owner: ConnectionIntentID)
+        case ownershipGranted
+    }
+
+    /// Feeds one input; returns the actions to perform, in order.
+    public mutating func handle(_ input: Input) -> [Action] {
+        switch input {
+        case .start(let restoring): start(restoringConnected: restoring)
+        case .cancel(let shared): cancel(linkSharedWithOthers: shared)
+        case .knownDeviceLookup(let found): knownDeviceLookup(found: found)
+        case .connectedLookup(let candidates): connectedLookup(candidates)
+        case .advertisement(let report): advertisement(report)
+        case .connectSucceeded(let address): connectSucceeded(address)
+        case .deviceConnected(let address): deviceConnected(address)
+        case .servicesResolved(let address): servicesResolved(address)
+        case .connectFailed(let failure): connectFailed(failure)
+        case .disconnected(let address, let reason): disconnected(address, reason: reason)
+        case .timerFired(let token): timerFired(token)
+        case .adapterPowered(let powered): adapterPowered(powered)
+        case .bluetoothdRestarted: bluetoothdRestarted()
+        case .claimedByOtherIntent(let owner): claimedByOtherIntent(owner: owner)
+        case .ownershipGranted: ownershipGranted()
+        }
+    }
+}

@@ -1,0 +1,105 @@
+/// A 48-bit Bluetooth device address with its LE address type.
+///
+/// Textual form is BlueZ's: six upper-case hex octets, most significant first,
+/// separated by colons (`AA:BB:CC:DD:EE:FF`). Parsing accepts either case.
+public struct BluetoothAddress: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    /// LE address type, as BlueZ's `Device1.AddressType`.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case `public`
+        case random
+
+        /// Parses BlueZ's spelling ("public" or "random").
+        /// - Throws: ``DomainError/invalidAddressType(_:)`` for anything else.
+        public init(parsing string: String) throws(DomainError) {
+            guard let kind = Kind(rawValue: string) else { throw .invalidAddressType(string) }
+            self = kind
+        }
+    }
+
+    /// The six octets, most significant first.
+    public let octets: [UInt8]
+    public let kind: Kind
+
+    /// Builds an address from six octets (most significant first).
+    /// - Throws: ``DomainError/invalidAddress(_:)`` unless there are exactly six.
+    public init(octets: [UInt8], kind: Kind = .public) throws(DomainError) {
+        guard octets.count == 6 else {
+            throw .invalidAddress(octets.map { String($0, radix: 16) }.joined(separator: ":"))
+        }
+        self.octets = octets
+        self.kind = kind
+    }
+
+    /// Parses `AA:BB:CC:DD:EE:FF` (either case).
+    /// - Throws: ``DomainError/invalidAddress(_:)`` unless `string` is six
+    ///   colon-separated two-digit hex octets.
+    public init(parsing string: String, kind: Kind = .public) throws(DomainError) {
+        let parts = string.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6 else { throw .invalidAddress(string) }
+        var octets: [UInt8] = []
+        octets.reserveCapacity(6)
+        for part in parts {
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), let value = UInt8(part, radix: 16) else {
+                throw .invalidAddress(string)
+            }
+            octets.append(value)
+        }
+        self.octets = octets
+        self.kind = kind
+    }
+
+    /// For random addresses, the sub-type given by the two top bits
+    /// (Core spec Vol 6 Part B 1.3): `nil` for public addresses.
+    public var randomSubtype: RandomSubtype? {
+        guard kind == .random, let first = octets.first else { return nil }
+        switch first >> 6 {
+        case 0b11: return .staticAddress
+        case 0b01: return .resolvablePrivate
+        case 0b00: return .nonResolvablePrivate
+        default: return .reserved
+        }
+    }
+
+    /// Sub-types of random addresses. Private ones change over time, so a
+    /// stored private address can stop matching: the scan strategy's match
+    /// rule then has to find the device by its advertisement instead.
+    public enum RandomSubtype: Sendable, Hashable {
+        case staticAddress, resolvablePrivate, nonResolvablePrivate, reserved
+    }
+
+    /// True when the address can change without notice (private random).
+    public var isRotating: Bool {
+        switch randomSubtype {
+        case .resolvablePrivate, .nonResolvablePrivate: true
+        default: false
+        }
+    }
+
+    /// `AA:BB:CC:DD:EE:FF`.
+    public var string: String {
+        octets.map { octet in
+            let hex = String(octet, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: ":")
+    }
+
+    public var description: String { kind == .public ? string : "\(string) (random)" }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.octets.lexicographicallyPrecedes(rhs.octets) || (lhs.octets == rhs.octets && lhs.kind == .public && rhs.kind == .random)
+    }
+
+    private enum CodingKeys: String, CodingKey { case address, type }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try Kind(parsing: container.decode(String.self, forKey: .type))
+        try self.init(parsing: container.decode(String.self, forKey: .address), kind: kind)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(string, forKey: .address)
+        try container.encode(kind.rawValue, forKey: .type)
+    }
+}

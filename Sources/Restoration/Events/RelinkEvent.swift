@@ -1,0 +1,45 @@
+/// What happened, for one restore identifier: the store's outbox keeps these
+/// in order and the client surface delivers them. Plain values, Codable.
+public enum RelinkEvent: Sendable, Hashable, Codable {
+    /// A scan of the identifier saw a peripheral (coalesced per peripheral
+    /// unless the scan allows duplicates).
+    case discovered(peripheral: PeripheralID, advertisement: Advertisement)
+    /// The link is up and services are resolved.
+    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// After a relinkd restart, a link that was up before it is up again
+    /// (adopted, not torn down): the first connection is reported this way
+    /// instead of `connected`.
+    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// The intent gave up (deadline, or a failure no retry can fix).
+    case failedToConnect(peripheral: PeripheralID, reason: ConnectionFailure)
+    /// A link that was reported up went down; reason nil when the client
+    /// asked for it.
+    case disconnected(peripheral: PeripheralID, reason: ConnectionFailure?)
+    /// A subscribed characteristic notified a value.
+    case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
+    /// The advertising or GAP name changed.
+    case nameUpdated(peripheral: PeripheralID, update: NameUpdate)
+
+    /// The peripheral the event is about.
+    public var peripheral: PeripheralID {
+        switch self {
+        case .discovered(let peripheral, _), .connected(let peripheral, _, _), .restored(let peripheral, _, _),
+             .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
+             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _):
+            peripheral
+        }
+    }
+
+    /// A short stable name for the journal's `RELINK_EVENT` field.
+    public var name: String {
+        switch self {
+        case .discovered: "discovered"
+        case .connected: "connected"
+        case .restored: "restored"
+        case .failedToConnect: "failed-to-connect"
+        case .disconnected: "disconnected"
+        case .valueNotified: "value-notified"
+        case .nameUpdated: "name-updated"
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// How a scan (or an already-connected lookup) recognises the peripheral a
+/// connection intent wants.
+///
+/// The rule: a candidate matches when its address equals ``address`` (address
+/// type included), **or** when at least one advertisement criterion is set
+/// and every set criterion holds:
+/// * ``services``: the candidate offers all of them;
+/// * ``localName``: its Local Name equals it exactly;
+/// * ``manufacturerID``: it carries manufacturer data of that company.
+///
+/// For a device with a fixed address the address alone is enough. For a
+/// device whose address rotates (private random addresses, which BlueZ also
+/// forgets about 30 s after disconnection) the stored address stops matching
+/// and the advertisement criteria find it again; choose criteria specific
+/// enough that no other device nearby meets them.
+public struct MatchRule: Sendable, Hashable, Codable {
+    public var address: BluetoothAddress?
+    public var services: Set<BluetoothUUID>
+    public var localName: String?
+    public var manufacturerID: UInt16?
+
+    public init(address: BluetoothAddress? = nil, services: Set<BluetoothUUID> = [], localName: String? = nil, manufacturerID: UInt16? = nil) {
+        self.address = address
+        self.services = services
+        self.localName = localName
+        self.manufacturerID = manufacturerID
+    }
+
+    /// True when some advertisement criterion is set.
+    public var hasAdvertisementCriteria: Bool {
+        !services.isEmpty || localName != nil || manufacturerID != nil
+    }
+
+    /// Whether an advertisement comes from the wanted peripheral.
+    public func matches(_ advertisement: Advertisement) -> Bool {
+        matches(address: advertisement.address, name: advertisement.localName, services: advertisement.serviceUUIDs, manufacturerIDs: Set(advertisement.manufacturerData.keys))
+    }
+
+    /// Whether a connected device found by an already-connected lookup is
+    /// the wanted peripheral (manufacturer data is not known there: a rule
+    /// that requires it only matches such a device by address).
+    public func matches(_ candidate: ConnectedCandidate) -> Bool {
+        matches(address: candidate.address, name: candidate.name, services: candidate.services, manufacturerIDs: nil)
+    }
+
+    private func matches(address: BluetoothAddress, name: String?, services offered: Set<BluetoothUUID>, manufacturerIDs: Set<UInt16>?) -> Bool {
+        if let wanted = self.address, wanted == address { return true }
+        guard hasAdvertisementCriteria else { return false }
+        if !services.isSubset(of: offered) { return false }
+        if let localName, localName != name { return false }
+        if let manufacturerID {
+            guard let manufacturerIDs, manufacturerIDs.contains(manufacturerID) else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,129 @@
+/// Who wants discovery: a restore identifier's own scan, or a connection
+/// intent's scan strategy (or its low-duty background scan).
+public enum ScanClient: Sendable, Hashable, Codable {
+    case identifier(RestoreIdentifier)
+    case connection(ConnectionIntentID)
+}
+
+/// Merges every scan intent into the one discovery filter relinkd sets on
+/// BlueZ, says when to start, change and stop discovery, and hands each
+/// advertisement to the clients that want it, coalesced.
+///
+/// Coalescing: a client whose intent does not allow duplicates gets one
+/// delivery per peripheral address per scan session (from ``register(_:for:)``
+/// of a changed intent, or after ``restart()``, on); a client that allows
+/// duplicates gets every advertisement. The remembered addresses per client
+/// are capped at ``seenLimit`` (oldest forgotten first, so a forgotten
+/// peripheral may be delivered once more), keeping memory bounded over days
+/// of scanning rotating addresses.
+public struct ScanCoordinator: Sendable {
+    /// A change of the adapter's discovery that the daemon must carry out.
+    public enum Change: Sendable, Hashable {
+        /// SetDiscoveryFilter(filter) then StartDiscovery.
+        case start(DiscoveryFilter)
+        /// SetDiscoveryFilter(filter) (discovery keeps running).
+        case update(DiscoveryFilter)
+        /// StopDiscovery: nothing needs scanning.
+        case stop
+    }
+
+    /// Addresses remembered per client for coalescing.
+    public let seenLimit: Int
+    public private(set) var intents: [ScanClient: ScanIntent] = [:]
+    public private(set) var filter: DiscoveryFilter?
+    private var seen: [ScanClient: SeenAddresses] = [:]
+
+    public init(seenLimit: Int = 4096) {
+        self.seenLimit = max(1, seenLimit)
+    }
+
+    /// True when some client needs discovery.
+    public var isScanning: Bool { filter != nil }
+
+    /// Adds or replaces the intent of `client`; returns the discovery change
+    /// or nil when the merged filter is unchanged. A changed intent starts a
+    /// new coalescing session for the client.
+    public mutating func register(_ intent: ScanIntent, for client: ScanClient) -> Change? {
+        if intents[client] != intent { seen[client] = nil }
+        intents[client] = intent
+        return refilter()
+    }
+
+    /// Removes the intent of `client`; `.stop` when it was the last.
+    public mutating func unregister(_ client: ScanClient) -> Change? {
+        intents[client] = nil
+        seen[client] = nil
+        return refilter()
+    }
+
+    /// BlueZ lost discovery (bluetoothd restart, adapter power cycle): the
+    /// filter must be set and discovery started again; coalescing restarts.
+    public mutating func restart() -> Change? {
+        seen = [:]
+        return filter.map { .start($0) }
+    }
+
+    private mutating func refilter() -> Change? {
+        let merged = DiscoveryFilter.merging(intents.values)
+        defer { filter = merged }
+        switch (filter, merged) {
+        case (nil, nil): return nil
+        case (nil, let new?): return .start(new)
+        case (_?, nil): return .stop
+        case (let old?, let new?): return old == new ? nil : .update(new)
+        }
+    }
+
+    /// The clients an advertisement goes to: each whose intent wants it and
+    /// that has not had this peripheral yet (unless it allows duplicates).
+    /// In a stable order (identifiers, then connection intents).
+    public mutating func deliver(_ advertisement: Advertisement) -> [ScanClient] {
+        var clients: [ScanClient] = []
+        for (client, intent) in intents where intent.wants(advertisement) {
+            if !intent.allowDuplicates {
+                var addresses = seen[client] ?? SeenAddresses()
+                let fresh = addresses.insert(advertisement.address, limit: seenLimit)
+                seen[client] = addresses
+                if !fresh { continue }
+            }
+            clients.append(client)
+        }
+        return clients.sorted(by: Self.order)
+    }
+
+    /// How many addresses are remembered for `client` (for tests and metrics).
+    public func rememberedCount(for client: ScanClient) -> Int { seen[client]?.count ?? 0 }
+
+    private static func order(_ lhs: ScanClient, _ rhs: ScanClient) -> Bool {
+        switch (lhs, rhs) {
+        case (.identifier(let a), .identifier(let b)): a < b
+        case (.connection(let a), .connection(let b)): a < b
+        case (.identifier, .connection): true
+        case (.connection, .identifier): false
+        }
+    }
+}
+
+/// A bounded set of addresses, forgetting the oldest first.
+struct SeenAddresses: Sendable {
+    private var members: Set<BluetoothAddress> = []
+    private var order: [BluetoothAddress] = []
+    private var head = 0
+
+    var count: Int { members.count }
+
+    /// Inserts; false when already present. Keeps at most `limit` entries.
+    mutating func insert(_ address: BluetoothAddress, limit: Int) -> Bool {
+        guard members.insert(address).inserted else { return false }
+        order.append(address)
+        while members.count > limit {
+            members.remove(order[head])
+            head += 1
+        }
+        if head > limit {
+            order.removeFirst(head)
+            head = 0
+        }
+        return true
+    }
+}

@@ -1,0 +1,115 @@
+/// Decides which characteristics to StartNotify on a peripheral's link, and
+/// to whom each notified value goes.
+///
+/// Every subscription of every identifier is kept; per peripheral the
+/// planner knows which characteristics are armed on the current link. So:
+/// * after a (re)connection, ``linkUp(_:)`` returns each wanted
+///   characteristic exactly once, however many identifiers want it and
+///   however often it is called for the same link;
+/// * ``route(_:characteristic:)`` returns each subscribed identifier once, so
+///   a value is delivered once per identifier: after any number of
+///   reconnects nothing is doubled;
+/// * ``linkDown(_:)`` and ``resetAll()`` (bluetoothd restart, relinkd start:
+///   BlueZ's notify sessions are gone) clear the armed state.
+public struct SubscriptionPlanner: Sendable {
+    /// What to do on the link.
+    public enum Command: Sendable, Hashable {
+        case startNotify(PeripheralID, CharacteristicKey)
+        case stopNotify(PeripheralID, CharacteristicKey)
+    }
+
+    private var wanted: [PeripheralID: [CharacteristicKey: Set<RestoreIdentifier>]] = [:]
+    private var armed: [PeripheralID: Set<CharacteristicKey>] = [:]
+    private var linked: Set<PeripheralID> = []
+
+    public init() {}
+
+    /// Adds a subscription. Returns `startNotify` when the link is up and no
+    /// other identifier had already armed the characteristic.
+    public mutating func subscribe(_ subscription: Subscription) -> [Command] {
+        let peripheral = subscription.peripheral, key = subscription.characteristic
+        wanted[peripheral, default: [:]][key, default: []].insert(subscription.identifier)
+        return armIfNeeded(peripheral, key)
+    }
+
+    /// Removes a subscription. Returns `stopNotify` when it was the last
+    /// identifier wanting an armed characteristic.
+    public mutating func unsubscribe(_ subscription: Subscription) -> [Command] {
+        let peripheral = subscription.peripheral, key = subscription.characteristic
+        guard var identifiers = wanted[peripheral]?[key], identifiers.remove(subscription.identifier) != nil else { return [] }
+        if identifiers.isEmpty {
+            wanted[peripheral]?[key] = nil
+            if wanted[peripheral]?.isEmpty == true { wanted[peripheral] = nil }
+            if armed[peripheral]?.remove(key) != nil { return [.stopNotify(peripheral, key)] }
+        } else {
+            wanted[peripheral]?[key] = identifiers
+        }
+        return []
+    }
+
+    /// Removes every subscription of an identifier (it was unregistered).
+    public mutating func removeAll(of identifier: RestoreIdentifier) -> [Command] {
+        var commands: [Command] = []
+        for (peripheral, keys) in wanted.sorted(by: { $0.key < $1.key }) {
+            for key in keys.keys.sorted() where keys[key]?.contains(identifier) == true {
+                commands += unsubscribe(Subscription(identifier: identifier, peripheral: peripheral, characteristic: key))
+            }
+        }
+        return commands
+    }
+
+    /// The link to `peripheral` is up with services resolved: StartNotify
+    /// every wanted characteristic not yet armed on this link (sorted).
+    public mutating func linkUp(_ peripheral: PeripheralID) -> [Command] {
+        linked.insert(peripheral)
+        return (wanted[peripheral]?.keys.sorted() ?? []).flatMap { armIfNeeded(peripheral, $0) }
+    }
+
+    /// The link is down: its notify sessions no longer count.
+    public mutating func linkDown(_ peripheral: PeripheralID) {
+        linked.remove(peripheral)
+        armed[peripheral] = nil
+    }
+
+    /// StartNotify failed: the characteristic is armed again at the next `linkUp`.
+    public mutating func startNotifyFailed(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
+        armed[peripheral]?.remove(key)
+    }
+
+    /// Every link and notify session is gone (bluetoothd restart, or relinkd
+    /// starting from the store).
+    public mutating func resetAll() {
+        linked = []
+        armed = [:]
+    }
+
+    /// The identifiers a value notified on `characteristic` goes to, each
+    /// once, sorted. Empty for a characteristic nobody subscribed.
+    public func route(_ peripheral: PeripheralID, characteristic key: CharacteristicKey) -> [RestoreIdentifier] {
+        (wanted[peripheral]?[key] ?? []).sorted()
+    }
+
+    /// The characteristics armed on the current link.
+    public func armedCharacteristics(of peripheral: PeripheralID) -> Set<CharacteristicKey> {
+        armed[peripheral] ?? []
+    }
+
+    /// Every subscription, for persistence and inspection.
+    public var subscriptions: Set<Subscription> {
+        var result: Set<Subscription> = []
+        for (peripheral, keys) in wanted {
+            for (key, identifiers) in keys {
+                for identifier in identifiers {
+                    result.insert(Subscription(identifier: identifier, peripheral: peripheral, characteristic: key))
+                }
+            }
+        }
+        return result
+    }
+
+    private mutating func armIfNeeded(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> [Command] {
+        guard linked.contains(peripheral), wanted[peripheral]?[key] != nil else { return [] }
+        guard armed[peripheral, default: []].insert(key).inserted else { return [] }
+        return [.startNotify(peripheral, key)]
+    }
+}
