@@ -15,6 +15,14 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
         self.errorClass = BlueZError.classify(name: name, message: message)
     }
 
+    /// The name of relink's own timeout while waiting on bluetoothd.
+    public static let timeoutName = "org.relink.Error.Timeout"
+
+    /// relink's own wait for `what` ran out.
+    public static func timedOut(_ what: String) -> BlueZError {
+        BlueZError(name: timeoutName, message: "timed out waiting for \(what)")
+    }
+
     public var description: String { "\(name): \(message) [\(errorClass.rawValue)]" }
 
     /// Classifies a D-Bus error by name and, for the catch-all
@@ -42,6 +50,8 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
              "org.bluez.Error.AuthenticationFailed", "org.bluez.Error.AuthenticationRejected",
              "org.bluez.Error.AuthenticationCanceled", "org.freedesktop.DBus.Error.AccessDenied":
             return .notPermitted
+        case BlueZError.timeoutName:
+            return .timeout
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
              "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.TimedOut",
              "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.Disconnected":

@@ -24,6 +24,8 @@ public enum BlueZErrorClass: String, Sendable, Hashable, CaseIterable, Codable {
     /// bluetoothd did not answer in time or is not on the bus: the layer
     /// resynchronises when it comes back.
     case serviceUnavailable
+    /// relink's own wait (for a connection, for `ServicesResolved`) ran out.
+    case timeout
     /// Anything else: kept with its original name and message.
     case unknown
 }
