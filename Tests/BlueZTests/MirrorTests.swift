@@ -28,13 +28,22 @@ import Testing
         let d = mirror.device(address: "00:00:00:00:00:02")
         #expect(d?.path == lock)
         #expect(d?.rssi == -60)
-        #expect(d?.names.advertisingName == "RLK-7F3A")
+        // A snapshot's Name is of unknown origin: not attributed.
+        #expect(d?.name == "RLK-7F3A")
+        #expect(d?.names == DeviceNames())
         #expect(mirror.devices(offering: "0000180d-0000-1000-8000-00805f9b34fb").map(\.path) == [lock])
         #expect(mirror.devices(offering: "0000180d-0000-1000-8000-00805f9b34fb", connectedOnly: true).isEmpty)
     }
 
+    @Test func snapshotKeepsKnownNames() {
+        let known = DeviceNames(advertisingName: "RLK-7F3A", gapName: "Front Door")
+        let mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "Front Door")]], knownNames: [lock: known])
+        #expect(mirror.device(lock)?.names == known)
+    }
+
     @Test func gapNameFromNameChangeAfterConnect() {
-        var mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")]])
+        var mirror = Mirror()
+        _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
         let e1 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Connected": .boolean(true)], invalidated: [])
         #expect(e1 == [.propertyChanged(path: lock, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true))])
         let e2 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Name": .string("Front Door")], invalidated: [])
@@ -45,7 +54,8 @@ import Testing
     }
 
     @Test func gattValueNotificationsAndExportedGAPCharacteristic() {
-        var mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")]])
+        var mirror = Mirror()
+        _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
         _ = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Connected": .boolean(true)], invalidated: [])
         _ = mirror.interfacesAdded(path: gapSvc, interfaces: [BlueZInterface.gattService: ["UUID": .string(GAP.serviceUUID), "Device": .objectPath(lock)]])
         _ = mirror.interfacesAdded(path: nameChr, interfaces: [BlueZInterface.gattCharacteristic: [

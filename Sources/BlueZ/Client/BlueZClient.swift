@@ -26,6 +26,10 @@ public actor BlueZClient {
     /// Service UUIDs of the auto-connect profile, re-registered after resets.
     var autoConnect: AutoConnectProfile?
     var waiters: [Waiter] = []
+    /// Devices whose exported GAP Device Name should be read, drained by
+    /// one child task of ``run()`` so the signal loop never waits on it.
+    let gapReads: AsyncStream<ObjectPath>
+    let gapReadRequests: AsyncStream<ObjectPath>.Continuation
     private(set) var isReady = false
     private var waiterCounter: UInt64 = 0
 
@@ -33,6 +37,7 @@ public actor BlueZClient {
         self.connection = connection
         self.logger = logger
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (gapReads, gapReadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Follows bluetoothd until cancelled or until the connection closes.
@@ -53,6 +58,9 @@ public actor BlueZClient {
             }
             group.addTask { [self] in
                 for try await change in owners { await self.ownerChanged(change.newOwner) }
+            }
+            group.addTask { [self] in
+                for await device in gapReads { await self.readGAPName(of: device) }
             }
             try await group.next()
             group.cancelAll()
@@ -125,6 +133,20 @@ public actor BlueZClient {
 
     // MARK: Applying signals
 
+    /// Reads the GAP Device Name where bluetoothd exports it (BlueZ ≥ 5.80
+    /// or the bench's default); a failure only means the name stays
+    /// inferred from `Name`.
+    func readGAPName(of device: ObjectPath) async {
+        guard let c = mirror.services(of: device).first(where: { $0.uuid == GAP.serviceUUID })
+            .flatMap({ mirror.characteristics(of: $0.path).first { $0.uuid == GAP.deviceNameUUID } }) else { return }
+        do {
+            let value = try await read(c.path)
+            for event in mirror.gapNameRead(characteristic: c.path, value: value) { continuation.yield(.mirror(event)) }
+        } catch {
+            logger.debug("GAP name read failed", metadata: ["device": "\(device)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
     func apply(_ message: Message) async {
         guard let path = message.path, let member = message.member else { return }
         let now = Date()
@@ -153,6 +175,9 @@ public actor BlueZClient {
         var powered: [(ObjectPath, Bool)] = []
         for event in events {
             continuation.yield(.mirror(event))
+            if case .propertyChanged(let p, BlueZInterface.device, "ServicesResolved", _, .boolean(true)?) = event {
+                gapReadRequests.yield(p)
+            }
             if case .propertyChanged(let p, BlueZInterface.adapter, "Powered", _, .boolean(let on)?) = event {
                 powered.append((p, on))
             }

@@ -21,10 +21,14 @@ public struct Mirror: Sendable {
     /// Builds the mirror from a `GetManagedObjects` reply.
     /// - Parameter names: names already known per device path (kept across
     ///   a resynchronisation).
+    ///
+    /// A `Name` in the snapshot is of unknown origin (bluetoothd reloads the
+    /// last writer's value from its cache), so it is not attributed to
+    /// either name: names come from `knownNames` and from changes seen later.
     public init(managedObjects: ManagedObjects, knownNames: [ObjectPath: DeviceNames] = [:], at date: Date = Date()) {
         for (path, interfaces) in managedObjects.sorted(by: { $0.key < $1.key }) {
-            if let names = knownNames[path] { nameTrackers[path] = NameTracker(names: names) }
-            _ = interfacesAdded(path: path, interfaces: interfaces, at: date)
+            nameTrackers[path] = NameTracker(names: knownNames[path] ?? DeviceNames())
+            _ = interfacesAdded(path: path, interfaces: interfaces, at: date, attributeName: false)
         }
     }
 
@@ -32,6 +36,10 @@ public struct Mirror: Sendable {
 
     /// Applies `InterfacesAdded(path, interfaces)`.
     public mutating func interfacesAdded(path: ObjectPath, interfaces: ObjectInterfaces, at date: Date = Date()) -> [MirrorEvent] {
+        interfacesAdded(path: path, interfaces: interfaces, at: date, attributeName: true)
+    }
+
+    private mutating func interfacesAdded(path: ObjectPath, interfaces: ObjectInterfaces, at date: Date, attributeName: Bool) -> [MirrorEvent] {
         var events: [MirrorEvent] = []
         var object = objects[path] ?? [:]
         for (name, props) in interfaces {
@@ -51,14 +59,10 @@ public struct Mirror: Sendable {
                 let props = object[name] ?? [:]
                 var tracker = nameTrackers[path] ?? NameTracker()
                 tracker.connectedChanged(props.bool("Connected") ?? false)
-                if let n = props.string("Name"), let change = tracker.nameSeen(n, at: date) {
-                    nameTrackers[path] = tracker
-                    events.append(.deviceAdded(Device(path: path, properties: props, names: tracker.names)))
-                    events.append(.nameChanged(device: path, change))
-                    continue
-                }
+                let change = attributeName ? props.string("Name").flatMap { tracker.nameSeen($0, at: date) } : nil
                 nameTrackers[path] = tracker
                 events.append(.deviceAdded(Device(path: path, properties: props, names: tracker.names)))
+                if let change { events.append(.nameChanged(device: path, change)) }
             case BlueZInterface.gattService:
                 events.append(.gattServiceAdded(GattService(path: path, properties: object[name] ?? [:])))
             case BlueZInterface.gattCharacteristic:

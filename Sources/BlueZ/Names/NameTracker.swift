@@ -41,8 +41,10 @@ public struct NameTracker: Sendable, Hashable {
     }
 
     /// The GAP Device Name characteristic (0x2A00) was read or notified.
-    /// Invalid UTF-8 is replaced, never dropped.
+    /// Invalid UTF-8 is replaced, never dropped. An empty value is BlueZ's
+    /// "not read yet" cache and tells nothing.
     public mutating func gapCharacteristicRead(_ value: [UInt8], at date: Date) -> NameChange? {
+        guard !value.isEmpty else { return nil }
         let name = String(decoding: value, as: UTF8.self)
         if connected { characteristicNameThisConnection = name }
         return setGAP(name, source: .characteristic, at: date)
