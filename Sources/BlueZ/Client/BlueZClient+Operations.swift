@@ -1,0 +1,141 @@
+import DBus
+
+extension BlueZClient {
+    /// Connects a device. Returns when the link is up; `ServicesResolved`
+    /// may come later (see ``waitForServices(_:timeout:)``).
+    /// - Parameter timeout: the D-Bus call timeout; the kernel gives up on
+    ///   an LE connect after 20 s (40 s on newer kernels), so keep it above.
+    /// - Throws: ``BlueZError``: `transient` for "le-connection-abort-by-local"
+    ///   (out of range and timeouts look the same), `inProgress`,
+    ///   `notReady`, `deviceGone` (`UnknownObject`), `serviceUnavailable`.
+    public func connect(_ device: ObjectPath, timeout: Duration = .seconds(45)) async throws {
+        try await BlueZError.mapping {
+            _ = try await connection.call(
+                destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
+        }
+    }
+
+    /// Disconnects a device (cancelling a pending Connect, which then fails
+    /// with "br-connection-canceled").
+    /// - Throws: ``BlueZError``; "not connected" is success.
+    public func disconnect(_ device: ObjectPath) async throws {
+        do {
+            try await BlueZError.mapping {
+                _ = try await connection.call(destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Disconnect")
+            }
+        } catch let e as BlueZError where e.name == "org.bluez.Error.NotConnected" {}
+    }
+
+    /// Waits until the device is connected with its services resolved.
+    /// - Throws: ``BlueZError``: `timeout`; `transient` when the link drops
+    ///   while waiting.
+    public func waitForServices(_ device: ObjectPath, timeout: Duration = .seconds(30)) async throws {
+        try await wait(timeout: timeout, "ServicesResolved on \(device)") { m in
+            guard let d = m.device(device) else { return true }
+            return d.servicesResolved || !d.connected
+        }
+        guard let d = mirror.device(device) else {
+            throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "device \(device) is gone")
+        }
+        guard d.connected else {
+            throw BlueZError(name: "org.bluez.Error.NotConnected", message: "link to \(device) dropped before services were resolved")
+        }
+    }
+
+    /// Reads a characteristic's value.
+    /// - Throws: ``BlueZError`` (`notPermitted` for "Read not permitted",
+    ///   `transient` when not connected, `deviceGone`).
+    public func read(_ characteristic: ObjectPath, timeout: Duration = .seconds(10)) async throws -> [UInt8] {
+        try await BlueZError.mapping {
+            let reply = try await connection.call(
+                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+                method: "ReadValue", arguments: [.dictionary(key: .string, value: .variant, [])], timeout: timeout)
+            guard let value = reply.body.first else { throw DBusError(.invalidArgs, "empty ReadValue reply") }
+            return try value.decode()
+        }
+    }
+
+    /// Writes a characteristic's value, with response (`request`) or
+    /// without (`command`).
+    /// - Throws: ``BlueZError``.
+    public func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool = true, timeout: Duration = .seconds(10)) async throws {
+        let options: DBusValue = .dictionary(key: .string, value: .variant, [
+            .init(.string("type"), .variant(.string(withResponse ? "request" : "command"))),
+        ])
+        try await BlueZError.mapping {
+            _ = try await connection.call(
+                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+                method: "WriteValue", arguments: [.array(.byte, value.map { .byte($0) }), options], timeout: timeout)
+        }
+    }
+
+    /// Starts notifications: values then arrive as
+    /// ``MirrorEvent/valueUpdated(characteristic:device:value:)``. A second
+    /// call is success. bluetoothd ends the session when this client leaves
+    /// the bus, so call it again after a restart or a reset.
+    /// - Throws: ``BlueZError``.
+    public func startNotify(_ characteristic: ObjectPath) async throws {
+        do {
+            try await BlueZError.mapping {
+                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
+            }
+        } catch let e as BlueZError where e.errorClass == .inProgress {}
+    }
+
+    /// Stops notifications. Not notifying is success.
+    /// - Throws: ``BlueZError``.
+    public func stopNotify(_ characteristic: ObjectPath) async throws {
+        do {
+            try await BlueZError.mapping {
+                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StopNotify")
+            }
+        } catch let e as BlueZError where e.name == "org.bluez.Error.Failed" && e.message.lowercased().contains("no notify session") {}
+    }
+
+    /// Takes notifications through a socket instead of D-Bus signals (for
+    /// high rates). Only while connected, and not together with StartNotify.
+    /// - Returns: the socket and its MTU; the socket closes on disconnect.
+    /// - Throws: ``BlueZError`` (`notSupported`, `notPermitted`, `inProgress`).
+    public func acquireNotify(_ characteristic: ObjectPath) async throws -> (UnixFD, UInt16) {
+        try await BlueZError.mapping {
+            let reply = try await connection.call(
+                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+                method: "AcquireNotify", arguments: [.dictionary(key: .string, value: .variant, [])])
+            guard reply.body.count == 2, case .unixFD(let fd) = reply.body[0] else {
+                throw DBusError(.invalidArgs, "AcquireNotify replied '\(reply.signature)', expected 'hq'")
+            }
+            return (fd, try reply.body[1].decode(as: UInt16.self))
+        }
+    }
+
+    /// Marks a device trusted, so that a Disconnect does not turn off its
+    /// background auto-connect.
+    /// - Throws: ``BlueZError``.
+    public func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws {
+        try await BlueZError.mapping {
+            _ = try await connection.call(
+                destination: BlueZInterface.service, path: device, interface: BlueZInterface.properties, method: "Set",
+                arguments: [.string(BlueZInterface.device), .string("Trusted"), .variant(.boolean(trusted))])
+        }
+    }
+
+    /// Powers an adapter on or off.
+    /// - Throws: ``BlueZError``.
+    public func setPowered(_ adapter: ObjectPath, _ on: Bool) async throws {
+        try await BlueZError.mapping {
+            _ = try await connection.call(
+                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.properties, method: "Set",
+                arguments: [.string(BlueZInterface.adapter), .string("Powered"), .variant(.boolean(on))])
+        }
+    }
+
+    /// Removes a device from bluetoothd's cache (evicts it).
+    /// - Throws: ``BlueZError``.
+    public func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws {
+        try await BlueZError.mapping {
+            _ = try await connection.call(
+                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.adapter,
+                method: "RemoveDevice", arguments: [.objectPath(device)])
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import DBus
+import Logging
+import struct Foundation.Date
+
+/// The BlueZ layer: a live mirror of `org.bluez` and the operations a
+/// central needs, over one D-Bus connection.
+///
+/// Create it, call ``run()`` (which returns when cancelled or when the
+/// connection closes), and read ``events``. Signals from bluetoothd are
+/// applied in bus order by one loop; `NameOwnerChanged` for `org.bluez`
+/// (the only reliable sign of a bluetoothd restart: a crash sends no
+/// InterfacesRemoved) drops and rebuilds the mirror.
+public actor BlueZClient {
+    public nonisolated let connection: Connection
+    let logger: Logger
+    /// Ordered events for upper layers (unbounded: nothing is dropped).
+    public nonisolated let events: AsyncStream<BlueZEvent>
+    let continuation: AsyncStream<BlueZEvent>.Continuation
+
+    /// The current copy of bluetoothd's object tree.
+    public private(set) var mirror = Mirror()
+    /// The unique name of the current bluetoothd, if any.
+    public private(set) var owner: String?
+    /// Discovery wanted per adapter, re-applied after resets and power-ups.
+    var wantedDiscovery: [ObjectPath: DiscoveryFilter] = [:]
+    /// Service UUIDs of the auto-connect profile, re-registered after resets.
+    var autoConnect: AutoConnectProfile?
+    var waiters: [Waiter] = []
+    /// Devices whose exported GAP Device Name should be read, drained by
+    /// one child task of ``run()`` so the signal loop never waits on it.
+    let gapReads: AsyncStream<ObjectPath>
+    let gapReadRequests: AsyncStream<ObjectPath>.Continuation
+    private(set) var isReady = false
+    private var waiterCounter: UInt64 = 0
+
+    public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez")) {
+        self.connection = connection
+        self.logger = logger
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (gapReads, gapReadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Follows bluetoothd until cancelled or until the connection closes.
+    /// Builds the mirror first; callers may use the client once
+    /// ``waitUntilReady()`` returns.
+    /// - Throws: ``DBusError`` when the connection fails.
+    public func run() async throws {
+        // Subscribe before reading the tree, so nothing between is missed.
+        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterface.service))
+        let owners = try await connection.nameOwnerChanges(for: BlueZInterface.service)
+        await resync(reason: .initial)
+        isReady = true
+        resumeWaiters()
+        defer { continuation.finish() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for try await message in signals { await self.apply(message) }
+            }
+            group.addTask { [self] in
+                for try await change in owners { await self.ownerChanged(change.newOwner) }
+            }
+            group.addTask { [self] in
+                for await device in gapReads { await self.readGAPName(of: device) }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns once ``run()`` has built the first mirror.
+    public func waitUntilReady(timeout: Duration = .seconds(10)) async throws {
+        try await wait(timeout: timeout, "the first mirror") { _ in true }
+    }
+
+    func nextWaiterID() -> UInt64 {
+        waiterCounter += 1
+        return waiterCounter
+    }
+
+    // MARK: Resynchronisation
+
+    func ownerChanged(_ newOwner: String?) async {
+        if let newOwner, !newOwner.isEmpty {
+            guard newOwner != owner else { return }
+            logger.notice("bluetoothd has a new owner; rebuilding the mirror", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "owner": "\(newOwner)"])
+            await resync(reason: .bluetoothdRestarted)
+        } else {
+            logger.warning("bluetoothd left the bus", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            owner = nil
+            mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
+            continuation.yield(.serviceLost)
+        }
+    }
+
+    /// Drops the mirror and rebuilds it from `GetManagedObjects`, then
+    /// re-registers the auto-connect profile and re-applies discovery.
+    func resync(reason: ResetReason) async {
+        let names = mirror.knownNames
+        do {
+            owner = try await connection.nameOwner(of: BlueZInterface.service)
+            let reply = try await connection.call(
+                destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
+                method: "GetManagedObjects", timeout: .seconds(10))
+            guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
+            mirror = Mirror(managedObjects: try body.managedObjects(), knownNames: names)
+        } catch {
+            logger.warning("cannot read bluetoothd's objects", metadata: ["RELINK_ERROR": "\(error)"])
+            owner = nil
+            mirror = Mirror(managedObjects: [:], knownNames: names)
+            continuation.yield(.serviceLost)
+            return
+        }
+        continuation.yield(.reset(reason))
+        for adapter in mirror.adapters where adapter.powered {
+            await reapply(adapter: adapter.path)
+        }
+        resumeWaiters()
+    }
+
+    /// Re-registers what bluetoothd forgets for an adapter.
+    func reapply(adapter: ObjectPath) async {
+        if let profile = autoConnect {
+            do { try await profile.register(on: adapter, connection: connection) } catch {
+                logger.warning("cannot register the auto-connect profile", metadata: ["adapter": "\(adapter)", "RELINK_ERROR": "\(error)"])
+            }
+        }
+        if let filter = wantedDiscovery[adapter] {
+            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch {
+                logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", "RELINK_ERROR": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Applying signals
+
+    /// Reads the GAP Device Name where bluetoothd exports it (BlueZ ≥ 5.80
+    /// or the bench's default); a failure only means the name stays
+    /// inferred from `Name`.
+    func readGAPName(of device: ObjectPath) async {
+        guard let c = mirror.services(of: device).first(where: { $0.uuid == GAP.serviceUUID })
+            .flatMap({ mirror.characteristics(of: $0.path).first { $0.uuid == GAP.deviceNameUUID } }) else { return }
+        do {
+            let value = try await read(c.path)
+            for event in mirror.gapNameRead(characteristic: c.path, value: value) { continuation.yield(.mirror(event)) }
+        } catch {
+            logger.debug("GAP name read failed", metadata: ["device": "\(device)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func apply(_ message: Message) async {
+        guard let path = message.path, let member = message.member else { return }
+        let now = Date()
+        var events: [MirrorEvent] = []
+        do {
+            switch (message.interface, member) {
+            case (BlueZInterface.objectManager, "InterfacesAdded"):
+                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return }
+                events = mirror.interfacesAdded(path: object, interfaces: try message.body[1].objectInterfaces(), at: now)
+            case (BlueZInterface.objectManager, "InterfacesRemoved"):
+                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return }
+                events = mirror.interfacesRemoved(path: object, interfaces: try message.body[1].decode())
+            case (BlueZInterface.properties, "PropertiesChanged"):
+                guard message.body.count == 3 else { return }
+                let interface: String = try message.body[0].decode()
+                events = mirror.propertiesChanged(
+                    path: path, interface: interface, changed: try message.body[1].interfaceProperties(),
+                    invalidated: try message.body[2].decode(), at: now)
+            default:
+                return
+            }
+        } catch {
+            logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", "RELINK_ERROR": "\(error)"])
+            return
+        }
+        var powered: [(ObjectPath, Bool)] = []
+        for event in events {
+            continuation.yield(.mirror(event))
+            if case .propertyChanged(let p, BlueZInterface.device, "ServicesResolved", _, .boolean(true)?) = event {
+                gapReadRequests.yield(p)
+            }
+            if case .propertyChanged(let p, BlueZInterface.adapter, "Powered", _, .boolean(let on)?) = event {
+                powered.append((p, on))
+            }
+        }
+        resumeWaiters()
+        for (adapter, on) in powered {
+            if on { await reapply(adapter: adapter) }
+            continuation.yield(.adapterPowered(adapter, on))
+        }
+    }
+}

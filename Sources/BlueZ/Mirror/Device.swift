@@ -1,0 +1,44 @@
+import DBus
+
+/// A snapshot of an `org.bluez.Device1` object, with the layer's own
+/// tracking of its two names.
+public struct Device: Sendable, Hashable {
+    public var path: ObjectPath
+    public var adapter: ObjectPath?
+    /// The address as BlueZ shows it, upper case, e.g. `00:00:00:00:00:02`.
+    public var address: String?
+    /// `public` or `random`.
+    public var addressType: String?
+    /// BlueZ's single `Name` slot (last writer wins; see ``names``).
+    public var name: String?
+    public var alias: String?
+    public var connected: Bool
+    public var servicesResolved: Bool
+    public var paired: Bool
+    public var trusted: Bool
+    public var rssi: Int16?
+    public var uuids: [String]
+    /// The advertising name and the GAP name, told apart by ``NameTracker``.
+    public var names: DeviceNames
+
+    init(path: ObjectPath, properties p: InterfaceProperties, names: DeviceNames) {
+        self.path = path
+        adapter = p.path("Adapter")
+        address = p.string("Address")
+        addressType = p.string("AddressType")
+        name = p.string("Name")
+        alias = p.string("Alias")
+        connected = p.bool("Connected") ?? false
+        servicesResolved = p.bool("ServicesResolved") ?? false
+        paired = p.bool("Paired") ?? false
+        trusted = p.bool("Trusted") ?? false
+        rssi = p.int16("RSSI")
+        uuids = p.strings("UUIDs").map { $0.lowercased() }
+        self.names = names
+    }
+
+    /// Whether the device offers (advertises or has resolved) a service.
+    public func offers(service uuid: String) -> Bool {
+        uuids.contains(uuid.lowercased())
+    }
+}

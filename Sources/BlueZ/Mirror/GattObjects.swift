@@ -1,0 +1,50 @@
+import DBus
+
+/// A snapshot of an `org.bluez.GattService1` object.
+public struct GattService: Sendable, Hashable {
+    public var path: ObjectPath
+    public var device: ObjectPath?
+    public var uuid: String
+    public var primary: Bool
+
+    init(path: ObjectPath, properties p: InterfaceProperties) {
+        self.path = path
+        device = p.path("Device")
+        uuid = (p.string("UUID") ?? "").lowercased()
+        primary = p.bool("Primary") ?? true
+    }
+}
+
+/// A snapshot of an `org.bluez.GattCharacteristic1` object.
+public struct GattCharacteristic: Sendable, Hashable {
+    public var path: ObjectPath
+    public var service: ObjectPath?
+    public var uuid: String
+    public var flags: [String]
+    public var value: [UInt8]?
+    public var notifying: Bool
+
+    init(path: ObjectPath, properties p: InterfaceProperties) {
+        self.path = path
+        service = p.path("Service")
+        uuid = (p.string("UUID") ?? "").lowercased()
+        flags = p.strings("Flags")
+        value = p.bytes("Value")
+        notifying = p.bool("Notifying") ?? false
+    }
+
+    public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
+}
+
+/// A snapshot of an `org.bluez.GattDescriptor1` object.
+public struct GattDescriptor: Sendable, Hashable {
+    public var path: ObjectPath
+    public var characteristic: ObjectPath?
+    public var uuid: String
+
+    init(path: ObjectPath, properties p: InterfaceProperties) {
+        self.path = path
+        characteristic = p.path("Characteristic")
+        uuid = (p.string("UUID") ?? "").lowercased()
+    }
+}

@@ -1,0 +1,238 @@
+import DBus
+import struct Foundation.Date
+
+/// A live, typed copy of bluetoothd's object tree.
+///
+/// A value type with no I/O: it is built from `GetManagedObjects` on `/` and
+/// kept current by applying `InterfacesAdded`, `InterfacesRemoved` and
+/// `PropertiesChanged` in bus order; each application returns the typed
+/// events it caused. ``BlueZClient`` owns one and feeds it.
+///
+/// The raw tree (``objects``) stays exactly what bluetoothd exported, so it
+/// can be compared with a fresh `GetManagedObjects` at any time.
+public struct Mirror: Sendable {
+    /// Every object with its interfaces and properties.
+    public private(set) var objects: ManagedObjects = [:]
+    /// Name tracking per device path.
+    private var nameTrackers: [ObjectPath: NameTracker] = [:]
+
+    public init() {}
+
+    /// Builds the mirror from a `GetManagedObjects` reply.
+    /// - Parameter names: names already known per device path (kept across
+    ///   a resynchronisation).
+    ///
+    /// A `Name` in the snapshot is of unknown origin (bluetoothd reloads the
+    /// last writer's value from its cache), so it is not attributed to
+    /// either name: names come from `knownNames` and from changes seen later.
+    public init(managedObjects: ManagedObjects, knownNames: [ObjectPath: DeviceNames] = [:], at date: Date = Date()) {
+        for (path, interfaces) in managedObjects.sorted(by: { $0.key < $1.key }) {
+            nameTrackers[path] = NameTracker(names: knownNames[path] ?? DeviceNames())
+            _ = interfacesAdded(path: path, interfaces: interfaces, at: date, attributeName: false)
+        }
+    }
+
+    // MARK: Applying bus traffic
+
+    /// Applies `InterfacesAdded(path, interfaces)`.
+    public mutating func interfacesAdded(path: ObjectPath, interfaces: ObjectInterfaces, at date: Date = Date()) -> [MirrorEvent] {
+        interfacesAdded(path: path, interfaces: interfaces, at: date, attributeName: true)
+    }
+
+    private mutating func interfacesAdded(path: ObjectPath, interfaces: ObjectInterfaces, at date: Date, attributeName: Bool) -> [MirrorEvent] {
+        var events: [MirrorEvent] = []
+        var object = objects[path] ?? [:]
+        for (name, props) in interfaces {
+            if let existing = object[name] {
+                // Re-added interface: treat as property updates.
+                object[name] = existing.merging(props) { _, new in new }
+            } else {
+                object[name] = props
+            }
+        }
+        objects[path] = object
+        for name in interfaces.keys.sorted() {
+            switch name {
+            case BlueZInterface.adapter:
+                events.append(.adapterAdded(Adapter(path: path, properties: object[name] ?? [:])))
+            case BlueZInterface.device:
+                let props = object[name] ?? [:]
+                var tracker = nameTrackers[path] ?? NameTracker()
+                tracker.connectedChanged(props.bool("Connected") ?? false)
+                let change = attributeName ? props.string("Name").flatMap { tracker.nameSeen($0, at: date) } : nil
+                nameTrackers[path] = tracker
+                events.append(.deviceAdded(Device(path: path, properties: props, names: tracker.names)))
+                if let change { events.append(.nameChanged(device: path, change)) }
+            case BlueZInterface.gattService:
+                events.append(.gattServiceAdded(GattService(path: path, properties: object[name] ?? [:])))
+            case BlueZInterface.gattCharacteristic:
+                let c = GattCharacteristic(path: path, properties: object[name] ?? [:])
+                events.append(.gattCharacteristicAdded(c))
+                if c.uuid == GAP.deviceNameUUID, let value = c.value {
+                    events += gapNameRead(characteristic: path, value: value, at: date)
+                }
+            default:
+                break
+            }
+        }
+        return events
+    }
+
+    /// Applies `InterfacesRemoved(path, interfaces)`.
+    public mutating func interfacesRemoved(path: ObjectPath, interfaces: [String]) -> [MirrorEvent] {
+        guard var object = objects[path] else { return [] }
+        var events: [MirrorEvent] = []
+        for name in interfaces {
+            guard let props = object.removeValue(forKey: name) else { continue }
+            switch name {
+            case BlueZInterface.adapter: events.append(.adapterRemoved(path))
+            case BlueZInterface.device:
+                nameTrackers[path] = nil
+                events.append(.deviceRemoved(path, address: props.string("Address")))
+            case BlueZInterface.gattService, BlueZInterface.gattCharacteristic, BlueZInterface.gattDescriptor:
+                events.append(.gattObjectRemoved(path))
+            default: break
+            }
+        }
+        objects[path] = object.isEmpty ? nil : object
+        return events
+    }
+
+    /// Applies `PropertiesChanged(interface, changed, invalidated)` on `path`.
+    public mutating func propertiesChanged(
+        path: ObjectPath, interface: String, changed: InterfaceProperties, invalidated: [String], at date: Date = Date()
+    ) -> [MirrorEvent] {
+        // Signals for objects or interfaces we do not know are ignored: they
+        // can only come from a racing InterfacesRemoved.
+        guard var props = objects[path]?[interface] else { return [] }
+        var events: [MirrorEvent] = []
+        for (key, new) in changed.sorted(by: { $0.key < $1.key }) {
+            let old = props[key]
+            props[key] = new
+            events.append(.propertyChanged(path: path, interface: interface, property: key, old: old, new: new))
+        }
+        for key in invalidated where props[key] != nil {
+            let old = props.removeValue(forKey: key)
+            events.append(.propertyChanged(path: path, interface: interface, property: key, old: old, new: nil))
+        }
+        objects[path]?[interface] = props
+
+        switch interface {
+        case BlueZInterface.device:
+            var tracker = nameTrackers[path] ?? NameTracker()
+            if let c = changed.bool("Connected") { tracker.connectedChanged(c) }
+            if let n = changed.string("Name"), let change = tracker.nameSeen(n, at: date) {
+                events.append(.nameChanged(device: path, change))
+            }
+            nameTrackers[path] = tracker
+        case BlueZInterface.gattCharacteristic:
+            if let value = changed.bytes("Value") {
+                let device = devicePath(containing: path)
+                events.append(.valueUpdated(characteristic: path, device: device, value: value))
+                if props.string("UUID")?.lowercased() == GAP.deviceNameUUID {
+                    events += gapNameRead(characteristic: path, value: value, at: date)
+                }
+            }
+        default:
+            break
+        }
+        return events
+    }
+
+    /// Records a read of the GAP Device Name characteristic.
+    public mutating func gapNameRead(characteristic: ObjectPath, value: [UInt8], at date: Date = Date()) -> [MirrorEvent] {
+        guard let device = devicePath(containing: characteristic) else { return [] }
+        var tracker = nameTrackers[device] ?? NameTracker()
+        let change = tracker.gapCharacteristicRead(value, at: date)
+        nameTrackers[device] = tracker
+        return change.map { [.nameChanged(device: device, $0)] } ?? []
+    }
+
+    // MARK: Lookups
+
+    public var adapters: [Adapter] {
+        objects.compactMap { path, i in i[BlueZInterface.adapter].map { Adapter(path: path, properties: $0) } }
+            .sorted { $0.path < $1.path }
+    }
+
+    public func adapter(_ path: ObjectPath) -> Adapter? {
+        objects[path]?[BlueZInterface.adapter].map { Adapter(path: path, properties: $0) }
+    }
+
+    public var devices: [Device] {
+        objects.compactMap { path, _ in device(path) }.sorted { $0.path < $1.path }
+    }
+
+    public func device(_ path: ObjectPath) -> Device? {
+        objects[path]?[BlueZInterface.device].map {
+            Device(path: path, properties: $0, names: nameTrackers[path]?.names ?? DeviceNames())
+        }
+    }
+
+    /// The device with this address (case-insensitive), optionally on one adapter.
+    public func device(address: String, adapter: ObjectPath? = nil) -> Device? {
+        devices.first { d in
+            d.address?.caseInsensitiveCompare(address) == .orderedSame && (adapter == nil || d.adapter == adapter)
+        }
+    }
+
+    public var connectedDevices: [Device] { devices.filter(\.connected) }
+
+    /// Devices that offer a service UUID (in `UUIDs`, or as a resolved GATT
+    /// service), for the already-connected strategy.
+    public func devices(offering uuid: String, connectedOnly: Bool = false) -> [Device] {
+        let u = uuid.lowercased()
+        return devices.filter { d in
+            (!connectedOnly || d.connected) && (d.offers(service: u) || services(of: d.path).contains { $0.uuid == u })
+        }
+    }
+
+    public func services(of device: ObjectPath) -> [GattService] {
+        objects.compactMap { path, i in
+            i[BlueZInterface.gattService].map { GattService(path: path, properties: $0) }
+        }
+        .filter { $0.device == device }
+        .sorted { $0.path < $1.path }
+    }
+
+    public func characteristics(of service: ObjectPath) -> [GattCharacteristic] {
+        objects.compactMap { path, i in
+            i[BlueZInterface.gattCharacteristic].map { GattCharacteristic(path: path, properties: $0) }
+        }
+        .filter { $0.service == service }
+        .sorted { $0.path < $1.path }
+    }
+
+    public func characteristic(_ path: ObjectPath) -> GattCharacteristic? {
+        objects[path]?[BlueZInterface.gattCharacteristic].map { GattCharacteristic(path: path, properties: $0) }
+    }
+
+    /// The characteristic with this UUID in a service with this UUID on a device.
+    public func characteristic(device: ObjectPath, service: String, characteristic: String) -> GattCharacteristic? {
+        let s = service.lowercased(), c = characteristic.lowercased()
+        for svc in services(of: device) where svc.uuid == s {
+            if let found = characteristics(of: svc.path).first(where: { $0.uuid == c }) { return found }
+        }
+        return nil
+    }
+
+    /// The names known for each device, to carry across a resynchronisation.
+    public var knownNames: [ObjectPath: DeviceNames] { nameTrackers.mapValues(\.names) }
+
+    /// The device object a GATT object belongs to: its nearest ancestor path
+    /// that has a Device1 interface.
+    public func devicePath(containing path: ObjectPath) -> ObjectPath? {
+        var candidate = path.rawValue
+        while let slash = candidate.lastIndex(of: "/"), slash != candidate.startIndex {
+            candidate = String(candidate[..<slash])
+            if let p = try? ObjectPath(candidate), objects[p]?[BlueZInterface.device] != nil { return p }
+        }
+        return nil
+    }
+}
+
+/// The Generic Access service and its Device Name characteristic.
+public enum GAP {
+    public static let serviceUUID = "00001800-0000-1000-8000-00805f9b34fb"
+    public static let deviceNameUUID = "00002a00-0000-1000-8000-00805f9b34fb"
+}

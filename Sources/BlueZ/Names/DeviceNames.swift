@@ -1,0 +1,50 @@
+import struct Foundation.Date
+
+/// A peripheral's two names, each with when it was last seen.
+///
+/// BlueZ keeps one `Name` slot per device (see `bluez-facts.md`): the Local
+/// Name of advertisements while discovering, and the GAP Device Name (0x2A00)
+/// read by its GAP plugin after a connection. Last writer wins, so the layer
+/// tells them apart itself; ``NameTracker`` does that.
+public struct DeviceNames: Sendable, Hashable, Codable {
+    /// The Local Name from the advertisement or scan response.
+    public var advertisingName: String?
+    public var advertisingNameSeen: Date?
+    /// The GAP Device Name (characteristic 0x2A00 of service 0x1800).
+    public var gapName: String?
+    public var gapNameSeen: Date?
+    /// Where the GAP name came from.
+    public var gapNameSource: GAPNameSource?
+
+    public init(advertisingName: String? = nil, advertisingNameSeen: Date? = nil,
+                gapName: String? = nil, gapNameSeen: Date? = nil, gapNameSource: GAPNameSource? = nil) {
+        self.advertisingName = advertisingName
+        self.advertisingNameSeen = advertisingNameSeen
+        self.gapName = gapName
+        self.gapNameSeen = gapNameSeen
+        self.gapNameSource = gapNameSource
+    }
+
+    /// How a GAP name was learnt.
+    public enum GAPNameSource: String, Sendable, Hashable, Codable {
+        /// Read from the exported 0x2A00 characteristic (BlueZ ≥ 5.80,
+        /// `ExportClaimedServices`).
+        case characteristic
+        /// Inferred from the `Name` change that followed `Connected=true`
+        /// (BlueZ ≤ 5.79 hides the GAP service).
+        case nameAfterConnect
+    }
+}
+
+/// Which of the two names changed.
+public enum NameKind: String, Sendable, Hashable, Codable {
+    case advertising
+    case gap
+}
+
+/// A change of one of a device's names.
+public struct NameChange: Sendable, Hashable {
+    public var kind: NameKind
+    public var old: String?
+    public var new: String
+}

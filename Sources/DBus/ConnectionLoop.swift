@@ -1,0 +1,467 @@
+import CDBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The I/O loop that owns one libdbus connection.
+///
+/// **Threading.** The `DBusConnection*` is created, used and freed by one
+/// dedicated thread and never leaves it; every libdbus call on the
+/// connection and on its messages happens there. We chose this over
+/// libdbus's own locking (`dbus_threads_init_default`) because the
+/// recursive locks of libdbus serialise every call anyway, its blocking
+/// calls would park Swift concurrency threads, and one owner makes the
+/// order of incoming messages obvious: one thread pops them in bus order and
+/// hands them on in that order.
+///
+/// Other threads talk to the loop through `state` (a `Mutex`): they append
+/// outgoing work and write to an eventfd to wake the loop out of `poll`.
+/// Method calls register a continuation keyed by serial; the loop resumes
+/// it when the reply arrives, when the deadline passes (`NoReply`), when the
+/// task is cancelled (`CancellationError`), or when the connection goes away
+/// (`Disconnected`). No thread is blocked per call.
+final class ConnectionLoop: Sendable {
+    typealias Reply = CheckedContinuation<Message, any Error>
+    typealias SignalContinuation = AsyncThrowingStream<Message, any Error>.Continuation
+
+    struct Pending {
+        var continuation: Reply
+        var deadline: UInt64
+        var token: UInt64
+        /// For GetNameOwner calls made to track a well-known name: record
+        /// the owner in loop order when the reply arrives.
+        var ownerOf: String?
+    }
+
+    enum Outgoing {
+        case call(Message, token: UInt64, timeout: UInt64, Reply, ownerOf: String?)
+        case send(Message)
+        case close
+    }
+
+    struct Subscriber {
+        var rule: MatchRule
+        var continuation: SignalContinuation
+    }
+
+    struct State {
+        var outgoing: [Outgoing] = []
+        var wakeRequested = false
+        var pending: [UInt32: Pending] = [:]
+        var serialByToken: [UInt64: UInt32] = [:]
+        var cancelled: Set<UInt64> = []
+        var nextToken: UInt64 = 1
+        var subscribers: [UInt64: Subscriber] = [:]
+        /// Well-known names tracked for match rules, with reference counts.
+        var tracked: [String: Int] = [:]
+        var owners: [String: String] = [:]
+        var closedError: DBusError?
+        var earliestDeadline: UInt64 = .max
+    }
+
+    let state = Mutex(State())
+    let wakeFD: Int32
+    let incomingCalls: AsyncStream<Message>
+    private let incomingContinuation: AsyncStream<Message>.Continuation
+
+    init() throws(DBusError) {
+        let fd = relink_dbus_wake_fd()
+        guard fd >= 0 else { throw DBusError(.failed, "eventfd failed: errno \(errno)") }
+        wakeFD = fd
+        (incomingCalls, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    deinit { close(wakeFD) }
+
+    struct Started: Sendable {
+        var uniqueName: String
+        var canPassUnixFDs: Bool
+    }
+
+    /// Connects on a new I/O thread and registers with the bus (`Hello`).
+    /// - Throws: ``DBusError`` from libdbus (e.g. `NoServer`, `BadAddress`,
+    ///   `AuthFailed`, `FileNotFound`) when the connection fails.
+    static func start(address: String) async throws -> (ConnectionLoop, Started) {
+        let loop = try ConnectionLoop()
+        let started: Started = try await withCheckedThrowingContinuation { cont in
+            do {
+                try IOThread.spawn { loop.threadMain(address: address, started: cont) }
+            } catch {
+                cont.resume(throwing: error)
+            }
+        }
+        return (loop, started)
+    }
+
+    // MARK: API for other threads
+
+    /// Queues work and wakes the loop.
+    /// - Throws: the error the connection closed with.
+    func submit(_ item: Outgoing) throws(DBusError) {
+        let (wake, closed) = state.withLock { s -> (Bool, DBusError?) in
+            if let e = s.closedError { return (false, e) }
+            s.outgoing.append(item)
+            if s.wakeRequested { return (false, nil) }
+            s.wakeRequested = true
+            return (true, nil)
+        }
+        if let closed { throw closed }
+        if wake { wakeUp() }
+    }
+
+    private func wakeUp() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Sends a method call and waits for its reply.
+    /// - Throws: ``DBusError`` replied by the peer or the bus; `NoReply` on
+    ///   timeout; `Disconnected` when the connection closes first;
+    ///   `CancellationError` when the task is cancelled.
+    func call(_ m: Message, timeout: Duration, ownerOf: String? = nil) async throws -> Message {
+        let token = state.withLock { s in
+            defer { s.nextToken += 1 }
+            return s.nextToken
+        }
+        let nanos = IOThread.nanos(timeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (cont: Reply) in
+                let (wake, err) = state.withLock { s -> (Bool, (any Error)?) in
+                    if let e = s.closedError { return (false, e) }
+                    if s.cancelled.remove(token) != nil { return (false, CancellationError()) }
+                    s.outgoing.append(.call(m, token: token, timeout: nanos, cont, ownerOf: ownerOf))
+                    if s.wakeRequested { return (false, nil) }
+                    s.wakeRequested = true
+                    return (true, nil)
+                }
+                if let err { cont.resume(throwing: err) } else if wake { wakeUp() }
+            }
+        } onCancel: {
+            self.cancel(token)
+        }
+    }
+
+    private func cancel(_ token: UInt64) {
+        let cont = state.withLock { s -> Reply? in
+            if let i = s.outgoing.firstIndex(where: { if case .call(_, let t, _, _, _) = $0 { t == token } else { false } }) {
+                guard case .call(_, _, _, let c, _) = s.outgoing.remove(at: i) else { return nil }
+                return c
+            }
+            if let serial = s.serialByToken.removeValue(forKey: token), let p = s.pending.removeValue(forKey: serial) {
+                return p.continuation
+            }
+            s.cancelled.insert(token)
+            return nil
+        }
+        cont?.resume(throwing: CancellationError())
+    }
+
+    /// Registers a signal subscriber; returns its id, its stream, and
+    /// whether its well-known sender just started being tracked.
+    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<Message, any Error>, Bool) {
+        let (stream, cont) = AsyncThrowingStream<Message, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
+            if let e = s.closedError { return .failure(e) }
+            let id = s.nextToken
+            s.nextToken += 1
+            s.subscribers[id] = Subscriber(rule: rule, continuation: cont)
+            var newlyTracked = false
+            if rule.needsOwnerTracking, let sender = rule.sender {
+                s.tracked[sender, default: 0] += 1
+                newlyTracked = s.tracked[sender] == 1
+            }
+            return .success((id, newlyTracked))
+        }
+        let (id, newlyTracked) = try result.get()
+        cont.onTermination = { [weak self] _ in self?.removeSubscriber(id) }
+        return (id, stream, newlyTracked)
+    }
+
+    /// Removes a subscriber and tells the bus to drop its rules.
+    func removeSubscriber(_ id: UInt64) {
+        let (sub, untrack) = state.withLock { s -> (Subscriber?, String?) in
+            guard let sub = s.subscribers.removeValue(forKey: id) else { return (nil, nil) }
+            var untrack: String?
+            if sub.rule.needsOwnerTracking, let sender = sub.rule.sender, let n = s.tracked[sender] {
+                if n <= 1 {
+                    s.tracked[sender] = nil
+                    s.owners[sender] = nil
+                    untrack = sender
+                } else {
+                    s.tracked[sender] = n - 1
+                }
+            }
+            return (sub, untrack)
+        }
+        guard let sub else { return }
+        sub.continuation.finish()
+        let rule = sub.rule
+        try? submit(.send(BusCalls.removeMatch(rule.description)))
+        if let untrack { try? submit(.send(BusCalls.removeMatch(BusCalls.ownerRule(untrack).description))) }
+    }
+
+    // MARK: The I/O thread
+
+    private func threadMain(address: String, started: CheckedContinuation<Started, any Error>) {
+        var err = CDBus.DBusError()
+        dbus_error_init(&err)
+        guard let conn = dbus_connection_open_private(address, &err) else {
+            started.resume(throwing: Self.take(&err))
+            finish(DBusError(.disconnected, "connection failed"))
+            return
+        }
+        dbus_connection_set_exit_on_disconnect(conn, 0)
+        guard dbus_bus_register(conn, &err) != 0 else {
+            started.resume(throwing: Self.take(&err))
+            dbus_connection_close(conn)
+            dbus_connection_unref(conn)
+            finish(DBusError(.disconnected, "connection failed"))
+            return
+        }
+        let unique = dbus_bus_get_unique_name(conn).map { String(cString: $0) } ?? ""
+        let fds = dbus_connection_can_send_type(conn, 104) != 0
+        var sock: Int32 = -1
+        dbus_connection_get_unix_fd(conn, &sock)
+        started.resume(returning: Started(uniqueName: unique, canPassUnixFDs: fds))
+        let reason = run(conn, socket: sock, canPassFDs: fds)
+        dbus_connection_flush(conn)
+        dbus_connection_close(conn)
+        dbus_connection_unref(conn)
+        finish(reason)
+    }
+
+    private static func take(_ err: inout CDBus.DBusError) -> DBusError {
+        let name = err.name.map { String(cString: $0) } ?? DBusError.Name.failed.rawValue
+        let message = err.message.map { String(cString: $0) } ?? ""
+        dbus_error_free(&err)
+        return DBusError(.init(name), message)
+    }
+
+    /// The loop: send queued work, poll, read, route in order, expire.
+    /// Returns why it ended.
+    private func run(_ conn: OpaquePointer, socket sock: Int32, canPassFDs: Bool) -> DBusError {
+        var marshal = Marshal()
+        var fds = [pollfd(fd: sock, events: 0, revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if sendQueued(conn, canPassFDs: canPassFDs) {
+                return DBusError(.disconnected, "connection closed")
+            }
+            var timeout: Int32 = -1
+            if dbus_connection_get_dispatch_status(conn) == DBUS_DISPATCH_DATA_REMAINS {
+                timeout = 0
+            } else {
+                let earliest = state.withLock { $0.earliestDeadline }
+                if earliest != .max {
+                    let now = IOThread.now()
+                    timeout = earliest <= now ? 0 : Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
+                }
+            }
+            let wantsWrite = dbus_connection_has_messages_to_send(conn) != 0
+            fds[0].events = Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0)
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let n = poll(&fds, 2, timeout)
+            if n < 0, errno != EINTR {
+                return DBusError(.ioError, "poll failed: errno \(errno)")
+            }
+            if fds[1].revents != 0 {
+                var value: UInt64 = 0
+                _ = read(wakeFD, &value, 8)
+            }
+            if fds[0].revents != 0 || wantsWrite {
+                _ = dbus_connection_read_write(conn, 0)
+            }
+            var batch: [Message] = []
+            while let msg = dbus_connection_pop_message(conn) {
+                if let m = marshal.decode(msg) { batch.append(m) }
+                dbus_message_unref(msg)
+            }
+            if !batch.isEmpty, route(batch) {
+                return DBusError(.disconnected, "the bus closed the connection")
+            }
+            if dbus_connection_get_is_connected(conn) == 0,
+                dbus_connection_get_dispatch_status(conn) != DBUS_DISPATCH_DATA_REMAINS
+            {
+                return DBusError(.disconnected, "the bus closed the connection")
+            }
+            expire()
+        }
+    }
+
+    /// Sends everything queued. Returns true when asked to close.
+    private func sendQueued(_ conn: OpaquePointer, canPassFDs: Bool) -> Bool {
+        let work = state.withLock { s in
+            let w = s.outgoing
+            s.outgoing.removeAll(keepingCapacity: true)
+            s.wakeRequested = false
+            return w
+        }
+        if work.isEmpty { return false }
+        var failed: [(Reply, any Error)] = []
+        var closing = false
+        for item in work {
+            switch item {
+            case .close:
+                closing = true
+            case .send(let m):
+                if !canPassFDs, m.containsUnixFD { continue }
+                if let msg = Marshal.encode(m) {
+                    dbus_connection_send(conn, msg, nil)
+                    dbus_message_unref(msg)
+                }
+            case .call(let m, let token, let timeout, let cont, let ownerOf):
+                if !canPassFDs, m.containsUnixFD {
+                    failed.append((cont, DBusError(.notSupported, "this connection cannot pass Unix file descriptors")))
+                    continue
+                }
+                guard let msg = Marshal.encode(m) else {
+                    failed.append((cont, DBusError(.noMemory, "could not build the message")))
+                    continue
+                }
+                var serial: UInt32 = 0
+                let sent = dbus_connection_send(conn, msg, &serial) != 0
+                dbus_message_unref(msg)
+                guard sent else {
+                    failed.append((cont, DBusError(.noMemory, "could not queue the message")))
+                    continue
+                }
+                let deadline = IOThread.now() &+ timeout
+                let wasCancelled = state.withLock { s in
+                    if s.cancelled.remove(token) != nil { return true }
+                    s.pending[serial] = Pending(continuation: cont, deadline: deadline, token: token, ownerOf: ownerOf)
+                    s.serialByToken[token] = serial
+                    s.earliestDeadline = min(s.earliestDeadline, deadline)
+                    return false
+                }
+                if wasCancelled { failed.append((cont, CancellationError())) }
+            }
+        }
+        for (c, e) in failed { c.resume(throwing: e) }
+        return closing
+    }
+
+    /// Routes received messages in order. Returns true on disconnection.
+    private func route(_ batch: [Message]) -> Bool {
+        var replies: [(Reply, Message)] = []
+        var yields: [(SignalContinuation, Message)] = []
+        var calls: [Message] = []
+        var disconnected = false
+        state.withLock { s in
+            for m in batch {
+                switch m.kind {
+                case .methodReturn, .error:
+                    guard let rs = m.replySerial, let p = s.pending.removeValue(forKey: rs) else { continue }
+                    s.serialByToken[p.token] = nil
+                    if let name = p.ownerOf, s.tracked[name] != nil {
+                        if m.kind == .methodReturn, case .string(let owner)? = m.body.first {
+                            s.owners[name] = owner
+                        } else {
+                            s.owners[name] = nil
+                        }
+                    }
+                    replies.append((p.continuation, m))
+                case .signal:
+                    if m.path?.rawValue == "/org/freedesktop/DBus/Local", m.member == "Disconnected" {
+                        disconnected = true
+                        continue
+                    }
+                    if m.sender == "org.freedesktop.DBus", m.member == "NameOwnerChanged",
+                        m.body.count == 3, case .string(let name) = m.body[0], s.tracked[name] != nil,
+                        case .string(let newOwner) = m.body[2]
+                    {
+                        s.owners[name] = newOwner.isEmpty ? nil : newOwner
+                    }
+                    for sub in s.subscribers.values {
+                        let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
+                        if sub.rule.matches(m, owner: owner) { yields.append((sub.continuation, m)) }
+                    }
+                case .methodCall:
+                    calls.append(m)
+                }
+            }
+        }
+        for (c, m) in replies {
+            if let e = m.error { c.resume(throwing: e) } else { c.resume(returning: m) }
+        }
+        for (c, m) in yields { c.yield(m) }
+        for m in calls { incomingContinuation.yield(m) }
+        return disconnected
+    }
+
+    /// Fails calls whose deadline has passed with `NoReply`.
+    private func expire() {
+        let now = IOThread.now()
+        let expired = state.withLock { s -> [Reply] in
+            guard s.earliestDeadline <= now else { return [] }
+            var out: [Reply] = []
+            var earliest = UInt64.max
+            for (serial, p) in s.pending {
+                if p.deadline <= now {
+                    s.pending[serial] = nil
+                    s.serialByToken[p.token] = nil
+                    out.append(p.continuation)
+                } else {
+                    earliest = min(earliest, p.deadline)
+                }
+            }
+            s.earliestDeadline = earliest
+            return out
+        }
+        for c in expired {
+            c.resume(throwing: DBusError(.noReply, "no reply within the timeout"))
+        }
+    }
+
+    /// Marks the loop closed and fails everything still waiting.
+    private func finish(_ reason: DBusError) {
+        let (pending, queued, subs) = state.withLock { s in
+            s.closedError = reason
+            let p = Array(s.pending.values.map(\.continuation))
+            let q = s.outgoing
+            let subs = Array(s.subscribers.values)
+            s.pending.removeAll()
+            s.serialByToken.removeAll()
+            s.outgoing.removeAll()
+            s.subscribers.removeAll()
+            return (p, q, subs)
+        }
+        for c in pending { c.resume(throwing: reason) }
+        for case .call(_, _, _, let c, _) in queued { c.resume(throwing: reason) }
+        for sub in subs { sub.continuation.finish(throwing: reason) }
+        incomingContinuation.finish()
+    }
+}
+
+extension Message {
+    var containsUnixFD: Bool { body.contains { $0.containsUnixFD } }
+}
+
+extension DBusValue {
+    var containsUnixFD: Bool {
+        switch self {
+        case .unixFD: true
+        case .array(let t, let items): t.containsUnixFD && items.contains { $0.containsUnixFD }
+        case .dictionary(let k, let v, let entries):
+            (k.containsUnixFD || v.containsUnixFD) && entries.contains { $0.key.containsUnixFD || $0.value.containsUnixFD }
+        case .structure(let ms): ms.contains { $0.containsUnixFD }
+        case .variant(let inner): inner.containsUnixFD
+        default: false
+        }
+    }
+}
+
+extension DBusType {
+    var containsUnixFD: Bool {
+        switch self {
+        case .unixFD, .variant: true
+        case .array(let e): e.containsUnixFD
+        case .dictionary(let k, let v): k.containsUnixFD || v.containsUnixFD
+        case .structure(let ms): ms.contains { $0.containsUnixFD }
+        default: false
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Synchronization
+
+/// An object exported at a path with one or more interfaces, holding the
+/// values of their properties.
+///
+/// Create it, then ``Connection/export(_:)`` it. Changing a property with
+/// ``setValue(_:of:in:)`` emits `PropertiesChanged` when exported.
+public final class ExportedObject: Sendable {
+    public let path: ObjectPath
+    /// The interfaces, in declaration order.
+    public let interfaces: [DBusInterface]
+
+    private let values: Mutex<[String: [String: DBusValue]]>
+    /// The I/O loop of the connection this object is exported on (not the
+    /// `Connection`, so that no reference cycle keeps the connection open).
+    private let loop = Mutex<ConnectionLoop?>(nil)
+
+    /// - Parameters:
+    ///   - values: initial property values by interface and property name.
+    ///     A property without a value is left out of `GetAll` and `Get`
+    ///     replies `InvalidArgs` for it, as BlueZ does for unset optional
+    ///     properties.
+    /// - Throws: ``DBusError`` (`InvalidArgs`) for an invalid interface,
+    ///   two interfaces of the same name, or a value of the wrong type or
+    ///   for an undeclared property.
+    public init(path: ObjectPath, interfaces: [DBusInterface], values: [String: [String: DBusValue]] = [:]) throws(DBusError) {
+        var seen = Set<String>()
+        for i in interfaces {
+            try i.validate()
+            guard seen.insert(i.name).inserted else { throw DBusError(.invalidArgs, "interface \(i.name) declared twice") }
+        }
+        for (iname, props) in values {
+            guard let iface = interfaces.first(where: { $0.name == iname }) else {
+                throw DBusError(.invalidArgs, "values for undeclared interface \(iname)")
+            }
+            for (pname, v) in props { try Self.check(iface, pname, v) }
+        }
+        self.path = path
+        self.interfaces = interfaces
+        self.values = Mutex(values)
+    }
+
+    private static func check(_ iface: DBusInterface, _ name: String, _ v: DBusValue) throws(DBusError) {
+        guard let p = iface.property(name) else {
+            throw DBusError(.unknownProperty, "no property \(name) in \(iface.name)")
+        }
+        guard v.type == p.type else {
+            throw DBusError(.invalidArgs, "property \(name) has type '\(p.type)', got '\(v.type)'")
+        }
+        try v.validate()
+    }
+
+    func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
+
+    /// The current value of a property, or nil when unset.
+    public func value(of property: String, in interface: String) -> DBusValue? {
+        values.withLock { $0[interface]?[property] }
+    }
+
+    /// All set properties of an interface that can be read, in declaration order.
+    func readableValues(_ iface: DBusInterface) -> [DBusValue.DictionaryEntry] {
+        let current = values.withLock { $0[iface.name] ?? [:] }
+        return iface.properties.compactMap { p in
+            guard p.access.readable, let v = current[p.name] else { return nil }
+            return .init(.string(p.name), .variant(v))
+        }
+    }
+
+    /// Sets (or, with nil, unsets) a property. When exported and the
+    /// property emits changes, sends `PropertiesChanged` (unset properties
+    /// are listed as invalidated). Setting an equal value sends nothing.
+    /// - Throws: ``DBusError``: `UnknownInterface`/`UnknownProperty`, or
+    ///   `InvalidArgs` for a value of the wrong type.
+    public func setValue(_ value: DBusValue?, of property: String, in interface: String) throws(DBusError) {
+        try setValues([property: value], in: interface)
+    }
+
+    /// Sets several properties of one interface; one `PropertiesChanged`.
+    /// - Throws: as ``setValue(_:of:in:)``; nothing is changed on error.
+    public func setValues(_ changes: [String: DBusValue?], in interface: String) throws(DBusError) {
+        guard let iface = self.interface(interface) else {
+            throw DBusError(.unknownInterface, "no interface \(interface) at \(path)")
+        }
+        for (name, v) in changes {
+            if let v { try Self.check(iface, name, v) } else if iface.property(name) == nil {
+                throw DBusError(.unknownProperty, "no property \(name) in \(interface)")
+            }
+        }
+        var changed: [DBusValue.DictionaryEntry] = []
+        var invalidated: [DBusValue] = []
+        values.withLock { all in
+            for p in iface.properties {
+                guard let entry = changes[p.name] else { continue }
+                let old = all[interface]?[p.name]
+                if old == entry { continue }
+                all[interface, default: [:]][p.name] = entry
+                guard p.emitsChanged, p.access.readable else { continue }
+                if let entry { changed.append(.init(.string(p.name), .variant(entry))) } else { invalidated.append(.string(p.name)) }
+            }
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty, let loop = loop.withLock({ $0 }) else { return }
+        try loop.submit(
+            .send(
+                Message.signal(
+                    path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    body: [
+                        .string(interface), .dictionary(key: .string, value: .variant, changed),
+                        .array(.string, invalidated),
+                    ])))
+    }
+
+    /// Emits a declared signal of one of this object's interfaces.
+    /// - Throws: ``DBusError``: `UnknownInterface`, `UnknownMethod` for an
+    ///   undeclared signal, `InvalidArgs` when the arguments do not match
+    ///   its declaration, `Disconnected`; `Failed` when not exported.
+    public func emit(_ signal: String, in interface: String, _ arguments: [DBusValue] = []) throws(DBusError) {
+        guard let iface = self.interface(interface) else {
+            throw DBusError(.unknownInterface, "no interface \(interface) at \(path)")
+        }
+        guard let s = iface.signals.first(where: { $0.name == signal }) else {
+            throw DBusError(.unknownMethod, "no signal \(signal) in \(interface)")
+        }
+        guard arguments.map(\.type) == s.arguments.map(\.type) else {
+            throw DBusError(.invalidArgs, "signal \(signal) takes '\(s.arguments.map(\.type.signature).joined())'")
+        }
+        guard let loop = loop.withLock({ $0 }) else { throw DBusError(.failed, "\(path) is not exported") }
+        let m = try Message.signal(path: path, interface: interface, member: signal, body: arguments)
+        try loop.submit(.send(m))
+    }
+
+    func attach(_ l: ConnectionLoop?) { loop.withLock { $0 = l } }
+
+    /// `{interface: {property: value}}` as in `GetManagedObjects`.
+    func managedValue() -> DBusValue {
+        .dictionary(
+            key: .string, value: .dictionary(key: .string, value: .variant),
+            interfaces.map { .init(.string($0.name), .dictionary(key: .string, value: .variant, readableValues($0))) })
+    }
+}

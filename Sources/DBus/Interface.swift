@@ -1,0 +1,135 @@
+/// A named, typed argument of a method or signal.
+public struct DBusArgument: Sendable, Hashable {
+    public var name: String
+    public var type: DBusType
+    public init(_ name: String, _ type: DBusType) {
+        self.name = name
+        self.type = type
+    }
+}
+
+/// A method of an exported interface.
+///
+/// The connection checks the call's signature against `inArguments` before
+/// the handler runs (a mismatch is replied as `InvalidArgs`), and the
+/// handler's result against `outArguments` (a mismatch is replied as
+/// `Failed` and is a bug in the handler).
+public struct DBusMethod: Sendable {
+    public typealias Handler = @Sendable (MethodCall) async throws -> [DBusValue]
+    public var name: String
+    public var inArguments: [DBusArgument]
+    public var outArguments: [DBusArgument]
+    public var handler: Handler
+
+    public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [], handler: @escaping Handler) {
+        self.name = name
+        self.inArguments = inArguments
+        self.outArguments = outArguments
+        self.handler = handler
+    }
+
+    var inSignature: String { inArguments.map(\.type.signature).joined() }
+    var outSignature: String { outArguments.map(\.type.signature).joined() }
+}
+
+/// A property of an exported interface. Values live in the
+/// ``ExportedObject``; `org.freedesktop.DBus.Properties` serves them.
+public struct DBusProperty: Sendable {
+    public enum Access: String, Sendable {
+        case read, write, readwrite
+        var readable: Bool { self != .write }
+        var writable: Bool { self != .read }
+    }
+
+    /// Called on a remote `Set` after the type was checked and before the
+    /// value is stored; throw to refuse (the error is replied).
+    public typealias SetHandler = @Sendable (DBusValue, MethodCall) async throws -> Void
+
+    public var name: String
+    public var type: DBusType
+    public var access: Access
+    /// Whether changes are announced with `PropertiesChanged`.
+    public var emitsChanged: Bool
+    public var onSet: SetHandler?
+
+    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil) {
+        self.name = name
+        self.type = type
+        self.access = access
+        self.emitsChanged = emitsChanged
+        self.onSet = onSet
+    }
+}
+
+/// A signal of an exported interface (declared for introspection and
+/// checked by ``ExportedObject/emit(_:in:_:)``).
+public struct DBusSignal: Sendable, Hashable {
+    public var name: String
+    public var arguments: [DBusArgument]
+    public init(_ name: String, _ arguments: [DBusArgument] = []) {
+        self.name = name
+        self.arguments = arguments
+    }
+}
+
+/// An interface implemented by an exported object.
+public struct DBusInterface: Sendable {
+    public var name: String
+    public var methods: [DBusMethod]
+    public var properties: [DBusProperty]
+    public var signals: [DBusSignal]
+
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = []) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+    }
+
+    /// Checks every name and type.
+    /// - Throws: ``DBusError`` (`InvalidArgs`, `InvalidSignature`).
+    public func validate() throws(DBusError) {
+        try DBusNames.checkInterface(name)
+        for m in methods {
+            try DBusNames.checkMember(m.name)
+            for a in m.inArguments + m.outArguments { try a.type.validate() }
+        }
+        for p in properties {
+            try DBusNames.checkMember(p.name)
+            try p.type.validate()
+        }
+        for s in signals {
+            try DBusNames.checkMember(s.name)
+            for a in s.arguments { try a.type.validate() }
+        }
+    }
+
+    func property(_ name: String) -> DBusProperty? { properties.first { $0.name == name } }
+}
+
+/// A method call being handled: the message and who sent it.
+public struct MethodCall: Sendable {
+    /// The call as received.
+    public let message: Message
+    let connection: Connection
+
+    /// The arguments.
+    public var arguments: [DBusValue] { message.body }
+    /// The caller's unique bus name.
+    public var sender: String { message.sender ?? "" }
+    /// The object path called.
+    public var path: ObjectPath { message.path ?? .root }
+
+    /// The caller's Unix user id, asked of the bus and cached per sender.
+    /// - Throws: ``DBusError`` (`NameHasNoOwner` when the caller is gone,
+    ///   `Disconnected`).
+    public func callerUnixUser() async throws -> UInt32 {
+        try await connection.unixUser(of: sender)
+    }
+
+    /// Decodes the arguments into Swift types.
+    /// - Throws: ``DBusError`` (`InvalidArgs`).
+    public func decode<each T: DBusDecodable>(_ types: repeat (each T).Type) throws(DBusError) -> (repeat each T) {
+        try decodeBody(message.body, repeat each types)
+    }
+}

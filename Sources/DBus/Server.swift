@@ -1,0 +1,209 @@
+/// The service side of a ``Connection``: exported objects and the loop that
+/// answers method calls.
+extension Connection {
+    /// Exports an object. When an object manager is above its path,
+    /// `InterfacesAdded` is emitted.
+    /// - Throws: ``DBusError``: `InvalidArgs` when the path is taken or the
+    ///   object is exported elsewhere; `Disconnected`.
+    public func export(_ object: ExportedObject) throws(DBusError) {
+        let added = objects.state.withLock { s -> Bool in
+            guard s.objects[object.path] == nil else { return false }
+            s.objects[object.path] = object
+            return true
+        }
+        guard added else { throw DBusError(.invalidArgs, "an object is already exported at \(object.path)") }
+        object.attach(loop)
+        if let manager = objects.manager(above: object.path) {
+            guard case .dictionary(_, _, let entries) = object.managedValue() else { return }
+            try emitSignal(
+                path: manager, interface: Introspection.objectManager.name, member: "InterfacesAdded",
+                arguments: [.objectPath(object.path), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)])
+        }
+    }
+
+    /// Removes the object at `path`. When an object manager is above it,
+    /// `InterfacesRemoved` is emitted. Does nothing when nothing is there.
+    /// - Throws: ``DBusError`` (`Disconnected`).
+    public func unexport(_ path: ObjectPath) throws(DBusError) {
+        guard let object = objects.state.withLock({ $0.objects.removeValue(forKey: path) }) else { return }
+        object.attach(nil)
+        if let manager = objects.manager(above: path) {
+            try emitSignal(
+                path: manager, interface: Introspection.objectManager.name, member: "InterfacesRemoved",
+                arguments: [.objectPath(path), .array(.string, object.interfaces.map { .string($0.name) })])
+        }
+    }
+
+    /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every
+    /// object exported below it.
+    public func addObjectManager(at path: ObjectPath) {
+        _ = objects.state.withLock { $0.managers.insert(path) }
+    }
+
+    /// Answers incoming method calls until the connection closes or the task
+    /// is cancelled. Calls are taken in bus order by this one loop;
+    /// introspection, `Get`, `GetAll`, `GetManagedObjects` and errors are
+    /// answered in order on the loop itself, while method handlers and
+    /// `Set` run concurrently as child tasks of one task group, so a slow
+    /// handler blocks neither the connection nor other calls. Run it once
+    /// per connection (e.g. as a service of a `ServiceGroup`); a call that
+    /// arrives before it runs waits for it. After cancellation the
+    /// connection no longer answers calls.
+    /// - Throws: ``DBusError`` (`Failed`) when `serve()` is already running.
+    public func serve() async throws {
+        let first = serving.withLock { s -> Bool in
+            if s { return false }
+            s = true
+            return true
+        }
+        guard first else { throw DBusError(.failed, "serve() is already running on this connection") }
+        await withDiscardingTaskGroup { group in
+            for await call in loop.incomingCalls {
+                switch dispatch(call) {
+                case .reply(let reply):
+                    reply.map(sendReply)
+                case .work(let work):
+                    group.addTask {
+                        let reply = await work()
+                        if !call.noReplyExpected { self.sendReply(reply) }
+                    }
+                }
+            }
+        }
+    }
+
+    enum Dispatch {
+        case reply(Message?)
+        case work(@Sendable () async -> Message)
+    }
+
+    private func sendReply(_ reply: Message) {
+        do {
+            try send(reply)
+        } catch {
+            var fallback = reply
+            fallback.kind = .error
+            fallback.errorName = DBusError.Name.failed.rawValue
+            fallback.body = [.string("the handler returned an invalid reply: \(error.message)".replacingNULs())]
+            try? loop.submit(.send(fallback))
+        }
+    }
+
+    static func errorMessage(_ error: any Error, for call: Message) -> Message {
+        let e: DBusError =
+            switch error {
+            case let c as any DBusErrorConvertible: c.dbusError
+            case is CancellationError: DBusError(.failed, "cancelled")
+            default: DBusError(.failed, String(describing: error))
+            }
+        return Message.errorReply(to: call, e)
+    }
+
+    /// Decides what to do with one call; runs on the serve loop, in order.
+    func dispatch(_ call: Message) -> Dispatch {
+        func fail(_ name: DBusError.Name, _ text: String) -> Dispatch {
+            .reply(call.noReplyExpected ? nil : Message.errorReply(to: call, DBusError(name, text)))
+        }
+        func ok(_ body: [DBusValue]) -> Dispatch {
+            guard !call.noReplyExpected else { return .reply(nil) }
+            do { return .reply(try Message.methodReturn(to: call, body: body)) } catch {
+                return .reply(Message.errorReply(to: call, error))
+            }
+        }
+        guard let path = call.path, let member = call.member else { return fail(.unknownMethod, "call without path or member") }
+        let object = objects.object(at: path)
+        let sig = call.signature.rawValue
+        switch call.interface {
+        case "org.freedesktop.DBus.Peer":
+            guard member == "Ping" else { return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Peer") }
+            return ok([])
+        case "org.freedesktop.DBus.Introspectable":
+            guard member == "Introspect" else { return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Introspectable") }
+            let children = objects.childNames(of: path)
+            let isManager = objects.isManager(path)
+            guard object != nil || isManager || !children.isEmpty || path == .root else {
+                return fail(.unknownObject, "no object at \(path)")
+            }
+            return ok([.string(Introspection.xml(object: object, isManager: isManager, children: children))])
+        case "org.freedesktop.DBus.ObjectManager" where objects.isManager(path):
+            guard member == "GetManagedObjects" else { return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.ObjectManager") }
+            guard sig.isEmpty else { return fail(.invalidArgs, "GetManagedObjects takes no arguments, got '\(sig)'") }
+            let entries = objects.objects(below: path).map { o -> DBusValue.DictionaryEntry in
+                .init(.objectPath(o.path), o.managedValue())
+            }
+            return ok([.dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), entries)])
+        case "org.freedesktop.DBus.Properties":
+            guard let object else { return fail(.unknownObject, "no object at \(path)") }
+            return properties(call, member: member, signature: sig, object: object, fail: fail, ok: ok)
+        default:
+            guard let object else { return fail(.unknownObject, "no object at \(path)") }
+            let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
+            if let name = call.interface, candidates.isEmpty { return fail(.unknownInterface, "no interface \(name) at \(path)") }
+            guard let method = candidates.lazy.compactMap({ $0.methods.first { $0.name == member } }).first else {
+                return fail(.unknownMethod, "no method \(member) at \(path)")
+            }
+            guard sig == method.inSignature else {
+                return fail(.invalidArgs, "\(member) takes '\(method.inSignature)', got '\(sig)'")
+            }
+            let context = MethodCall(message: call, connection: self)
+            let outTypes = method.outArguments.map(\.type)
+            return .work {
+                do {
+                    let result = try await method.handler(context)
+                    guard result.map(\.type) == outTypes else {
+                        return Message.errorReply(
+                            to: call, DBusError(.failed, "\(member) returned '\(result.map(\.type.signature).joined())', declared '\(method.outSignature)'"))
+                    }
+                    return try Message.methodReturn(to: call, body: result)
+                } catch {
+                    return Self.errorMessage(error, for: call)
+                }
+            }
+        }
+    }
+
+    private func properties(
+        _ call: Message, member: String, signature sig: String, object: ExportedObject,
+        fail: (DBusError.Name, String) -> Dispatch, ok: ([DBusValue]) -> Dispatch
+    ) -> Dispatch {
+        let args = call.body
+        switch member {
+        case "Get":
+            guard sig == "ss", case .string(let iname) = args[0], case .string(let pname) = args[1] else {
+                return fail(.invalidArgs, "Get takes 'ss', got '\(sig)'")
+            }
+            guard let iface = object.interface(iname) else { return fail(.unknownInterface, "no interface \(iname) at \(object.path)") }
+            guard let p = iface.property(pname) else { return fail(.unknownProperty, "no property \(pname) in \(iname)") }
+            guard p.access.readable else { return fail(.accessDenied, "property \(pname) is write-only") }
+            guard let v = object.value(of: pname, in: iname) else { return fail(.invalidArgs, "property \(pname) has no value") }
+            return ok([.variant(v)])
+        case "GetAll":
+            guard sig == "s", case .string(let iname) = args[0] else { return fail(.invalidArgs, "GetAll takes 's', got '\(sig)'") }
+            guard let iface = object.interface(iname) else {
+                if iname.hasPrefix("org.freedesktop.DBus.") { return ok([.dictionary(key: .string, value: .variant, [])]) }
+                return fail(.unknownInterface, "no interface \(iname) at \(object.path)")
+            }
+            return ok([.dictionary(key: .string, value: .variant, object.readableValues(iface))])
+        case "Set":
+            guard sig == "ssv", case .string(let iname) = args[0], case .string(let pname) = args[1],
+                case .variant(let value) = args[2]
+            else { return fail(.invalidArgs, "Set takes 'ssv', got '\(sig)'") }
+            guard let iface = object.interface(iname) else { return fail(.unknownInterface, "no interface \(iname) at \(object.path)") }
+            guard let p = iface.property(pname) else { return fail(.unknownProperty, "no property \(pname) in \(iname)") }
+            guard p.access.writable else { return fail(.propertyReadOnly, "property \(pname) is read-only") }
+            guard value.type == p.type else { return fail(.invalidArgs, "property \(pname) has type '\(p.type)', got '\(value.type)'") }
+            let context = MethodCall(message: call, connection: self)
+            return .work {
+                do {
+                    try await p.onSet?(value, context)
+                    try object.setValue(value, of: pname, in: iname)
+                    return try Message.methodReturn(to: call)
+                } catch {
+                    return Self.errorMessage(error, for: call)
+                }
+            }
+        default:
+            return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Properties")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// Signals matching one rule, in bus order. See ``Connection/signals(matching:)``.
+public struct SignalStream: AsyncSequence, Sendable {
+    public typealias Element = Message
+    let stream: AsyncThrowingStream<Message, any Error>
+    let loop: ConnectionLoop
+    let id: UInt64
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Message, any Error>.AsyncIterator
+        /// The next signal; nil when the task is cancelled.
+        /// - Throws: ``DBusError`` (`Disconnected`) when the connection closed.
+        public mutating func next() async throws -> Message? { try await base.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+
+    /// Ends the subscription now (the bus rule is removed).
+    public func cancel() { loop.removeSubscriber(id) }
+}
+
+/// A change of owner of a bus name.
+public struct NameOwnerChange: Sendable, Hashable {
+    public var name: String
+    /// nil when the name had no owner.
+    public var oldOwner: String?
+    /// nil when the name is now released.
+    public var newOwner: String?
+}
+
+/// `NameOwnerChanged` signals, decoded. See ``Connection/nameOwnerChanges(for:)``.
+public struct NameOwnerChanges: AsyncSequence, Sendable {
+    public typealias Element = NameOwnerChange
+    let signals: SignalStream
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: SignalStream.AsyncIterator
+        /// - Throws: ``DBusError`` (`Disconnected`).
+        public mutating func next() async throws -> NameOwnerChange? {
+            while let m = try await base.next() {
+                guard let (name, old, new) = try? m.decode(String.self, String.self, String.self) else { continue }
+                return NameOwnerChange(name: name, oldOwner: old.isEmpty ? nil : old, newOwner: new.isEmpty ? nil : new)
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: signals.makeAsyncIterator()) }
+
+    /// Ends the subscription now.
+    public func cancel() { signals.cancel() }
+}

@@ -1,0 +1,215 @@
+import DBus
+import Foundation
+import Testing
+@testable import BlueZ
+
+/// The BlueZ layer against the simulated bench: a private dbus-daemon,
+/// patched BlueZoo, and lock and band peripherals on their own adapters.
+@Suite(.serialized) struct BlueZBenchTests {
+    static let hci0 = try! ObjectPath("/org/bluez/hci0")
+    static let lockPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
+    static let bandPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_03")
+    static let lockService = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+    static let lockState = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+    static let lockCommand = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+    static let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
+
+    /// Runs `body` with a started bench and a running client; stops both.
+    func withClient(_ args: [String] = ["--lock", "lock", "--band", "band"],
+                    _ body: (TestBench, BlueZClient, EventLog) async throws -> Void) async throws {
+        let bench = try await TestBench.start(args)
+        defer { bench.stop() }
+        let connection = try await Connection.connect(to: .address(bench.busAddress))
+        defer { connection.close() }
+        let client = BlueZClient(connection: connection)
+        let log = EventLog()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            group.addTask { try await connection.serve() }
+            group.addTask { for await e in client.events { await log.append(e) } }
+            try await client.waitUntilReady()
+            try await body(bench, client, log)
+            group.cancelAll()
+        }
+    }
+
+    func discover(_ client: BlueZClient, uuids: [String] = []) async throws {
+        try await client.startDiscovery(adapter: Self.hci0, filter: DiscoveryFilter(uuids: uuids))
+    }
+
+    @Test func uuidFilterFindsOnlyMatchingPeripheral() async throws {
+        try await withClient { _, client, _ in
+            try await discover(client, uuids: [Self.lockService])
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            try await Task.sleep(for: .seconds(1))
+            #expect(await client.mirror.device(Self.bandPath) == nil)
+        }
+        try await withClient { _, client, _ in
+            try await discover(client, uuids: [Self.heartRate])
+            try await client.wait(timeout: .seconds(10), "the band") { $0.device(Self.bandPath) != nil }
+            try await Task.sleep(for: .seconds(1))
+            #expect(await client.mirror.device(Self.lockPath) == nil)
+        }
+    }
+
+    @Test func connectReadWriteNotifyAndBothNames() async throws {
+        try await withClient { bench, client, log in
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            #expect(await client.mirror.device(Self.lockPath)?.names.advertisingName == "RLK-7F3A")
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            try await client.wait(timeout: .seconds(5), "the GAP name") { $0.device(Self.lockPath)?.names.gapName == "Front Door" }
+            let names = try #require(await client.mirror.device(Self.lockPath)?.names)
+            #expect(names.advertisingName == "RLK-7F3A")
+
+            let state = try #require(await client.mirror.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockState))
+            let command = try #require(await client.mirror.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockCommand))
+            let before = try await client.read(state.path)
+            #expect(!before.isEmpty)
+            try await client.startNotify(state.path)
+            try await client.write(command.path, Array("unlock".utf8))
+            try await client.wait(timeout: .seconds(5), "the unlocked state") { $0.characteristic(state.path)?.value.map { String(decoding: $0, as: UTF8.self) } == "unlocked" }
+            try await client.write(command.path, Array("lock".utf8), withResponse: false)
+            try await client.wait(timeout: .seconds(5), "the locked state") { $0.characteristic(state.path)?.value.map { String(decoding: $0, as: UTF8.self) } == "locked" }
+            let notified = await log.values(of: state.path).map { String(decoding: $0, as: UTF8.self) }
+            #expect(notified.suffix(2) == ["unlocked", "locked"])
+
+            // Renames: the GAP name changes over the link, the advertised
+            // name is seen after the link is gone.
+            try bench.send(["cmd": "set_gap_name", "peripheral": "lock", "name": "Back Door"])
+            try bench.send(["cmd": "set_adv_name", "peripheral": "lock", "name": "RLK-NEW1"])
+            try await client.disconnect(Self.lockPath)
+            try await client.wait(timeout: .seconds(10), "the new advertised name") { $0.device(Self.lockPath)?.names.advertisingName == "RLK-NEW1" }
+            #expect(await client.mirror.device(Self.lockPath)?.names.gapName == "Front Door")
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            try await client.wait(timeout: .seconds(5), "the new GAP name") { $0.device(Self.lockPath)?.names.gapName == "Back Door" }
+            #expect(await client.mirror.device(Self.lockPath)?.names.advertisingName == "RLK-NEW1")
+            let changes = await log.nameChanges(of: Self.lockPath)
+            #expect(changes.contains(NameChange(kind: .gap, old: "Front Door", new: "Back Door")))
+            #expect(changes.contains(NameChange(kind: .advertising, old: "RLK-7F3A", new: "RLK-NEW1")))
+        }
+    }
+
+    @Test func outOfRangeDropsLinkAndConnectFailsClassifiedThenReconnects() async throws {
+        try await withClient { bench, client, log in
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            try bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await client.wait(timeout: .seconds(10), "the link to drop") { $0.device(Self.lockPath)?.connected == false }
+            #expect(await log.contains(.mirror(.propertyChanged(path: Self.lockPath, interface: BlueZInterface.device, property: "Connected", old: .boolean(true), new: .boolean(false)))))
+            do {
+                try await client.connect(Self.lockPath)
+                Issue.record("Connect to an out-of-range lock succeeded")
+            } catch let e as BlueZError {
+                #expect(e.name == "org.bluez.Error.Failed")
+                #expect(e.message == "le-connection-abort-by-local")
+                #expect(e.errorClass == .transient)
+            }
+            try bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            #expect(await client.mirror.device(Self.lockPath)?.connected == true)
+        }
+    }
+
+    @Test func bluetoothdRestartMidConnectionResyncsWithoutStaleObjects() async throws {
+        try await withClient { bench, client, log in
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            let ownerBefore = await client.owner
+            try bench.send(["cmd": "restart_bluez"])
+            try await waitUntil(timeout: .seconds(10)) { let o = await client.owner; return o != nil && o != ownerBefore }
+            #expect(await log.contains(.reset(.bluetoothdRestarted)))
+            // The restarted bluetoothd knows nothing of the old link.
+            try await expectMirrorMatchesBus(client)
+            #expect(await client.mirror.device(Self.lockPath)?.connected != true)
+            // Discovery was re-applied by the layer: the lock is found again.
+            try await client.wait(timeout: .seconds(10), "the lock again") { $0.device(Self.lockPath) != nil }
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+        }
+    }
+
+    @Test func adapterPowerCycleResumesDiscoveryWithItsFilter() async throws {
+        try await withClient { bench, client, log in
+            try await discover(client, uuids: [Self.lockService])
+            try await client.wait(timeout: .seconds(10), "discovering") { $0.adapter(Self.hci0)?.discovering == true }
+            try bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await waitUntil(timeout: .seconds(10)) { await log.contains(.adapterPowered(Self.hci0, false)) }
+            try await waitUntil(timeout: .seconds(10)) { await log.contains(.adapterPowered(Self.hci0, true)) }
+            try await client.wait(timeout: .seconds(10), "discovering again") { $0.adapter(Self.hci0)?.discovering == true }
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            try await Task.sleep(for: .seconds(1))
+            #expect(await client.mirror.device(Self.bandPath) == nil, "the filter was lost")
+        }
+    }
+
+    /// After a random sequence of operations on the bench (each causing
+    /// adds, removes or property changes), the mirror equals a fresh
+    /// GetManagedObjects.
+    @Test func mirrorMatchesManagedObjectsAfterRandomOperations() async throws {
+        try await withClient { bench, client, _ in
+            var rng = SplitMix(seed: 7)
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "both") { $0.device(Self.lockPath) != nil && $0.device(Self.bandPath) != nil }
+            for step in 0..<25 {
+                let target = rng.next() % 2 == 0 ? "lock" : "band"
+                let path = target == "lock" ? Self.lockPath : Self.bandPath
+                switch rng.next() % 6 {
+                case 0: try? await client.connect(path, timeout: .seconds(5))
+                case 1: try? await client.disconnect(path)
+                case 2: try bench.send(["cmd": "set_adv_name", "peripheral": target, "name": "N\(step)"])
+                case 3: try bench.send(["cmd": "out_of_range", "peripheral": target])
+                case 4: try bench.send(["cmd": "in_range", "peripheral": target])
+                default: try bench.send(["cmd": "push", "peripheral": target])
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await client.stopDiscovery(adapter: Self.hci0)
+            try await expectMirrorMatchesBus(client)
+        }
+    }
+
+    /// Compares the mirror with a fresh GetManagedObjects, allowing
+    /// in-flight signals a moment to arrive.
+    func expectMirrorMatchesBus(_ client: BlueZClient) async throws {
+        var last: ManagedObjects = [:]
+        for _ in 0..<50 {
+            let reply = try await client.connection.call(
+                destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager, method: "GetManagedObjects")
+            last = try #require(reply.body.first).managedObjects()
+            try await Task.sleep(for: .milliseconds(100))
+            if await client.mirror.objects == last { return }
+        }
+        let mirrored = await client.mirror.objects
+        #expect(mirrored == last)
+    }
+}
+
+func waitUntil(timeout: Duration, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("condition not met within \(timeout)")
+}
+
+/// Every event the client emitted, in order.
+actor EventLog {
+    private(set) var events: [BlueZEvent] = []
+    func append(_ e: BlueZEvent) { events.append(e) }
+    func contains(_ e: BlueZEvent) -> Bool { events.contains(e) }
+    func values(of characteristic: ObjectPath) -> [[UInt8]] {
+        events.compactMap { if case .mirror(.valueUpdated(characteristic, _, let v)) = $0 { v } else { nil } }
+    }
+    func nameChanges(of device: ObjectPath) -> [NameChange] {
+        events.compactMap { if case .mirror(.nameChanged(device, let c)) = $0 { c } else { nil } }
+    }
+}

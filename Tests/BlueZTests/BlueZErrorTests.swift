@@ -1,0 +1,43 @@
+import Testing
+@testable import BlueZ
+
+@Suite struct BlueZErrorClassificationTests {
+    // The exact strings BlueZ sends (src/error.h, src/device.c), and what a
+    // reconnect policy must make of each.
+    @Test(arguments: [
+        ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZErrorClass.transient),
+        ("org.bluez.Error.Failed", "br-connection-canceled", .transient),
+        ("org.bluez.Error.Failed", "Software caused connection abort", .transient),
+        ("org.bluez.Error.Failed", "le-connection-concurrent-connection-limit", .transient),
+        ("org.bluez.Error.Failed", "Operation already in progress", .inProgress),
+        ("org.bluez.Error.InProgress", "In Progress", .inProgress),
+        ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
+        ("org.bluez.Error.Failed", "le-connection-adapter-not-powered", .notReady),
+        ("org.freedesktop.DBus.Error.UnknownObject", "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist", .deviceGone),
+        ("org.bluez.Error.DoesNotExist", "Does Not Exist", .deviceGone),
+        ("org.bluez.Error.NotSupported", "Operation is not supported", .notSupported),
+        ("org.bluez.Error.NotPermitted", "Write not permitted", .notPermitted),
+        ("org.bluez.Error.NotAuthorized", "Operation Not Authorized", .notPermitted),
+        ("org.bluez.Error.Failed", "le-connection-key-missing", .notPermitted),
+        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided by any .service files", .serviceUnavailable),
+        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .serviceUnavailable),
+        ("org.bluez.Failed", "le-connection-abort-by-local", .transient),
+        ("org.bluez.Error.Failed", "something new", .unknown),
+        ("org.example.Error.Weird", "le-connection-abort-by-local", .unknown),
+    ])
+    func classifies(name: String, message: String, expected: BlueZErrorClass) {
+        let error = BlueZError(name: name, message: message)
+        #expect(error.errorClass == expected)
+        #expect(error.name == name)
+        #expect(error.message == message)
+    }
+
+    @Test func unknownLEReasonsAreTransient() {
+        #expect(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-something-new").errorClass == .transient)
+    }
+
+    @Test func descriptionKeepsOriginal() {
+        let error = BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        #expect(error.description == "org.bluez.Error.Failed: le-connection-abort-by-local [transient]")
+    }
+}

@@ -1,0 +1,141 @@
+import DBus
+import Foundation
+import Testing
+@testable import BlueZ
+
+@Suite struct MirrorTests {
+    let hci0 = try! ObjectPath("/org/bluez/hci0")
+    let lock = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
+    let gapSvc = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02/service0001")
+    let nameChr = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02/service0001/char0002")
+
+    func deviceProps(name: String, connected: Bool = false) -> InterfaceProperties {
+        [
+            "Address": .string("00:00:00:00:00:02"), "AddressType": .string("public"),
+            "Adapter": .objectPath(hci0), "Name": .string(name), "Connected": .boolean(connected),
+            "UUIDs": .array(.string, [.string("0000180D-0000-1000-8000-00805F9B34FB")]),
+            "RSSI": .int16(-60),
+        ]
+    }
+
+    @Test func buildsTypedViewsFromManagedObjects() {
+        let mirror = Mirror(managedObjects: [
+            hci0: [BlueZInterface.adapter: ["Address": .string("00:00:00:00:00:01"), "Powered": .boolean(true)]],
+            lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")],
+        ])
+        #expect(mirror.adapters.map(\.path) == [hci0])
+        #expect(mirror.adapter(hci0)?.powered == true)
+        let d = mirror.device(address: "00:00:00:00:00:02")
+        #expect(d?.path == lock)
+        #expect(d?.rssi == -60)
+        // A snapshot's Name is of unknown origin: not attributed.
+        #expect(d?.name == "RLK-7F3A")
+        #expect(d?.names == DeviceNames())
+        #expect(mirror.devices(offering: "0000180d-0000-1000-8000-00805f9b34fb").map(\.path) == [lock])
+        #expect(mirror.devices(offering: "0000180d-0000-1000-8000-00805f9b34fb", connectedOnly: true).isEmpty)
+    }
+
+    @Test func snapshotKeepsKnownNames() {
+        let known = DeviceNames(advertisingName: "RLK-7F3A", gapName: "Front Door")
+        let mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "Front Door")]], knownNames: [lock: known])
+        #expect(mirror.device(lock)?.names == known)
+    }
+
+    @Test func gapNameFromNameChangeAfterConnect() {
+        var mirror = Mirror()
+        _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
+        let e1 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Connected": .boolean(true)], invalidated: [])
+        #expect(e1 == [.propertyChanged(path: lock, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true))])
+        let e2 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Name": .string("Front Door")], invalidated: [])
+        #expect(e2.contains(.nameChanged(device: lock, NameChange(kind: .gap, old: nil, new: "Front Door"))))
+        #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A")
+        #expect(mirror.device(lock)?.names.gapName == "Front Door")
+        #expect(mirror.device(lock)?.connected == true)
+    }
+
+    @Test func gattValueNotificationsAndExportedGAPCharacteristic() {
+        var mirror = Mirror()
+        _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
+        _ = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Connected": .boolean(true)], invalidated: [])
+        _ = mirror.interfacesAdded(path: gapSvc, interfaces: [BlueZInterface.gattService: ["UUID": .string(GAP.serviceUUID), "Device": .objectPath(lock)]])
+        _ = mirror.interfacesAdded(path: nameChr, interfaces: [BlueZInterface.gattCharacteristic: [
+            "UUID": .string(GAP.deviceNameUUID), "Service": .objectPath(gapSvc), "Flags": .array(.string, [.string("read")]),
+        ]])
+        #expect(mirror.characteristic(device: lock, service: "00001800-0000-1000-8000-00805F9B34FB", characteristic: GAP.deviceNameUUID)?.path == nameChr)
+        let bytes = Array("Front Door".utf8)
+        let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
+                                              changed: ["Value": .array(.byte, bytes.map { .byte($0) })], invalidated: [])
+        #expect(events.contains(.valueUpdated(characteristic: nameChr, device: lock, value: bytes)))
+        #expect(events.contains(.nameChanged(device: lock, NameChange(kind: .gap, old: nil, new: "Front Door"))))
+        #expect(mirror.device(lock)?.names.gapNameSource == .characteristic)
+        #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A")
+    }
+
+    @Test func removalDropsObjectsAndTellsAddress() {
+        var mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "X")]])
+        let events = mirror.interfacesRemoved(path: lock, interfaces: [BlueZInterface.device])
+        #expect(events == [.deviceRemoved(lock, address: "00:00:00:00:00:02")])
+        #expect(mirror.objects.isEmpty)
+        #expect(mirror.device(lock) == nil)
+        // A late PropertiesChanged for a removed object is ignored.
+        #expect(mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["RSSI": .int16(-1)], invalidated: []).isEmpty)
+    }
+
+    /// Applies a seeded random sequence of adds, removes, changes and
+    /// invalidations to the mirror and to a plain reference tree, and
+    /// checks they end up equal: the mirror's raw tree is exactly what the
+    /// signals describe.
+    @Test(arguments: [1, 2, 3, 42, 1234])
+    func randomSequenceMatchesReference(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        var mirror = Mirror()
+        var reference: ManagedObjects = [:]
+        let interfaces = [BlueZInterface.device, BlueZInterface.gattService, BlueZInterface.gattCharacteristic, "org.example.Other1"]
+        let keys = ["Name", "RSSI", "Connected", "UUID", "Value", "Alias"]
+        func randomValue() -> DBusValue {
+            switch rng.next() % 4 {
+            case 0: .string("v\(rng.next() % 100)")
+            case 1: .int16(Int16(truncatingIfNeeded: rng.next()))
+            case 2: .boolean(rng.next() % 2 == 0)
+            default: .array(.byte, (0..<Int(rng.next() % 5)).map { _ in .byte(UInt8(truncatingIfNeeded: rng.next())) })
+            }
+        }
+        for _ in 0..<2000 {
+            let path = try ObjectPath("/org/bluez/hci0/dev_\(rng.next() % 6)" + (rng.next() % 2 == 0 ? "" : "/service\(rng.next() % 3)"))
+            let iface = interfaces[Int(rng.next() % UInt64(interfaces.count))]
+            switch rng.next() % 3 {
+            case 0:
+                var props: InterfaceProperties = [:]
+                for _ in 0..<Int(rng.next() % 4) { props[keys[Int(rng.next() % UInt64(keys.count))]] = randomValue() }
+                _ = mirror.interfacesAdded(path: path, interfaces: [iface: props])
+                reference[path, default: [:]][iface, default: [:]].merge(props) { _, n in n }
+            case 1:
+                _ = mirror.interfacesRemoved(path: path, interfaces: [iface])
+                reference[path]?[iface] = nil
+                if reference[path]?.isEmpty == true { reference[path] = nil }
+            default:
+                let key = keys[Int(rng.next() % UInt64(keys.count))]
+                let invalidate = rng.next() % 5 == 0
+                let value = randomValue()
+                _ = mirror.propertiesChanged(path: path, interface: iface, changed: invalidate ? [:] : [key: value], invalidated: invalidate ? [key] : [])
+                if reference[path]?[iface] != nil {
+                    reference[path]?[iface]?[key] = invalidate ? nil : value
+                }
+            }
+        }
+        #expect(mirror.objects == reference)
+    }
+}
+
+/// A small deterministic generator for reproducible random tests.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+@testable import DBus
+
+@Suite struct ClientTests {
+    @Test func connectionFailuresAreTypedErrors() async throws {
+        await #expect(throws: DBusError.self) {
+            try await Connection.connect(to: .address("unix:path=/nonexistent/relink-test-bus"))
+        }
+        await #expect(throws: DBusError.self) { try await Connection.connect(to: .address("bogus")) }
+    }
+
+    @Test func systemBusAddressIsTakenFromTheEnvironment() async throws {
+        try await withTestBus { bus in
+            // Only this test reads DBUS_SYSTEM_BUS_ADDRESS, and it points at the private bus.
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
+            let c = try await Connection.connect(to: .system)
+            #expect(c.uniqueName.hasPrefix(":"))
+            #expect(try await c.nameOwner(of: "org.freedesktop.DBus") == "org.freedesktop.DBus")
+        }
+    }
+
+    @Test func errorsRepliedByPeersCarryNameAndMessage() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                let call = { (method: String, args: [DBusValue]) async throws -> Message in
+                    try await client.call(
+                        destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: method, arguments: args)
+                }
+                do {
+                    _ = try await call("Fail", [.string("org.relink.Error.NotFound"), .string("nope")])
+                    Issue.record("no error")
+                } catch let e as DBusError {
+                    #expect(e.name.rawValue == "org.relink.Error.NotFound")
+                    #expect(e.message == "nope")
+                }
+                await #expect(throws: DBusError(.unknownMethod, "no method Nope at /echo")) { try await call("Nope", []) }
+                await #expect(throws: DBusError(.invalidArgs, "Echo takes 'v', got 's'")) { try await call("Echo", [.string("x")]) }
+                await #expect(throws: DBusError(.failed, "BadReply returned 'u', declared 's'")) { try await call("BadReply", []) }
+                do {
+                    _ = try await client.call(destination: EchoService.name, path: ObjectPath("/nothing"), interface: EchoService.interface, method: "Echo")
+                    Issue.record("no error")
+                } catch let e as DBusError {
+                    #expect(e.name == .unknownObject)
+                }
+                do {
+                    _ = try await client.call(destination: EchoService.name, path: EchoService.path, interface: "org.relink.Nothing", method: "Echo")
+                    Issue.record("no error")
+                } catch let e as DBusError {
+                    #expect(e.name == .unknownInterface)
+                }
+            }
+        }
+    }
+
+    @Test func callsToVanishedPeersFailWithTheRightError() async throws {
+        try await withTestBus { bus in
+            let client = try await bus.connect()
+            // A well-known name nobody owns.
+            do {
+                _ = try await client.call(destination: "org.relink.Nobody", path: .root, interface: nil, method: "X")
+                Issue.record("no error")
+            } catch let e as DBusError {
+                #expect(e.name == .serviceUnknown)
+            }
+            // A peer that was there and left.
+            let peer = try await bus.connect()
+            let gone = peer.uniqueName
+            peer.close()
+            try await Task.sleep(for: .milliseconds(100))
+            do {
+                _ = try await client.call(destination: gone, path: .root, interface: nil, method: "X")
+                Issue.record("no error")
+            } catch let e as DBusError {
+                #expect(e.name == .serviceUnknown)
+            }
+            // A peer that leaves while our call is in flight: the bus answers NoReply.
+            let service = try await bus.connect()
+            let object = try EchoService.object()
+            try service.export(object)
+            let serving = Task { try await service.serve() }
+            async let reply = client.call(
+                destination: service.uniqueName, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
+                arguments: [.uint32(10_000)])
+            try await Task.sleep(for: .milliseconds(200))
+            service.close()
+            do {
+                _ = try await reply
+                Issue.record("no error")
+            } catch let e as DBusError {
+                #expect(e.name == .noReply)
+            }
+            serving.cancel()
+        }
+    }
+
+    @Test func timeoutsFailWithNoReplyAndLeaveNothingPending() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                let start = ContinuousClock.now
+                do {
+                    _ = try await client.call(
+                        destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
+                        arguments: [.uint32(5_000)], timeout: .milliseconds(200))
+                    Issue.record("no timeout")
+                } catch let e as DBusError {
+                    #expect(e.name == .noReply)
+                }
+                let elapsed = ContinuousClock.now - start
+                #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(3))
+                #expect(client.loop.state.withLock { $0.pending.isEmpty })
+                // The connection still works.
+                #expect(try await EchoService.echo(client, .int32(1)) == .int32(1))
+            }
+        }
+    }
+
+    @Test func cancellationRemovesThePendingCall() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                let task = Task {
+                    try await client.call(
+                        destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
+                        arguments: [.uint32(10_000)])
+                }
+                try await Task.sleep(for: .milliseconds(150))
+                #expect(client.loop.state.withLock { $0.pending.count } == 1)
+                let start = ContinuousClock.now
+                task.cancel()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                #expect(ContinuousClock.now - start < .seconds(2))
+                #expect(client.loop.state.withLock { $0.pending.isEmpty && $0.serialByToken.isEmpty })
+                // Cancelled before it starts.
+                let early = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await EchoService.echo(client, .int32(1))
+                }
+                await #expect(throws: CancellationError.self) { try await early.value }
+                #expect(try await EchoService.echo(client, .int32(2)) == .int32(2))
+            }
+        }
+    }
+
+    @Test func closingFailsPendingCallsWithDisconnected() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                async let reply = client.call(
+                    destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
+                    arguments: [.uint32(10_000)])
+                let signals = try await client.signals(matching: MatchRule(interface: EchoService.interface))
+                try await Task.sleep(for: .milliseconds(100))
+                client.close()
+                do {
+                    _ = try await reply
+                    Issue.record("no error")
+                } catch let e as DBusError {
+                    #expect(e.name == .disconnected)
+                }
+                do {
+                    for try await _ in signals {}
+                    Issue.record("stream ended without error")
+                } catch let e as DBusError {
+                    #expect(e.name == .disconnected)
+                }
+                await #expect(throws: DBusError.self) { try await EchoService.echo(client, .int32(1)) }
+            }
+        }
+    }
+
+    @Test func busDeathFailsPendingCalls() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let client = try await bus.connect()
+        let other = try await bus.connect()
+        async let reply = client.call(destination: other.uniqueName, path: .root, interface: nil, method: "NeverAnswered")
+        try await Task.sleep(for: .milliseconds(100))
+        kill(bus.daemonPID, SIGKILL)
+        do {
+            _ = try await reply
+            Issue.record("no error")
+        } catch let e as DBusError {
+            #expect(e.name == .disconnected)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import DBus
+
+/// A private dbus-daemon in a temporary directory, for one test.
+///
+/// The daemon runs under a small shell watchdog that kills it when the test
+/// process disappears (also on a crash), and ``stop()`` (called by
+/// ``withTestBus(_:)`` on every exit path) kills it with SIGKILL and removes
+/// the directory.
+final class TestBus: Sendable {
+    let directory: String
+    let address: String
+    let daemonPID: Int32
+    private let watchdog: Int32
+
+    init() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("relink-dbus-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        directory = dir
+        address = "unix:path=\(dir)/bus"
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_message_size">134217728</limit>
+              <limit name="max_replies_per_connection">100000</limit>
+              <limit name="reply_timeout">60000</limit>
+            </busconfig>
+            """
+        try config.write(toFile: dir + "/bus.conf", atomically: true, encoding: .utf8)
+        let me = getpid()
+        let script = """
+            dbus-daemon --config-file='\(dir)/bus.conf' --nofork --nopidfile 2>'\(dir)/daemon.log' &
+            D=$!
+            echo $D > '\(dir)/daemon.pid'
+            while kill -0 \(me) 2>/dev/null && kill -0 $D 2>/dev/null; do sleep 0.3; done
+            kill -9 $D 2>/dev/null
+            """
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
+        defer { argv.forEach { free($0) } }
+        let rc = posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ)
+        guard rc == 0 else { throw DBusError(.failed, "posix_spawn: \(rc)") }
+        watchdog = pid
+        // Wait for the socket and the pid file.
+        var daemon: Int32 = 0
+        for _ in 0..<500 {
+            if FileManager.default.fileExists(atPath: dir + "/bus"),
+                let s = try? String(contentsOfFile: dir + "/daemon.pid", encoding: .utf8),
+                let p = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                daemon = p
+                break
+            }
+            usleep(10_000)
+        }
+        daemonPID = daemon
+        guard daemon > 0 else {
+            kill(pid, SIGKILL)
+            var st: Int32 = 0
+            waitpid(pid, &st, 0)
+            throw DBusError(.failed, "dbus-daemon did not start in \(dir)")
+        }
+    }
+
+    /// Kills the daemon and the watchdog, and removes the directory.
+    func stop() {
+        kill(daemonPID, SIGKILL)
+        kill(watchdog, SIGKILL)
+        var st: Int32 = 0
+        waitpid(watchdog, &st, 0)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func connect() async throws -> Connection {
+        try await Connection.connect(to: .address(address))
+    }
+
+    /// Runs a command-line tool; returns its exit status and output.
+    func run(_ tool: String, _ args: [String]) throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Starts a private bus, runs `body`, and always stops the bus.
+func withTestBus<T>(_ body: (TestBus) async throws -> T) async throws -> T {
+    let bus = try TestBus()
+    defer { bus.stop() }
+    return try await body(bus)
+}

@@ -1,0 +1,183 @@
+"""What every simulated peripheral does: export its objects, register them
+with org.bluez on its adapter (again whenever org.bluez gets a new owner),
+and obey JSON-lines commands on stdin (replies and events on stdout)."""
+
+import asyncio
+import json
+import sys
+from typing import Any, Optional
+
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+
+from .gatt import Advertisement, Characteristic, Service
+
+GAP_SERVICE = "00001800-0000-1000-8000-00805f9b34fb"
+GAP_DEVICE_NAME = "00002a00-0000-1000-8000-00805f9b34fb"
+
+
+class CommandError(Exception):
+    pass
+
+
+class Peripheral:
+    kind = "peripheral"
+
+    def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str):
+        self.name = name
+        self.adapter_path = f"/org/bluez/{adapter}"
+        self.root = f"/org/relinkbench/{name.replace('-', '_')}"
+        self.app_path = f"{self.root}/app"
+        self.adv_path = f"{self.root}/adv0"
+        self.gap_name = gap_name
+        self.bus: Optional[MessageBus] = None
+        self.registrations = 0
+        self.register_lock = asyncio.Lock()
+        self.services: list[Service] = []
+        self.chars: list[Characteristic] = []
+        self.adv = Advertisement(adv_name, self.advertised_uuids(),
+                                 self.manufacturer_data(), self.service_data())
+        gap = self.add_service(GAP_SERVICE)
+        self.gap_char = self.add_char(gap, GAP_DEVICE_NAME, ["read"], gap_name.encode())
+
+    # -- to be specialised ---------------------------------------------------
+
+    def advertised_uuids(self) -> list[str]:
+        return []
+
+    def manufacturer_data(self) -> dict[int, bytes]:
+        return {}
+
+    def service_data(self) -> dict[str, bytes]:
+        return {}
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    async def command(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        raise CommandError(f"unknown command {cmd!r} for a {self.kind}")
+
+    async def started(self) -> None:
+        pass
+
+    # -- building the GATT database ------------------------------------------
+
+    def add_service(self, uuid: str) -> Service:
+        svc = Service(f"{self.app_path}/service{len(self.services)}", uuid)
+        self.services.append(svc)
+        return svc
+
+    def add_char(self, svc: Service, uuid: str, flags: list[str], value: bytes = b"",
+                 on_write=None) -> Characteristic:
+        n = sum(1 for c in self.chars if c.service is svc)
+        ch = Characteristic(f"{svc.path}/char{n}", svc, uuid, flags, value, on_write)
+        self.chars.append(ch)
+        return ch
+
+    # -- D-Bus ---------------------------------------------------------------
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    async def _call(self, path: str, interface: str, member: str, signature: str, body: list):
+        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=interface,
+                                            member=member, signature=signature, body=body))
+        if reply.message_type == MessageType.ERROR:
+            raise RuntimeError(f"{member}: {reply.error_name}: {reply.body}")
+        return reply
+
+    async def register(self) -> None:
+        """Register the advertisement and the application on our adapter."""
+        async with self.register_lock:
+            await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                             "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
+            await self._call(self.adapter_path, "org.bluez.GattManager1",
+                             "RegisterApplication", "oa{sv}", [self.app_path, {}])
+            self.registrations += 1
+            self.emit({"event": "registered", "peripheral": self.name,
+                       "registrations": self.registrations})
+
+    async def _register_when_possible(self) -> None:
+        for _ in range(200):
+            try:
+                await self.register()
+                return
+            except Exception as e:
+                err = e
+                await asyncio.sleep(0.05)
+        self.emit({"event": "error", "peripheral": self.name, "error": f"register: {err}"})
+
+    def _on_message(self, msg: Message) -> None:
+        if (msg.message_type == MessageType.SIGNAL and msg.member == "NameOwnerChanged"
+                and msg.interface == "org.freedesktop.DBus" and msg.body
+                and msg.body[0] == "org.bluez" and msg.body[2]):
+            # bluetoothd (BlueZoo) restarted: everything registered is gone.
+            for ch in self.chars:
+                ch.notifying = False
+            asyncio.get_running_loop().create_task(self._register_when_possible())
+
+    async def connect(self) -> None:
+        self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+        self.bus.export(self.adv_path, self.adv)
+        for svc in self.services:
+            self.bus.export(svc.path, svc)
+        for ch in self.chars:
+            self.bus.export(ch.path, ch)
+        self.bus.add_message_handler(self._on_message)
+        await self.bus.call(Message(
+            destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus", member="AddMatch", signature="s",
+            body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
+                  "arg0='org.bluez'"]))
+
+    # -- commands --------------------------------------------------------------
+
+    def full_state(self) -> dict[str, Any]:
+        return {"kind": self.kind, "adv_name": self.adv.local_name, "gap_name": self.gap_name,
+                "registrations": self.registrations,
+                "notifying": {c.uuid: c.notifying for c in self.chars if c.notifying},
+                **self.state()}
+
+    async def handle(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        if cmd == "get":
+            return self.full_state()
+        if cmd == "set_adv_name":
+            self.adv.rename(_str(args, "name"))
+            return {"adv_name": self.adv.local_name}
+        if cmd == "set_gap_name":
+            self.gap_name = _str(args, "name")
+            self.gap_char.set_value(self.gap_name.encode(), notify=False)
+            return {"gap_name": self.gap_name}
+        return await self.command(cmd, args)
+
+    async def serve_stdin(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        while line := await reader.readline():
+            rid = None
+            try:
+                req = json.loads(line)
+                rid = req.get("id")
+                result = await self.handle(str(req.get("cmd")), req)
+                self.emit({"id": rid, "ok": True, **result})
+            except (CommandError, ValueError, KeyError, TypeError) as e:
+                self.emit({"id": rid, "ok": False, "error": str(e)})
+        # stdin closed: the launcher is gone or wants us to stop.
+
+    async def run(self) -> None:
+        await self.connect()
+        await self._register_when_possible()
+        await self.started()
+        # Stop when stdin closes (the launcher) or the bus goes away.
+        stdin = asyncio.ensure_future(self.serve_stdin())
+        bus_gone = asyncio.ensure_future(self.bus.wait_for_disconnect())
+        await asyncio.wait({stdin, bus_gone}, return_when=asyncio.FIRST_COMPLETED)
+
+
+def _str(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise CommandError(f"{key!r} must be a non-empty string")
+    return value

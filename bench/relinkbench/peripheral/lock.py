@@ -1,0 +1,63 @@
+"""The lock: advertises "RLK-xxxx", GAP name "Front Door"; lock service with a
+lock-state characteristic (read, notify: "locked"/"unlocked") and a command
+characteristic (write, write-without-response: "lock"/"unlock")."""
+
+from typing import Any
+
+from .base import CommandError, Peripheral
+
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+MANUFACTURER_ID = 0xFFFF  # "no company", for tests
+
+
+class Lock(Peripheral):
+    kind = "lock"
+
+    def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str):
+        self.locked = True
+        super().__init__(name, adapter, adv_name, gap_name)
+        svc = self.add_service(LOCK_SERVICE)
+        self.state_char = self.add_char(svc, LOCK_STATE, ["read", "notify"], self._state_bytes())
+        self.command_char = self.add_char(svc, LOCK_COMMAND, ["write", "write-without-response"],
+                                          on_write=self._on_command)
+
+    def advertised_uuids(self) -> list[str]:
+        return [LOCK_SERVICE]
+
+    def manufacturer_data(self) -> dict[int, bytes]:
+        return {MANUFACTURER_ID: b"RL\x01"}
+
+    def _state_bytes(self) -> bytes:
+        return b"locked" if self.locked else b"unlocked"
+
+    def set_locked(self, locked: bool) -> None:
+        self.locked = locked
+        # Notify even when unchanged: a push is a notification.
+        self.state_char.set_value(self._state_bytes())
+
+    async def _on_command(self, value: bytes, options: dict) -> None:
+        text = value.decode("utf-8", "replace").strip().lower()
+        if text not in ("lock", "unlock"):
+            from dbus_fast import DBusError
+            raise DBusError("org.bluez.Error.Failed", f"unknown lock command {text!r}")
+        self.set_locked(text == "lock")
+        self.emit({"event": "lock_command", "peripheral": self.name, "command": text})
+
+    def state(self) -> dict[str, Any]:
+        return {"locked": self.locked, "state": self._state_bytes().decode(),
+                "writes": self.command_char.writes, "confirms": self.state_char.confirms}
+
+    async def command(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        if cmd == "push":
+            if "state" in args:
+                if args["state"] not in ("locked", "unlocked"):
+                    raise CommandError("state must be 'locked' or 'unlocked'")
+                self.set_locked(args["state"] == "locked")
+            elif "value" in args:
+                self.state_char.set_value(bytes.fromhex(str(args["value"])))
+            else:
+                self.set_locked(self.locked)
+            return {"value": self.state_char.value.hex()}
+        return await super().command(cmd, args)

@@ -1,0 +1,139 @@
+"""Adapter1, patched: per-client discovery sessions and filters (applied),
+power-off that drops links, peripherals whose application vanishes."""
+
+from typing import Any, Optional
+
+import sdbus
+
+from bluezoo import events
+from bluezoo.adapter import Adapter
+from bluezoo.exceptions import (DBusBluezDoesNotExistError, DBusBluezFailedError,
+                                DBusBluezInProgressError, DBusBluezNotReadyError)
+from bluezoo.gatt import GattManager
+from bluezoo.log import logger
+from bluezoo.utils import (NoneTask, create_background_task, dbus_method_async_except_logging,
+                           dbus_property_async_except_logging)
+
+from .discovery_filter import DiscoveryFilter
+
+
+class BenchAdapter(Adapter):
+
+    def __init__(self, mock, id: int, address: str):
+        super().__init__(mock, id, address)
+        # D-Bus client -> service-lost subscription, one per discovery session
+        self.sessions: dict[str, Any] = {}
+        # D-Bus client -> its filter (kept until it sets another or leaves the bus)
+        self.filters: dict[str, DiscoveryFilter] = {}
+        self.filter_subscriptions: dict[str, Any] = {}
+
+    def active_filters(self) -> list[Optional[DiscoveryFilter]]:
+        """The filter of every client with a discovery session (None: no filter)."""
+        return [self.filters.get(sender) for sender in self.sessions]
+
+    def is_peripheral_connected(self) -> bool:
+        """True while a central holds a link to this adapter (then it stops
+        advertising, as a controller does on connection)."""
+        return any(d.connected for d in self.devices.values())
+
+    async def _start_scanning(self) -> None:
+        if self.discovering_task.done():
+            self.discovering_task = self.mock.create_discovering_task(self.id)
+        if not self.discovering:
+            await self.Discovering.set_async(True)
+
+    async def _stop_scanning(self) -> None:
+        self.discovering_task.cancel()
+        self.discovering_task = NoneTask()
+        if self.discovering:
+            await self.Discovering.set_async(False)
+
+    def _drop_all_sessions(self) -> None:
+        for sub in list(self.sessions.values()) + list(self.filter_subscriptions.values()):
+            sub.unsubscribe()
+        self.sessions.clear()
+        self.filters.clear()
+        self.filter_subscriptions.clear()
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def StartDiscovery(self) -> None:
+        sender = sdbus.get_current_message().sender
+        if not self.powered:
+            raise DBusBluezNotReadyError("Resource Not Ready")
+        if sender in self.sessions:
+            raise DBusBluezInProgressError("Operation already in progress")
+        logger.info(f"Starting discovery on {self} for {sender}")
+
+        async def on_sender_lost():
+            self.sessions.pop(sender, None)
+            if not self.sessions:
+                await self._stop_scanning()
+
+        self.sessions[sender] = events.subscribe(f"service:lost:{sender}", on_sender_lost, once=True)
+        await self._start_scanning()
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def StopDiscovery(self) -> None:
+        sender = sdbus.get_current_message().sender
+        if not self.powered:
+            raise DBusBluezNotReadyError("Resource Not Ready")
+        sub = self.sessions.pop(sender, None)
+        if sub is None:
+            raise DBusBluezFailedError("No discovery started")
+        sub.unsubscribe()
+        logger.info(f"Stopping discovery on {self} for {sender}")
+        if not self.sessions:
+            await self._stop_scanning()
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def SetDiscoveryFilter(self, properties: dict[str, tuple[str, Any]]) -> None:
+        sender = sdbus.get_current_message().sender
+        if not self.powered:
+            raise DBusBluezNotReadyError("Resource Not Ready")
+        parsed = DiscoveryFilter.parse(properties)
+        if not properties:
+            self.filters.pop(sender, None)
+            return
+        self.filters[sender] = parsed
+        if sender not in self.filter_subscriptions:
+            async def on_sender_lost():
+                self.filters.pop(sender, None)
+                self.filter_subscriptions.pop(sender, None)
+            self.filter_subscriptions[sender] = events.subscribe(
+                f"service:lost:{sender}", on_sender_lost, once=True)
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def RemoveDevice(self, device: str) -> None:
+        if device not in self.devices:
+            raise DBusBluezDoesNotExistError("Does Not Exist")
+        await self.del_device(self.devices[device])
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Powered(self) -> bool:
+        return self.powered
+
+    @Powered.setter
+    def Powered_setter(self, value: bool):
+        was = self.powered
+        # BlueZoo's own setter: PowerState transitions, stops discovery.
+        Adapter.__dict__["Powered"].property_setter(self, value)
+        if was and not value:
+            logger.info(f"{self} powered off: dropping links and discovery sessions")
+            self._drop_all_sessions()
+            self.discovering_task.cancel()
+            for dev in list(self.devices.values()):
+                if dev.connected:
+                    # Our side of each link goes down at once.
+                    create_background_task(dev.disconnect())
+            # Centrals linked to us notice after their supervision timeout.
+            self.mock.peer_vanished(self)
+
+    async def _GattManager__del_gatt_application(self, app) -> None:
+        await GattManager._GattManager__del_gatt_application(self, app)
+        # The peripheral program is gone: so is the link to it.
+        self.mock.peer_vanished(self)

@@ -1,0 +1,48 @@
+"""org.relinkbench.Zoo1 on /org/relinkbench: the launcher's handle on the
+patched BlueZoo (not part of the BlueZ API; not under the ObjectManager)."""
+
+import json
+
+import sdbus
+
+from bluezoo.utils import dbus_method_async_except_logging
+
+from .config import CONFIG, RssiModel
+
+
+class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench.Zoo1"):
+
+    def __init__(self, mock):
+        super().__init__()
+        self.mock = mock
+
+    @sdbus.dbus_method_async(input_signature="snn", input_args_names=["address", "base", "noise"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def SetRSSI(self, address: str, base: int, noise: int) -> None:
+        CONFIG.rssi[address.upper()] = RssiModel(base, max(0, noise))
+
+    @sdbus.dbus_method_async(input_signature="dd",
+                             input_args_names=["connect_timeout", "supervision_timeout"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def SetTiming(self, connect_timeout: float, supervision_timeout: float) -> None:
+        CONFIG.connect_timeout = connect_timeout
+        CONFIG.supervision_timeout = supervision_timeout
+
+    @sdbus.dbus_method_async(result_signature="s", flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def GetState(self) -> str:
+        adapters = {}
+        for a in self.mock.adapters.values():
+            adapters[a.get_object_path()] = {
+                "address": a.address, "powered": a.powered,
+                "advertisements": len(a.advertisements), "applications": len(a.gatt_apps),
+                "discovering": a.discovering, "sessions": sorted(a.sessions),
+                "devices": {p: {"connected": d.connected, "rssi": d.rssi, "name": d.name_}
+                            for p, d in a.devices.items()},
+            }
+        return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,
+                           "connect_timeout": CONFIG.connect_timeout,
+                           "supervision_timeout": CONFIG.supervision_timeout,
+                           "gap_service": CONFIG.gap_service})

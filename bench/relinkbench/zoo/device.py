@@ -1,0 +1,372 @@
+"""Device1 on the central, patched to connect, disconnect, lose and regain its
+link the way real BlueZ does (see bench/README.md, "BlueZoo patches")."""
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import sdbus
+
+from bluezoo.device import Device
+from bluezoo.exceptions import (DBusBluezFailedError, DBusBluezInProgressError,
+                                DBusBluezNotConnectedError, DBusBluezNotReadyError)
+from bluezoo.gatt import GattCharacteristicClient, GattDescriptorClient, GattServiceClient
+from bluezoo.log import logger
+from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
+                           dbus_property_async_except_logging)
+
+from .config import CONFIG
+from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
+
+GAP_SERVICE = BluetoothUUID("1800")
+GAP_DEVICE_NAME = BluetoothUUID("2a00")
+
+
+@dataclass
+class AdvReport:
+    """One advertising report of a peer, as the scanning adapter receives it."""
+    address: str
+    name: Optional[str]
+    uuids: list[str]
+    manufacturer_data: dict[int, Any]
+    service_data: dict[str, Any]
+    advertising_data: dict[int, Any]
+    appearance: int
+    tx_power: Optional[int]
+    rssi: int
+    flags: bytes = field(default=b"\x06")
+
+
+class BenchDevice(Device):
+
+    def __init__(self, peer_adapter, **kwargs):
+        # True for the peripheral adapter's view of a central linked to it.
+        self.is_peer_view = False
+        self.link_dead = False
+        self.cancel_reason: Optional[str] = None
+        self.user_alias: Optional[str] = None
+        self.lost_task = NoneTask()
+        super().__init__(peer_adapter, **kwargs)
+
+    # -- advertising reports -------------------------------------------------
+
+    def apply_first_report(self, report: AdvReport) -> None:
+        """Fill the properties of a device found for the first time (before export)."""
+        if report.name is not None:
+            self.name_ = report.name
+        self.uuids = sorted(BluetoothUUID(u) for u in report.uuids)
+        self.manufacturer_data = dict(report.manufacturer_data)
+        self.service_data = dict(report.service_data)
+        self.advertising_data = dict(report.advertising_data)
+        self.advertising_flags = report.flags
+        self.appearance = report.appearance
+        self.tx_power = report.tx_power
+        self.rssi = report.rssi
+
+    async def apply_report(self, report: AdvReport, every_rssi: bool, duplicates: bool) -> None:
+        """Update from a later report: only real changes are signalled, as in
+        BlueZ's device.c, except RSSI with an RSSI/Pathloss filter and
+        ManufacturerData/ServiceData with DuplicateData (signalled every time)."""
+        # A Complete Local Name always overwrites Name (last writer wins).
+        if report.name is not None and report.name != self.name_:
+            await self.Name.set_async(report.name)
+            if self.user_alias is None:
+                await self.Alias.set_async(report.name)
+        # EIR UUIDs are added (never removed) until services are resolved.
+        if not self.services_resolved:
+            merged = sorted(set(self.uuids) | {BluetoothUUID(u) for u in report.uuids})
+            if merged != self.uuids:
+                await self.UUIDs.set_async(merged)
+        md = dict(self.manufacturer_data)
+        md.update(report.manufacturer_data)
+        if report.manufacturer_data and (duplicates or md != self.manufacturer_data):
+            await self.ManufacturerData.set_async(md)
+        sd = dict(self.service_data)
+        sd.update(report.service_data)
+        if report.service_data and (duplicates or sd != self.service_data):
+            await self.ServiceData.set_async(sd)
+        ad = dict(self.advertising_data)
+        ad.update(report.advertising_data)
+        if ad != self.advertising_data:
+            await self.AdvertisingData.set_async(ad)
+        if report.appearance != self.appearance:
+            await self.Appearance.set_async(report.appearance)
+        if report.tx_power is not None and report.tx_power != self.tx_power:
+            await self.TxPower.set_async(report.tx_power)
+        threshold = 0 if every_rssi else CONFIG.rssi_threshold
+        if report.rssi != self.rssi and abs(report.rssi - self.rssi) >= threshold:
+            await self.RSSI.set_async(report.rssi)
+
+    # -- connection ------------------------------------------------------------
+
+    def _mock(self):
+        return self.adapter.mock
+
+    def _peer_device_path(self, peer_adapter) -> str:
+        return "/".join((peer_adapter.get_object_path(),
+                         f"dev_{self.adapter.address.replace(':', '_')}"))
+
+    async def connect(self, uuid: Optional[str] = None) -> None:
+        if self.connected and not self.link_dead:
+            return
+        if not self.adapter.powered:
+            raise DBusBluezNotReadyError("Resource Not Ready")
+        if not self.connecting_task.done():
+            raise DBusBluezInProgressError("In Progress")
+        self.cancel_reason = None
+        self.connecting_task = asyncio.create_task(self._attempt())
+        try:
+            await self.connecting_task
+        except asyncio.CancelledError:
+            if self.cancel_reason is not None:
+                raise DBusBluezFailedError(self.cancel_reason)
+            raise
+
+    async def _attempt(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CONFIG.connect_timeout
+        if not self.lost_task.done():
+            # The previous link is still going away (supervision timeout).
+            await asyncio.shield(self.lost_task)
+        while True:
+            peer_adapter = self._mock().connectable_adapter(self.address)
+            if peer_adapter is not None:
+                break
+            if loop.time() >= deadline:
+                logger.info(f"Connecting {self} failed: peer not reachable")
+                raise DBusBluezFailedError("le-connection-abort-by-local")
+            await asyncio.sleep(0.05)
+        await self._establish(peer_adapter)
+
+    async def _establish(self, peer_adapter) -> None:
+        logger.info(f"Connected {self} on {self.adapter}")
+        self.peer_adapter = peer_adapter
+        await peer_adapter.add_device(self.peer)
+        # The peer adapter may already know us: use the exported object.
+        self.peer = peer_adapter.devices[self._peer_device_path(peer_adapter)]
+        self.peer.peer = self
+        self.peer.is_peer_view = True
+        self.link_dead = False
+        await self.peer.Connected.set_async(True)
+        await self.Connected.set_async(True)
+        await self._sync_gatt(peer_adapter)
+        for link in list(self.services.values()):
+            if isinstance(link, BenchCharLink):
+                await link.arm()
+        uuids = sorted(set(self.uuids) | set(peer_adapter.get_gatt_registered_primary_services()))
+        if uuids != self.uuids:
+            await self.UUIDs.set_async(uuids)
+        await self.peer.ServicesResolved.set_async(True)
+        await self.ServicesResolved.set_async(True)
+        await self._read_gap_name(peer_adapter)
+
+    def _wanted_links(self, peer_adapter):
+        """(path, class, client, parent path) for every GATT object to export,
+        parents first; the GAP service is left out when it is hidden."""
+        wanted = []
+        for app in peer_adapter.gatt_apps.values():
+            paths: dict[str, str] = {}   # peripheral path -> central path
+            for obj_path, obj in sorted(app.objects.items(), key=lambda x: x[0]):
+                handle = f"{obj.Handle.get():04x}"
+                if isinstance(obj, GattServiceClient):
+                    if (CONFIG.gap_service == "hidden"
+                            and BluetoothUUID(obj.UUID.get()) == GAP_SERVICE):
+                        continue
+                    path = f"{self.get_object_path()}/service{handle}"
+                    wanted.append((path, BenchServiceLink, obj, None))
+                elif isinstance(obj, GattCharacteristicClient):
+                    parent = paths.get(obj.Service.get())
+                    if parent is None:
+                        continue
+                    path = f"{parent}/char{handle}"
+                    wanted.append((path, BenchCharLink, obj, parent))
+                elif isinstance(obj, GattDescriptorClient):
+                    parent = paths.get(obj.Characteristic.get())
+                    if parent is None:
+                        continue
+                    path = f"{parent}/desc{handle}"
+                    wanted.append((path, BenchDescriptorLink, obj, parent))
+                else:
+                    continue
+                paths[obj_path] = path
+        return wanted
+
+    async def _sync_gatt(self, peer_adapter) -> None:
+        """Keep the GATT objects of an unchanged database (BlueZ's GATT cache),
+        replace those that changed, export the new ones."""
+        wanted = self._wanted_links(peer_adapter)
+        wanted_paths = {w[0] for w in wanted}
+        for path in sorted(list(self.services), reverse=True):
+            link = self.services[path]
+            same = next((w for w in wanted if w[0] == path), None)
+            if (same is None or not isinstance(link, same[1])
+                    or BluetoothUUID(link.client.UUID.get()) != BluetoothUUID(same[2].UUID.get())):
+                await self._remove_link(path)
+        mock = self._mock()
+        for path, cls, client, parent in wanted:
+            link = self.services.get(path)
+            if link is not None:
+                if isinstance(link, BenchCharLink):
+                    await link.rebind(client)
+                else:
+                    link.rebind(client)
+                continue
+            if cls is BenchServiceLink:
+                link = BenchServiceLink(client, self)
+            else:
+                link = cls(client, self.services[parent])
+            mock.export_object(link.get_object_path(), link)
+            self.services[path] = link
+        assert wanted_paths == set(self.services)
+
+    async def _remove_link(self, path: str) -> None:
+        link = self.services.pop(path)
+        if isinstance(link, BenchCharLink):
+            await link.drop_sessions()
+        self._mock().remove_object(link)
+
+    async def remove_all_links(self) -> None:
+        for path in sorted(list(self.services), reverse=True):
+            await self._remove_link(path)
+
+    async def _read_gap_name(self, peer_adapter) -> None:
+        """BlueZ's GAP plugin: read Device Name (0x2A00) after connecting and
+        make it the device's Name (PropertiesChanged only on a real change)."""
+        for app in peer_adapter.gatt_apps.values():
+            for obj in app.objects.values():
+                if (isinstance(obj, GattCharacteristicClient)
+                        and BluetoothUUID(obj.UUID.get()) == GAP_DEVICE_NAME):
+                    try:
+                        raw = await obj.ReadValue({})
+                    except Exception as e:
+                        logger.info(f"GAP name read on {self} failed: {e}")
+                        return
+                    name = bytes(raw).decode("utf-8", "replace")
+                    if name and name != self.name_ and _link_ok(self):
+                        await self.Name.set_async(name)
+                        if self.user_alias is None:
+                            await self.Alias.set_async(name)
+                    return
+
+    async def _teardown(self, notify_peer: bool) -> None:
+        """Take the link down: ServicesResolved, then Connected, go false."""
+        if not self.connected:
+            return
+        for link in list(self.services.values()):
+            if isinstance(link, BenchCharLink):
+                await link.disarm(remote=notify_peer)
+        peer = self.peer
+        if peer is not None and peer.connected:
+            await peer.ServicesResolved.set_async(False)
+            await peer.Connected.set_async(False)
+        await self.ServicesResolved.set_async(False)
+        await self.Connected.set_async(False)
+        self.link_dead = False
+        logger.info(f"Disconnected {self}")
+
+    async def _drop_view(self) -> None:
+        if self.connected:
+            await self.ServicesResolved.set_async(False)
+            await self.Connected.set_async(False)
+
+    async def disconnect(self, uuid: Optional[str] = None) -> None:
+        """Local disconnect (also used when the device or adapter is removed)."""
+        if self.is_peer_view:
+            # The peripheral side lets go: the central notices.
+            await self._drop_view()
+            if self.peer is not None and getattr(self.peer, "peer", None) is self:
+                self.peer.link_lost()
+            return
+        if not self.connecting_task.done():
+            self.cancel_reason = "br-connection-canceled"
+            self.connecting_task.cancel()
+        self.lost_task.cancel()
+        await self._teardown(notify_peer=True)
+
+    def link_lost(self) -> None:
+        """The peer vanished: values stop at once; the central notices after
+        the supervision timeout."""
+        if not self.connected or self.link_dead:
+            return
+        self.link_dead = True
+
+        async def after_timeout():
+            await asyncio.sleep(CONFIG.supervision_timeout)
+            await self._teardown(notify_peer=False)
+
+        self.lost_task = asyncio.create_task(after_timeout())
+
+    async def cleanup(self):
+        await super().cleanup()
+        self.lost_task.cancel()
+        await self.remove_all_links()
+
+    # -- D-Bus -------------------------------------------------------------------
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def Connect(self) -> None:
+        await self.connect()
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def Disconnect(self) -> None:
+        if self.connecting_task.done() and not self.connected:
+            raise DBusBluezNotConnectedError("Not Connected")
+        await self.disconnect()
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Alias(self) -> str:
+        return self.user_alias if self.user_alias is not None else self.name_
+
+    @Alias.setter
+    def Alias_setter(self, value):
+        # Setting "" resets the alias (BlueZ).
+        self.user_alias = value or None
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def RSSI(self) -> int:
+        return self.rssi
+
+    @RSSI.setter_private
+    def RSSI_setter(self, value: int):
+        self.rssi = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def TxPower(self) -> int:
+        return self.tx_power or 0
+
+    @TxPower.setter_private
+    def TxPower_setter(self, value: int):
+        self.tx_power = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def ManufacturerData(self) -> dict[int, tuple[str, Any]]:
+        return self.manufacturer_data
+
+    @ManufacturerData.setter_private
+    def ManufacturerData_setter(self, value):
+        self.manufacturer_data = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def AdvertisingData(self) -> dict[int, tuple[str, Any]]:
+        return self.advertising_data
+
+    @AdvertisingData.setter_private
+    def AdvertisingData_setter(self, value):
+        self.advertising_data = value
+
+
+def _link_ok(device) -> bool:
+    return device.connected and not device.link_dead
+
+
+# Real BlueZ: ManufacturerData is a{qv} (company id -> bytes) and
+# AdvertisingData is a{yv} (AD type -> bytes); BlueZoo declares both a{sv}.
+BenchDevice.__dict__["ManufacturerData"].property_signature = "a{qv}"
+BenchDevice.__dict__["AdvertisingData"].property_signature = "a{yv}"

@@ -1,0 +1,189 @@
+"""The central's view of a peer's GATT objects, patched.
+
+BlueZoo forwards StartNotify straight to the peripheral and keeps forwarding
+values whatever the link does. Real BlueZ (src/gatt-client.c) keeps notify
+sessions per D-Bus client: a second StartNotify from the same client
+succeeds, StartNotify while disconnected succeeds and the CCCD is written at
+the next connection, sessions are re-armed on every reconnection while the
+client stays on the bus and end when it leaves; reads and writes while
+disconnected fail with org.bluez.Error.Failed "Not connected".
+"""
+
+import asyncio
+from typing import Any
+
+import sdbus
+
+from bluezoo import events
+from bluezoo.exceptions import DBusBluezFailedError, DBusBluezNotSupportedError
+from bluezoo.gatt import (GattCharacteristicClientLink, GattDescriptorClientLink,
+                          GattServiceClientLink)
+from bluezoo.log import logger
+from bluezoo.utils import (create_background_task, dbus_method_async_except_logging,
+                           dbus_property_async_except_logging)
+
+
+def _link_up(device) -> bool:
+    return device.connected and not device.link_dead
+
+
+class BenchServiceLink(GattServiceClientLink):
+
+    def rebind(self, client) -> None:
+        self.client = client
+
+
+class BenchCharLink(GattCharacteristicClientLink):
+
+    def __init__(self, client, service):
+        super().__init__(client, service)
+        # D-Bus clients with a notify session: sender -> service-lost subscription
+        self.sessions: dict[str, Any] = {}
+        self.armed = False
+        self.value = b""
+        self.value_subscription = events.Subscription()
+
+    @property
+    def device(self):
+        return self.service.device
+
+    def _options(self, options: dict) -> dict:
+        return self._GattCharacteristicClientLink__prepare_options(dict(options))
+
+    async def rebind(self, client) -> None:
+        """Point this object at a (possibly new) peripheral-side characteristic."""
+        if client is self.client:
+            return
+        await self.disarm(remote=False)
+        self.client = client
+
+    async def arm(self) -> None:
+        """Write the CCCD: ask the peripheral to notify, forward its values."""
+        if self.armed or not self.sessions:
+            return
+        self.value_subscription = events.subscribe(
+            f"properties:changed:{id(self.client)}", self._on_client_properties)
+        try:
+            await self.client.StartNotify()
+        except Exception as e:
+            logger.warning(f"StartNotify on peripheral {self} failed: {e}")
+        self.armed = True
+        await self.Notifying.set_async(True)
+
+    async def disarm(self, remote: bool) -> None:
+        self.value_subscription.unsubscribe()
+        if self.armed:
+            self.armed = False
+            await self.Notifying.set_async(False)
+            if remote:
+                try:
+                    async with asyncio.timeout(1):
+                        await self.client.StopNotify()
+                except Exception as e:
+                    logger.debug(f"StopNotify on peripheral {self} failed: {e}")
+
+    async def drop_sessions(self) -> None:
+        for sub in self.sessions.values():
+            sub.unsubscribe()
+        self.sessions.clear()
+        await self.disarm(remote=False)
+
+    async def _on_client_properties(self, properties: dict[str, Any]):
+        if "Value" in properties and self.armed and _link_up(self.device):
+            await self.Value.set_async(properties["Value"])
+            create_background_task(self._confirm())
+
+    async def _confirm(self):
+        try:
+            await self.client.Confirm()
+        except Exception:
+            pass
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
+        if not _link_up(self.device):
+            raise DBusBluezFailedError("Not connected")
+        value = await self.client.ReadValue(self._options(options))
+        if value != self.value:
+            await self.Value.set_async(value)
+        return value
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
+        if not _link_up(self.device):
+            raise DBusBluezFailedError("Not connected")
+        await self.client.WriteValue(value, self._options(options))
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def StartNotify(self) -> None:
+        sender = sdbus.get_current_message().sender
+        flags = self.client.Flags.get([])
+        if "notify" not in flags and "indicate" not in flags:
+            raise DBusBluezNotSupportedError("Operation is not supported")
+        if sender in self.sessions:
+            return
+
+        async def on_sender_lost():
+            self.sessions.pop(sender, None)
+            if not self.sessions:
+                await self.disarm(remote=_link_up(self.device))
+
+        self.sessions[sender] = events.subscribe(
+            f"service:lost:{sender}", on_sender_lost, once=True)
+        if _link_up(self.device):
+            await self.arm()
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def StopNotify(self) -> None:
+        sender = sdbus.get_current_message().sender
+        sub = self.sessions.pop(sender, None)
+        if sub is None:
+            raise DBusBluezFailedError("No notify session started")
+        sub.unsubscribe()
+        if not self.sessions:
+            await self.disarm(remote=_link_up(self.device))
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Notifying(self) -> bool:
+        return self.armed
+
+    @Notifying.setter_private
+    def Notifying_setter(self, value: bool):
+        pass
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Value(self) -> bytes:
+        return self.value
+
+    @Value.setter_private
+    def Value_setter(self, value: bytes):
+        self.value = value
+
+
+class BenchDescriptorLink(GattDescriptorClientLink):
+
+    def rebind(self, client) -> None:
+        self.client = client
+
+    def _options(self, options: dict) -> dict:
+        return self._GattDescriptorClientLink__prepare_options(dict(options))
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
+        if not _link_up(self.characteristic.service.device):
+            raise DBusBluezFailedError("Not connected")
+        return await self.client.ReadValue(self._options(options))
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
+        if not _link_up(self.characteristic.service.device):
+            raise DBusBluezFailedError("Not connected")
+        await self.client.WriteValue(value, self._options(options))

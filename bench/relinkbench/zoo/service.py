@@ -1,0 +1,113 @@
+"""The BlueZoo service with the bench's adapter and device classes, and a
+scanner that reports advertisements as BlueZ does."""
+
+import asyncio
+from typing import Optional
+
+from bluezoo.bluezoo import BluezMockService
+from bluezoo.log import logger
+from bluezoo.utils import BluetoothUUID
+
+from .adapter import BenchAdapter
+from .config import CONFIG
+from .control import ZooControl
+from .device import AdvReport, BenchDevice
+
+
+class BenchService(BluezMockService):
+
+    def __init__(self, adapter_auto_enable: bool, scan_interval: float):
+        super().__init__(adapter_auto_enable, scan_interval)
+        self.control = ZooControl(self)
+        self.control.export_to_dbus("/org/relinkbench")
+
+    async def add_adapter(self, id: int, address: str):
+        adapter = BenchAdapter(self, id, address)
+        logger.info(f"Adding {adapter}")
+        self.export_object(adapter.get_object_path(), adapter)
+        self.adapters[id] = adapter
+        if self.adapter_auto_enable:
+            await adapter.Powered.set_async(True)
+        return adapter
+
+    async def del_adapter(self, id: int):
+        adapter = self.adapters.get(id)
+        if adapter is not None:
+            self.peer_vanished(adapter)
+        await super().del_adapter(id)
+
+    def peer_vanished(self, peer_adapter) -> None:
+        """A peripheral went away: every central linked to it loses the link."""
+        for adapter in self.adapters.values():
+            if adapter is peer_adapter:
+                continue
+            for dev in adapter.devices.values():
+                if dev.address.upper() == peer_adapter.address.upper() and dev.connected:
+                    dev.link_lost()
+
+    def connectable_adapter(self, address: str) -> Optional[BenchAdapter]:
+        """The adapter with this address if it is powered and advertising."""
+        for adapter in self.adapters.values():
+            if (adapter.address.upper() == address.upper() and adapter.powered
+                    and adapter.advertisements and not adapter.is_peripheral_connected()):
+                return adapter
+        return None
+
+    def _report(self, peer: BenchAdapter) -> Optional[AdvReport]:
+        adv = next(iter(peer.advertisements.values()))
+        # BlueZoo's rule: the advertisement's Discoverable, else the adapter's.
+        if not adv.Discoverable.get(peer.discoverable):
+            return None
+        name = adv.LocalName.get(None)
+        if name is None and "local-name" in (adv.Includes.get([]) or []):
+            name = peer.name
+        return AdvReport(
+            address=peer.address,
+            name=name,
+            uuids=[BluetoothUUID(u) for u in adv.ServiceUUIDs.get([]) or []],
+            manufacturer_data=dict(adv.ManufacturerData.get({}) or {}),
+            service_data={BluetoothUUID(k): v for k, v in (adv.ServiceData.get({}) or {}).items()},
+            advertising_data=dict(adv.Data.get({}) or {}),
+            appearance=adv.Appearance.get(0) or 0,
+            tx_power=adv.TxPower.get(None),
+            rssi=CONFIG.rssi_for(peer.address),
+        )
+
+    async def scan_once(self, adapter: BenchAdapter) -> None:
+        filters = adapter.active_filters()
+        every_rssi = any(f is not None and f.wants_every_rssi for f in filters)
+        duplicates = any(f is not None and f.duplicate_data for f in filters)
+        for peer in list(self.adapters.values()):
+            if peer is adapter or not peer.powered or not peer.advertisements:
+                continue
+            if peer.is_peripheral_connected():
+                continue
+            report = self._report(peer)
+            if report is None:
+                continue
+            if not any(f is None or f.matches(report.address, report.name, report.uuids,
+                                              report.rssi, report.tx_power) for f in filters):
+                continue
+            path = f"{adapter.get_object_path()}/dev_{peer.address.replace(':', '_')}"
+            device = adapter.devices.get(path)
+            if device is None:
+                device = BenchDevice(peer, is_le=True)
+                device.apply_first_report(report)
+                await adapter.add_device(device)
+            elif not device.connected:
+                await device.apply_report(report, every_rssi, duplicates)
+
+    def create_discovering_task(self, id: int):
+        adapter = self.adapters[id]
+
+        async def task():
+            while True:
+                try:
+                    await self.scan_once(adapter)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    logger.exception(f"Scan on {adapter} failed")
+                await asyncio.sleep(self.scan_interval)
+
+        return asyncio.create_task(task())
