@@ -15,6 +15,14 @@ public struct OutboxEvent: Hashable, Sendable, Codable {
     /// The event's data (JSON by convention, any bytes allowed).
     public var payload: Data
     public var createdAt: Date
+
+    public init(identifier: RestoreIdentifier, sequence: Int64, kind: String, payload: Data, createdAt: Date) {
+        self.identifier = identifier
+        self.sequence = sequence
+        self.kind = kind
+        self.payload = payload
+        self.createdAt = createdAt.roundedToStoredPrecision
+    }
 }
 
 /// An event to append; the store assigns its sequence number.
