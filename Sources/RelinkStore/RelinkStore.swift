@@ -116,6 +116,11 @@ public final class RelinkStore: Sendable {
         }
     }
 
+    /// Test hook: an integer PRAGMA as the writer connection sees it.
+    func writerPragmaForTesting(_ name: String) throws -> Int? {
+        try pool.barrierWriteWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
     /// Test hook: caps the database size at its current page count, so the
     /// next write that needs a new page fails as on a full disk.
     func capSizeForTesting() throws {

@@ -63,6 +63,10 @@ struct StoreOpener {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: databasePath, configuration: Self.configuration)
+            // GRDB sets synchronous=NORMAL on the writer after `prepareDatabase`
+            // when it enables WAL; the writer connection lives as long as the
+            // pool, so setting FULL here holds for every write.
+            try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
             return .failure(Self.classify(error))
         }
@@ -123,9 +127,9 @@ struct StoreOpener {
         return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target)
     }
 
-    /// WAL, `synchronous=FULL` (the WAL is fsynced at every commit, so a
-    /// commit that returned survives power loss; NORMAL would only survive
-    /// process crashes), foreign keys on.
+    /// WAL (set by `DatabasePool`), `synchronous=FULL` (the WAL is fsynced at
+    /// every commit, so a commit that returned survives power loss; NORMAL
+    /// would only survive process crashes), foreign keys on.
     static var configuration: Configuration {
         var config = Configuration()
         config.foreignKeysEnabled = true
