@@ -104,12 +104,13 @@ public final class RelinkStore: Sendable {
         try await mappingErrors { try await pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } }
     }
 
-    /// Stops accepting writes, waits for queued ones, and closes the database.
+    /// Stops accepting writes, waits for queued ones, checkpoints the WAL into
+    /// the database file, and closes the database.
     /// - Throws: `StoreError.io` when SQLite cannot close (a statement still running).
     public func close() throws(StoreError) {
         committer.close()
         do {
-            try pool.barrierWriteWithoutTransaction { _ in }
+            try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()
         } catch {
             throw StoreError.from(error)

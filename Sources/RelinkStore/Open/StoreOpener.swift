@@ -60,6 +60,7 @@ struct StoreOpener {
         if FileManager.default.fileExists(atPath: databasePath), access(databasePath, R_OK | W_OK) != 0 {
             return .failure(.bad(.inaccessible(String(cString: strerror(errno)))))
         }
+        if let reason = Self.headerProblem(databasePath) { return .failure(.bad(reason)) }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: databasePath, configuration: Self.configuration)
@@ -88,6 +89,17 @@ struct StoreOpener {
         case .corrupt(let why): .bad(.corrupt(why))
         case let other: .storage(other)
         }
+    }
+
+    /// Checks the 16-byte SQLite header before SQLite touches the file: on a
+    /// file that is not a database, SQLite could still delete its `-wal` on
+    /// close, and that WAL must go to quarantine with it.
+    static func headerProblem(_ path: String) -> BadStateReason? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty || header == Data("SQLite format 3\u{0}".utf8) { return nil }
+        return .corrupt("not an SQLite database: bad file header")
     }
 
     /// Why an opened database cannot be used, or nil when it can.
