@@ -117,6 +117,15 @@ public final class RelinkStore: Sendable {
         }
     }
 
+    /// Test hook: every outbox event, grouped by identifier, oldest first.
+    func allEventsForTesting() async throws -> [RestoreIdentifier: [OutboxEvent]] {
+        try await pool.read { db in
+            try Dictionary(grouping: Row.fetchAll(db, sql: """
+                SELECT identifier, seq, kind, payload, created_at FROM outbox_event ORDER BY identifier, seq
+                """).map(RowDecoding.event), by: \.identifier)
+        }
+    }
+
     /// Test hook: an integer PRAGMA as the writer connection sees it.
     func writerPragmaForTesting(_ name: String) throws -> Int? {
         try pool.barrierWriteWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA \(name)") }

@@ -47,7 +47,7 @@ public struct TortureWorkload: Sendable {
         switch roll {
         case ..<55: return events(i, target: target, intent: entry.connections[peripheralID], now: now)
         case ..<65: return [.acknowledgeEvents(target, through: max(0, entry.nextSequence - 1 - Int64(i % 3)))]
-        case ..<80: return resubscribe(i, entry: entry, peripheral: peripheralID, now: now)
+        case ..<75: return resubscribe(i, entry: entry, peripheral: peripheralID, now: now)
         case ..<90: return [.removeIdentifier(target), .removePeripheral(peripheralID)]
         default: return rename(i, record: model.peripherals[peripheralID], now: now)
         }

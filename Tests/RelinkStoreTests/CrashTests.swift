@@ -21,6 +21,8 @@ struct CrashTests {
         var rng = SplitMix64(seed: seed)
         var workload = TortureWorkload(seed: seed)
         var acknowledgedTotal = 0, inFlightCommitted = 0
+        let clock = ContinuousClock()
+        var checking = Duration.zero
         for round in 0..<kills {
             let start = workload.count
             let beforeReady = rng.next() % 10 == 0
@@ -33,6 +35,8 @@ struct CrashTests {
             workload.advance(to: start + acks.count)
             acknowledgedTotal += acks.count
 
+            let checkStart = clock.now
+            defer { checking += clock.now - checkStart }
             let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: Logger(label: "crash-check"))
             #expect(try await store.integrityCheck() == ["ok"], "integrity (seed \(seed), round \(round))")
             let stored = try await snapshot(store)
@@ -49,7 +53,7 @@ struct CrashTests {
             try store.close()
         }
         #expect(acknowledgedTotal > kills, "the writer should make progress between kills (seed \(seed))")
-        print("crash test: seed \(seed), \(kills) kills, \(acknowledgedTotal) acknowledged, \(inFlightCommitted) committed-unacknowledged, \(workload.count) mutations stored")
+        print("crash test: seed \(seed), \(kills) kills, \(acknowledgedTotal) acknowledged, \(inFlightCommitted) committed-unacknowledged, \(workload.count) mutations stored, \(checking) checking")
     }
 
     private struct Snapshot: Equatable {
@@ -58,15 +62,10 @@ struct CrashTests {
     }
 
     private func snapshot(_ store: RelinkStore) async throws -> Snapshot {
-        let state = try await store.loadState()
-        var events: [RestoreIdentifier: [OutboxEvent]] = [:]
-        for entry in state.identifiers {
-            events[entry.record.id] = try await store.events(for: entry.record.id, limit: 10_000)
-        }
-        return Snapshot(state: state, events: events)
+        Snapshot(state: try await store.loadState(), events: try await store.allEventsForTesting())
     }
 
     private func modelSnapshot(_ workload: TortureWorkload) -> Snapshot {
-        Snapshot(state: workload.model.state, events: workload.model.events)
+        Snapshot(state: workload.model.state, events: workload.model.events.filter { !$0.value.isEmpty })
     }
 }
