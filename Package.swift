@@ -35,6 +35,13 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
         .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // Seeded mutation stream and model for the store's crash test (tests and the writer share it).
+        .target(name: "RelinkStoreTorture", dependencies: ["RelinkStore"], swiftSettings: strict),
+        // Crash-test writer, open probe and benchmark for the restore store.
+        .executableTarget(
+            name: "relink-store-torture",
+            dependencies: ["RelinkStore", "RelinkStoreTorture", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
         .target(name: "BlueZ", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
@@ -63,7 +70,14 @@ let package = Package(
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd"], swiftSettings: strict),
-        .testTarget(name: "RelinkStoreTests", dependencies: ["RelinkStore"], swiftSettings: strict),
+        .testTarget(
+            name: "RelinkStoreTests",
+            dependencies: [
+                "RelinkStore", "RelinkStoreTorture",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),

@@ -1,1 +1,147 @@
-// Placeholder until this module's issue is worked on; see the README's status section.
+import Foundation
+import GRDB
+import Logging
+
+/// The restore store: everything clients asked for, per restore identifier,
+/// in one SQLite database (WAL, `synchronous=FULL`) in the state directory.
+///
+/// Every write method returns only after its transaction has committed and
+/// been fsynced; concurrent writes share commits (group commit). Reads run
+/// concurrently with writes and see the last committed state.
+public final class RelinkStore: Sendable {
+    /// The database file's name inside the state directory.
+    public static let databaseFileName = "relink.sqlite"
+
+    /// Full path of the database file.
+    public let databasePath: String
+    /// Databases moved aside while opening (policy `.quarantineAndStartEmpty`);
+    /// non-empty means this store started EMPTY and the daemon should say so.
+    public let quarantined: [QuarantinedFile]
+
+    private let pool: DatabasePool
+    private let committer: GroupCommitter
+
+    /// Opens the store in `directory` (created with mode 0700 if missing),
+    /// creating or migrating the database.
+    ///
+    /// - Throws: `StoreOpenError.stateDirectoryUnusable` when the directory
+    ///   cannot be created, read or written; `.badState` for a corrupt,
+    ///   newer-schema or inaccessible database under `.refuse`;
+    ///   `.quarantineFailed` when moving it aside failed; `.storage` for a full
+    ///   or read-only disk or other I/O failure. Each is logged at critical.
+    public init(directory: String, policy: StoreOpenPolicy = .quarantineAndStartEmpty, logger: Logger) throws(StoreOpenError) {
+        let opener = StoreOpener(directory: directory, policy: policy, logger: logger)
+        (pool, quarantined) = try opener.open()
+        databasePath = opener.databasePath
+        committer = GroupCommitter(pool: pool)
+    }
+
+    /// Applies `mutations` in order, in one transaction, and returns after the commit.
+    ///
+    /// - Throws: `StoreError.invalidArgument`, `.unknownIdentifier`,
+    ///   `.unknownPeripheral`, `.addressInUse`, `.invalidAcknowledgement` for a
+    ///   bad request; `.diskFull`, `.readOnly`, `.corrupt`, `.io` for storage
+    ///   failures; `.closed` after `close()`. On any error nothing of the list is stored.
+    @discardableResult
+    public func apply(_ mutations: [StoreMutation]) async throws(StoreError) -> StoreCommit {
+        try await committer.submit(mutations)
+    }
+
+    /// Loads every identifier with its intents, subscriptions and outbox
+    /// status, and every peripheral, from one consistent snapshot.
+    /// - Throws: `StoreError.corruptRow` for a row the schema should not allow, `.io` and others from SQLite.
+    public func loadState() async throws(StoreError) -> StoredState {
+        try await mappingErrors { try await pool.read { db in try StateLoader(db: db).load() } }
+    }
+
+    /// Events of `identifier` with a sequence number above `after`, oldest first, at most `limit`.
+    /// - Throws: `StoreError.unknownIdentifier`, or a storage error.
+    public func events(for identifier: RestoreIdentifier, after: Int64 = 0, limit: Int = 1000) async throws(StoreError) -> [OutboxEvent] {
+        try await mappingErrors {
+            try await pool.read { db in
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM restore_identifier WHERE id = ?", arguments: [identifier.rawValue]) != nil
+                else { throw StoreError.unknownIdentifier(identifier) }
+                return try Row.fetchAll(db, sql: """
+                    SELECT identifier, seq, kind, payload, created_at FROM outbox_event
+                    WHERE identifier = ? AND seq > ? ORDER BY seq LIMIT ?
+                    """, arguments: [identifier.rawValue, after, max(0, limit)]).map(RowDecoding.event)
+            }
+        }
+    }
+
+    /// The outbox status of one identifier.
+    /// - Throws: `StoreError.unknownIdentifier`, or a storage error.
+    public func outboxStatus(for identifier: RestoreIdentifier) async throws(StoreError) -> OutboxStatus {
+        try await mappingErrors {
+            try await pool.read { db in
+                guard let row = try Row.fetchOne(db, sql: """
+                    SELECT next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq,
+                        (SELECT COUNT(*) FROM outbox_event WHERE identifier = ?1)
+                    FROM restore_identifier WHERE id = ?1
+                    """, arguments: [identifier.rawValue]) else { throw StoreError.unknownIdentifier(identifier) }
+                return try StateLoader.outboxStatus(row, startingAt: 0, pendingCount: row[4])
+            }
+        }
+    }
+
+    /// The peripheral at `address`, if relink has met it.
+    /// - Throws: a storage error.
+    public func peripheral(at address: DeviceAddress) async throws(StoreError) -> PeripheralRecord? {
+        try await mappingErrors {
+            try await pool.read { db in
+                try Row.fetchOne(db, sql: """
+                    SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
+                        gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
+                    FROM peripheral WHERE adapter = ? AND address = ? AND address_type = ?
+                    """, arguments: [address.adapter, address.address, address.addressType.rawValue]).map(RowDecoding.peripheral)
+            }
+        }
+    }
+
+    /// `PRAGMA integrity_check` output: `["ok"]` for a sound database.
+    /// - Throws: a storage error.
+    public func integrityCheck() async throws(StoreError) -> [String] {
+        try await mappingErrors { try await pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } }
+    }
+
+    /// Stops accepting writes, waits for queued ones, checkpoints the WAL into
+    /// the database file, and closes the database.
+    /// - Throws: `StoreError.io` when SQLite cannot close (a statement still running).
+    public func close() throws(StoreError) {
+        committer.close()
+        do {
+            try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try pool.close()
+        } catch {
+            throw StoreError.from(error)
+        }
+    }
+
+    /// Test hook: every outbox event, grouped by identifier, oldest first.
+    func allEventsForTesting() async throws -> [RestoreIdentifier: [OutboxEvent]] {
+        try await pool.read { db in
+            try Dictionary(grouping: Row.fetchAll(db, sql: """
+                SELECT identifier, seq, kind, payload, created_at FROM outbox_event ORDER BY identifier, seq
+                """).map(RowDecoding.event), by: \.identifier)
+        }
+    }
+
+    /// Test hook: an integer PRAGMA as the writer connection sees it.
+    func writerPragmaForTesting(_ name: String) throws -> Int? {
+        try pool.barrierWriteWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
+    /// Test hook: caps the database size at its current page count, so the
+    /// next write that needs a new page fails as on a full disk.
+    func capSizeForTesting() throws {
+        try pool.barrierWriteWithoutTransaction { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 1
+            try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+        }
+    }
+
+    /// Test hook: makes the writer connection refuse writes (`SQLITE_READONLY`).
+    func setQueryOnlyForTesting(_ on: Bool) throws {
+        try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(on ? 1 : 0)") }
+    }
+}

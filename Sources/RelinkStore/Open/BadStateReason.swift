@@ -1,0 +1,27 @@
+/// Why a database file cannot be used.
+public enum BadStateReason: Hashable, Sendable, CustomStringConvertible {
+    /// Not a database, or damaged (SQLite message, or `quick_check` output).
+    case corrupt(String)
+    /// Written by a newer relink: unknown migrations or a higher `user_version`.
+    case newerSchema(userVersion: Int, unknownMigrations: [String])
+    /// The file exists but this process may not read and write it.
+    case inaccessible(String)
+
+    /// A short word for file names and log fields.
+    public var tag: String {
+        switch self {
+        case .corrupt: "corrupt"
+        case .newerSchema: "newer-schema"
+        case .inaccessible: "inaccessible"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .corrupt(let why): "corrupt database (\(why))"
+        case .newerSchema(let version, let unknown):
+            "database from a newer relink (user_version \(version), unknown migrations: \(unknown.joined(separator: ", ")))"
+        case .inaccessible(let why): "database file not readable and writable (\(why))"
+        }
+    }
+}

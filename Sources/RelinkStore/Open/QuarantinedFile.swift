@@ -1,0 +1,8 @@
+/// A database moved aside by `StoreOpenPolicy.quarantineAndStartEmpty`.
+public struct QuarantinedFile: Hashable, Sendable {
+    public var reason: BadStateReason
+    /// Where the database was.
+    public var originalPath: String
+    /// Where it is now (its `-wal` and `-shm`, if any, sit beside it with those suffixes).
+    public var quarantinedPath: String
+}

@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens (creating or migrating) the database in a state directory and
+/// applies the bad-state policy. See `State/README.md`, "Bad state".
+struct StoreOpener {
+    let directory: String
+    let policy: StoreOpenPolicy
+    let logger: Logger
+
+    var databasePath: String { directory + "/" + RelinkStore.databaseFileName }
+
+    func open() throws(StoreOpenError) -> (DatabasePool, [QuarantinedFile]) {
+        try prepareDirectory()
+        var quarantined: [QuarantinedFile] = []
+        // At most two rounds: the file found, then (after moving it aside) a fresh one.
+        for _ in 0..<2 {
+            switch attempt() {
+            case .success(let pool):
+                return (pool, quarantined)
+            case .failure(.storage(let error)):
+                throw .storage(error)
+            case .failure(.bad(let reason)):
+                quarantined.append(try handleBadState(reason))
+            }
+        }
+        throw .storage(.io("a freshly created database was unusable too: see the log"))
+    }
+
+    private enum Failure: Error { case bad(BadStateReason), storage(StoreError) }
+
+    private func prepareDirectory() throws(StoreOpenError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw unusable("cannot create: \(error.localizedDescription)")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw unusable("not a directory")
+        }
+        guard access(directory, R_OK | W_OK | X_OK) == 0 else {
+            throw unusable("no read/write access: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func unusable(_ reason: String) -> StoreOpenError {
+        logger.critical("restore store: state directory unusable", metadata: [
+            "RELINK_STORE_DIRECTORY": "\(directory)", "RELINK_ERROR": "\(reason)",
+        ])
+        return .stateDirectoryUnusable(path: directory, reason: reason)
+    }
+
+    private func attempt() -> Result<DatabasePool, Failure> {
+        if FileManager.default.fileExists(atPath: databasePath), access(databasePath, R_OK | W_OK) != 0 {
+            return .failure(.bad(.inaccessible(String(cString: strerror(errno)))))
+        }
+        if let reason = Self.headerProblem(databasePath) { return .failure(.bad(reason)) }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: databasePath, configuration: Self.configuration)
+            // GRDB sets synchronous=NORMAL on the writer after `prepareDatabase`
+            // when it enables WAL; the writer connection lives as long as the
+            // pool, so setting FULL here holds for every write.
+            try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        } catch {
+            return .failure(Self.classify(error))
+        }
+        do {
+            if let reason = try pool.read(Self.inspect) {
+                try? pool.close()
+                return .failure(.bad(reason))
+            }
+            try StoreMigrations.migrator.migrate(pool)
+            return .success(pool)
+        } catch {
+            try? pool.close()
+            return .failure(Self.classify(error))
+        }
+    }
+
+    private static func classify(_ error: any Error) -> Failure {
+        switch StoreError.from(error) {
+        case .corrupt(let why): .bad(.corrupt(why))
+        case let other: .storage(other)
+        }
+    }
+
+    /// Checks the 16-byte SQLite header before SQLite touches the file: on a
+    /// file that is not a database, SQLite could still delete its `-wal` on
+    /// close, and that WAL must go to quarantine with it.
+    static func headerProblem(_ path: String) -> BadStateReason? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty || header == Data("SQLite format 3\u{0}".utf8) { return nil }
+        return .corrupt("not an SQLite database: bad file header")
+    }
+
+    /// Why an opened database cannot be used, or nil when it can.
+    static func inspect(_ db: Database) throws -> BadStateReason? {
+        let check = try String.fetchAll(db, sql: "PRAGMA quick_check(5)")
+        if check != ["ok"] { return .corrupt(check.joined(separator: "; ")) }
+        let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        var unknown: [String] = []
+        if try db.tableExists("grdb_migrations") {
+            let known = Set(StoreMigrations.migrator.migrations)
+            unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+        }
+        if userVersion > StoreMigrations.latestUserVersion || !unknown.isEmpty {
+            return .newerSchema(userVersion: userVersion, unknownMigrations: unknown)
+        }
+        return nil
+    }
+
+    private func handleBadState(_ reason: BadStateReason) throws(StoreOpenError) -> QuarantinedFile {
+        var metadata: Logger.Metadata = [
+            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
+        ]
+        guard policy == .quarantineAndStartEmpty else {
+            logger.critical("restore store: database unusable, left in place, refusing to start", metadata: metadata)
+            throw .badState(reason, path: databasePath)
+        }
+        let target: String
+        do {
+            target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason)
+        } catch {
+            metadata["RELINK_STORE_QUARANTINE_ERROR"] = "\(error.localizedDescription)"
+            logger.critical("restore store: database unusable and could not be moved aside", metadata: metadata)
+            throw .quarantineFailed(reason, path: databasePath, error: error.localizedDescription)
+        }
+        metadata["RELINK_STORE_QUARANTINE"] = "\(target)"
+        logger.critical("restore store: database unusable, moved aside; starting with an EMPTY store", metadata: metadata)
+        return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target)
+    }
+
+    /// WAL (set by `DatabasePool`), `synchronous=FULL` (the WAL is fsynced at
+    /// every commit, so a commit that returned survives power loss; NORMAL
+    /// would only survive process crashes), foreign keys on.
+    static var configuration: Configuration {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(5)
+        config.label = "relink-store"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return config
+    }
+}

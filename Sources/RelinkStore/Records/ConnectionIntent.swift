@@ -1,0 +1,71 @@
+import Foundation
+
+/// A connection a restore identifier asked for, with what relinkd last knew of it.
+public struct ConnectionIntent: Hashable, Sendable, Codable {
+    /// The last known state of the link, as stored.
+    public enum State: String, Hashable, Sendable, Codable {
+        case pending
+        case connecting
+        case connected
+    }
+
+    /// A reconnect strategy (restoration-semantics.md, "three ways").
+    public enum Strategy: String, Hashable, Sendable, Codable, CaseIterable {
+        case knownIdentifier = "known-identifier"
+        case alreadyConnected = "already-connected"
+        case scan
+    }
+
+    /// The default order: known identifier, already connected, scan.
+    public static let defaultStrategies: [Strategy] = [.knownIdentifier, .alreadyConnected, .scan]
+    /// Longest stored error class, in characters.
+    public static let maximumErrorClassLength = 64
+    /// Longest stored error message, in characters (longer messages are truncated).
+    public static let maximumErrorMessageLength = 1024
+
+    public var identifier: RestoreIdentifier
+    public var peripheral: UUID
+    public var state: State
+    /// Timeout of each strategy step; nil = the daemon's default.
+    public var stepTimeout: Duration?
+    /// Overall timeout counted from `requestedAt`; nil = pending until cancelled.
+    public var overallTimeout: Duration?
+    public var strategies: [Strategy]
+    public var requestedAt: Date
+    public var attempts: Int
+    /// Class of the last error (as classified by the BlueZ layer), or nil.
+    public var lastErrorClass: String?
+    public var lastErrorMessage: String?
+
+    /// - Throws: `StoreError.invalidArgument` for an empty or repeated strategy
+    ///   list, negative attempts, non-positive timeouts, or an error class
+    ///   longer than `maximumErrorClassLength`.
+    public init(identifier: RestoreIdentifier, peripheral: UUID, state: State = .pending,
+                stepTimeout: Duration? = nil, overallTimeout: Duration? = nil,
+                strategies: [Strategy] = Self.defaultStrategies, requestedAt: Date,
+                attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil) throws(StoreError) {
+        guard !strategies.isEmpty, Set(strategies).count == strategies.count else {
+            throw .invalidArgument("strategy list must be non-empty without repeats")
+        }
+        guard attempts >= 0 else { throw .invalidArgument("attempts must be >= 0") }
+        for timeout in [stepTimeout, overallTimeout].compactMap({ $0 }) where timeout <= .zero {
+            throw .invalidArgument("timeouts must be positive")
+        }
+        if let lastErrorClass, lastErrorClass.isEmpty || lastErrorClass.count > Self.maximumErrorClassLength {
+            throw .invalidArgument("error class must be 1...\(Self.maximumErrorClassLength) characters")
+        }
+        self.identifier = identifier
+        self.peripheral = peripheral
+        self.state = state
+        self.stepTimeout = stepTimeout.map { .milliseconds($0.storedMilliseconds) }
+        self.overallTimeout = overallTimeout.map { .milliseconds($0.storedMilliseconds) }
+        self.strategies = strategies
+        self.requestedAt = requestedAt.roundedToStoredPrecision
+        self.attempts = attempts
+        self.lastErrorClass = lastErrorClass
+        self.lastErrorMessage = lastErrorMessage.map { String($0.prefix(Self.maximumErrorMessageLength)) }
+    }
+
+    /// When the overall timeout runs out, or nil when pending until cancelled.
+    public var deadline: Date? { overallTimeout.map { requestedAt.addingTimeInterval(Double($0.storedMilliseconds) / 1000) } }
+}

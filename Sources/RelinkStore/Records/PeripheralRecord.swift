@@ -1,0 +1,49 @@
+import Foundation
+
+/// A peripheral relink has met, under its stable relink identifier.
+public struct PeripheralRecord: Hashable, Sendable, Codable {
+    /// A name with when it was last seen.
+    public struct SeenName: Hashable, Sendable, Codable {
+        public var name: String
+        public var seenAt: Date
+        public init(_ name: String, seenAt: Date) {
+            self.name = name
+            self.seenAt = seenAt.roundedToStoredPrecision
+        }
+    }
+
+    /// Longest stored name or alias, in UTF-8 bytes (BlueZ names are at most 248).
+    public static let maximumNameBytes = 248
+
+    /// Stable relink identifier; never reused for another adapter/address/type.
+    public var id: UUID
+    /// Adapter, address and address type; unique among peripherals.
+    public var address: DeviceAddress
+    /// Local Name from the latest advertisement or scan response.
+    public var advertisingName: SeenName?
+    /// Device Name (0x2A00) read over a connection.
+    public var gapName: SeenName?
+    /// BlueZ alias, if one was set.
+    public var alias: String?
+    /// Service UUIDs the peripheral is known to offer.
+    public var serviceUUIDs: [BluetoothUUID]
+    public var lastSeenAt: Date?
+    public var createdAt: Date
+
+    /// - Throws: `StoreError.invalidArgument` for a name or alias longer than `maximumNameBytes`.
+    public init(id: UUID, address: DeviceAddress, advertisingName: SeenName? = nil, gapName: SeenName? = nil,
+                alias: String? = nil, serviceUUIDs: [BluetoothUUID] = [], lastSeenAt: Date? = nil,
+                createdAt: Date) throws(StoreError) {
+        for text in [advertisingName?.name, gapName?.name, alias].compactMap({ $0 }) where text.utf8.count > Self.maximumNameBytes {
+            throw .invalidArgument("name or alias longer than \(Self.maximumNameBytes) bytes")
+        }
+        self.id = id
+        self.address = address
+        self.advertisingName = advertisingName
+        self.gapName = gapName
+        self.alias = alias
+        self.serviceUUIDs = serviceUUIDs
+        self.lastSeenAt = lastSeenAt?.roundedToStoredPrecision
+        self.createdAt = createdAt.roundedToStoredPrecision
+    }
+}

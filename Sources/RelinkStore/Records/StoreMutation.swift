@@ -1,0 +1,40 @@
+import Foundation
+
+/// One change to the store. A list of mutations passed to
+/// `RelinkStore.apply(_:)` is applied in one transaction: all or nothing.
+public enum StoreMutation: Hashable, Sendable {
+    /// Creates the identifier, or updates owner and options of an existing one
+    /// (its `createdAt` and outbox are kept).
+    case putIdentifier(RestoreIdentifierRecord)
+    /// Removes the identifier with its scan, connections, subscriptions and
+    /// outbox. Removing an unknown identifier does nothing.
+    case removeIdentifier(RestoreIdentifier)
+    /// Sets (replaces) the identifier's scan intent.
+    case putScanIntent(ScanIntent)
+    /// Stops the identifier's scan; nothing if there is none.
+    case removeScanIntent(RestoreIdentifier)
+    /// Creates or updates a peripheral by its relink identifier.
+    case putPeripheral(PeripheralRecord)
+    /// Forgets a peripheral with every connection intent and subscription on it.
+    case removePeripheral(UUID)
+    /// Creates or replaces the connection intent of (identifier, peripheral).
+    case putConnectionIntent(ConnectionIntent)
+    /// Cancels a connection intent; nothing if there is none.
+    case removeConnectionIntent(RestoreIdentifier, peripheral: UUID)
+    /// Adds a subscription; adding an existing one does nothing.
+    case addSubscription(Subscription)
+    /// Removes a subscription; nothing if there is none.
+    case removeSubscription(Subscription)
+    /// Appends an event to the identifier's outbox; the store assigns the
+    /// sequence number and drops the oldest events past the bound.
+    case appendEvent(OutboxEventDraft)
+    /// Deletes the identifier's events up to and including `through`.
+    case acknowledgeEvents(RestoreIdentifier, through: Int64)
+}
+
+/// What a committed `apply(_:)` produced.
+public struct StoreCommit: Hashable, Sendable {
+    /// Sequence numbers given to the `.appendEvent` mutations, in order.
+    public var appendedSequences: [Int64]
+    public init(appendedSequences: [Int64]) { self.appendedSequences = appendedSequences }
+}

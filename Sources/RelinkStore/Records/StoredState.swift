@@ -1,0 +1,33 @@
+/// Everything the store holds except the outbox events themselves: what
+/// relinkd loads on start to rebuild every identifier.
+public struct StoredState: Hashable, Sendable, Codable {
+    /// One restore identifier with all it asked for.
+    public struct Identifier: Hashable, Sendable, Codable {
+        public var record: RestoreIdentifierRecord
+        public var scan: ScanIntent?
+        /// Sorted by peripheral identifier.
+        public var connections: [ConnectionIntent]
+        /// Sorted (see `Subscription.<`).
+        public var subscriptions: [Subscription]
+        public var outbox: OutboxStatus
+
+        public init(record: RestoreIdentifierRecord, scan: ScanIntent?, connections: [ConnectionIntent],
+                    subscriptions: [Subscription], outbox: OutboxStatus) {
+            self.record = record
+            self.scan = scan
+            self.connections = connections
+            self.subscriptions = subscriptions
+            self.outbox = outbox
+        }
+    }
+
+    /// Sorted by identifier.
+    public var identifiers: [Identifier]
+    /// Sorted by peripheral identifier (lowercase text order).
+    public var peripherals: [PeripheralRecord]
+
+    public init(identifiers: [Identifier], peripherals: [PeripheralRecord]) {
+        self.identifiers = identifiers
+        self.peripherals = peripherals
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+
+/// Decoding of stored rows into records. A value the schema's CHECKs should
+/// have prevented raises `StoreError.corruptRow`.
+enum RowDecoding {
+    static func identifier(_ text: String) throws -> RestoreIdentifier {
+        do { return try RestoreIdentifier(text) } catch { throw StoreError.corruptRow("restore identifier") }
+    }
+
+    static func uuid(_ text: String, _ column: String) throws -> UUID {
+        guard let uuid = UUID(uuidString: text) else { throw StoreError.corruptRow(column) }
+        return uuid
+    }
+
+    static func bluetoothUUID(_ text: String, _ column: String) throws -> BluetoothUUID {
+        do { return try BluetoothUUID(text) } catch { throw StoreError.corruptRow(column) }
+    }
+
+    static func enumValue<E: RawRepresentable<String>>(_ text: String, _ column: String) throws -> E {
+        guard let value = E(rawValue: text) else { throw StoreError.corruptRow(column) }
+        return value
+    }
+
+    static func date(_ ms: Int64?) -> Date? { ms.map(Date.init(storedMilliseconds:)) }
+
+    /// `restore_identifier` columns: id, owner_uid, name_preference, outbox_limit, created_at.
+    static func identifierRecord(_ row: Row) throws -> RestoreIdentifierRecord {
+        let uid: Int64 = row[1]
+        guard let ownerUID = UInt32(exactly: uid) else { throw StoreError.corruptRow("owner_uid") }
+        return try RestoreIdentifierRecord(id: identifier(row[0]), ownerUID: ownerUID,
+                                           namePreference: enumValue(row[2], "name_preference"),
+                                           outboxLimit: row[3], createdAt: Date(storedMilliseconds: row[4]))
+    }
+
+    /// `scan_intent` columns: identifier, service_uuids, allow_duplicates, updated_at.
+    static func scanIntent(_ row: Row) throws -> ScanIntent {
+        ScanIntent(identifier: try identifier(row[0]),
+                   serviceUUIDs: try [BluetoothUUID].fromStoredList(row[1], column: "scan_intent.service_uuids"),
+                   allowDuplicates: row[2], updatedAt: Date(storedMilliseconds: row[3]))
+    }
+
+    /// `connection_intent` columns in table order.
+    static func connectionIntent(_ row: Row) throws -> ConnectionIntent {
+        var strategies: [ConnectionIntent.Strategy] = []
+        for part in (row[5] as String).split(separator: ",") {
+            strategies.append(try enumValue(String(part), "connection_intent.strategies"))
+        }
+        let stepMs: Int64? = row[3]
+        let overallMs: Int64? = row[4]
+        do {
+            return try ConnectionIntent(
+                identifier: identifier(row[0]), peripheral: uuid(row[1], "connection_intent.peripheral_id"),
+                state: enumValue(row[2], "connection_intent.state"),
+                stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
+                strategies: strategies, requestedAt: Date(storedMilliseconds: row[6]), attempts: row[7],
+                lastErrorClass: row[8], lastErrorMessage: row[9])
+        } catch let error as StoreError {
+            if case .invalidArgument(let why) = error { throw StoreError.corruptRow("connection_intent: \(why)") }
+            throw error
+        }
+    }
+
+    /// `subscription` columns: identifier, peripheral_id, service_uuid, characteristic_uuid, created_at.
+    static func subscription(_ row: Row) throws -> Subscription {
+        Subscription(identifier: try identifier(row[0]), peripheral: try uuid(row[1], "subscription.peripheral_id"),
+                     service: try bluetoothUUID(row[2], "subscription.service_uuid"),
+                     characteristic: try bluetoothUUID(row[3], "subscription.characteristic_uuid"),
+                     createdAt: Date(storedMilliseconds: row[4]))
+    }
+
+    /// `peripheral` columns in table order.
+    static func peripheral(_ row: Row) throws -> PeripheralRecord {
+        let address: DeviceAddress
+        do {
+            address = try DeviceAddress(adapter: row[1], address: row[2], addressType: enumValue(row[3], "peripheral.address_type"))
+        } catch { throw StoreError.corruptRow("peripheral address") }
+        let advertised: String? = row[4]
+        let gap: String? = row[6]
+        do {
+            return try PeripheralRecord(
+                id: uuid(row[0], "peripheral.id"), address: address,
+                advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: row[5] ?? 0)) },
+                gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: row[7] ?? 0)) },
+                alias: row[8], serviceUUIDs: [BluetoothUUID].fromStoredList(row[9], column: "peripheral.service_uuids"),
+                lastSeenAt: date(row[10]), createdAt: Date(storedMilliseconds: row[11]))
+        } catch { throw StoreError.corruptRow("peripheral: \(error)") }
+    }
+
+    /// `outbox_event` columns: identifier, seq, kind, payload, created_at.
+    static func event(_ row: Row) throws -> OutboxEvent {
+        OutboxEvent(identifier: try identifier(row[0]), sequence: row[1], kind: row[2], payload: row[3],
+                    createdAt: Date(storedMilliseconds: row[4]))
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import RelinkStore
+
+/// An in-memory model of the store's semantics for the mutations the torture
+/// workload uses; its `state` is what the database must equal.
+public struct TortureModel: Sendable, Equatable {
+    struct Identifier: Sendable, Equatable {
+        var record: RestoreIdentifierRecord
+        var scan: ScanIntent?
+        var connections: [UUID: ConnectionIntent] = [:]
+        var subscriptions: [String: Subscription] = [:]
+        var events: [OutboxEvent] = []
+        var nextSequence: Int64 = 1
+        var droppedTotal: Int64 = 0
+        var droppedRange: ClosedRange<Int64>?
+    }
+
+    var identifiers: [RestoreIdentifier: Identifier] = [:]
+    var peripherals: [UUID: PeripheralRecord] = [:]
+
+    public init() {}
+
+    /// Applies one mutation list as the store does (all of it; the workload
+    /// only generates valid lists).
+    mutating func apply(_ mutations: [StoreMutation]) {
+        for mutation in mutations { apply(mutation) }
+    }
+
+    private mutating func apply(_ mutation: StoreMutation) {
+        switch mutation {
+        case .putIdentifier(let record):
+            if identifiers[record.id] == nil { identifiers[record.id] = Identifier(record: record) } else {
+                identifiers[record.id]?.record.ownerUID = record.ownerUID
+                identifiers[record.id]?.record.outboxLimit = record.outboxLimit
+                identifiers[record.id]?.record.namePreference = record.namePreference
+            }
+        case .removeIdentifier(let id): identifiers[id] = nil
+        case .putScanIntent(let scan): identifiers[scan.identifier]?.scan = scan
+        case .removeScanIntent(let id): identifiers[id]?.scan = nil
+        case .putPeripheral(var record):
+            if let existing = peripherals[record.id] { record.createdAt = existing.createdAt }
+            peripherals[record.id] = record
+        case .removePeripheral(let id):
+            peripherals[id] = nil
+            for key in Array(identifiers.keys) {
+                guard var entry = identifiers[key] else { continue }
+                entry.connections[id] = nil
+                entry.subscriptions = entry.subscriptions.filter { $0.value.peripheral != id }
+                identifiers[key] = entry
+            }
+        case .putConnectionIntent(let intent): identifiers[intent.identifier]?.connections[intent.peripheral] = intent
+        case .removeConnectionIntent(let id, let peripheral): identifiers[id]?.connections[peripheral] = nil
+        case .addSubscription(let s):
+            if identifiers[s.identifier]?.subscriptions[Self.key(s)] == nil { identifiers[s.identifier]?.subscriptions[Self.key(s)] = s }
+        case .removeSubscription(let s): identifiers[s.identifier]?.subscriptions[Self.key(s)] = nil
+        case .appendEvent(let draft): append(draft)
+        case .acknowledgeEvents(let id, let through): acknowledge(id, through: through)
+        }
+    }
+
+    private mutating func append(_ draft: OutboxEventDraft) {
+        guard var entry = identifiers[draft.identifier] else { return }
+        entry.events.append(OutboxEvent(identifier: draft.identifier, sequence: entry.nextSequence, kind: draft.kind,
+                                        payload: draft.payload, createdAt: draft.createdAt))
+        entry.nextSequence += 1
+        let excess = entry.events.count - entry.record.outboxLimit
+        if excess > 0 {
+            let oldest = entry.events[0].sequence
+            let newest = entry.events[excess - 1].sequence
+            entry.events.removeFirst(excess)
+            entry.droppedTotal += Int64(excess)
+            entry.droppedRange = (entry.droppedRange?.lowerBound ?? oldest)...newest
+        }
+        identifiers[draft.identifier] = entry
+    }
+
+    private mutating func acknowledge(_ id: RestoreIdentifier, through: Int64) {
+        guard var entry = identifiers[id] else { return }
+        entry.events.removeAll { $0.sequence <= through }
+        if let range = entry.droppedRange {
+            if range.upperBound <= through { entry.droppedRange = nil }
+            else if range.lowerBound <= through { entry.droppedRange = (through + 1)...range.upperBound }
+        }
+        identifiers[id] = entry
+    }
+
+    static func key(_ s: Subscription) -> String {
+        "\(s.identifier)|\(s.peripheral.uuidString.lowercased())|\(s.service)|\(s.characteristic)"
+    }
+
+    /// The state `RelinkStore.loadState()` must return.
+    public var state: StoredState {
+        let ids = identifiers.values.sorted { $0.record.id < $1.record.id }.map { entry in
+            StoredState.Identifier(
+                record: entry.record, scan: entry.scan,
+                connections: entry.connections.values.sorted { $0.peripheral.uuidString.lowercased() < $1.peripheral.uuidString.lowercased() },
+                subscriptions: entry.subscriptions.values.sorted(),
+                outbox: OutboxStatus(nextSequence: entry.nextSequence, pendingCount: entry.events.count,
+                                     droppedTotal: entry.droppedTotal, droppedRange: entry.droppedRange))
+        }
+        let peripherals = peripherals.values.sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() }
+        return StoredState(identifiers: ids, peripherals: peripherals)
+    }
+
+    /// The events each identifier's outbox must hold, oldest first.
+    public var events: [RestoreIdentifier: [OutboxEvent]] { identifiers.mapValues(\.events) }
+
+    /// Live identifiers, sorted (the workload picks targets from these).
+    var liveIdentifiers: [RestoreIdentifier] { identifiers.keys.sorted() }
+}

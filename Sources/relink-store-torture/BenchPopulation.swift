@@ -1,0 +1,42 @@
+import Foundation
+import RelinkStore
+
+/// Fills a store with the benchmark's population: identifiers, each with a
+/// scan, `perIdentifier` peripherals with a connection intent and a
+/// subscription each, and a few outbox events.
+struct BenchPopulation {
+    let identifiers: Int
+    let perIdentifier: Int
+    let eventsPerIdentifier: Int
+
+    static let base = Date(timeIntervalSince1970: 1_790_000_000)
+
+    func fill(_ store: RelinkStore) async throws {
+        var serial = 0
+        for i in 0..<identifiers {
+            let id = try RestoreIdentifier("bench.client-\(i)")
+            var mutations: [StoreMutation] = [
+                .putIdentifier(try RestoreIdentifierRecord(id: id, ownerUID: UInt32(1000 + i % 10), createdAt: Self.base)),
+                .putScanIntent(ScanIntent(identifier: id, serviceUUIDs: [try BluetoothUUID("180d"), try BluetoothUUID("fe59")],
+                                          allowDuplicates: i % 2 == 0, updatedAt: Self.base)),
+            ]
+            for _ in 0..<perIdentifier {
+                let address = try DeviceAddress(adapter: "hci0", address: String(format: "C0:00:00:%02X:%02X:%02X", serial >> 16 & 0xFF, serial >> 8 & 0xFF, serial & 0xFF), addressType: .random)
+                serial += 1
+                let peripheral = try PeripheralRecord(
+                    id: UUID(), address: address, advertisingName: .init("Device \(serial)", seenAt: Self.base),
+                    gapName: .init("GAP \(serial)", seenAt: Self.base), serviceUUIDs: [try BluetoothUUID("180d")],
+                    lastSeenAt: Self.base, createdAt: Self.base)
+                mutations.append(.putPeripheral(peripheral))
+                mutations.append(.putConnectionIntent(try ConnectionIntent(identifier: id, peripheral: peripheral.id, requestedAt: Self.base)))
+                mutations.append(.addSubscription(Subscription(identifier: id, peripheral: peripheral.id, service: try BluetoothUUID("180d"),
+                                                               characteristic: try BluetoothUUID("2a37"), createdAt: Self.base)))
+            }
+            for n in 0..<eventsPerIdentifier {
+                mutations.append(.appendEvent(try OutboxEventDraft(identifier: id, kind: "value-notified",
+                                                                   payload: Data("{\"n\":\(n),\"value\":\"00ff\"}".utf8), createdAt: Self.base)))
+            }
+            try await store.apply(mutations)
+        }
+    }
+}

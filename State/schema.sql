@@ -1,0 +1,83 @@
+-- relink restore store: the current schema (after migration v1).
+--
+-- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
+-- a fresh database, kept equal to it by SchemaTests (which compares the
+-- normalised `sqlite_master` dump and `PRAGMA user_version` with this file).
+-- GRDB's own `grdb_migrations` table (the list of applied migrations) is not
+-- listed here. The meaning of every table and column: State/README.md.
+
+CREATE TABLE restore_identifier (
+    id TEXT NOT NULL PRIMARY KEY,
+    owner_uid INTEGER NOT NULL CHECK (owner_uid BETWEEN 0 AND 4294967295),
+    name_preference TEXT NOT NULL CHECK (name_preference IN ('gap', 'advertising')),
+    outbox_limit INTEGER NOT NULL CHECK (outbox_limit BETWEEN 1 AND 100000),
+    created_at INTEGER NOT NULL,
+    next_event_seq INTEGER NOT NULL DEFAULT 1 CHECK (next_event_seq >= 1),
+    dropped_total INTEGER NOT NULL DEFAULT 0 CHECK (dropped_total >= 0),
+    dropped_first_seq INTEGER,
+    dropped_last_seq INTEGER,
+    CHECK ((dropped_first_seq IS NULL) = (dropped_last_seq IS NULL))
+) STRICT;
+
+CREATE TABLE scan_intent (
+    identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    service_uuids TEXT NOT NULL,
+    allow_duplicates INTEGER NOT NULL CHECK (allow_duplicates IN (0, 1)),
+    updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE peripheral (
+    id TEXT NOT NULL PRIMARY KEY,
+    adapter TEXT NOT NULL,
+    address TEXT NOT NULL,
+    address_type TEXT NOT NULL CHECK (address_type IN ('public', 'random')),
+    advertising_name TEXT,
+    advertising_name_seen_at INTEGER,
+    gap_name TEXT,
+    gap_name_seen_at INTEGER,
+    alias TEXT,
+    service_uuids TEXT NOT NULL,
+    last_seen_at INTEGER,
+    created_at INTEGER NOT NULL,
+    UNIQUE (adapter, address, address_type),
+    CHECK ((advertising_name IS NULL) = (advertising_name_seen_at IS NULL)),
+    CHECK ((gap_name IS NULL) = (gap_name_seen_at IS NULL))
+) STRICT;
+
+CREATE TABLE connection_intent (
+    identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    peripheral_id TEXT NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'connecting', 'connected')),
+    step_timeout_ms INTEGER CHECK (step_timeout_ms > 0),
+    overall_timeout_ms INTEGER CHECK (overall_timeout_ms > 0),
+    strategies TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL CHECK (attempts >= 0),
+    last_error_class TEXT,
+    last_error_message TEXT,
+    PRIMARY KEY (identifier, peripheral_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX connection_intent_by_peripheral ON connection_intent(peripheral_id);
+
+CREATE TABLE subscription (
+    identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    peripheral_id TEXT NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
+    service_uuid TEXT NOT NULL,
+    characteristic_uuid TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (identifier, peripheral_id, service_uuid, characteristic_uuid)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX subscription_by_peripheral ON subscription(peripheral_id);
+
+CREATE TABLE outbox_event (
+    identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL CHECK (seq >= 1),
+    kind TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (identifier, seq)
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 1;

@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import Logging
+@testable import RelinkStore
+import Testing
+
+/// Each bad-state case of State/README.md ("Bad state"), with its exact outcome.
+@Suite("Bad state on disk")
+struct BadStateTests {
+    static let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+    private func databasePath(_ directory: TemporaryDirectory) -> String { directory.path + "/" + RelinkStore.databaseFileName }
+
+    private func quarantineFiles(_ directory: TemporaryDirectory) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/quarantine")) ?? []).sorted()
+    }
+
+    /// A store with one identifier, closed (so its WAL is checkpointed into the main file).
+    private func populatedStore(_ directory: TemporaryDirectory) async throws {
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        var mutations: [StoreMutation] = []
+        for n in 0..<300 {
+            mutations.append(.putIdentifier(try Fixtures.identifier("id-\(n)")))
+            mutations.append(.putPeripheral(try Fixtures.peripheral(n)))
+        }
+        try await store.apply(mutations)
+        try store.close()
+    }
+
+    @Test("corrupt file, policy refuse: typed error, file untouched, logged at critical")
+    func corruptRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.garbage.write(to: URL(fileURLWithPath: databasePath(directory)))
+        let logs = LogCapture()
+        #expect {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        } throws: { error in
+            guard let error = error as? StoreOpenError, case .badState(.corrupt, let path) = error else { return false }
+            return path == databasePath(directory) && error.exitStatus == 65
+        }
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == Self.garbage)
+        #expect(quarantineFiles(directory).isEmpty)
+        #expect(logs.loud.count == 1)
+        #expect(logs.loud.first?.level == .critical)
+        #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
+    }
+
+    @Test("corrupt file, policy quarantineAndStartEmpty: file and -wal moved aside with a timestamp, store starts empty")
+    func corruptQuarantined() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.garbage.write(to: URL(fileURLWithPath: databasePath(directory)))
+        try Data("stray wal".utf8).write(to: URL(fileURLWithPath: databasePath(directory) + "-wal"))
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(try await store.loadState() == StoredState(identifiers: [], peripherals: []))
+        let moved = try #require(store.quarantined.first)
+        #expect(store.quarantined.count == 1)
+        #expect(moved.originalPath == databasePath(directory))
+        #expect(FileManager.default.contents(atPath: moved.quarantinedPath) == Self.garbage)
+        #expect(FileManager.default.contents(atPath: moved.quarantinedPath + "-wal") == Data("stray wal".utf8))
+        let name = URL(fileURLWithPath: moved.quarantinedPath).lastPathComponent
+        #expect(name.wholeMatch(of: /relink-\d{8}T\d{6}\.\d{3}Z-corrupt\.sqlite/) != nil, "\(name)")
+        #expect(quarantineFiles(directory) == [name, name + "-wal"])
+        #expect(logs.loud.map(\.level) == [.critical])
+        #expect(logs.loud.first?.metadata["RELINK_STORE_QUARANTINE"] == "\(moved.quarantinedPath)")
+
+        // A second bad start never overwrites the first quarantined file.
+        try store.close()
+        try Self.garbage.write(to: URL(fileURLWithPath: databasePath(directory)))
+        let again = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
+        try again.close()
+        #expect(quarantineFiles(directory).filter { $0.hasSuffix(".sqlite") }.count == 2)
+    }
+
+    @Test("damaged pages in a real database are found by quick_check and refused")
+    func damagedPages() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        let handle = try #require(FileHandle(forUpdatingAtPath: databasePath(directory)))
+        let size = try handle.seekToEnd()
+        #expect(size > 4096 * 6)
+        try handle.seek(toOffset: 4096 * 3)
+        handle.write(Self.garbage.prefix(4096 * 2))
+        try handle.close()
+        #expect {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: LogCapture().logger)
+        } throws: { error in
+            guard let error = error as? StoreOpenError, case .badState(.corrupt, _) = error else { return false }
+            return true
+        }
+    }
+
+    @Test("a database from a newer schema is refused, or moved aside, never migrated or erased")
+    func newerSchema() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        let queue = try DatabaseQueue(path: databasePath(directory))
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v2-from-the-future'); PRAGMA user_version = 2")
+        }
+        try queue.close()
+        let before = FileManager.default.contents(atPath: databasePath(directory))
+        let logs = LogCapture()
+        #expect(throws: StoreOpenError.badState(.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"]), path: databasePath(directory))) {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        }
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == before)
+        #expect(logs.loud.map(\.level) == [.critical])
+
+        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.map(\.reason) == [.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"])])
+        #expect(try await store.loadState().identifiers.isEmpty)
+        let moved = try #require(store.quarantined.first?.quarantinedPath)
+        #expect(moved.hasSuffix("-newer-schema.sqlite"))
+        let old = try DatabaseQueue(path: moved)
+        #expect(try await old.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM restore_identifier") } == 300)
+        try old.close()
+    }
+
+    @Test("a full disk fails the request with diskFull and stores nothing of it")
+    func diskFull() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("big")
+        try await store.apply([.putIdentifier(Fixtures.identifier("big", limit: 100_000))])
+        let before = try await store.loadState()
+        try store.capSizeForTesting()
+        var mutations: [StoreMutation] = [.putIdentifier(try Fixtures.identifier("second"))]
+        for _ in 0..<20 {
+            mutations.append(.appendEvent(try OutboxEventDraft(identifier: id, kind: "blob", payload: Data(count: 30_000), createdAt: Fixtures.now)))
+        }
+        await #expect(throws: StoreError.diskFull) { try await store.apply(mutations) }
+        #expect(try await store.loadState() == before)
+        #expect(try await store.events(for: id).isEmpty)
+        #expect(try await store.integrityCheck() == ["ok"])
+    }
+
+    @Test("a read-only database fails the request with readOnly and stores nothing of it")
+    func readOnlyAtRuntime() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        try store.setQueryOnlyForTesting(true)
+        await #expect(throws: StoreError.readOnly) {
+            try await store.apply([.putIdentifier(Fixtures.identifier("a")), .putPeripheral(Fixtures.peripheral(1))])
+        }
+        try store.setQueryOnlyForTesting(false)
+        #expect(try await store.loadState() == StoredState(identifiers: [], peripherals: []))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+@testable import RelinkStore
+import Testing
+
+@Suite("Event outbox")
+struct OutboxTests {
+    @Test("events keep their order and sequence numbers; acknowledgement deletes through a sequence number")
+    func orderAndAcknowledgement() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("band")
+        try await store.apply([.putIdentifier(Fixtures.identifier("band"))])
+        var sequences: [Int64] = []
+        for n in 1...5 { sequences += try await store.apply([.appendEvent(Fixtures.event(id, "e\(n)"))]).appendedSequences }
+        #expect(sequences == [1, 2, 3, 4, 5])
+        #expect(try await store.events(for: id).map { String(decoding: $0.payload, as: UTF8.self) } == ["e1", "e2", "e3", "e4", "e5"])
+        #expect(try await store.events(for: id, after: 3).map(\.sequence) == [4, 5])
+
+        try await store.apply([.acknowledgeEvents(id, through: 3)])
+        #expect(try await store.events(for: id).map(\.sequence) == [4, 5])
+        // Sequence numbers are never reused, also after everything was acknowledged.
+        try await store.apply([.acknowledgeEvents(id, through: 5)])
+        #expect(try await store.apply([.appendEvent(Fixtures.event(id, "e6"))]).appendedSequences == [6])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 7, pendingCount: 1, droppedTotal: 0, droppedRange: nil))
+
+        await #expect(throws: StoreError.invalidAcknowledgement(id, through: 7, nextSequence: 7)) {
+            try await store.apply([.acknowledgeEvents(id, through: 7)])
+        }
+        let ghost = try Fixtures.id("ghost")
+        await #expect(throws: StoreError.unknownIdentifier(ghost)) { try await store.events(for: ghost) }
+    }
+
+    @Test("the bound drops the oldest events and records how many and which")
+    func bound() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("lock")
+        try await store.apply([.putIdentifier(Fixtures.identifier("lock", limit: 3))])
+        for n in 1...7 { try await store.apply([.appendEvent(Fixtures.event(id, "e\(n)"))]) }
+        #expect(try await store.events(for: id).map(\.sequence) == [5, 6, 7])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 3, droppedTotal: 4, droppedRange: 1...4))
+
+        // Acknowledging into the dropped range narrows it; past it clears it; the total stays.
+        try await store.apply([.acknowledgeEvents(id, through: 2)])
+        #expect(try await store.outboxStatus(for: id).droppedRange == 3...4)
+        try await store.apply([.acknowledgeEvents(id, through: 5)])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 2, droppedTotal: 4, droppedRange: nil))
+
+        // Lowering the bound trims at once.
+        try await store.apply([.putIdentifier(Fixtures.identifier("lock", limit: 1))])
+        #expect(try await store.events(for: id).map(\.sequence) == [7])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 1, droppedTotal: 5, droppedRange: 6...6))
+        #expect(try await store.loadState().identifiers.first?.outbox == store.outboxStatus(for: id))
+    }
+
+    @Test("a failing request in a group commit leaves the others committed")
+    func groupCommitIsolation() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("busy")
+        try await store.apply([.putIdentifier(Fixtures.identifier("busy", limit: 100_000))])
+        let ghost = try Fixtures.id("ghost")
+        let outcomes = try await withThrowingTaskGroup(of: Result<[Int64], StoreError>.self) { group in
+            for n in 0..<200 {
+                let draft = try Fixtures.event(n % 10 == 0 ? ghost : id, "\(n)")
+                group.addTask {
+                    do throws(StoreError) { return .success(try await store.apply([.appendEvent(draft)]).appendedSequences) }
+                    catch { return .failure(error) }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let sequences = outcomes.compactMap { try? $0.get() }.flatMap { $0 }
+        #expect(sequences.count == 180)
+        #expect(sequences.sorted() == Array(1...180))
+        #expect(outcomes.filter { if case .failure(.unknownIdentifier(ghost)) = $0 { true } else { false } }.count == 20)
+        #expect(try await store.events(for: id, limit: 1000).map(\.sequence) == Array(1...180))
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+@testable import RelinkStore
+import Testing
+
+@Suite("Record round trips")
+struct RecordRoundTripTests {
+    private func withStore(_ body: (RelinkStore) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        try await body(store)
+    }
+
+    @Test("identifier, scan, connection intent, subscription and peripheral read back equal, also after reopening")
+    func fullRoundTrip() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let id = try Fixtures.id("org.example.lock")
+        let record = try RestoreIdentifierRecord(id: id, ownerUID: 4242, namePreference: .advertising, outboxLimit: 50, createdAt: Fixtures.now)
+        let address = try DeviceAddress(adapter: "hci1", address: "c0:ff:ee:00:11:22", addressType: .random)
+        let peripheral = try PeripheralRecord(
+            id: UUID(), address: address,
+            advertisingName: .init("Lock-ad", seenAt: Fixtures.now.addingTimeInterval(1.0005)),
+            gapName: .init("Front door", seenAt: Fixtures.now.addingTimeInterval(2)), alias: "door",
+            serviceUUIDs: [BluetoothUUID("180a"), BluetoothUUID("0000fe59-0000-1000-8000-00805F9B34FB")],
+            lastSeenAt: Fixtures.now.addingTimeInterval(3), createdAt: Fixtures.now)
+        let scan = ScanIntent(identifier: id, serviceUUIDs: [try BluetoothUUID("fe59")], allowDuplicates: true, updatedAt: Fixtures.now)
+        let intent = try ConnectionIntent(identifier: id, peripheral: peripheral.id, state: .connecting, stepTimeout: .milliseconds(5500),
+                                          overallTimeout: nil, strategies: [.scan, .knownIdentifier], requestedAt: Fixtures.now,
+                                          attempts: 7, lastErrorClass: "page-timeout", lastErrorMessage: "le-connection-abort-by-local")
+        let subscription = Subscription(identifier: id, peripheral: peripheral.id, service: try BluetoothUUID("fe59"),
+                                        characteristic: try BluetoothUUID("8ec90001-f315-4f60-9fb8-838830daea50"), createdAt: Fixtures.now)
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        try await store.apply([.putIdentifier(record), .putPeripheral(peripheral), .putScanIntent(scan),
+                               .putConnectionIntent(intent), .addSubscription(subscription)])
+        let expected = StoredState(
+            identifiers: [.init(record: record, scan: scan, connections: [intent], subscriptions: [subscription],
+                                outbox: OutboxStatus(nextSequence: 1, pendingCount: 0, droppedTotal: 0, droppedRange: nil))],
+            peripherals: [peripheral])
+        #expect(try await store.loadState() == expected)
+        #expect(try await store.peripheral(at: address) == peripheral)
+        try store.close()
+        let reopened = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? reopened.close() }
+        #expect(try await reopened.loadState() == expected)
+        #expect(intent.deadline == nil)
+    }
+
+    @Test("updates replace, removals cascade, putIdentifier keeps createdAt")
+    func updatesAndCascades() async throws {
+        try await withStore { store in
+            let id = try Fixtures.id("band")
+            let peripheral = try Fixtures.peripheral(1)
+            let intent = try ConnectionIntent(identifier: id, peripheral: peripheral.id, overallTimeout: .seconds(30), requestedAt: Fixtures.now)
+            try await store.apply([.putIdentifier(Fixtures.identifier("band")), .putPeripheral(peripheral), .putConnectionIntent(intent),
+                                   .addSubscription(Subscription(identifier: id, peripheral: peripheral.id, service: BluetoothUUID("180d"),
+                                                                 characteristic: BluetoothUUID("2a37"), createdAt: Fixtures.now))])
+            var updated = try RestoreIdentifierRecord(id: id, ownerUID: 7, outboxLimit: 10, createdAt: Fixtures.now.addingTimeInterval(99))
+            try await store.apply([.putIdentifier(updated)])
+            updated.createdAt = Fixtures.now
+            #expect(try await store.loadState().identifiers.first?.record == updated)
+            #expect(intent.deadline == Fixtures.now.addingTimeInterval(30))
+
+            try await store.apply([.removePeripheral(peripheral.id)])
+            let afterForget = try await store.loadState()
+            #expect(afterForget.peripherals.isEmpty)
+            #expect(afterForget.identifiers.first?.connections == [])
+            #expect(afterForget.identifiers.first?.subscriptions == [])
+
+            try await store.apply([.removeIdentifier(id)])
+            #expect(try await store.loadState() == StoredState(identifiers: [], peripherals: []))
+        }
+    }
+
+    @Test("bad requests get typed errors and change nothing")
+    func requestErrors() async throws {
+        try await withStore { store in
+            let id = try Fixtures.id("lock")
+            let first = try Fixtures.peripheral(1)
+            try await store.apply([.putIdentifier(Fixtures.identifier("lock")), .putPeripheral(first)])
+            let before = try await store.loadState()
+
+            let clash = try PeripheralRecord(id: UUID(), address: first.address, createdAt: Fixtures.now)
+            await #expect(throws: StoreError.addressInUse(first.address)) {
+                try await store.apply([.putIdentifier(Fixtures.identifier("other")), .putPeripheral(clash)])
+            }
+            let ghost = UUID()
+            await #expect(throws: StoreError.unknownPeripheral(ghost.uuidString.lowercased())) {
+                try await store.apply([.putConnectionIntent(ConnectionIntent(identifier: id, peripheral: ghost, requestedAt: Fixtures.now))])
+            }
+            let stranger = try Fixtures.id("stranger")
+            await #expect(throws: StoreError.unknownIdentifier(stranger)) {
+                try await store.apply([.putScanIntent(ScanIntent(identifier: stranger, serviceUUIDs: [], allowDuplicates: false, updatedAt: Fixtures.now))])
+            }
+            #expect(try await store.loadState() == before)
+        }
+    }
+
+    @Test("validation of identifiers, UUIDs, addresses and options", arguments: [
+        "", String(repeating: "a", count: 129), "-leading", "has space", "ünicode", "a/b",
+    ])
+    func invalidIdentifiers(text: String) {
+        #expect(throws: StoreError.self) { try RestoreIdentifier(text) }
+    }
+
+    @Test("valid values normalise")
+    func normalisation() throws {
+        #expect(try RestoreIdentifier("a.b_c-d:9").rawValue == "a.b_c-d:9")
+        #expect(try RestoreIdentifier(String(repeating: "x", count: 128)).rawValue.count == 128)
+        #expect(try BluetoothUUID("180D").canonical == "0000180d-0000-1000-8000-00805f9b34fb")
+        #expect(try BluetoothUUID("0000180D") == BluetoothUUID("0000180d-0000-1000-8000-00805F9B34FB"))
+        #expect(throws: StoreError.self) { try BluetoothUUID("180g") }
+        #expect(throws: StoreError.self) { try BluetoothUUID("0000180d-0000-1000-8000+00805f9b34fb") }
+        #expect(try DeviceAddress(adapter: "hci0", address: "aa:bb:cc:dd:ee:ff", addressType: .public).address == "AA:BB:CC:DD:EE:FF")
+        #expect(throws: StoreError.self) { try DeviceAddress(adapter: "hci0", address: "AA:BB:CC:DD:EE", addressType: .public) }
+        #expect(throws: StoreError.self) { try DeviceAddress(adapter: "HCI 0", address: "AA:BB:CC:DD:EE:FF", addressType: .public) }
+        #expect(throws: StoreError.self) { try RestoreIdentifierRecord(id: RestoreIdentifier("x"), ownerUID: 0, outboxLimit: 0, createdAt: Fixtures.now) }
+        #expect(throws: StoreError.self) {
+            try ConnectionIntent(identifier: RestoreIdentifier("x"), peripheral: UUID(), strategies: [.scan, .scan], requestedAt: Fixtures.now)
+        }
+        #expect(throws: StoreError.self) {
+            try ConnectionIntent(identifier: RestoreIdentifier("x"), peripheral: UUID(), stepTimeout: .zero, requestedAt: Fixtures.now)
+        }
+        #expect(throws: StoreError.self) {
+            try OutboxEventDraft(identifier: RestoreIdentifier("x"), kind: "k", payload: Data(count: OutboxEvent.maximumPayloadBytes + 1), createdAt: Fixtures.now)
+        }
+    }
+}
