@@ -32,7 +32,20 @@ let package = Package(
         // D-Bus binding over libdbus-1; knows nothing of BlueZ.
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         // sd_notify and the journald log handler over libsystemd.
-        .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(
+            name: "Systemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        // Test helper: logs a few relink events through the journal handler
+        // (SystemdTests run it beside a private journald).
+        .executableTarget(
+            name: "relink-journal-probe",
+            dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
         .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
@@ -62,7 +75,14 @@ let package = Package(
         .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
-        .testTarget(name: "SystemdTests", dependencies: ["Systemd"], swiftSettings: strict),
+        .testTarget(
+            name: "SystemdTests",
+            dependencies: [
+                "Systemd", "relink-journal-probe",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "RelinkStoreTests", dependencies: ["RelinkStore"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
