@@ -40,11 +40,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
-        // Test helper: logs a few relink events through the journal handler
-        // (SystemdTests run it beside a private journald).
+        // Test helper for SystemdTests: logs relink events through the journal
+        // handler (beside a private journald), and plays a daemon's sd_notify
+        // and watchdog part (with a stall hook on SIGUSR1/SIGUSR2).
         .executableTarget(
-            name: "relink-journal-probe",
-            dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")],
+            name: "relink-systemd-probe",
+            dependencies: [
+                "Systemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
         .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
@@ -78,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "SystemdTests",
             dependencies: [
-                "Systemd", "relink-journal-probe",
+                "Systemd", "relink-systemd-probe",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

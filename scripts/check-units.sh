@@ -10,11 +10,14 @@
 #    here) from owning org.relink.
 # Usage: scripts/check-units.sh [BINDIR]   (BINDIR: built relinkd/relinkctl;
 # default: stub executables, since verify only checks ExecStart= exists).
+# RELINK_SYSTEMD_DIR: check the files there instead of systemd/.
 # Exits non-zero when any check fails.
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 threshold=${RELINK_SECURITY_THRESHOLD:-15}
+# Where the unit and system files come from (install.sh reads it too).
+srcdir=${RELINK_SYSTEMD_DIR:-$here/systemd}
 work=$(mktemp -d)
 bus_pid=
 cleanup() {
@@ -41,8 +44,12 @@ fi
 prefix=$work/prefix
 "$here/scripts/install.sh" "$prefix" "" "$bindir" > /dev/null || { echo "FAIL: install.sh"; exit 1; }
 
-for unit in "$prefix"/lib/systemd/system/*; do
-    name=$(basename "$unit")
+for source in "$srcdir"/*.service "$srcdir"/*.socket "$srcdir"/*.timer "$srcdir"/*.path; do
+    [ -e "$source" ] || continue
+    grep -q '^\[D-BUS Service\]' "$source" && continue   # D-Bus activation file, not a unit
+    name=$(basename "$source")
+    unit=$prefix/lib/systemd/system/$name
+    [ -f "$unit" ] || { fail "$name is not installed by install.sh"; continue; }
     out=$(systemd-analyze verify "$unit" 2>&1)
     rc=$?
     own=$(printf '%s\n' "$out" | grep -F -e "$name" -e "$unit" || true)
@@ -81,7 +88,7 @@ cp "$prefix/lib/systemd/catalog/relink.catalog" "$root/usr/lib/systemd/catalog/"
 if journalctl --root="$root" --update-catalog 2> "$work/catalog.err" && [ ! -s "$work/catalog.err" ]; then
     listed=$(journalctl --root="$root" --list-catalog)
     missing=0
-    for id in $(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$here/systemd/relink.catalog"); do
+    for id in $(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$srcdir/relink.catalog"); do
         printf '%s\n' "$listed" | grep -q "^$id relink: " || { echo "catalog: $id not listed"; missing=1; }
     done
     if [ $missing -eq 0 ]; then echo "ok: catalog parses ($(printf '%s\n' "$listed" | grep -c ' relink: ') entries)"

@@ -20,6 +20,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${1:-/usr/local}
 destdir=${2:-}
 bindir_src=${3:-$here/.build/release}
+# Where the unit and system files come from (tests point it at edited copies).
+srcdir=${RELINK_SYSTEMD_DIR:-$here/systemd}
 
 case $prefix in
     /*) ;;
@@ -44,13 +46,13 @@ install -d "$destdir$prefix/bin" "$destdir$unitdir" "$destdir$sysusersdir" \
     "$destdir$catalogdir" "$destdir$dbusconfdir" "$destdir$dbusservicedir"
 install -m 0755 "$bindir_src/relinkd" "$bindir_src/relinkctl" "$destdir$prefix/bin/"
 
-sed "s|^ExecStart=/usr/bin/|ExecStart=$prefix/bin/|" "$here/systemd/relinkd.service" \
+sed "s|^ExecStart=/usr/bin/|ExecStart=$prefix/bin/|" "$srcdir/relinkd.service" \
     > "$destdir$unitdir/relinkd.service"
 chmod 0644 "$destdir$unitdir/relinkd.service"
-install -m 0644 "$here/systemd/relink.sysusers" "$destdir$sysusersdir/relink.conf"
-install -m 0644 "$here/systemd/relink.catalog" "$destdir$catalogdir/relink.catalog"
-install -m 0644 "$here/systemd/org.relink.conf" "$destdir$dbusconfdir/org.relink.conf"
-install -m 0644 "$here/systemd/org.relink.service" "$destdir$dbusservicedir/org.relink.service"
+install -m 0644 "$srcdir/relink.sysusers" "$destdir$sysusersdir/relink.conf"
+install -m 0644 "$srcdir/relink.catalog" "$destdir$catalogdir/relink.catalog"
+install -m 0644 "$srcdir/org.relink.conf" "$destdir$dbusconfdir/org.relink.conf"
+install -m 0644 "$srcdir/org.relink.service" "$destdir$dbusservicedir/org.relink.service"
 if [ -f "$here/README.md" ]; then
     install -d "$destdir$docdir"
     install -m 0644 "$here/README.md" "$destdir$docdir/README.md"
