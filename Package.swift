@@ -32,7 +32,26 @@ let package = Package(
         // D-Bus binding over libdbus-1; knows nothing of BlueZ.
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         // sd_notify and the journald log handler over libsystemd.
-        .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(
+            name: "Systemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        // Test helper for SystemdTests: logs relink events through the journal
+        // handler (beside a private journald), and plays a daemon's sd_notify
+        // and watchdog part (with a stall hook on SIGUSR1/SIGUSR2).
+        .executableTarget(
+            name: "relink-systemd-probe",
+            dependencies: [
+                "Systemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
         .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Seeded mutation stream and model for the store's crash test (tests and the writer share it).
@@ -69,7 +88,14 @@ let package = Package(
         .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
-        .testTarget(name: "SystemdTests", dependencies: ["Systemd"], swiftSettings: strict),
+        .testTarget(
+            name: "SystemdTests",
+            dependencies: [
+                "Systemd", "relink-systemd-probe",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "RelinkStoreTests",
             dependencies: [
