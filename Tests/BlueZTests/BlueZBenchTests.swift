@@ -72,8 +72,9 @@ import Testing
             try await client.wait(timeout: .seconds(5), "the unlocked state") { $0.characteristic(state.path)?.value.map { String(decoding: $0, as: UTF8.self) } == "unlocked" }
             try await client.write(command.path, Array("lock".utf8), withResponse: false)
             try await client.wait(timeout: .seconds(5), "the locked state") { $0.characteristic(state.path)?.value.map { String(decoding: $0, as: UTF8.self) } == "locked" }
-            let notified = await log.values(of: state.path).map { String(decoding: $0, as: UTF8.self) }
-            #expect(notified.suffix(2) == ["unlocked", "locked"])
+            try await waitUntil(timeout: .seconds(5)) {
+                await log.values(of: state.path).map { String(decoding: $0, as: UTF8.self) }.suffix(2) == ["unlocked", "locked"]
+            }
 
             // Renames: the GAP name changes over the link, the advertised
             // name is seen after the link is gone.
@@ -86,9 +87,11 @@ import Testing
             try await client.waitForServices(Self.lockPath)
             try await client.wait(timeout: .seconds(5), "the new GAP name") { $0.device(Self.lockPath)?.names.gapName == "Back Door" }
             #expect(await client.mirror.device(Self.lockPath)?.names.advertisingName == "RLK-NEW1")
-            let changes = await log.nameChanges(of: Self.lockPath)
-            #expect(changes.contains(NameChange(kind: .gap, old: "Front Door", new: "Back Door")))
-            #expect(changes.contains(NameChange(kind: .advertising, old: "RLK-7F3A", new: "RLK-NEW1")))
+            // The event stream is read by another task: give it a moment.
+            try await waitUntil(timeout: .seconds(5)) {
+                await log.nameChanges(of: Self.lockPath).contains(NameChange(kind: .gap, old: "Front Door", new: "Back Door"))
+            }
+            #expect(await log.nameChanges(of: Self.lockPath).contains(NameChange(kind: .advertising, old: "RLK-7F3A", new: "RLK-NEW1")))
         }
     }
 
