@@ -62,7 +62,7 @@ let package = Package(
             dependencies: ["RelinkStore", "RelinkStoreTorture", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
-        .target(name: "BlueZ", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "Restoration", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
         .target(name: "Restoration", dependencies: [], swiftSettings: strict),
         // Daemon wiring: services, the actors that carry out the core's actions.

@@ -1,4 +1,5 @@
 import DBus
+import Restoration
 
 /// The arguments of `Adapter1.SetDiscoveryFilter`.
 ///
@@ -41,7 +42,7 @@ public struct DiscoveryFilter: Sendable, Hashable, Codable {
         if rssi != nil && pathloss != nil {
             throw BlueZError(name: "org.bluez.Error.InvalidArguments", message: "RSSI and Pathloss cannot be combined")
         }
-        for u in uuids where !BluetoothUUIDText.isValid(u) {
+        for u in uuids where (try? BluetoothUUID(parsing: u)) == nil {
             throw BlueZError(name: "org.bluez.Error.InvalidArguments", message: "invalid service UUID '\(u)'")
         }
     }
@@ -58,31 +59,5 @@ public struct DiscoveryFilter: Sendable, Hashable, Codable {
         if let discoverable { entries.append(.init(.string("Discoverable"), .variant(.boolean(discoverable)))) }
         if let pattern { entries.append(.init(.string("Pattern"), .variant(.string(pattern)))) }
         return .dictionary(key: .string, value: .variant, entries)
-    }
-}
-
-/// Syntax checks for UUID strings as BlueZ accepts them: 16-bit ("180d"),
-/// 32-bit ("0000180d") or 128-bit ("0000180d-0000-1000-8000-00805f9b34fb").
-public enum BluetoothUUIDText {
-    public static func isValid(_ s: String) -> Bool {
-        let hex = Set("0123456789abcdefABCDEF")
-        switch s.count {
-        case 4, 8: return s.allSatisfy { hex.contains($0) }
-        case 36:
-            let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-            return parts.map(\.count) == [8, 4, 4, 4, 12] && parts.allSatisfy { $0.allSatisfy { hex.contains($0) } }
-        default: return false
-        }
-    }
-
-    /// The 128-bit lower-case form of a valid UUID string, or nil.
-    public static func normalized(_ s: String) -> String? {
-        guard isValid(s) else { return nil }
-        let l = s.lowercased()
-        switch l.count {
-        case 4: return "0000\(l)-0000-1000-8000-00805f9b34fb"
-        case 8: return "\(l)-0000-1000-8000-00805f9b34fb"
-        default: return l
-        }
     }
 }
