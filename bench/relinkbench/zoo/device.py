@@ -70,8 +70,7 @@ class BenchDevice(Device):
         # A Complete Local Name always overwrites Name (last writer wins).
         if report.name is not None and report.name != self.name_:
             await self.Name.set_async(report.name)
-            if self.user_alias is None:
-                await self.Alias.set_async(report.name)
+            self._alias_follows_name()
         # EIR UUIDs are added (never removed) until services are resolved.
         if not self.services_resolved:
             merged = sorted(set(self.uuids) | {BluetoothUUID(u) for u in report.uuids})
@@ -96,6 +95,12 @@ class BenchDevice(Device):
         threshold = 0 if every_rssi else CONFIG.rssi_threshold
         if report.rssi != self.rssi and abs(report.rssi - self.rssi) >= threshold:
             await self.RSSI.set_async(report.rssi)
+
+    def _alias_follows_name(self) -> None:
+        """Without a user alias, Alias is Name: signal it too (not through the
+        D-Bus setter, which would make it a user alias)."""
+        if self.user_alias is None:
+            self.properties_changed.emit(("org.bluez.Device1", {"Alias": ("s", self.name_)}, []))
 
     # -- connection ------------------------------------------------------------
 
@@ -244,8 +249,7 @@ class BenchDevice(Device):
                     name = bytes(raw).decode("utf-8", "replace")
                     if name and name != self.name_ and _link_ok(self):
                         await self.Name.set_async(name)
-                        if self.user_alias is None:
-                            await self.Alias.set_async(name)
+                        self._alias_follows_name()
                     return
 
     async def _teardown(self, notify_peer: bool) -> None:
