@@ -170,8 +170,13 @@ def test_gap_name_after_connect_and_advertised_name_while_discovering(bench):
     async def go():
         async with Client(bench.bus) as c:
             lock = bench.path("lock")
-            await found(c, bench, "lock")
-            assert await c.get(lock, DEV, "Name") == "RLK-7F3A"
+            await c.start_discovery()
+            await c.wait_device(lock)
+
+            async def advertised_name():
+                return await c.get(lock, DEV, "Name") == "RLK-7F3A"
+            await c.wait_for(advertised_name, 5, "the advertised name")
+            await c.stop_discovery()
             t = time.monotonic()
             await c.connect(lock)
             assert await c.wait_change(lock, "Name", "Front Door", t) == "Front Door"

@@ -93,8 +93,15 @@ class BenchDevice(Device):
         if report.tx_power is not None and report.tx_power != self.tx_power:
             await self.TxPower.set_async(report.tx_power)
         threshold = 0 if every_rssi else CONFIG.rssi_threshold
-        if report.rssi != self.rssi and abs(report.rssi - self.rssi) >= threshold:
+        if report.rssi != self.rssi and (self.rssi == 0 or abs(report.rssi - self.rssi) >= threshold):
             await self.RSSI.set_async(report.rssi)
+
+    def forget_rssi(self) -> None:
+        """Discovery ended: RSSI becomes unknown (BlueZ then drops the property;
+        here it reads 0, and is signalled as invalidated)."""
+        if self.rssi != 0 and not self.connected:
+            self.rssi = 0
+            self.properties_changed.emit(("org.bluez.Device1", {}, ["RSSI"]))
 
     def _alias_follows_name(self) -> None:
         """Without a user alias, Alias is Name: signal it too (not through the
