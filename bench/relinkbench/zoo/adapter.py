@@ -47,6 +47,11 @@ class BenchAdapter(Adapter):
         self.discovering_task = NoneTask()
         if self.discovering:
             await self.Discovering.set_async(False)
+        # BlueZ's discovery_cleanup(): found devices lose their RSSI (the
+        # property is invalidated), so the first report of the next discovery
+        # is always signalled. Clients such as bleak rely on that.
+        for dev in self.devices.values():
+            dev.forget_rssi()
 
     def _drop_all_sessions(self) -> None:
         for sub in list(self.sessions.values()) + list(self.filter_subscriptions.values()):

@@ -70,8 +70,7 @@ class BenchDevice(Device):
         # A Complete Local Name always overwrites Name (last writer wins).
         if report.name is not None and report.name != self.name_:
             await self.Name.set_async(report.name)
-            if self.user_alias is None:
-                await self.Alias.set_async(report.name)
+            self._alias_follows_name()
         # EIR UUIDs are added (never removed) until services are resolved.
         if not self.services_resolved:
             merged = sorted(set(self.uuids) | {BluetoothUUID(u) for u in report.uuids})
@@ -94,8 +93,21 @@ class BenchDevice(Device):
         if report.tx_power is not None and report.tx_power != self.tx_power:
             await self.TxPower.set_async(report.tx_power)
         threshold = 0 if every_rssi else CONFIG.rssi_threshold
-        if report.rssi != self.rssi and abs(report.rssi - self.rssi) >= threshold:
+        if report.rssi != self.rssi and (self.rssi == 0 or abs(report.rssi - self.rssi) >= threshold):
             await self.RSSI.set_async(report.rssi)
+
+    def forget_rssi(self) -> None:
+        """Discovery ended: RSSI becomes unknown (BlueZ then drops the property;
+        here it reads 0, and is signalled as invalidated)."""
+        if self.rssi != 0 and not self.connected:
+            self.rssi = 0
+            self.properties_changed.emit(("org.bluez.Device1", {}, ["RSSI"]))
+
+    def _alias_follows_name(self) -> None:
+        """Without a user alias, Alias is Name: signal it too (not through the
+        D-Bus setter, which would make it a user alias)."""
+        if self.user_alias is None:
+            self.properties_changed.emit(("org.bluez.Device1", {"Alias": ("s", self.name_)}, []))
 
     # -- connection ------------------------------------------------------------
 
@@ -244,8 +256,7 @@ class BenchDevice(Device):
                     name = bytes(raw).decode("utf-8", "replace")
                     if name and name != self.name_ and _link_ok(self):
                         await self.Name.set_async(name)
-                        if self.user_alias is None:
-                            await self.Alias.set_async(name)
+                        self._alias_follows_name()
                     return
 
     async def _teardown(self, notify_peer: bool) -> None:

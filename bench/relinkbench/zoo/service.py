@@ -101,6 +101,9 @@ class BenchService(BluezMockService):
         adapter = self.adapters[id]
 
         async def task():
+            # The first report comes after StartDiscovery has replied (the
+            # controller needs a moment to start scanning), as on real BlueZ.
+            await asyncio.sleep(min(0.05, self.scan_interval))
             while True:
                 try:
                     await self.scan_once(adapter)

@@ -1,0 +1,381 @@
+"""The BlueZoo patches, observed directly on org.bluez (dbus-fast client)."""
+
+import asyncio
+import struct
+import time
+
+import pytest
+from dbus_fast import Variant
+
+from busclient import BusError, Client
+
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
+HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+GAP = "00001800-0000-1000-8000-00805f9b34fb"
+DEV = "org.bluez.Device1"
+CHR = "org.bluez.GattCharacteristic1"
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 90))
+
+
+async def found(c: Client, bench, *names) -> None:
+    await c.start_discovery()
+    for n in names:
+        await c.wait_device(bench.path(n))
+    await c.stop_discovery()
+
+
+def test_reconnect_after_disconnect_keeps_gatt_objects(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            state = await c.char_path(lock, LOCK_STATE)
+            assert await c.get(lock, DEV, "ServicesResolved") is True
+            t = time.monotonic()
+            await c.disconnect(lock)
+            await c.wait_change(lock, "ServicesResolved", False, t)
+            await c.wait_change(lock, "Connected", False, t)
+            assert await c.get(lock, DEV, "Connected") is False
+            # BlueZ keeps the GATT objects (cache); reads fail while disconnected.
+            assert state in await c.objects()
+            with pytest.raises(BusError) as e:
+                await c.call("ReadValue", "a{sv}", [{}], path=state, iface=CHR)
+            assert e.value.name == "org.bluez.Error.Failed"
+            with pytest.raises(BusError) as e:
+                await c.disconnect(lock)
+            assert e.value.name == "org.bluez.Error.NotConnected"
+            for _ in range(3):
+                await c.connect(lock)
+                assert await c.get(lock, DEV, "Connected") is True
+                value = await c.call("ReadValue", "a{sv}", [{}], path=state, iface=CHR)
+                assert bytes(value[0]) in (b"locked", b"unlocked")
+                await c.disconnect(lock)
+            assert [p for _, p in c.removed if p.startswith(lock + "/")] == []
+    run(go())
+
+
+def test_out_of_range_connect_fails_after_connect_timeout_then_back(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            bench.cmd("out_of_range", peripheral="lock")
+            t0 = time.monotonic()
+            with pytest.raises(BusError) as e:
+                await c.connect(lock)
+            took = time.monotonic() - t0
+            assert e.value.name == "org.bluez.Error.Failed"
+            assert e.value.text == "le-connection-abort-by-local"
+            assert 0.9 <= took < 4.0, took
+            bench.cmd("in_range", peripheral="lock")
+            await c.connect(lock)
+            assert await c.get(lock, DEV, "Connected") is True
+            await c.disconnect(lock)
+    run(go())
+
+
+def test_connect_pending_completes_when_peer_comes_back(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            bench.cmd("set_timing", connect_timeout=5.0, supervision_timeout=0.5)
+            try:
+                bench.cmd("out_of_range", peripheral="lock")
+                pending = asyncio.ensure_future(c.connect(lock))
+                await asyncio.sleep(0.5)
+                assert not pending.done()
+                # A second Connect while one is pending: InProgress.
+                with pytest.raises(BusError) as e:
+                    await c.connect(lock)
+                assert e.value.name == "org.bluez.Error.InProgress"
+                bench.cmd("in_range", peripheral="lock")
+                await pending
+                assert await c.get(lock, DEV, "Connected") is True
+                await c.disconnect(lock)
+                # Disconnect while Connect is pending cancels it.
+                bench.cmd("out_of_range", peripheral="lock")
+                pending = asyncio.ensure_future(c.connect(lock))
+                await asyncio.sleep(0.3)
+                await c.disconnect(lock)
+                with pytest.raises(BusError) as e:
+                    await pending
+                assert (e.value.name, e.value.text) == ("org.bluez.Error.Failed",
+                                                        "br-connection-canceled")
+            finally:
+                bench.cmd("in_range", peripheral="lock")
+                bench.cmd("set_timing", connect_timeout=1.0, supervision_timeout=0.5)
+    run(go())
+
+
+def test_out_of_range_drops_link_and_notifications_stop(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            band = bench.path("band")
+            await found(c, bench, "band")
+            await c.connect(band)
+            hrm = await c.char_path(band, HR_MEASUREMENT)
+            await c.call("StartNotify", path=hrm, iface=CHR)
+            t = time.monotonic()
+            await asyncio.sleep(1.2)
+            assert len(c.values(hrm, "Value", t)) >= 2
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="band")
+            await c.wait_change(band, "Connected", False, t, timeout=5)
+            dropped = time.monotonic()
+            assert await c.get(band, DEV, "ServicesResolved") is False
+            assert await c.get(hrm, CHR, "Notifying") is False
+            await asyncio.sleep(1.0)
+            # Nothing arrives once the peer is gone (band streams at 2/s).
+            assert c.values(hrm, "Value", t + 0.05) == []
+            bench.cmd("in_range", peripheral="band")
+            await c.connect(band)
+            # Our notify session is re-armed on reconnection (we stayed on the bus).
+            t = time.monotonic()
+            await c.wait_change(hrm, "Notifying", True, dropped)
+            await c.wait_change(hrm, "Value", None, t)
+            await c.disconnect(band)
+    run(go())
+
+
+def test_peripheral_exit_drops_link_and_restart_reconnects(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            t = time.monotonic()
+            bench.cmd("kill_peripheral", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            with pytest.raises(BusError) as e:
+                await c.connect(lock)
+            assert e.value.name == "org.bluez.Error.Failed"
+            bench.cmd("start_peripheral", peripheral="lock")
+            await c.connect(lock)
+            state = await c.char_path(lock, LOCK_STATE)
+            assert bytes((await c.call("ReadValue", "a{sv}", [{}], path=state, iface=CHR))[0]) \
+                in (b"locked", b"unlocked")
+            await c.disconnect(lock)
+    run(go())
+
+
+def test_gap_name_after_connect_and_advertised_name_while_discovering(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await c.start_discovery()
+            await c.wait_device(lock)
+
+            async def advertised_name():
+                return await c.get(lock, DEV, "Name") == "RLK-7F3A"
+            await c.wait_for(advertised_name, 5, "the advertised name")
+            await c.stop_discovery()
+            t = time.monotonic()
+            await c.connect(lock)
+            assert await c.wait_change(lock, "Name", "Front Door", t) == "Front Door"
+            objs = await c.objects()
+            gap = [p for p, i in objs.items() if p.startswith(lock + "/")
+                   and i.get("org.bluez.GattService1", {}).get("UUID") == GAP]
+            assert gap, "0x1800 is exported (BlueZ >= 5.80 default)"
+            uuids = await c.get(lock, DEV, "UUIDs")
+            assert LOCK_SERVICE in uuids and GAP in uuids
+            await c.disconnect(lock)
+            # Advertising again: the advertised name wins once more.
+            t = time.monotonic()
+            await c.start_discovery()
+            await c.wait_change(lock, "Name", "RLK-7F3A", t)
+            await c.stop_discovery()
+    run(go())
+
+
+def test_gap_service_hidden_like_bluez_566(fresh_bench):
+    bench = fresh_bench("--gap-service", "hidden", "--lock", "lock")
+
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            t = time.monotonic()
+            await c.connect(lock)
+            await c.wait_change(lock, "Name", "Front Door", t)
+            objs = await c.objects()
+            uuids = [i["org.bluez.GattService1"]["UUID"] for p, i in objs.items()
+                     if p.startswith(lock + "/") and "org.bluez.GattService1" in i]
+            assert GAP not in uuids and LOCK_SERVICE in uuids
+    run(go())
+
+
+def test_rssi_varies_and_is_signalled(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.start_discovery()
+            t = time.monotonic()
+            bench.cmd("set_rssi", peripheral="lock", rssi=-40, noise=0)
+            assert await c.wait_change(lock, "RSSI", -40, t) == -40
+            await c.stop_discovery()
+            # With an RSSI filter every report is signalled (noise 4 dBm).
+            bench.cmd("set_rssi", peripheral="lock", rssi=-50, noise=4)
+            t = time.monotonic()
+            await c.start_discovery({"RSSI": Variant("n", -90)})
+            await asyncio.sleep(2.0)
+            await c.stop_discovery()
+            await c.call("SetDiscoveryFilter", "a{sv}", [{}], path="/org/bluez/hci0",
+                         iface="org.bluez.Adapter1")
+            values = c.values(lock, "RSSI", t)
+            assert len(values) >= 3, values
+            assert all(-54 <= v <= -46 for v in values), values
+            assert len(set(values)) >= 2, values
+    run(go())
+
+
+def test_rename_is_seen_while_discovering(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            band = bench.path("band")
+            await found(c, bench, "band")
+            await c.start_discovery()
+            t = time.monotonic()
+            bench.cmd("set_adv_name", peripheral="band", name="HRM-RENAMED")
+            await c.wait_change(band, "Name", "HRM-RENAMED", t)
+            await c.wait_change(band, "Alias", "HRM-RENAMED", t)
+            bench.cmd("set_adv_name", peripheral="band", name="HRM-2C41")
+            await c.wait_change(band, "Name", "HRM-2C41", t)
+            await c.stop_discovery()
+    run(go())
+
+
+def test_discovery_filters_are_applied_and_checked(fresh_bench):
+    bench = fresh_bench()
+
+    async def go():
+        async with Client(bench.bus) as c:
+            hci0 = "/org/bluez/hci0"
+            for bad in ({"Bogus": Variant("b", True)},
+                        {"RSSI": Variant("s", "-50")},
+                        {"RSSI": Variant("n", -50), "Pathloss": Variant("q", 10)},
+                        {"Transport": Variant("s", "radio")}):
+                with pytest.raises(BusError) as e:
+                    await c.call("SetDiscoveryFilter", "a{sv}", [bad], path=hci0,
+                                 iface="org.bluez.Adapter1")
+                assert e.value.name == "org.bluez.Error.InvalidArguments", bad
+            # Pattern: prefix of name or address.
+            await c.start_discovery({"Pattern": Variant("s", "HRM")})
+            await c.wait_device(bench.path("band"))
+            await asyncio.sleep(0.8)
+            assert bench.path("lock") not in await c.objects()
+            with pytest.raises(BusError) as e:
+                await c.start_discovery()
+            assert e.value.name == "org.bluez.Error.InProgress"
+            await c.stop_discovery()
+            with pytest.raises(BusError) as e:
+                await c.stop_discovery()
+            assert e.value.name == "org.bluez.Error.Failed"
+            # RSSI threshold: the lock is near, the band far.
+            bench.cmd("set_rssi", peripheral="lock", rssi=-40, noise=0)
+            bench.cmd("set_rssi", peripheral="band", rssi=-90, noise=0)
+            await c.call("RemoveDevice", "o", [bench.path("band")], path=hci0,
+                         iface="org.bluez.Adapter1")
+            await c.start_discovery({"RSSI": Variant("n", -60)})
+            await c.wait_device(bench.path("lock"))
+            await asyncio.sleep(0.8)
+            assert bench.path("band") not in await c.objects()
+            await c.stop_discovery()
+            # UUIDs: only the matching peripheral.
+            await c.call("RemoveDevice", "o", [bench.path("lock")], path=hci0,
+                         iface="org.bluez.Adapter1")
+            await c.start_discovery({"UUIDs": Variant("as", [LOCK_SERVICE])})
+            await c.wait_device(bench.path("lock"))
+            await asyncio.sleep(0.8)
+            assert bench.path("band") not in await c.objects()
+            await c.stop_discovery()
+    run(go())
+
+
+def test_advertising_data_on_device(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            await found(c, bench, "lock", "band")
+            objs = await c.objects()
+            lock = objs[bench.path("lock")][DEV]
+            band = objs[bench.path("band")][DEV]
+            assert {k: bytes(v.value) for k, v in lock["ManufacturerData"].items()} \
+                == {0xFFFF: b"RL\x01"}
+            assert LOCK_SERVICE in lock["UUIDs"] and HEART_RATE in band["UUIDs"]
+            assert {k: bytes(v.value) for k, v in band["ServiceData"].items()} \
+                == {HEART_RATE: b"\x01"}
+            assert bytes(lock["AdvertisingFlags"]) == b"\x06"
+            assert lock["Address"] == bench.address("lock")
+    run(go())
+
+
+def test_band_notifications_are_neither_lost_nor_doubled(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            band = bench.path("band")
+            await found(c, bench, "band")
+            await c.connect(band)
+            hrm = await c.char_path(band, HR_MEASUREMENT)
+            bench.cmd("set_rate", peripheral="band", rate=50)
+            await c.call("StartNotify", path=hrm, iface=CHR)
+            t = time.monotonic()
+            await asyncio.sleep(2.0)
+            await c.call("StopNotify", path=hrm, iface=CHR)
+            bench.cmd("set_rate", peripheral="band", rate=2)
+            counters = [struct.unpack("<BBI", bytes(v)[:6])[2] for v in c.values(hrm, "Value", t)]
+            assert len(counters) >= 40, len(counters)
+            assert counters == list(range(counters[0], counters[0] + len(counters)))
+            await c.disconnect(band)
+    run(go())
+
+
+def test_power_cycle_central_drops_links_and_discovery(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            await c.start_discovery()
+            t = time.monotonic()
+            bench.cmd("power_cycle_central", off_seconds=0.3)
+            await c.wait_change(lock, "Connected", False, t)
+            await c.wait_change("/org/bluez/hci0", "Discovering", False, t)
+            assert await c.get("/org/bluez/hci0", "org.bluez.Adapter1", "Powered") is True
+            # Sessions were freed: StopDiscovery now fails, StartDiscovery works.
+            with pytest.raises(BusError):
+                await c.stop_discovery()
+            await c.start_discovery()
+            await c.stop_discovery()
+            await c.connect(lock)
+            await c.disconnect(lock)
+    run(go())
+
+
+def test_bluez_restart_peripherals_register_again(bench):
+    async def go():
+        before = bench.cmd("status")["state"]
+        reply = bench.cmd("restart_bluez")
+        assert reply["pid"] != reply["old_pid"]
+        after = bench.cmd("status")["state"]
+        for name in ("lock", "band"):
+            assert after[name]["registrations"] == before[name]["registrations"] + 1
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            assert lock not in await c.objects()   # a fresh bluetoothd knows nothing
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            state = await c.char_path(lock, LOCK_STATE)
+            await c.call("StartNotify", path=state, iface=CHR)
+            t = time.monotonic()
+            bench.cmd("push", peripheral="lock", state="unlocked")
+            assert bytes(await c.wait_change(state, "Value", None, t)) == b"unlocked"
+            await c.disconnect(lock)
+    run(go())
