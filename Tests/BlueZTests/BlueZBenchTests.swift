@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -15,10 +16,18 @@ import Testing
     static let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
 
     /// Runs `body` with a started bench and a running client; stops both.
-    func withClient(_ args: [String] = ["--lock", "lock", "--band", "band"],
-                    _ body: (TestBench, BlueZClient, EventLog) async throws -> Void) async throws {
-        let bench = try await TestBench.start(args)
-        defer { bench.stop() }
+    func withClient(_ body: (Bench, BlueZClient, EventLog) async throws -> Void) async throws {
+        let bench = try await Bench.start()
+        do {
+            try await withClient(on: bench, body)
+        } catch {
+            await bench.stop()
+            throw error
+        }
+        await bench.stop()
+    }
+
+    func withClient(on bench: Bench, _ body: (Bench, BlueZClient, EventLog) async throws -> Void) async throws {
         let connection = try await Connection.connect(to: .address(bench.busAddress))
         defer { connection.close() }
         let client = BlueZClient(connection: connection)
@@ -78,8 +87,8 @@ import Testing
 
             // Renames: the GAP name changes over the link, the advertised
             // name is seen after the link is gone.
-            try bench.send(["cmd": "set_gap_name", "peripheral": "lock", "name": "Back Door"])
-            try bench.send(["cmd": "set_adv_name", "peripheral": "lock", "name": "RLK-NEW1"])
+            try await bench.setGapName("lock", "Back Door")
+            try await bench.setAdvName("lock", "RLK-NEW1")
             try await client.disconnect(Self.lockPath)
             try await client.wait(timeout: .seconds(10), "the new advertised name") { $0.device(Self.lockPath)?.names.advertisingName == "RLK-NEW1" }
             #expect(await client.mirror.device(Self.lockPath)?.names.gapName == "Front Door")
@@ -101,7 +110,7 @@ import Testing
             try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
             try await client.connect(Self.lockPath)
             try await client.waitForServices(Self.lockPath)
-            try bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await bench.outOfRange("lock")
             try await client.wait(timeout: .seconds(10), "the link to drop") { $0.device(Self.lockPath)?.connected == false }
             #expect(await log.contains(.mirror(.propertyChanged(path: Self.lockPath, interface: BlueZInterface.device, property: "Connected", old: .boolean(true), new: .boolean(false)))))
             do {
@@ -112,7 +121,7 @@ import Testing
                 #expect(e.message == "le-connection-abort-by-local")
                 #expect(e.errorClass == .transient)
             }
-            try bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await bench.inRange("lock")
             try await client.connect(Self.lockPath)
             try await client.waitForServices(Self.lockPath)
             #expect(await client.mirror.device(Self.lockPath)?.connected == true)
@@ -126,7 +135,7 @@ import Testing
             try await client.connect(Self.lockPath)
             try await client.waitForServices(Self.lockPath)
             let ownerBefore = await client.owner
-            try bench.send(["cmd": "restart_bluez"])
+            try await bench.restartBlueZ()
             try await waitUntil(timeout: .seconds(10)) { let o = await client.owner; return o != nil && o != ownerBefore }
             #expect(await log.contains(.reset(.bluetoothdRestarted)))
             // The restarted bluetoothd knows nothing of the old link.
@@ -143,7 +152,7 @@ import Testing
         try await withClient { bench, client, log in
             try await discover(client, uuids: [Self.lockService])
             try await client.wait(timeout: .seconds(10), "discovering") { $0.adapter(Self.hci0)?.discovering == true }
-            try bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await bench.powerCycleCentral(offSeconds: 0.5)
             try await waitUntil(timeout: .seconds(10)) { await log.contains(.adapterPowered(Self.hci0, false)) }
             try await waitUntil(timeout: .seconds(10)) { await log.contains(.adapterPowered(Self.hci0, true)) }
             try await client.wait(timeout: .seconds(10), "discovering again") { $0.adapter(Self.hci0)?.discovering == true }
@@ -167,10 +176,10 @@ import Testing
                 switch rng.next() % 6 {
                 case 0: try? await client.connect(path, timeout: .seconds(5))
                 case 1: try? await client.disconnect(path)
-                case 2: try bench.send(["cmd": "set_adv_name", "peripheral": target, "name": "N\(step)"])
-                case 3: try bench.send(["cmd": "out_of_range", "peripheral": target])
-                case 4: try bench.send(["cmd": "in_range", "peripheral": target])
-                default: try bench.send(["cmd": "push", "peripheral": target])
+                case 2: try await bench.setAdvName(target, "N\(step)")
+                case 3: try await bench.outOfRange(target)
+                case 4: try await bench.inRange(target)
+                default: try await bench.push(target)
                 }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -186,12 +195,39 @@ import Testing
         for _ in 0..<50 {
             let reply = try await client.connection.call(
                 destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager, method: "GetManagedObjects")
-            last = try #require(reply.body.first).managedObjects()
+            last = Self.withoutForgottenRSSI(try #require(reply.body.first).managedObjects())
             try await Task.sleep(for: .milliseconds(100))
-            if await client.mirror.objects == last { return }
+            if Self.withoutForgottenRSSI(await client.mirror.objects) == last { return }
         }
-        let mirrored = await client.mirror.objects
-        #expect(mirrored == last)
+        let mirrored = Self.withoutForgottenRSSI(await client.mirror.objects)
+        #expect(mirrored == last, "differences: \(Self.differences(mirrored, last))")
+    }
+
+    /// Real BlueZ drops `RSSI` when discovery ends and signals it as
+    /// invalidated; the bench signals the same but, as sdbus cannot hide a
+    /// property, still reads 0 (bench/README.md). Compare as BlueZ would.
+    static func withoutForgottenRSSI(_ tree: ManagedObjects) -> ManagedObjects {
+        tree.mapValues { interfaces in
+            var i = interfaces
+            if i[BlueZInterface.device]?["RSSI"] == .int16(0) { i[BlueZInterface.device]?["RSSI"] = nil }
+            return i
+        }
+    }
+
+    /// A short description of where two trees differ.
+    static func differences(_ a: ManagedObjects, _ b: ManagedObjects) -> [String] {
+        var out: [String] = []
+        for path in Set(a.keys).union(b.keys).sorted() {
+            let ia = a[path] ?? [:], ib = b[path] ?? [:]
+            for iface in Set(ia.keys).union(ib.keys).sorted() {
+                let pa = ia[iface], pb = ib[iface]
+                guard let pa, let pb else { out.append("\(path) \(iface): \(pa == nil ? "missing in mirror" : "not on bus")"); continue }
+                for key in Set(pa.keys).union(pb.keys).sorted() where pa[key] != pb[key] {
+                    out.append("\(path) \(iface).\(key): mirror \(String(describing: pa[key])) bus \(String(describing: pb[key]))")
+                }
+            }
+        }
+        return Array(out.prefix(20))
     }
 }
 
