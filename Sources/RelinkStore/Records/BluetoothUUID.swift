@@ -10,6 +10,10 @@ public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStri
     /// Parses a 16-bit, 32-bit or 128-bit UUID string.
     /// - Throws: `StoreError.invalidArgument` for anything else.
     public init(_ text: String) throws(StoreError) {
+        if Self.isCanonical(text) {
+            canonical = text
+            return
+        }
         let lower = text.lowercased()
         let isHex: (Character) -> Bool = { $0.isHexDigit && $0.isASCII }
         switch lower.count {
@@ -25,6 +29,23 @@ public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStri
             canonical = lower
         default:
             throw .invalidArgument("not a Bluetooth UUID: \(text.prefix(64))")
+        }
+    }
+
+    /// Fast check, without allocating, for the stored form (the common case when loading).
+    private static func isCanonical(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.count == 36 else { return false }
+            for index in 0..<36 {
+                let byte = bytes[index]
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    if byte != UInt8(ascii: "-") { return false }
+                } else if !((byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)) {
+                    return false
+                }
+            }
+            return true
         }
     }
 
@@ -48,8 +69,9 @@ extension [BluetoothUUID] {
     /// Parses the stored form; throws `StoreError.corruptRow` on a bad entry.
     static func fromStoredList(_ text: String, column: String) throws(StoreError) -> [BluetoothUUID] {
         var result: [BluetoothUUID] = []
-        for part in text.split(separator: " ") {
-            do { result.append(try BluetoothUUID(String(part))) } catch { throw .corruptRow("bad UUID in \(column)") }
+        // Split on bytes, not Characters: this runs for every peripheral on load.
+        for part in text.utf8.split(separator: UInt8(ascii: " ")) {
+            do { result.append(try BluetoothUUID(String(decoding: part, as: UTF8.self))) } catch { throw .corruptRow("bad UUID in \(column)") }
         }
         return result
     }

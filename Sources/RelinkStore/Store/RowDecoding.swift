@@ -9,7 +9,7 @@ enum RowDecoding {
     }
 
     static func uuid(_ text: String, _ column: String) throws -> UUID {
-        guard let uuid = UUID(uuidString: text) else { throw StoreError.corruptRow(column) }
+        guard let uuid = UUID(storedText: text) else { throw StoreError.corruptRow(column) }
         return uuid
     }
 
@@ -42,10 +42,7 @@ enum RowDecoding {
 
     /// `connection_intent` columns in table order.
     static func connectionIntent(_ row: Row) throws -> ConnectionIntent {
-        var strategies: [ConnectionIntent.Strategy] = []
-        for part in (row[5] as String).split(separator: ",") {
-            strategies.append(try enumValue(String(part), "connection_intent.strategies"))
-        }
+        let strategies = try strategyList(row[5])
         let stepMs: Int64? = row[3]
         let overallMs: Int64? = row[4]
         do {
@@ -58,6 +55,16 @@ enum RowDecoding {
         } catch let error as StoreError {
             if case .invalidArgument(let why) = error { throw StoreError.corruptRow("connection_intent: \(why)") }
             throw error
+        }
+    }
+
+    private static let defaultStrategyText = ConnectionIntent.defaultStrategies.map(\.rawValue).joined(separator: ",")
+
+    /// Parses a comma-separated strategy list (the default order without splitting).
+    static func strategyList(_ text: String) throws -> [ConnectionIntent.Strategy] {
+        if text == defaultStrategyText { return ConnectionIntent.defaultStrategies }
+        return try text.utf8.split(separator: UInt8(ascii: ",")).map {
+            try enumValue(String(decoding: $0, as: UTF8.self), "connection_intent.strategies")
         }
     }
 
