@@ -1,52 +1,31 @@
-/// A Bluetooth UUID (service or characteristic), kept in its full 128-bit
-/// form, lowercase, with dashes: `0000180d-0000-1000-8000-00805f9b34fb`.
+import Foundation
+
+/// A Bluetooth UUID (service or characteristic), kept as its 128-bit value
+/// and written in its canonical form: lowercase, with dashes,
+/// `0000180d-0000-1000-8000-00805f9b34fb`.
 ///
 /// 16-bit (`180D`) and 32-bit (`0000180D`) short forms are expanded with the
-/// Bluetooth base UUID, so the same UUID always compares equal.
+/// Bluetooth base UUID, so the same UUID always compares equal. Ordering is
+/// that of the canonical text (byte order of the value).
 public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    private let value: UUID
+
     /// The canonical 36-character lowercase form.
-    public let canonical: String
+    public var canonical: String { value.uuidString.lowercased() }
 
     /// Parses a 16-bit, 32-bit or 128-bit UUID string.
     /// - Throws: `StoreError.invalidArgument` for anything else.
     public init(_ text: String) throws(StoreError) {
-        if Self.isCanonical(text) {
-            canonical = text
-            return
+        let utf8Count = text.utf8.count
+        let full: String
+        switch utf8Count {
+        case 4: full = "0000\(text)-0000-1000-8000-00805f9b34fb"
+        case 8: full = "\(text)-0000-1000-8000-00805f9b34fb"
+        case 36: full = text
+        default: throw .invalidArgument("not a Bluetooth UUID: \(text.prefix(64))")
         }
-        let lower = text.lowercased()
-        let isHex: (Character) -> Bool = { $0.isHexDigit && $0.isASCII }
-        switch lower.count {
-        case 4 where lower.allSatisfy(isHex):
-            canonical = "0000\(lower)-0000-1000-8000-00805f9b34fb"
-        case 8 where lower.allSatisfy(isHex):
-            canonical = "\(lower)-0000-1000-8000-00805f9b34fb"
-        case 36:
-            let groups = lower.split(separator: "-", omittingEmptySubsequences: false)
-            guard groups.map(\.count) == [8, 4, 4, 4, 12], groups.allSatisfy({ $0.allSatisfy(isHex) }) else {
-                throw .invalidArgument("not a Bluetooth UUID: \(text.prefix(64))")
-            }
-            canonical = lower
-        default:
-            throw .invalidArgument("not a Bluetooth UUID: \(text.prefix(64))")
-        }
-    }
-
-    /// Fast check, without allocating, for the stored form (the common case when loading).
-    private static func isCanonical(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            guard bytes.count == 36 else { return false }
-            for index in 0..<36 {
-                let byte = bytes[index]
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    if byte != UInt8(ascii: "-") { return false }
-                } else if !((byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)) {
-                    return false
-                }
-            }
-            return true
-        }
+        guard let value = UUID(storedText: full) else { throw .invalidArgument("not a Bluetooth UUID: \(text.prefix(64))") }
+        self.value = value
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,7 +37,12 @@ public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStri
         try container.encode(canonical)
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.canonical < rhs.canonical }
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        withUnsafeBytes(of: lhs.value.uuid) { l in
+            withUnsafeBytes(of: rhs.value.uuid) { r in l.lexicographicallyPrecedes(r) }
+        }
+    }
+
     public var description: String { canonical }
 }
 
