@@ -41,7 +41,7 @@ enum MigrationV1 {
             UNIQUE (adapter, address, address_type),
             CHECK ((advertising_name IS NULL) = (advertising_name_seen_at IS NULL)),
             CHECK ((gap_name IS NULL) = (gap_name_seen_at IS NULL))
-        ) STRICT;
+        ) STRICT, WITHOUT ROWID;
 
         CREATE TABLE connection_intent (
             identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
