@@ -28,6 +28,11 @@ public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStri
         self.value = value
     }
 
+    init(value: UUID) { self.value = value }
+
+    /// The stored form: 16 bytes.
+    var storedBlob: Data { value.storedBlob }
+
     public init(from decoder: any Decoder) throws {
         try self.init(decoder.singleValueContainer().decode(String.self))
     }
@@ -47,15 +52,22 @@ public struct BluetoothUUID: Hashable, Comparable, Sendable, Codable, CustomStri
 }
 
 extension [BluetoothUUID] {
-    /// The stored form of a UUID list: canonical UUIDs separated by single spaces.
-    var storedList: String { map(\.canonical).joined(separator: " ") }
+    /// The stored form of a UUID list: the 16-byte values, concatenated.
+    var storedList: Data {
+        var data = Data(capacity: count * 16)
+        for uuid in self { data.append(uuid.storedBlob) }
+        return data
+    }
 
-    /// Parses the stored form; throws `StoreError.corruptRow` on a bad entry.
-    static func fromStoredList(_ text: String, column: String) throws(StoreError) -> [BluetoothUUID] {
+    /// Parses the stored form; throws `StoreError.corruptRow` when its length is not a multiple of 16.
+    static func fromStoredList(_ data: Data, column: String) throws(StoreError) -> [BluetoothUUID] {
+        guard data.count % 16 == 0 else { throw .corruptRow("bad UUID list in \(column)") }
         var result: [BluetoothUUID] = []
-        // Split on bytes, not Characters: this runs for every peripheral on load.
-        for part in text.utf8.split(separator: UInt8(ascii: " ")) {
-            do { result.append(try BluetoothUUID(String(decoding: part, as: UTF8.self))) } catch { throw .corruptRow("bad UUID in \(column)") }
+        result.reserveCapacity(data.count / 16)
+        var offset = 0
+        while offset < data.count, let value = UUID(storedBlob: data, offset: offset) {
+            result.append(BluetoothUUID(value: value))
+            offset += 16
         }
         return result
     }

@@ -40,3 +40,19 @@ extension UUID {
         }
     }
 }
+
+extension UUID {
+    /// UUIDs (peripheral identifiers, Bluetooth UUIDs) are stored as 16-byte
+    /// BLOBs, in the byte order of their text form, so BLOB order is text order.
+    var storedBlob: Data { withUnsafeBytes(of: uuid) { Data($0) } }
+
+    /// Reads 16 bytes at `offset` of a stored BLOB; nil when too short.
+    init?(storedBlob data: Data, offset: Int = 0) {
+        guard offset >= 0, data.count >= offset + 16 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { out in
+            data.withUnsafeBytes { bytes in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])) }
+        }
+        self.init(uuid: value)
+    }
+}
