@@ -38,12 +38,14 @@ struct BenchCommand: AsyncParsableCommand {
         var samples: [Duration] = []
         var cpuSamples: [Duration] = []
         var openSamples: [Duration] = []
+        var openCPUSamples: [Duration] = []
         var loaded: StoredState?
         for _ in 0..<loads {
             let start = clock.now
             let cpuStart = Self.processCPUTime()
             let reopened = try RelinkStore(directory: state, policy: .refuse, logger: logger)
             openSamples.append(clock.now - start)
+            openCPUSamples.append(Self.processCPUTime() - cpuStart)
             loaded = try await reopened.loadState()
             samples.append(clock.now - start)
             cpuSamples.append(Self.processCPUTime() - cpuStart)
@@ -52,7 +54,8 @@ struct BenchCommand: AsyncParsableCommand {
         samples.sort()
         cpuSamples.sort()
         openSamples.sort()
-        print("open alone (header check, quick_check, migration check): median \(Self.ms(openSamples[openSamples.count / 2])) ms")
+        openCPUSamples.sort()
+        print("open alone (header check, quick_check, migration check): median \(Self.ms(openSamples[openSamples.count / 2])) ms, CPU median \(Self.ms(openCPUSamples[openCPUSamples.count / 2])) ms")
         print("open+load CPU time of the process: median \(Self.ms(cpuSamples[cpuSamples.count / 2])) ms, min \(Self.ms(cpuSamples[0])) ms")
         print("load average while measuring: \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?") on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let counts = loaded.map { ($0.identifiers.count, $0.peripherals.count, $0.identifiers.reduce(0) { $0 + $1.subscriptions.count }) }
