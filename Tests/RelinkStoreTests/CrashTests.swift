@@ -13,7 +13,7 @@ import Testing
 struct CrashTests {
     @Test("SIGKILL at random moments loses no acknowledged mutation and leaves none half-applied", .timeLimit(.minutes(2)))
     func killLoop() async throws {
-        let kills = Int(ProcessInfo.processInfo.environment["RELINK_STORE_KILLS"] ?? "") ?? 220
+        let kills = Int(ProcessInfo.processInfo.environment["RELINK_STORE_KILLS"] ?? "") ?? 200
         let seed = UInt64(ProcessInfo.processInfo.environment["RELINK_STORE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max / 2)
         let directory = try TemporaryDirectory("relink-crash")
         defer { directory.remove() }
@@ -26,7 +26,7 @@ struct CrashTests {
         for round in 0..<kills {
             let start = workload.count
             let beforeReady = rng.next() % 10 == 0
-            let delay = UInt32(rng.next() % 40_000)
+            let delay = UInt32(rng.next() % 30_000)
             let lines = try torture.runAndKill(
                 ["write", "--directory", directory.path, "--seed", "\(seed)", "--start", "\(start)"],
                 waitForReady: !beforeReady, delay: delay)

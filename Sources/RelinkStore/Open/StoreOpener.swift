@@ -149,6 +149,8 @@ struct StoreOpener {
         config.label = "relink-store"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Read pages through mmap instead of pread copies (faster start-up load).
+            try db.execute(sql: "PRAGMA mmap_size = 268435456")
         }
         return config
     }

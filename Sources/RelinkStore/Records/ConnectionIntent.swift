@@ -44,13 +44,13 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
                 stepTimeout: Duration? = nil, overallTimeout: Duration? = nil,
                 strategies: [Strategy] = Self.defaultStrategies, requestedAt: Date,
                 attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil) throws(StoreError) {
-        guard !strategies.isEmpty, Set(strategies).count == strategies.count else {
+        // No Set or array allocations here: this runs for every row on load.
+        guard !strategies.isEmpty, strategies.indices.allSatisfy({ i in !strategies[..<i].contains(strategies[i]) }) else {
             throw .invalidArgument("strategy list must be non-empty without repeats")
         }
         guard attempts >= 0 else { throw .invalidArgument("attempts must be >= 0") }
-        for timeout in [stepTimeout, overallTimeout].compactMap({ $0 }) where timeout <= .zero {
-            throw .invalidArgument("timeouts must be positive")
-        }
+        if let stepTimeout, stepTimeout <= .zero { throw .invalidArgument("timeouts must be positive") }
+        if let overallTimeout, overallTimeout <= .zero { throw .invalidArgument("timeouts must be positive") }
         if let lastErrorClass, lastErrorClass.isEmpty || lastErrorClass.count > Self.maximumErrorClassLength {
             throw .invalidArgument("error class must be 1...\(Self.maximumErrorClassLength) characters")
         }

@@ -34,7 +34,8 @@ public struct PeripheralRecord: Hashable, Sendable, Codable {
     public init(id: UUID, address: DeviceAddress, advertisingName: SeenName? = nil, gapName: SeenName? = nil,
                 alias: String? = nil, serviceUUIDs: [BluetoothUUID] = [], lastSeenAt: Date? = nil,
                 createdAt: Date) throws(StoreError) {
-        for text in [advertisingName?.name, gapName?.name, alias].compactMap({ $0 }) where text.utf8.count > Self.maximumNameBytes {
+        let longest = max(advertisingName?.name.utf8.count ?? 0, gapName?.name.utf8.count ?? 0, alias?.utf8.count ?? 0)
+        guard longest <= Self.maximumNameBytes else {
             throw .invalidArgument("name or alias longer than \(Self.maximumNameBytes) bytes")
         }
         self.id = id

@@ -14,16 +14,22 @@ public struct RestoreIdentifier: Hashable, Comparable, Sendable, Codable, Custom
     /// Validates `rawValue`.
     /// - Throws: `StoreError.invalidArgument` when the text breaks the rules above.
     public init(_ rawValue: String) throws(StoreError) {
-        let scalars = rawValue.unicodeScalars
-        guard !scalars.isEmpty, scalars.count <= Self.maximumLength else {
-            throw .invalidArgument("restore identifier must be 1 to \(Self.maximumLength) characters, got \(scalars.count)")
+        let bytes = rawValue.utf8
+        guard !bytes.isEmpty, bytes.count <= Self.maximumLength else {
+            throw .invalidArgument("restore identifier must be 1 to \(Self.maximumLength) characters, got \(rawValue.count)")
         }
-        for (index, scalar) in scalars.enumerated() {
-            let isAlnum = scalar.isASCII && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar))
-            let isPunct = scalar == "." || scalar == "_" || scalar == "-" || scalar == ":"
-            guard isAlnum || (index > 0 && isPunct) else {
-                throw .invalidArgument("restore identifier has a character not allowed at position \(index): only letters, digits and . _ - : (not first) are allowed")
+        var text = rawValue
+        let badIndex: Int? = text.withUTF8 { bytes in
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                let isAlnum = (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                let isPunct = byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":")
+                if !(isAlnum || (index > 0 && isPunct)) { return index }
             }
+            return nil
+        }
+        if let badIndex {
+            throw .invalidArgument("restore identifier has a character not allowed at byte \(badIndex): only letters, digits and . _ - : (not first) are allowed")
         }
         self.rawValue = rawValue
     }

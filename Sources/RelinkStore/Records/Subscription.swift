@@ -22,8 +22,3 @@ public struct Subscription: Hashable, Comparable, Sendable, Codable {
             < (rhs.identifier.rawValue, rhs.peripheral.storedText, rhs.service.canonical, rhs.characteristic.canonical)
     }
 }
-
-extension UUID {
-    /// Peripheral identifiers are stored as lowercase text with dashes.
-    var storedText: String { uuidString.lowercased() }
-}

@@ -20,13 +20,13 @@ enum MigrationV1 {
 
         CREATE TABLE scan_intent (
             identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
-            service_uuids TEXT NOT NULL,
+            service_uuids BLOB NOT NULL CHECK (length(service_uuids) % 16 = 0),
             allow_duplicates INTEGER NOT NULL CHECK (allow_duplicates IN (0, 1)),
             updated_at INTEGER NOT NULL
         ) STRICT;
 
         CREATE TABLE peripheral (
-            id TEXT NOT NULL PRIMARY KEY,
+            id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 16),
             adapter TEXT NOT NULL,
             address TEXT NOT NULL,
             address_type TEXT NOT NULL CHECK (address_type IN ('public', 'random')),
@@ -35,17 +35,17 @@ enum MigrationV1 {
             gap_name TEXT,
             gap_name_seen_at INTEGER,
             alias TEXT,
-            service_uuids TEXT NOT NULL,
+            service_uuids BLOB NOT NULL CHECK (length(service_uuids) % 16 = 0),
             last_seen_at INTEGER,
             created_at INTEGER NOT NULL,
             UNIQUE (adapter, address, address_type),
             CHECK ((advertising_name IS NULL) = (advertising_name_seen_at IS NULL)),
             CHECK ((gap_name IS NULL) = (gap_name_seen_at IS NULL))
-        ) STRICT;
+        ) STRICT, WITHOUT ROWID;
 
         CREATE TABLE connection_intent (
             identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
-            peripheral_id TEXT NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
+            peripheral_id BLOB NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
             state TEXT NOT NULL CHECK (state IN ('pending', 'connecting', 'connected')),
             step_timeout_ms INTEGER CHECK (step_timeout_ms > 0),
             overall_timeout_ms INTEGER CHECK (overall_timeout_ms > 0),
@@ -61,9 +61,9 @@ enum MigrationV1 {
 
         CREATE TABLE subscription (
             identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
-            peripheral_id TEXT NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
-            service_uuid TEXT NOT NULL,
-            characteristic_uuid TEXT NOT NULL,
+            peripheral_id BLOB NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
+            service_uuid BLOB NOT NULL CHECK (length(service_uuid) = 16),
+            characteristic_uuid BLOB NOT NULL CHECK (length(characteristic_uuid) = 16),
             created_at INTEGER NOT NULL,
             PRIMARY KEY (identifier, peripheral_id, service_uuid, characteristic_uuid)
         ) STRICT, WITHOUT ROWID;

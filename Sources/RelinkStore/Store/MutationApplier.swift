@@ -12,23 +12,23 @@ struct MutationApplier {
             switch mutation {
             case .putIdentifier(let record): try putIdentifier(record)
             case .removeIdentifier(let id):
-                try db.execute(sql: "DELETE FROM restore_identifier WHERE id = ?", arguments: [id.rawValue])
+                try db.cachedStatement(sql: "DELETE FROM restore_identifier WHERE id = ?").execute( arguments: [id.rawValue])
             case .putScanIntent(let scan): try putScanIntent(scan)
             case .removeScanIntent(let id):
-                try db.execute(sql: "DELETE FROM scan_intent WHERE identifier = ?", arguments: [id.rawValue])
+                try db.cachedStatement(sql: "DELETE FROM scan_intent WHERE identifier = ?").execute( arguments: [id.rawValue])
             case .putPeripheral(let peripheral): try putPeripheral(peripheral)
             case .removePeripheral(let id):
-                try db.execute(sql: "DELETE FROM peripheral WHERE id = ?", arguments: [id.storedText])
+                try db.cachedStatement(sql: "DELETE FROM peripheral WHERE id = ?").execute( arguments: [id.storedBlob])
             case .putConnectionIntent(let intent): try putConnectionIntent(intent)
             case .removeConnectionIntent(let id, let peripheral):
-                try db.execute(sql: "DELETE FROM connection_intent WHERE identifier = ? AND peripheral_id = ?",
-                               arguments: [id.rawValue, peripheral.storedText])
+                try db.cachedStatement(sql: "DELETE FROM connection_intent WHERE identifier = ? AND peripheral_id = ?").execute(
+                               arguments: [id.rawValue, peripheral.storedBlob])
             case .addSubscription(let subscription): try addSubscription(subscription)
             case .removeSubscription(let s):
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     DELETE FROM subscription
                     WHERE identifier = ? AND peripheral_id = ? AND service_uuid = ? AND characteristic_uuid = ?
-                    """, arguments: [s.identifier.rawValue, s.peripheral.storedText, s.service.canonical, s.characteristic.canonical])
+                    """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.service.storedBlob, s.characteristic.storedBlob])
             case .appendEvent(let draft): appended.append(try OutboxWriter(db: db).append(draft))
             case .acknowledgeEvents(let id, let through): try OutboxWriter(db: db).acknowledge(id, through: through)
             }
@@ -37,32 +37,32 @@ struct MutationApplier {
     }
 
     private func putIdentifier(_ record: RestoreIdentifierRecord) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO restore_identifier (id, owner_uid, name_preference, outbox_limit, created_at)
             VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET owner_uid = excluded.owner_uid,
                 name_preference = excluded.name_preference, outbox_limit = excluded.outbox_limit
-            """, arguments: [record.id.rawValue, Int64(record.ownerUID), record.namePreference.rawValue,
+            """).execute( arguments: [record.id.rawValue, Int64(record.ownerUID), record.namePreference.rawValue,
                              record.outboxLimit, record.createdAt.storedMilliseconds])
         try OutboxWriter(db: db).trim(record.id)
     }
 
     private func putScanIntent(_ scan: ScanIntent) throws {
         try requireIdentifier(scan.identifier)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO scan_intent (identifier, service_uuids, allow_duplicates, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (identifier) DO UPDATE SET service_uuids = excluded.service_uuids,
                 allow_duplicates = excluded.allow_duplicates, updated_at = excluded.updated_at
-            """, arguments: [scan.identifier.rawValue, scan.serviceUUIDs.storedList, scan.allowDuplicates,
+            """).execute( arguments: [scan.identifier.rawValue, scan.serviceUUIDs.storedList, scan.allowDuplicates,
                              scan.updatedAt.storedMilliseconds])
     }
 
     private func putPeripheral(_ p: PeripheralRecord) throws {
-        let holder = try String.fetchOne(db, sql: """
+        let holder = try Data.fetchOne(db.cachedStatement(sql: """
             SELECT id FROM peripheral WHERE adapter = ? AND address = ? AND address_type = ?
-            """, arguments: [p.address.adapter, p.address.address, p.address.addressType.rawValue])
-        if let holder, holder != p.id.storedText { throw StoreError.addressInUse(p.address) }
-        try db.execute(sql: """
+            """), arguments: [p.address.adapter, p.address.address, p.address.addressType.rawValue])
+        if let holder, holder != p.id.storedBlob { throw StoreError.addressInUse(p.address) }
+        try db.cachedStatement(sql: """
             INSERT INTO peripheral (id, adapter, address, address_type, advertising_name, advertising_name_seen_at,
                 gap_name, gap_name_seen_at, alias, service_uuids, last_seen_at, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -71,7 +71,7 @@ struct MutationApplier {
                 advertising_name_seen_at = excluded.advertising_name_seen_at, gap_name = excluded.gap_name,
                 gap_name_seen_at = excluded.gap_name_seen_at, alias = excluded.alias,
                 service_uuids = excluded.service_uuids, last_seen_at = excluded.last_seen_at
-            """, arguments: [p.id.storedText, p.address.adapter, p.address.address, p.address.addressType.rawValue,
+            """).execute( arguments: [p.id.storedBlob, p.address.adapter, p.address.address, p.address.addressType.rawValue,
                              p.advertisingName?.name, p.advertisingName?.seenAt.storedMilliseconds,
                              p.gapName?.name, p.gapName?.seenAt.storedMilliseconds, p.alias,
                              p.serviceUUIDs.storedList, p.lastSeenAt?.storedMilliseconds, p.createdAt.storedMilliseconds])
@@ -80,7 +80,7 @@ struct MutationApplier {
     private func putConnectionIntent(_ c: ConnectionIntent) throws {
         try requireIdentifier(c.identifier)
         try requirePeripheral(c.peripheral)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO connection_intent (identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms,
                 strategies, requested_at, attempts, last_error_class, last_error_message)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -88,7 +88,7 @@ struct MutationApplier {
                 step_timeout_ms = excluded.step_timeout_ms, overall_timeout_ms = excluded.overall_timeout_ms,
                 strategies = excluded.strategies, requested_at = excluded.requested_at, attempts = excluded.attempts,
                 last_error_class = excluded.last_error_class, last_error_message = excluded.last_error_message
-            """, arguments: [c.identifier.rawValue, c.peripheral.storedText, c.state.rawValue,
+            """).execute( arguments: [c.identifier.rawValue, c.peripheral.storedBlob, c.state.rawValue,
                              c.stepTimeout?.storedMilliseconds, c.overallTimeout?.storedMilliseconds,
                              c.strategies.map(\.rawValue).joined(separator: ","), c.requestedAt.storedMilliseconds,
                              c.attempts, c.lastErrorClass, c.lastErrorMessage])
@@ -97,20 +97,20 @@ struct MutationApplier {
     private func addSubscription(_ s: Subscription) throws {
         try requireIdentifier(s.identifier)
         try requirePeripheral(s.peripheral)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO subscription (identifier, peripheral_id, service_uuid, characteristic_uuid, created_at)
             VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """, arguments: [s.identifier.rawValue, s.peripheral.storedText, s.service.canonical,
-                             s.characteristic.canonical, s.createdAt.storedMilliseconds])
+            """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.service.storedBlob,
+                             s.characteristic.storedBlob, s.createdAt.storedMilliseconds])
     }
 
     private func requireIdentifier(_ id: RestoreIdentifier) throws {
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM restore_identifier WHERE id = ?", arguments: [id.rawValue]) != nil
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM restore_identifier WHERE id = ?"), arguments: [id.rawValue]) != nil
         else { throw StoreError.unknownIdentifier(id) }
     }
 
     private func requirePeripheral(_ id: UUID) throws {
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM peripheral WHERE id = ?", arguments: [id.storedText]) != nil
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM peripheral WHERE id = ?"), arguments: [id.storedBlob]) != nil
         else { throw StoreError.unknownPeripheral(id.storedText) }
     }
 }

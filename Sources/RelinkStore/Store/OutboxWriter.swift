@@ -10,12 +10,12 @@ struct OutboxWriter {
 
     /// Appends an event and returns its sequence number.
     func append(_ draft: OutboxEventDraft) throws -> Int64 {
-        guard let sequence = try Int64.fetchOne(db, sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?",
+        guard let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
                                                 arguments: [draft.identifier.rawValue])
         else { throw StoreError.unknownIdentifier(draft.identifier) }
-        try db.execute(sql: "INSERT INTO outbox_event (identifier, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+        try db.cachedStatement(sql: "INSERT INTO outbox_event (identifier, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)").execute(
                        arguments: [draft.identifier.rawValue, sequence, draft.kind, draft.payload, draft.createdAt.storedMilliseconds])
-        try db.execute(sql: "UPDATE restore_identifier SET next_event_seq = ? WHERE id = ?",
+        try db.cachedStatement(sql: "UPDATE restore_identifier SET next_event_seq = ? WHERE id = ?").execute(
                        arguments: [sequence + 1, draft.identifier.rawValue])
         try trim(draft.identifier)
         return sequence
@@ -23,44 +23,44 @@ struct OutboxWriter {
 
     /// Drops the oldest events past the identifier's bound, counting them.
     func trim(_ id: RestoreIdentifier) throws {
-        guard let row = try Row.fetchOne(db, sql: """
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT outbox_limit, (SELECT COUNT(*) FROM outbox_event WHERE identifier = ?1)
             FROM restore_identifier WHERE id = ?1
-            """, arguments: [id.rawValue]) else { return }
+            """), arguments: [id.rawValue]) else { return }
         let limit: Int64 = row[0]
         let count: Int64 = row[1]
         guard count > limit else { return }
         let excess = count - limit
-        guard let newest = try Int64.fetchOne(db, sql: """
+        guard let newest = try Int64.fetchOne(db.cachedStatement(sql: """
             SELECT MAX(seq) FROM (SELECT seq FROM outbox_event WHERE identifier = ? ORDER BY seq LIMIT ?)
-            """, arguments: [id.rawValue, excess]),
-            let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM outbox_event WHERE identifier = ?",
+            """), arguments: [id.rawValue, excess]),
+            let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(seq) FROM outbox_event WHERE identifier = ?"),
                                             arguments: [id.rawValue])
         else { return }
-        try db.execute(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?", arguments: [id.rawValue, newest])
-        try db.execute(sql: """
+        try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, newest])
+        try db.cachedStatement(sql: """
             UPDATE restore_identifier SET dropped_total = dropped_total + ?,
                 dropped_first_seq = COALESCE(dropped_first_seq, ?), dropped_last_seq = ?
             WHERE id = ?
-            """, arguments: [excess, oldest, newest, id.rawValue])
+            """).execute( arguments: [excess, oldest, newest, id.rawValue])
     }
 
     /// Deletes events up to and including `through`.
     func acknowledge(_ id: RestoreIdentifier, through: Int64) throws {
-        guard let next = try Int64.fetchOne(db, sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?",
+        guard let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
                                             arguments: [id.rawValue])
         else { throw StoreError.unknownIdentifier(id) }
         guard through >= 0, through < next else {
             throw StoreError.invalidAcknowledgement(id, through: through, nextSequence: next)
         }
-        try db.execute(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?", arguments: [id.rawValue, through])
-        try db.execute(sql: """
+        try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, through])
+        try db.cachedStatement(sql: """
             UPDATE restore_identifier SET
                 dropped_first_seq = CASE WHEN dropped_last_seq <= ?1 THEN NULL
                                          WHEN dropped_first_seq <= ?1 THEN ?1 + 1
                                          ELSE dropped_first_seq END,
                 dropped_last_seq = CASE WHEN dropped_last_seq <= ?1 THEN NULL ELSE dropped_last_seq END
             WHERE id = ?2
-            """, arguments: [through, id.rawValue])
+            """).execute( arguments: [through, id.rawValue])
     }
 }

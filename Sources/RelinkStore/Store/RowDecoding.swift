@@ -8,13 +8,22 @@ enum RowDecoding {
         do { return try RestoreIdentifier(text) } catch { throw StoreError.corruptRow("restore identifier") }
     }
 
-    static func uuid(_ text: String, _ column: String) throws -> UUID {
-        guard let uuid = UUID(uuidString: text) else { throw StoreError.corruptRow(column) }
-        return uuid
+    /// A 16-byte BLOB column as a UUID.
+    static func uuid(_ row: Row, _ index: Int, _ column: String) throws -> UUID {
+        let value = try row.withUnsafeData(atIndex: index) { data in data.flatMap { $0.count == 16 ? UUID(storedBlob: $0) : nil } }
+        guard let value else { throw StoreError.corruptRow(column) }
+        return value
     }
 
-    static func bluetoothUUID(_ text: String, _ column: String) throws -> BluetoothUUID {
-        do { return try BluetoothUUID(text) } catch { throw StoreError.corruptRow(column) }
+    static func bluetoothUUID(_ row: Row, _ index: Int, _ column: String) throws -> BluetoothUUID {
+        BluetoothUUID(value: try uuid(row, index, column))
+    }
+
+    static func uuidList(_ row: Row, _ index: Int, _ column: String) throws -> [BluetoothUUID] {
+        try row.withUnsafeData(atIndex: index) { data throws(StoreError) in
+            guard let data else { throw StoreError.corruptRow(column) }
+            return try [BluetoothUUID].fromStoredList(data, column: column)
+        }
     }
 
     static func enumValue<E: RawRepresentable<String>>(_ text: String, _ column: String) throws -> E {
@@ -36,21 +45,18 @@ enum RowDecoding {
     /// `scan_intent` columns: identifier, service_uuids, allow_duplicates, updated_at.
     static func scanIntent(_ row: Row) throws -> ScanIntent {
         ScanIntent(identifier: try identifier(row[0]),
-                   serviceUUIDs: try [BluetoothUUID].fromStoredList(row[1], column: "scan_intent.service_uuids"),
+                   serviceUUIDs: try uuidList(row, 1, "scan_intent.service_uuids"),
                    allowDuplicates: row[2], updatedAt: Date(storedMilliseconds: row[3]))
     }
 
     /// `connection_intent` columns in table order.
     static func connectionIntent(_ row: Row) throws -> ConnectionIntent {
-        var strategies: [ConnectionIntent.Strategy] = []
-        for part in (row[5] as String).split(separator: ",") {
-            strategies.append(try enumValue(String(part), "connection_intent.strategies"))
-        }
+        let strategies = try strategyList(row[5])
         let stepMs: Int64? = row[3]
         let overallMs: Int64? = row[4]
         do {
             return try ConnectionIntent(
-                identifier: identifier(row[0]), peripheral: uuid(row[1], "connection_intent.peripheral_id"),
+                identifier: identifier(row[0]), peripheral: uuid(row, 1, "connection_intent.peripheral_id"),
                 state: enumValue(row[2], "connection_intent.state"),
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
                 strategies: strategies, requestedAt: Date(storedMilliseconds: row[6]), attempts: row[7],
@@ -61,11 +67,21 @@ enum RowDecoding {
         }
     }
 
+    private static let defaultStrategyText = ConnectionIntent.defaultStrategies.map(\.rawValue).joined(separator: ",")
+
+    /// Parses a comma-separated strategy list (the default order without splitting).
+    static func strategyList(_ text: String) throws -> [ConnectionIntent.Strategy] {
+        if text == defaultStrategyText { return ConnectionIntent.defaultStrategies }
+        return try text.utf8.split(separator: UInt8(ascii: ",")).map {
+            try enumValue(String(decoding: $0, as: UTF8.self), "connection_intent.strategies")
+        }
+    }
+
     /// `subscription` columns: identifier, peripheral_id, service_uuid, characteristic_uuid, created_at.
     static func subscription(_ row: Row) throws -> Subscription {
-        Subscription(identifier: try identifier(row[0]), peripheral: try uuid(row[1], "subscription.peripheral_id"),
-                     service: try bluetoothUUID(row[2], "subscription.service_uuid"),
-                     characteristic: try bluetoothUUID(row[3], "subscription.characteristic_uuid"),
+        Subscription(identifier: try identifier(row[0]), peripheral: try uuid(row, 1, "subscription.peripheral_id"),
+                     service: try bluetoothUUID(row, 2, "subscription.service_uuid"),
+                     characteristic: try bluetoothUUID(row, 3, "subscription.characteristic_uuid"),
                      createdAt: Date(storedMilliseconds: row[4]))
     }
 
@@ -79,10 +95,10 @@ enum RowDecoding {
         let gap: String? = row[6]
         do {
             return try PeripheralRecord(
-                id: uuid(row[0], "peripheral.id"), address: address,
+                id: uuid(row, 0, "peripheral.id"), address: address,
                 advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: row[5] ?? 0)) },
                 gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: row[7] ?? 0)) },
-                alias: row[8], serviceUUIDs: [BluetoothUUID].fromStoredList(row[9], column: "peripheral.service_uuids"),
+                alias: row[8], serviceUUIDs: uuidList(row, 9, "peripheral.service_uuids"),
                 lastSeenAt: date(row[10]), createdAt: Date(storedMilliseconds: row[11]))
         } catch { throw StoreError.corruptRow("peripheral: \(error)") }
     }

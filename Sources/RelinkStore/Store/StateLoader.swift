@@ -6,37 +6,37 @@ struct StateLoader {
 
     func load() throws -> StoredState {
         var scans: [String: ScanIntent] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent") {
+        try Row.fetchCursor(db, sql: "SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent").forEach { row in
             let scan = try RowDecoding.scanIntent(row)
             scans[scan.identifier.rawValue] = scan
         }
         var connections: [String: [ConnectionIntent]] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        try Row.fetchCursor(db, sql: """
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
                 attempts, last_error_class, last_error_message
             FROM connection_intent ORDER BY identifier, peripheral_id
-            """) {
+            """).forEach { row in
             let intent = try RowDecoding.connectionIntent(row)
             connections[intent.identifier.rawValue, default: []].append(intent)
         }
         var subscriptions: [String: [Subscription]] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        try Row.fetchCursor(db, sql: """
             SELECT identifier, peripheral_id, service_uuid, characteristic_uuid, created_at
             FROM subscription ORDER BY identifier, peripheral_id, service_uuid, characteristic_uuid
-            """) {
+            """).forEach { row in
             let subscription = try RowDecoding.subscription(row)
             subscriptions[subscription.identifier.rawValue, default: []].append(subscription)
         }
         var pending: [String: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT identifier, COUNT(*) FROM outbox_event GROUP BY identifier") {
+        try Row.fetchCursor(db, sql: "SELECT identifier, COUNT(*) FROM outbox_event GROUP BY identifier").forEach { row in
             pending[row[0]] = row[1]
         }
         var identifiers: [StoredState.Identifier] = []
-        for row in try Row.fetchAll(db, sql: """
+        try Row.fetchCursor(db, sql: """
             SELECT id, owner_uid, name_preference, outbox_limit, created_at,
                 next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq
             FROM restore_identifier ORDER BY id
-            """) {
+            """).forEach { row in
             let record = try RowDecoding.identifierRecord(row)
             let key = record.id.rawValue
             identifiers.append(StoredState.Identifier(
@@ -44,11 +44,13 @@ struct StateLoader {
                 subscriptions: subscriptions[key] ?? [],
                 outbox: try Self.outboxStatus(row, startingAt: 5, pendingCount: pending[key] ?? 0)))
         }
-        let peripherals = try Row.fetchAll(db, sql: """
+        var peripherals: [PeripheralRecord] = []
+        let peripheralRows = try Row.fetchCursor(db, sql: """
             SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
                 gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
             FROM peripheral ORDER BY id
-            """).map(RowDecoding.peripheral)
+            """)
+        while let row = try peripheralRows.next() { peripherals.append(try RowDecoding.peripheral(row)) }
         return StoredState(identifiers: identifiers, peripherals: peripherals)
     }
 
