@@ -379,3 +379,45 @@ def test_bluez_restart_peripherals_register_again(bench):
             assert bytes(await c.wait_change(state, "Value", None, t)) == b"unlocked"
             await c.disconnect(lock)
     run(go())
+
+
+def test_start_notify_while_disconnected_is_armed_at_next_connection(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            band = bench.path("band")
+            await found(c, bench, "band")
+            await c.connect(band)
+            hrm = await c.char_path(band, HR_MEASUREMENT)
+            await c.disconnect(band)
+            await c.call("StartNotify", path=hrm, iface=CHR)
+            await c.call("StartNotify", path=hrm, iface=CHR)   # again: still fine
+            assert await c.get(hrm, CHR, "Notifying") is False
+            t = time.monotonic()
+            await c.connect(band)
+            await c.wait_change(hrm, "Notifying", True, t)
+            await c.wait_change(hrm, "Value", None, t)
+            await c.call("StopNotify", path=hrm, iface=CHR)
+            with pytest.raises(BusError) as e:
+                await c.call("StopNotify", path=hrm, iface=CHR)
+            assert e.value.name == "org.bluez.Error.Failed"
+            await c.disconnect(band)
+    run(go())
+
+
+def test_user_alias_survives_name_changes(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.set(lock, DEV, "Alias", "s", "My Lock")
+            await c.connect(lock)
+            await c.wait_for(lambda: _name_is(c, lock, "Front Door"), 5, "GAP name")
+            assert await c.get(lock, DEV, "Alias") == "My Lock"
+            await c.set(lock, DEV, "Alias", "s", "")
+            assert await c.get(lock, DEV, "Alias") == "Front Door"
+            await c.disconnect(lock)
+    run(go())
+
+
+async def _name_is(c: Client, path: str, name: str) -> bool:
+    return await c.get(path, DEV, "Name") == name
