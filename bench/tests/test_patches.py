@@ -421,3 +421,47 @@ def test_user_alias_survives_name_changes(bench):
 
 async def _name_is(c: Client, path: str, name: str) -> bool:
     return await c.get(path, DEV, "Name") == name
+
+
+def test_gap_name_change_is_read_at_next_connection(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            bench.cmd("set_gap_name", peripheral="lock", name="Side Door")
+            try:
+                t = time.monotonic()
+                await c.connect(lock)
+                assert await c.wait_change(lock, "Name", "Side Door", t) == "Side Door"
+                await c.disconnect(lock)
+            finally:
+                bench.cmd("set_gap_name", peripheral="lock", name="Front Door")
+    run(go())
+
+
+def test_band_streaming_stops_and_starts(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            band = bench.path("band")
+            await found(c, bench, "band")
+            await c.connect(band)
+            hrm = await c.char_path(band, HR_MEASUREMENT)
+            await c.call("StartNotify", path=hrm, iface=CHR)
+            bench.cmd("stop_stream", peripheral="band")
+            await asyncio.sleep(0.3)
+            t = time.monotonic()
+            await asyncio.sleep(1.2)
+            assert c.values(hrm, "Value", t) == []
+            bench.cmd("push", peripheral="band")
+            await c.wait_change(hrm, "Value", None, t)
+            t = time.monotonic()
+            bench.cmd("start_stream", peripheral="band", rate=10)
+            await asyncio.sleep(1.0)
+            assert len(c.values(hrm, "Value", t)) >= 4
+            bench.cmd("set_rate", peripheral="band", rate=2)
+            bad = bench.try_cmd("set_rate", peripheral="band", rate=0)
+            assert not bad["ok"] and "rate" in bad["error"]
+            bad = bench.try_cmd("start_stream", peripheral="lock")
+            assert not bad["ok"]
+            await c.disconnect(band)
+    run(go())
