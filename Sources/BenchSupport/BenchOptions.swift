@@ -32,6 +32,8 @@ public struct BenchOptions: Sendable {
     public var commandTimeout: Duration = .seconds(60)
     /// Keep the bench directory (logs) after stop.
     public var keepDirectory = false
+    /// The launcher to run instead of `Bench.launcherPath()`.
+    public var launcher: String?
 
     public init() {}
 

@@ -14,6 +14,7 @@ import sys
 
 from .bench import Bench, BenchError, Options
 from .commands import Dispatcher
+from .proc import reset_signals
 from .server import StdinServer, serve_socket, write_stdout
 
 
@@ -93,6 +94,7 @@ async def amain(args) -> int:
 
 
 def main(argv=None) -> int:
+    reset_signals()
     args = parse(argv if argv is not None else sys.argv[1:])
     return asyncio.run(amain(args))
 
