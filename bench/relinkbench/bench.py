@@ -54,6 +54,7 @@ class Options:
     connect_timeout: float = 1.0
     supervision_timeout: float = 0.5
     gap_service: str = "exported"
+    temporary_timeout: float = 30.0
     band_rate: float = 2.0
     parent_dir: Optional[str] = None
     keep_dir: bool = False
@@ -144,7 +145,8 @@ class Bench:
                 "--scan-interval", str(self.opts.scan_interval),
                 "--connect-timeout", str(self.opts.connect_timeout),
                 "--supervision-timeout", str(self.opts.supervision_timeout),
-                "--gap-service", self.opts.gap_service, "-a", self.opts.central_address]
+                "--gap-service", self.opts.gap_service,
+                "--temporary-timeout", str(self.opts.temporary_timeout), "-a", self.opts.central_address]
         for s in self.peripherals.values():
             argv += ["-a", s.address, "--rssi", f"{s.address}={s.rssi}:{s.noise}"]
         argv += ["-v"] * self.opts.verbose

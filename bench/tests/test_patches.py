@@ -465,3 +465,25 @@ def test_band_streaming_stops_and_starts(bench):
             assert not bad["ok"]
             await c.disconnect(band)
     run(go())
+
+
+def test_temporary_devices_expire_unless_connected(fresh_bench):
+    bench = fresh_bench("--temporary-timeout", "1", "--lock", "lock", "--band", "band")
+
+    async def go():
+        async with Client(bench.bus) as c:
+            lock, band = bench.path("lock"), bench.path("band")
+            await found(c, bench, "lock", "band")
+            await c.connect(lock)          # a connection makes it permanent
+            await c.disconnect(lock)
+            t = time.monotonic()
+            await c.wait_for(lambda: _gone(c, band), 5, "the band to expire")
+            assert time.monotonic() - t >= 0.5
+            assert lock in await c.objects()
+            # Found again by a new discovery.
+            await found(c, bench, "band")
+    run(go())
+
+
+async def _gone(c: Client, path: str) -> bool:
+    return path not in await c.objects()

@@ -42,6 +42,10 @@ class BenchDevice(Device):
     def __init__(self, peer_adapter, **kwargs):
         # True for the peripheral adapter's view of a central linked to it.
         self.is_peer_view = False
+        # Found by discovery and not yet connected: removed when not seen for
+        # TemporaryTimeout (BlueZ); a connection makes the device permanent.
+        self.temporary = False
+        self.last_seen = 0.0
         self.link_dead = False
         self.cancel_reason: Optional[str] = None
         self.user_alias: Optional[str] = None
@@ -153,6 +157,7 @@ class BenchDevice(Device):
     async def _establish(self, peer_adapter) -> None:
         logger.info(f"Connected {self} on {self.adapter}")
         self.peer_adapter = peer_adapter
+        self.temporary = False
         await peer_adapter.add_device(self.peer)
         # The peer adapter may already know us: use the exported object.
         self.peer = peer_adapter.devices[self._peer_device_path(peer_adapter)]
