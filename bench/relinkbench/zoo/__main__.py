@@ -4,7 +4,6 @@ python -m relinkbench.zoo --bench-dir DIR -a ADDR [-a ADDR ...] [options]"""
 import argparse
 import asyncio
 import logging
-import os
 import sys
 
 from ..proc import die_with_parent

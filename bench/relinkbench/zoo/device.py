@@ -137,6 +137,12 @@ class BenchDevice(Device):
             if self.cancel_reason is not None:
                 raise DBusBluezFailedError(self.cancel_reason)
             raise
+        except sdbus.SdBusBaseError:
+            raise
+        except Exception as e:
+            # BlueZoo's method wrapper would log this and reply success.
+            logger.exception(f"Connecting {self} failed")
+            raise DBusBluezFailedError(f"bench: {e}")
 
     async def _attempt(self) -> None:
         loop = asyncio.get_running_loop()
@@ -234,7 +240,8 @@ class BenchDevice(Device):
                 link = cls(client, self.services[parent])
             mock.export_object(link.get_object_path(), link)
             self.services[path] = link
-        assert wanted_paths == set(self.services)
+        if wanted_paths != set(self.services):
+            raise RuntimeError(f"GATT objects of {self} out of step with the peripheral")
 
     async def _remove_link(self, path: str) -> None:
         link = self.services.pop(path)
