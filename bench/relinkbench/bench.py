@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from . import busconf
 from .children import Child, LineChild
+from dbus_fast import Variant
+
 from .dbusclient import BusClient
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -172,6 +174,9 @@ class Bench:
             if time.monotonic() > deadline:
                 raise BenchError("BlueZoo did not come up" + self._tail("bluezoo"))
             await asyncio.sleep(0.05)
+        await self.client.call("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties",
+                               "Set", "ssv", ["org.bluez.Adapter1", "Alias",
+                                              Variant("s", "relink-bench central")])
         # The world outside bluetoothd does not change when it restarts.
         for s in self.peripherals.values():
             if not s.in_range:
