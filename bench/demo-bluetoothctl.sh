@@ -48,7 +48,7 @@ mkfifo "$work/bt.in"
 # adapters' chatter (every simulated peripheral has its own adapter on the bus).
 bluetoothctl < "$work/bt.in" 2>&1 | sed -u 's/\x1b\[[0-9;]*[a-zA-Z]//g; s/\r//g; s/\x01\|\x02//g' \
   | grep --line-buffered -v 'Controller 00:00:00:00:00:0[2-9]\|Device 00:00:00:00:00:01' \
-  | grep --line-buffered -v -E '^[a-z][a-z-]* .*   |^Menu [a-z]+:|^Available commands:|^-{5,}' \
+  | grep --line-buffered -v -E '^[a-z][a-z-]* .*   |^(un)?register-|^Menu [a-z]+:|^Available commands:|^-{5,}' \
   | tee "$work/bt.log" &
 bt_pid=$!
 exec 3> "$work/bt.in"

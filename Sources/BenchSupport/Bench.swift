@@ -45,7 +45,7 @@ public actor Bench {
     ///   reported an error or exited), `.timedOut` (no ready line in
     ///   `options.startTimeout`; the launcher is then stopped).
     public static func start(_ options: BenchOptions = BenchOptions()) async throws -> Bench {
-        let launcher = launcherPath()
+        let launcher = options.launcher ?? launcherPath()
         guard FileManager.default.isExecutableFile(atPath: launcher) else {
             throw BenchError.launcherNotFound(launcher)
         }

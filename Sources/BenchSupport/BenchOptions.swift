@@ -24,6 +24,9 @@ public struct BenchOptions: Sendable {
     public var connectTimeout: Double = 1.0
     /// Seconds before the central notices a vanished peer.
     public var supervisionTimeout: Double = 0.5
+    /// Seconds an unconnected discovered device stays after its last
+    /// advertisement (BlueZ's TemporaryTimeout); 0 keeps devices.
+    public var temporaryTimeout: Double = 30
     /// Band notifications per second.
     public var bandRate: Double = 2.0
     /// How long to wait for the ready line.
@@ -32,6 +35,8 @@ public struct BenchOptions: Sendable {
     public var commandTimeout: Duration = .seconds(60)
     /// Keep the bench directory (logs) after stop.
     public var keepDirectory = false
+    /// The launcher to run instead of `Bench.launcherPath()`.
+    public var launcher: String?
 
     public init() {}
 
@@ -46,6 +51,7 @@ public struct BenchOptions: Sendable {
                  "--scan-interval", "\(scanInterval)",
                  "--connect-timeout", "\(connectTimeout)",
                  "--supervision-timeout", "\(supervisionTimeout)",
+                 "--temporary-timeout", "\(temporaryTimeout)",
                  "--band-rate", "\(bandRate)"]
         if keepDirectory { args.append("--keep-dir") }
         return args

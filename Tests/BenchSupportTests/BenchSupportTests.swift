@@ -36,7 +36,10 @@ func processes(mentioning marker: String) -> [Int32] {
 @Suite(.serialized)
 struct BenchSupportTests {
     @Test func startsAPrivateBusWhereBlueZAnswers() async throws {
+        let clock = ContinuousClock()
+        let t0 = clock.now
         let bench = try await Bench.start()
+        #expect(clock.now - t0 < .seconds(30))
         do {
             #expect(bench.busAddress.hasPrefix("unix:path=\(bench.directory)/"))
             #expect(bench.info.central.address == "00:00:00:00:00:01")
@@ -54,7 +57,11 @@ struct BenchSupportTests {
             await bench.stop()
             throw error
         }
+        let t1 = clock.now
         await bench.stop()
+        // The launcher and its children stop on stdin EOF and SIGTERM even
+        // though this test process blocks signals in its threads.
+        #expect(clock.now - t1 < .seconds(3))
     }
 
     @Test func controlCommandsChangeWhatTheBusShows() async throws {
@@ -113,6 +120,31 @@ struct BenchSupportTests {
             #expect(processes(mentioning: bench.directory).isEmpty)
             #expect(!FileManager.default.fileExists(atPath: bench.directory))
             #expect(kill(bench.pid, 0) != 0)
+        }
+    }
+
+    @Test func startErrorsAreTyped() async throws {
+        var missing = BenchOptions()
+        missing.launcher = "/nonexistent/run-bench"
+        await #expect(throws: BenchError.launcherNotFound("/nonexistent/run-bench")) {
+            try await Bench.start(missing)
+        }
+        // A launcher that exits without a ready line.
+        var silent = BenchOptions()
+        silent.launcher = "/bin/true"
+        do {
+            _ = try await Bench.start(silent)
+            Issue.record("a launcher without a ready line was accepted")
+        } catch let BenchError.startFailed(message) {
+            #expect(message.contains("exited"))
+        }
+        // The launcher refuses bad options with an error line.
+        let twice = BenchOptions(peripherals: [.lock("x"), .band("x")])
+        do {
+            _ = try await Bench.start(twice)
+            Issue.record("two peripherals with one name were accepted")
+        } catch let BenchError.startFailed(message) {
+            #expect(message.contains("used twice"))
         }
     }
 }

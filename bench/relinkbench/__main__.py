@@ -14,6 +14,7 @@ import sys
 
 from .bench import Bench, BenchError, Options
 from .commands import Dispatcher
+from .proc import reset_signals
 from .server import StdinServer, serve_socket, write_stdout
 
 
@@ -39,6 +40,9 @@ def parse(argv) -> argparse.Namespace:
                    help="seconds before a central notices a vanished peer")
     p.add_argument("--gap-service", choices=("exported", "hidden"), default="exported",
                    help="exported: 0x1800 visible on the central (BlueZ >= 5.80); hidden: 5.66")
+    p.add_argument("--temporary-timeout", type=float, default=30.0,
+                   help="seconds an unconnected discovered device stays after its last "
+                        "advertisement (BlueZ's TemporaryTimeout); 0: forever")
     p.add_argument("--band-rate", type=float, default=2.0, help="band notifications per second")
     p.add_argument("--tmp", dest="parent_dir", help="parent of the bench directory")
     p.add_argument("--keep-dir", action="store_true", help="keep the directory (logs) at exit")
@@ -60,6 +64,7 @@ async def amain(args) -> int:
     opts = Options(peripherals=args.peripherals, central_address=args.central_address,
                    scan_interval=args.scan_interval, connect_timeout=args.connect_timeout,
                    supervision_timeout=args.supervision_timeout, gap_service=args.gap_service,
+                   temporary_timeout=args.temporary_timeout,
                    band_rate=args.band_rate, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
                    log_stderr=args.log_stderr, verbose=args.verbose)
     try:
@@ -93,6 +98,7 @@ async def amain(args) -> int:
 
 
 def main(argv=None) -> int:
+    reset_signals()
     args = parse(argv if argv is not None else sys.argv[1:])
     return asyncio.run(amain(args))
 

@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from . import busconf
 from .children import Child, LineChild
+from dbus_fast import Variant
+
 from .dbusclient import BusClient
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,6 +56,7 @@ class Options:
     connect_timeout: float = 1.0
     supervision_timeout: float = 0.5
     gap_service: str = "exported"
+    temporary_timeout: float = 30.0
     band_rate: float = 2.0
     parent_dir: Optional[str] = None
     keep_dir: bool = False
@@ -144,7 +147,8 @@ class Bench:
                 "--scan-interval", str(self.opts.scan_interval),
                 "--connect-timeout", str(self.opts.connect_timeout),
                 "--supervision-timeout", str(self.opts.supervision_timeout),
-                "--gap-service", self.opts.gap_service, "-a", self.opts.central_address]
+                "--gap-service", self.opts.gap_service,
+                "--temporary-timeout", str(self.opts.temporary_timeout), "-a", self.opts.central_address]
         for s in self.peripherals.values():
             argv += ["-a", s.address, "--rssi", f"{s.address}={s.rssi}:{s.noise}"]
         argv += ["-v"] * self.opts.verbose
@@ -170,6 +174,9 @@ class Bench:
             if time.monotonic() > deadline:
                 raise BenchError("BlueZoo did not come up" + self._tail("bluezoo"))
             await asyncio.sleep(0.05)
+        await self.client.call("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties",
+                               "Set", "ssv", ["org.bluez.Adapter1", "Alias",
+                                              Variant("s", "relink-bench central")])
         # The world outside bluetoothd does not change when it restarts.
         for s in self.peripherals.values():
             if not s.in_range:

@@ -4,7 +4,7 @@ The same commands arrive on the launcher's stdin and on DIR/control.sock."""
 
 import asyncio
 import json
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from .bench import Bench, BenchError, PeripheralSpec
 from .dbusclient import BusError

@@ -18,9 +18,19 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         os._exit(1)
 
 
+def reset_signals() -> None:
+    """Undo what a parent may have left us (a Swift test runner blocks or
+    ignores signals): nothing blocked, TERM/INT/HUP at their defaults."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def preexec_die_with_parent(expected_parent: int):
-    """A preexec_fn for subprocess: PDEATHSIG set between fork and exec."""
+    """A preexec_fn for subprocess: PDEATHSIG set between fork and exec,
+    default signal handling restored."""
     def fn():
+        reset_signals()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != expected_parent:
             os._exit(1)

@@ -4,7 +4,6 @@ python -m relinkbench.zoo --bench-dir DIR -a ADDR [-a ADDR ...] [options]"""
 import argparse
 import asyncio
 import logging
-import os
 import sys
 
 from ..proc import die_with_parent
@@ -19,6 +18,7 @@ def main(argv=None) -> int:
     p.add_argument("--scan-interval", type=float, default=0.2)
     p.add_argument("--connect-timeout", type=float, default=1.0)
     p.add_argument("--supervision-timeout", type=float, default=0.5)
+    p.add_argument("--temporary-timeout", type=float, default=30.0)
     p.add_argument("--gap-service", choices=("exported", "hidden"), default="exported")
     p.add_argument("--rssi", action="append", default=[], metavar="ADDR=BASE:NOISE")
     p.add_argument("-v", "--verbose", action="count", default=0)
@@ -31,6 +31,7 @@ def main(argv=None) -> int:
     CONFIG.connect_timeout = args.connect_timeout
     CONFIG.supervision_timeout = args.supervision_timeout
     CONFIG.gap_service = args.gap_service
+    CONFIG.temporary_timeout = args.temporary_timeout
     for spec in args.rssi:
         addr, _, rest = spec.partition("=")
         base, _, noise = rest.partition(":")

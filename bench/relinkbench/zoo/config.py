@@ -29,6 +29,9 @@ class ZooConfig:
     # RSSI PropertiesChanged only on a change of at least this much, unless a
     # discovery filter has RSSI or Pathloss (BlueZ: RSSI_THRESHOLD 8).
     rssi_threshold: int = 8
+    # A device found by discovery and never connected is removed this long
+    # after its last advertisement (BlueZ's TemporaryTimeout); 0: never.
+    temporary_timeout: float = 30.0
     rssi: dict[str, RssiModel] = field(default_factory=dict)
     rng: random.Random = field(default_factory=random.Random)
 

@@ -42,6 +42,10 @@ class BenchDevice(Device):
     def __init__(self, peer_adapter, **kwargs):
         # True for the peripheral adapter's view of a central linked to it.
         self.is_peer_view = False
+        # Found by discovery and not yet connected: removed when not seen for
+        # TemporaryTimeout (BlueZ); a connection makes the device permanent.
+        self.temporary = False
+        self.last_seen = 0.0
         self.link_dead = False
         self.cancel_reason: Optional[str] = None
         self.user_alias: Optional[str] = None
@@ -133,6 +137,12 @@ class BenchDevice(Device):
             if self.cancel_reason is not None:
                 raise DBusBluezFailedError(self.cancel_reason)
             raise
+        except sdbus.SdBusBaseError:
+            raise
+        except Exception as e:
+            # BlueZoo's method wrapper would log this and reply success.
+            logger.exception(f"Connecting {self} failed")
+            raise DBusBluezFailedError(f"bench: {e}")
 
     async def _attempt(self) -> None:
         loop = asyncio.get_running_loop()
@@ -153,6 +163,7 @@ class BenchDevice(Device):
     async def _establish(self, peer_adapter) -> None:
         logger.info(f"Connected {self} on {self.adapter}")
         self.peer_adapter = peer_adapter
+        self.temporary = False
         await peer_adapter.add_device(self.peer)
         # The peer adapter may already know us: use the exported object.
         self.peer = peer_adapter.devices[self._peer_device_path(peer_adapter)]
@@ -229,7 +240,8 @@ class BenchDevice(Device):
                 link = cls(client, self.services[parent])
             mock.export_object(link.get_object_path(), link)
             self.services[path] = link
-        assert wanted_paths == set(self.services)
+        if wanted_paths != set(self.services):
+            raise RuntimeError(f"GATT objects of {self} out of step with the peripheral")
 
     async def _remove_link(self, path: str) -> None:
         link = self.services.pop(path)

@@ -20,6 +20,29 @@ class BenchService(BluezMockService):
         super().__init__(adapter_auto_enable, scan_interval)
         self.control = ZooControl(self)
         self.control.export_to_dbus("/org/relinkbench")
+        self.janitor = asyncio.create_task(self._expire_temporary_devices())
+
+    async def cleanup(self):
+        self.janitor.cancel()
+        await super().cleanup()
+
+    async def _expire_temporary_devices(self) -> None:
+        """BlueZ removes a temporary device TemporaryTimeout after it was last seen."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(0.25)
+            if CONFIG.temporary_timeout <= 0:
+                continue
+            now = loop.time()
+            for adapter in list(self.adapters.values()):
+                for dev in list(adapter.devices.values()):
+                    if (dev.temporary and not dev.connected and dev.connecting_task.done()
+                            and now - dev.last_seen > CONFIG.temporary_timeout):
+                        logger.info(f"Temporary {dev} not seen for {CONFIG.temporary_timeout} s")
+                        try:
+                            await adapter.del_device(dev)
+                        except Exception:
+                            logger.exception(f"Removing {dev} failed")
 
     async def add_adapter(self, id: int, address: str):
         adapter = BenchAdapter(self, id, address)
@@ -92,10 +115,12 @@ class BenchService(BluezMockService):
             device = adapter.devices.get(path)
             if device is None:
                 device = BenchDevice(peer, is_le=True)
+                device.temporary = True
                 device.apply_first_report(report)
                 await adapter.add_device(device)
             elif not device.connected:
                 await device.apply_report(report, every_rssi, duplicates)
+            device.last_seen = asyncio.get_running_loop().time()
 
     def create_discovering_task(self, id: int):
         adapter = self.adapters[id]
