@@ -88,18 +88,32 @@ final class TestBus: Sendable {
         try await Connection.connect(to: .address(address))
     }
 
-    /// Runs a command-line tool; returns its exit status and output.
-    func run(_ tool: String, _ args: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs a command-line tool on its own thread (never blocking the
+    /// cooperative pool, which serves the objects the tool talks to);
+    /// returns its exit status and output.
+    func run(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { cont in
+            do {
+                try IOThread.spawn {
+                    do {
+                        let p = Process()
+                        p.executableURL = URL(fileURLWithPath: tool)
+                        p.arguments = args
+                        let pipe = Pipe()
+                        p.standardOutput = pipe
+                        p.standardError = pipe
+                        try p.run()
+                        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                        p.waitUntilExit()
+                        cont.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
+                    } catch {
+                        cont.resume(throwing: error)
+                    }
+                }
+            } catch {
+                cont.resume(throwing: error)
+            }
+        }
     }
 }
 
