@@ -71,6 +71,16 @@ public final class Connection: Sendable {
         return s.isEmpty ? nil : s
     }
 
+    /// An executor that runs tasks on this connection's I/O thread, between
+    /// polls. Code that makes many sequential calls, or a ``serve()`` loop
+    /// with short handlers, can run there with
+    /// `withTaskExecutorPreference(connection.executor) { ... }` to save
+    /// the thread hops between the I/O thread and the cooperative pool
+    /// (lower latency per call). Such code must never block: while it runs,
+    /// the connection does no I/O. After the connection closes, tasks
+    /// preferring it continue on the global concurrent executor.
+    public var executor: any TaskExecutor { loop }
+
     /// Closes the connection: queued messages are flushed, pending calls
     /// fail with `Disconnected`, signal streams and ``serve()`` end.
     public func close() {

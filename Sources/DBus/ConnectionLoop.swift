@@ -51,6 +51,18 @@ final class ConnectionLoop: Sendable {
     struct State {
         var outgoing: [Outgoing] = []
         var wakeRequested = false
+        /// Jobs of tasks that prefer this loop as their executor.
+        var jobs: [UnownedJob] = []
+        var loopThread: pthread_t?
+
+        /// Whether the caller must write the eventfd (not when the loop
+        /// is already being woken, nor when called on the loop thread).
+        mutating func needsWake() -> Bool {
+            if wakeRequested { return false }
+            if let t = loopThread, pthread_equal(t, pthread_self()) != 0 { return false }
+            wakeRequested = true
+            return true
+        }
         var pending: [UInt32: Pending] = [:]
         var serialByToken: [UInt64: UInt32] = [:]
         var cancelled: Set<UInt64> = []
@@ -105,9 +117,7 @@ final class ConnectionLoop: Sendable {
         let (wake, closed) = state.withLock { s -> (Bool, DBusError?) in
             if let e = s.closedError { return (false, e) }
             s.outgoing.append(item)
-            if s.wakeRequested { return (false, nil) }
-            s.wakeRequested = true
-            return (true, nil)
+            return (s.needsWake(), nil)
         }
         if let closed { throw closed }
         if wake { wakeUp() }
@@ -134,9 +144,7 @@ final class ConnectionLoop: Sendable {
                     if let e = s.closedError { return (false, e) }
                     if s.cancelled.remove(token) != nil { return (false, CancellationError()) }
                     s.outgoing.append(.call(m, token: token, timeout: nanos, cont, ownerOf: ownerOf))
-                    if s.wakeRequested { return (false, nil) }
-                    s.wakeRequested = true
-                    return (true, nil)
+                    return (s.needsWake(), nil)
                 }
                 if let err { cont.resume(throwing: err) } else if wake { wakeUp() }
             }
@@ -224,10 +232,9 @@ final class ConnectionLoop: Sendable {
         }
         let unique = dbus_bus_get_unique_name(conn).map { String(cString: $0) } ?? ""
         let fds = dbus_connection_can_send_type(conn, 104) != 0
-        var sock: Int32 = -1
-        dbus_connection_get_unix_fd(conn, &sock)
+        state.withLock { $0.loopThread = pthread_self() }
         started.resume(returning: Started(uniqueName: unique, canPassUnixFDs: fds))
-        let reason = run(conn, socket: sock, canPassFDs: fds)
+        let reason = run(conn, canPassFDs: fds)
         dbus_connection_flush(conn)
         dbus_connection_close(conn)
         dbus_connection_unref(conn)
@@ -243,10 +250,27 @@ final class ConnectionLoop: Sendable {
 
     /// The loop: send queued work, poll, read, route in order, expire.
     /// Returns why it ended.
-    private func run(_ conn: OpaquePointer, socket sock: Int32, canPassFDs: Bool) -> DBusError {
+    private func run(_ conn: OpaquePointer, canPassFDs: Bool) -> DBusError {
         var marshal = Marshal()
-        var fds = [pollfd(fd: sock, events: 0, revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        let watches = Watches()
+        guard watches.install(on: conn) else { return DBusError(.noMemory, "could not install watches") }
+        defer { watches.uninstall(from: conn) }
+        var fds: [pollfd] = []
+        var polled: [OpaquePointer] = []
         while true {
+            // Run tasks that prefer this thread; the jobs they enqueue (a
+            // serve loop starting a handler, a handler finishing) run in the
+            // same turn, up to a bound so that I/O is never starved.
+            for _ in 0..<16 {
+                let jobs = state.withLock { s in
+                    let j = s.jobs
+                    s.jobs.removeAll(keepingCapacity: true)
+                    s.wakeRequested = false
+                    return j
+                }
+                if jobs.isEmpty { break }
+                for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            }
             if sendQueued(conn, canPassFDs: canPassFDs) {
                 return DBusError(.disconnected, "connection closed")
             }
@@ -254,26 +278,28 @@ final class ConnectionLoop: Sendable {
             if dbus_connection_get_dispatch_status(conn) == DBUS_DISPATCH_DATA_REMAINS {
                 timeout = 0
             } else {
-                let earliest = state.withLock { $0.earliestDeadline }
-                if earliest != .max {
+                let (earliest, busy) = state.withLock { ($0.earliestDeadline, !$0.jobs.isEmpty || !$0.outgoing.isEmpty) }
+                if busy {
+                    timeout = 0
+                } else if earliest != .max {
                     let now = IOThread.now()
                     timeout = earliest <= now ? 0 : Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
                 }
             }
-            let wantsWrite = dbus_connection_has_messages_to_send(conn) != 0
-            fds[0].events = Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0)
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let n = poll(&fds, 2, timeout)
+            fds.removeAll(keepingCapacity: true)
+            polled.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            watches.pollEntries(into: &fds, watches: &polled)
+            let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0, errno != EINTR {
                 return DBusError(.ioError, "poll failed: errno \(errno)")
             }
-            if fds[1].revents != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
-            if fds[0].revents != 0 || wantsWrite {
-                _ = dbus_connection_read_write(conn, 0)
+            if n > 0 {
+                if fds[0].revents != 0 {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                }
+                watches.handle(fds, from: 1, watches: polled)
             }
             var batch: [Message] = []
             while let msg = dbus_connection_pop_message(conn) {
@@ -297,7 +323,6 @@ final class ConnectionLoop: Sendable {
         let work = state.withLock { s in
             let w = s.outgoing
             s.outgoing.removeAll(keepingCapacity: true)
-            s.wakeRequested = false
             return w
         }
         if work.isEmpty { return false }
@@ -418,8 +443,10 @@ final class ConnectionLoop: Sendable {
 
     /// Marks the loop closed and fails everything still waiting.
     private func finish(_ reason: DBusError) {
-        let (pending, queued, subs) = state.withLock { s in
+        let (pending, queued, subs, jobs) = state.withLock { s in
             s.closedError = reason
+            let jobs = s.jobs
+            s.jobs.removeAll()
             let p = Array(s.pending.values.map(\.continuation))
             let q = s.outgoing
             let subs = Array(s.subscribers.values)
@@ -427,12 +454,32 @@ final class ConnectionLoop: Sendable {
             s.serialByToken.removeAll()
             s.outgoing.removeAll()
             s.subscribers.removeAll()
-            return (p, q, subs)
+            return (p, q, subs, jobs)
         }
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for c in pending { c.resume(throwing: reason) }
         for case .call(_, _, _, let c, _) in queued { c.resume(throwing: reason) }
         for sub in subs { sub.continuation.finish(throwing: reason) }
         incomingContinuation.finish()
+    }
+}
+
+/// The loop can run tasks on its I/O thread, between polls (see
+/// ``Connection/executor``). Once the connection is closed, jobs go to the
+/// global concurrent executor, so no task is stranded.
+extension ConnectionLoop: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let (wake, closed) = state.withLock { s -> (Bool, Bool) in
+            if s.closedError != nil { return (false, true) }
+            s.jobs.append(unowned)
+            return (s.needsWake(), false)
+        }
+        if closed {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        } else if wake {
+            wakeUp()
+        }
     }
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# D-Bus binding benchmark: method-call round trips/s and signals received/s,
+# for relink's binding, Python dbus-fast and a minimal C loop over libdbus,
+# all on one private dbus-daemon, in one run.
+#   bench/dbus/run.sh [CALLS] [SIGNALS] [ROUNDS]
+# relink runs twice: with its defaults (tasks on the global pool) and with
+# the connection's executor as task executor preference (relink-loop).
+# Each figure is the best of ROUNDS runs (the machine is shared; best-of
+# filters out interference from other load). Needs scripts/setup.sh's .venv.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CALLS=${1:-20000}
+SIGNALS=${2:-200000}
+ROUNDS=${3:-3}
+
+work=$(mktemp -d /tmp/relink-dbus-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building (release) ..." >&2
+swift build -c release --product relink-dbus-bench >&2
+cc -O2 -o "$work/bench-c" bench/dbus/bench.c $(pkg-config --cflags --libs dbus-1)
+PY=.venv/bin/python
+[ -x "$PY" ] || { echo "run scripts/setup.sh first (.venv with dbus-fast)" >&2; exit 1; }
+
+cat > "$work/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+  <limit name="max_incoming_bytes">1000000000</limit>
+  <limit name="max_outgoing_bytes">1000000000</limit>
+</busconfig>
+CONF
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile 2>"$work/daemon.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$work/bus" ] && break; sleep 0.05; done
+ADDR="unix:path=$work/bus"
+
+declare -A CMD=(
+  [c]="$work/bench-c"
+  [relink]=".build/release/relink-dbus-bench"
+  [relink-loop]="env RELINK_BENCH_ON_LOOP=1 .build/release/relink-dbus-bench"
+  [dbus-fast]="$PY bench/dbus/bench_dbus_fast.py"
+)
+
+wait_ready() { for _ in $(seq 400); do [ -f "$1" ] && return 0; sleep 0.025; done; echo "timeout waiting for $1" >&2; exit 1; }
+
+calls() { # binding round -> calls/s (server and client both in the binding)
+  local b=$1 name="org.relink.Bench.r$2${1//-/}"
+  rm -f "$work/ready"
+  ${CMD[$b]} serve "$ADDR" "$name" "$work/ready" & local srv=$!
+  pids+=($srv)
+  wait_ready "$work/ready"
+  ${CMD[$b]} call "$ADDR" "$name" "$CALLS" | sed -n 's/calls_per_sec=//p'
+  kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true
+}
+
+signals() { # binding -> signals/s received (emitted by the C loop)
+  local b=$1
+  rm -f "$work/ready"
+  ${CMD[$b]} receive "$ADDR" "$SIGNALS" "$work/ready" > "$work/recv.out" & local rcv=$!
+  pids+=($rcv)
+  wait_ready "$work/ready"
+  "$work/bench-c" emit "$ADDR" "$SIGNALS"
+  wait "$rcv"
+  sed -n 's/signals_per_sec=//p' "$work/recv.out"
+}
+
+best() { sort -n | tail -1; }
+
+declare -A RT SIG
+for b in c relink relink-loop dbus-fast; do
+  RT[$b]=$(for r in $(seq "$ROUNDS"); do calls "$b" "$r"; done | best)
+  SIG[$b]=$(for r in $(seq "$ROUNDS"); do signals "$b"; done | best)
+  echo "$b: ${RT[$b]} calls/s, ${SIG[$b]} signals/s" >&2
+done
+
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
+times() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+echo
+echo "| binding | round trips/s | signals received/s |"
+echo "|---|---:|---:|"
+for b in c relink relink-loop dbus-fast; do echo "| $b | ${RT[$b]} | ${SIG[$b]} |"; done
+echo
+for r in relink relink-loop; do
+  echo "$r vs C: round trips $(pct "${RT[$r]}" "${RT[c]}"), signals $(pct "${SIG[$r]}" "${SIG[c]}") (target >= 80%)"
+  echo "$r vs dbus-fast: round trips $(times "${RT[$r]}" "${RT[dbus-fast]}"), signals $(times "${SIG[$r]}" "${SIG[dbus-fast]}") (target >= 5x)"
+done
+echo "($CALLS sequential calls, $SIGNALS signals, best of $ROUNDS; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ))"
