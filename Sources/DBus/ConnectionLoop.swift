@@ -123,7 +123,7 @@ final class ConnectionLoop: Sendable {
         if wake { wakeUp() }
     }
 
-    private func wakeUp() {
+    func wakeUp() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -162,54 +162,14 @@ final class ConnectionLoop: Sendable {
             if let serial = s.serialByToken.removeValue(forKey: token), let p = s.pending.removeValue(forKey: serial) {
                 return p.continuation
             }
+            // Not queued, not pending: either the call has not been queued
+            // yet (it will see this mark) or it is on its way from the queue
+            // to `pending` on the I/O thread (which checks the mark). A
+            // cancellation racing with completion leaves one stale token.
             s.cancelled.insert(token)
             return nil
         }
         cont?.resume(throwing: CancellationError())
-    }
-
-    /// Registers a signal subscriber; returns its id, its stream, and
-    /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<Message, any Error>, Bool) {
-        let (stream, cont) = AsyncThrowingStream<Message, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
-            if let e = s.closedError { return .failure(e) }
-            let id = s.nextToken
-            s.nextToken += 1
-            s.subscribers[id] = Subscriber(rule: rule, continuation: cont)
-            var newlyTracked = false
-            if rule.needsOwnerTracking, let sender = rule.sender {
-                s.tracked[sender, default: 0] += 1
-                newlyTracked = s.tracked[sender] == 1
-            }
-            return .success((id, newlyTracked))
-        }
-        let (id, newlyTracked) = try result.get()
-        cont.onTermination = { [weak self] _ in self?.removeSubscriber(id) }
-        return (id, stream, newlyTracked)
-    }
-
-    /// Removes a subscriber and tells the bus to drop its rules.
-    func removeSubscriber(_ id: UInt64) {
-        let (sub, untrack) = state.withLock { s -> (Subscriber?, String?) in
-            guard let sub = s.subscribers.removeValue(forKey: id) else { return (nil, nil) }
-            var untrack: String?
-            if sub.rule.needsOwnerTracking, let sender = sub.rule.sender, let n = s.tracked[sender] {
-                if n <= 1 {
-                    s.tracked[sender] = nil
-                    s.owners[sender] = nil
-                    untrack = sender
-                } else {
-                    s.tracked[sender] = n - 1
-                }
-            }
-            return (sub, untrack)
-        }
-        guard let sub else { return }
-        sub.continuation.finish()
-        let rule = sub.rule
-        try? submit(.send(BusCalls.removeMatch(rule.description)))
-        if let untrack { try? submit(.send(BusCalls.removeMatch(BusCalls.ownerRule(untrack).description))) }
     }
 
     // MARK: The I/O thread
@@ -461,54 +421,5 @@ final class ConnectionLoop: Sendable {
         for case .call(_, _, _, let c, _) in queued { c.resume(throwing: reason) }
         for sub in subs { sub.continuation.finish(throwing: reason) }
         incomingContinuation.finish()
-    }
-}
-
-/// The loop can run tasks on its I/O thread, between polls (see
-/// ``Connection/executor``). Once the connection is closed, jobs go to the
-/// global concurrent executor, so no task is stranded.
-extension ConnectionLoop: TaskExecutor {
-    func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        let (wake, closed) = state.withLock { s -> (Bool, Bool) in
-            if s.closedError != nil { return (false, true) }
-            s.jobs.append(unowned)
-            return (s.needsWake(), false)
-        }
-        if closed {
-            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
-        } else if wake {
-            wakeUp()
-        }
-    }
-}
-
-extension Message {
-    var containsUnixFD: Bool { body.contains { $0.containsUnixFD } }
-}
-
-extension DBusValue {
-    var containsUnixFD: Bool {
-        switch self {
-        case .unixFD: true
-        case .array(let t, let items): t.containsUnixFD && items.contains { $0.containsUnixFD }
-        case .dictionary(let k, let v, let entries):
-            (k.containsUnixFD || v.containsUnixFD) && entries.contains { $0.key.containsUnixFD || $0.value.containsUnixFD }
-        case .structure(let ms): ms.contains { $0.containsUnixFD }
-        case .variant(let inner): inner.containsUnixFD
-        default: false
-        }
-    }
-}
-
-extension DBusType {
-    var containsUnixFD: Bool {
-        switch self {
-        case .unixFD, .variant: true
-        case .array(let e): e.containsUnixFD
-        case .dictionary(let k, let v): k.containsUnixFD || v.containsUnixFD
-        case .structure(let ms): ms.contains { $0.containsUnixFD }
-        default: false
-        }
     }
 }

@@ -49,7 +49,7 @@
 ///     member: "PropertiesChanged", pathNamespace: ObjectPath("/org/bluez")))
 /// for try await signal in changes {
 ///     let (iface, changed, _) = try signal.decode(String.self, [String: DBusValue].self, [String].self)
-///     print(signal.path!, iface, changed)
+///     print(signal.path?.rawValue ?? "", iface, changed)
 /// }
 ///
 /// // Export an object with a method and a property, then serve.

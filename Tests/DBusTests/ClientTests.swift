@@ -184,4 +184,26 @@ import Testing
             #expect(e.name == .disconnected)
         }
     }
+
+    @Test func tasksPreferringTheConnectionExecutorRunOnItsIOThread() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                let (value, onLoop) = try await withTaskExecutorPreference(client.executor) {
+                    let v = try await EchoService.echo(client, .int32(5))
+                    let t = client.loop.state.withLock { $0.loopThread }
+                    return (v, t.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+                }
+                #expect(value == .int32(5))
+                #expect(onLoop)
+                client.close()
+                try await Task.sleep(for: .milliseconds(50))
+                // After the loop ended, such tasks continue elsewhere instead of hanging.
+                let after = await withTaskExecutorPreference(client.executor) {
+                    await Task.yield()
+                    return 42
+                }
+                #expect(after == 42)
+            }
+        }
+    }
 }

@@ -42,7 +42,7 @@ case "serve":
     try bus.export(ExportedObject(path: path, interfaces: [iface]))
     _ = try await bus.requestName(args[3])
     ready(args[4])
-    try await bus.serve()
+    try await bus.serve(handlersOnIOThread: getenv("RELINK_BENCH_ON_LOOP") != nil)
 case "call":
     guard let n = Int(args[4]) else { fail("bad count") }
     let t0 = now()
