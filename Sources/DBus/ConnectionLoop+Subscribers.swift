@@ -3,8 +3,8 @@
 extension ConnectionLoop {
     /// Registers a signal subscriber; returns its id, its stream, and
     /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<Message, any Error>, Bool) {
-        let (stream, cont) = AsyncThrowingStream<Message, any Error>.makeStream(bufferingPolicy: .unbounded)
+    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Bool) {
+        let (stream, cont) = AsyncThrowingStream<[Message], any Error>.makeStream(bufferingPolicy: .unbounded)
         let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
             if let e = s.closedError { return .failure(e) }
             let id = s.nextToken

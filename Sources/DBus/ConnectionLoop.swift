@@ -26,7 +26,9 @@ import Musl
 /// (`Disconnected`). No thread is blocked per call.
 final class ConnectionLoop: Sendable {
     typealias Reply = CheckedContinuation<Message, any Error>
-    typealias SignalContinuation = AsyncThrowingStream<Message, any Error>.Continuation
+    /// Signals go to subscribers in batches (all matching messages of one
+    /// read), which keeps the per-signal cost of the stream low.
+    typealias SignalContinuation = AsyncThrowingStream<[Message], any Error>.Continuation
 
     struct Pending {
         var continuation: Reply
@@ -250,6 +252,7 @@ final class ConnectionLoop: Sendable {
             polled.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             watches.pollEntries(into: &fds, watches: &polled)
+            var readable = false
             let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0, errno != EINTR {
                 return DBusError(.ioError, "poll failed: errno \(errno)")
@@ -259,12 +262,20 @@ final class ConnectionLoop: Sendable {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                 }
-                watches.handle(fds, from: 1, watches: polled)
+                readable = watches.handle(fds, from: 1, watches: polled)
             }
             var batch: [Message] = []
-            while let msg = dbus_connection_pop_message(conn) {
-                if let m = marshal.decode(msg) { batch.append(m) }
-                dbus_message_unref(msg)
+            pop(conn, into: &batch, marshal: &marshal)
+            // libdbus reads at most 2 KiB per call: while reads bring whole
+            // messages, read on, so a burst is handled in large batches
+            // (one wake-up and one stream hand-off per batch).
+            if readable {
+                for _ in 0..<32 where batch.count < 1024 {
+                    let before = batch.count
+                    watches.readAgain()
+                    pop(conn, into: &batch, marshal: &marshal)
+                    if batch.count == before { break }
+                }
             }
             if !batch.isEmpty, route(batch) {
                 return DBusError(.disconnected, "the bus closed the connection")
@@ -275,6 +286,13 @@ final class ConnectionLoop: Sendable {
                 return DBusError(.disconnected, "the bus closed the connection")
             }
             expire()
+        }
+    }
+
+    private func pop(_ conn: OpaquePointer, into batch: inout [Message], marshal: inout Marshal) {
+        while let msg = dbus_connection_pop_message(conn) {
+            if let m = marshal.decode(msg) { batch.append(m) }
+            dbus_message_unref(msg)
         }
     }
 
@@ -332,7 +350,8 @@ final class ConnectionLoop: Sendable {
     /// Routes received messages in order. Returns true on disconnection.
     private func route(_ batch: [Message]) -> Bool {
         var replies: [(Reply, Message)] = []
-        var yields: [(SignalContinuation, Message)] = []
+        var yields: [UInt64: (SignalContinuation, [Message])] = [:]
+        var yieldOrder: [UInt64] = []
         var calls: [Message] = []
         var disconnected = false
         state.withLock { s in
@@ -360,9 +379,15 @@ final class ConnectionLoop: Sendable {
                     {
                         s.owners[name] = newOwner.isEmpty ? nil : newOwner
                     }
-                    for sub in s.subscribers.values {
+                    for (id, sub) in s.subscribers {
                         let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
-                        if sub.rule.matches(m, owner: owner) { yields.append((sub.continuation, m)) }
+                        guard sub.rule.matches(m, owner: owner) else { continue }
+                        if yields[id] == nil {
+                            yields[id] = (sub.continuation, [m])
+                            yieldOrder.append(id)
+                        } else {
+                            yields[id]?.1.append(m)
+                        }
                     }
                 case .methodCall:
                     calls.append(m)
@@ -372,7 +397,9 @@ final class ConnectionLoop: Sendable {
         for (c, m) in replies {
             if let e = m.error { c.resume(throwing: e) } else { c.resume(returning: m) }
         }
-        for (c, m) in yields { c.yield(m) }
+        for id in yieldOrder {
+            if let (c, ms) = yields[id] { c.yield(ms) }
+        }
         for m in calls { incomingContinuation.yield(m) }
         return disconnected
     }

@@ -1,15 +1,28 @@
 /// Signals matching one rule, in bus order. See ``Connection/signals(matching:)``.
 public struct SignalStream: AsyncSequence, Sendable {
     public typealias Element = Message
-    let stream: AsyncThrowingStream<Message, any Error>
+    let stream: AsyncThrowingStream<[Message], any Error>
     let loop: ConnectionLoop
     let id: UInt64
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Message, any Error>.AsyncIterator
-        /// The next signal; nil when the task is cancelled.
+        var base: AsyncThrowingStream<[Message], any Error>.AsyncIterator
+        var batch: [Message] = []
+        var index = 0
+
+        /// The next signal; nil when the task is cancelled or the
+        /// subscription was cancelled.
         /// - Throws: ``DBusError`` (`Disconnected`) when the connection closed.
-        public mutating func next() async throws -> Message? { try await base.next() }
+        public mutating func next() async throws -> Message? {
+            if index < batch.count {
+                defer { index += 1 }
+                return batch[index]
+            }
+            guard let next = try await base.next() else { return nil }
+            batch = next
+            index = 1
+            return next.first
+        }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }

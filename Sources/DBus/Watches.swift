@@ -52,17 +52,33 @@ final class Watches {
         }
     }
 
-    /// Hands poll results to libdbus (which reads or writes).
-    func handle(_ fds: [pollfd], from offset: Int, watches: [OpaquePointer]) {
+    /// Asks libdbus to read once more from every enabled read watch (the
+    /// socket is non-blocking: with nothing there, this costs one `recvmsg`).
+    func readAgain() {
+        for w in list where dbus_watch_get_enabled(w) != 0 && dbus_watch_get_flags(w) & 1 != 0 {
+            guard list.contains(w) else { continue }
+            _ = dbus_watch_handle(w, 1)
+        }
+    }
+
+    /// Hands poll results to libdbus (which reads or writes). Returns
+    /// whether something was readable.
+    @discardableResult
+    func handle(_ fds: [pollfd], from offset: Int, watches: [OpaquePointer]) -> Bool {
+        var readable = false
         for (i, w) in watches.enumerated() {
             let r = fds[offset + i].revents
             guard r != 0, list.contains(w) else { continue }  // a handled watch may remove others
             var flags: UInt32 = 0
-            if r & Int16(POLLIN) != 0 { flags |= 1 }
+            if r & Int16(POLLIN) != 0 {
+                flags |= 1
+                readable = true
+            }
             if r & Int16(POLLOUT) != 0 { flags |= 2 }
             if r & Int16(POLLERR) != 0 { flags |= 4 }
             if r & Int16(POLLHUP) != 0 { flags |= 8 }
             _ = dbus_watch_handle(w, flags)
         }
+        return readable
     }
 }

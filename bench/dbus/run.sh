@@ -5,8 +5,7 @@
 #   bench/dbus/run.sh [CALLS] [SIGNALS] [ROUNDS]
 # relink runs twice: with its defaults (tasks on the global pool) and with
 # the connection's executor as task executor preference (relink-loop).
-# Each figure is the best of ROUNDS runs (the machine is shared; best-of
-# filters out interference from other load). Needs scripts/setup.sh's .venv.
+# Needs scripts/setup.sh's .venv (dbus-fast).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CALLS=${1:-20000}
@@ -53,14 +52,23 @@ declare -A CMD=(
 
 wait_ready() { for _ in $(seq 400); do [ -f "$1" ] && return 0; sleep 0.025; done; echo "timeout waiting for $1" >&2; exit 1; }
 
-calls() { # binding round -> calls/s (server and client both in the binding)
+calls() { # binding round -> "calls/s cpu-µs-per-call" (server and client both in the binding)
+  # CPU per call (client + server processes, user + system) is also
+  # reported: unlike the rate, it hardly depends on other load.
   local b=$1 name="org.relink.Bench.r$2${1//-/}"
   rm -f "$work/ready"
   ${CMD[$b]} serve "$ADDR" "$name" "$work/ready" & local srv=$!
   pids+=($srv)
   wait_ready "$work/ready"
-  ${CMD[$b]} call "$ADDR" "$name" "$CALLS" | sed -n 's/calls_per_sec=//p'
+  local s0 s1 out rate ccpu
+  s0=$(awk '{print $14+$15}' /proc/$srv/stat)
+  out=$( { /usr/bin/time -f "cpu=%U %S" ${CMD[$b]} call "$ADDR" "$name" "$CALLS"; } 2>&1 )
+  s1=$(awk '{print $14+$15}' /proc/$srv/stat)
   kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true
+  rate=$(sed -n 's/calls_per_sec=//p' <<<"$out")
+  ccpu=$(sed -n 's/cpu=//p' <<<"$out")
+  awk -v r="$rate" -v c="$ccpu" -v s=$((s1 - s0)) -v n="$CALLS" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { split(c, u, " "); printf "%d %.0f\n", r, 1e6 * (u[1] + u[2] + s / hz) / n }'
 }
 
 signals() { # binding -> signals/s received
@@ -82,27 +90,34 @@ signals() { # binding -> signals/s received
 }
 
 # Rounds interleave the bindings, so that load from elsewhere on the machine
-# hits all of them alike; each figure is the best round.
+# hits all of them alike. Reported: the median round (and the best).
 BINDINGS=(c relink relink-loop dbus-fast)
-declare -A RT SIG
-for b in "${BINDINGS[@]}"; do RT[$b]=0; SIG[$b]=0; done
+declare -A RTS SIGS CPUS
 for r in $(seq "$ROUNDS"); do
   for b in "${BINDINGS[@]}"; do
-    x=$(calls "$b" "$r"); [ "${x:-0}" -gt "${RT[$b]}" ] && RT[$b]=$x
-    y=$(signals "$b"); [ "${y:-0}" -gt "${SIG[$b]}" ] && SIG[$b]=$y
-    echo "round $r $b: $x calls/s, $y signals/s" >&2
+    read -r x cpu < <(calls "$b" "$r"); y=$(signals "$b")
+    RTS[$b]+="${x:-0} "; SIGS[$b]+="${y:-0} "; CPUS[$b]+="${cpu:-0} "
+    echo "round $r $b: $x calls/s ($cpu µs CPU/call), $y signals/s" >&2
   done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+best() { tr ' ' '\n' | grep . | sort -n | tail -1; }
+declare -A RT SIG RTB SIGB CPU
+for b in "${BINDINGS[@]}"; do
+  CPU[$b]=$(echo "${CPUS[$b]}" | median)
+  RT[$b]=$(echo "${RTS[$b]}" | median); SIG[$b]=$(echo "${SIGS[$b]}" | median)
+  RTB[$b]=$(echo "${RTS[$b]}" | best); SIGB[$b]=$(echo "${SIGS[$b]}" | best)
 done
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
 times() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
 echo
-echo "| binding | round trips/s | signals received/s |"
-echo "|---|---:|---:|"
-for b in "${BINDINGS[@]}"; do echo "| $b | ${RT[$b]} | ${SIG[$b]} |"; done
+echo "| binding | round trips/s (median) | (best) | CPU µs per round trip (median) | signals received/s (median) | (best) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for b in "${BINDINGS[@]}"; do echo "| $b | ${RT[$b]} | ${RTB[$b]} | ${CPU[$b]} | ${SIG[$b]} | ${SIGB[$b]} |"; done
 echo
 for r in relink relink-loop; do
   echo "$r vs C: round trips $(pct "${RT[$r]}" "${RT[c]}"), signals $(pct "${SIG[$r]}" "${SIG[c]}") (target >= 80%)"
   echo "$r vs dbus-fast: round trips $(times "${RT[$r]}" "${RT[dbus-fast]}"), signals $(times "${SIG[$r]}" "${SIG[dbus-fast]}") (target >= 5x)"
 done
-echo "($CALLS sequential calls, $SIGNALS signals, best of $ROUNDS; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ))"
+echo "($CALLS sequential calls, $SIGNALS signals, median of $ROUNDS interleaved rounds; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ))"
