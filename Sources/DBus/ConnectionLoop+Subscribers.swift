@@ -3,13 +3,14 @@
 extension ConnectionLoop {
     /// Registers a signal subscriber; returns its id, its stream, and
     /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Bool) {
+    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Backlog, Bool) {
         let (stream, cont) = AsyncThrowingStream<[Message], any Error>.makeStream(bufferingPolicy: .unbounded)
+        let backlog = Backlog()
         let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
             if let e = s.closedError { return .failure(e) }
             let id = s.nextToken
             s.nextToken += 1
-            s.subscribers[id] = Subscriber(rule: rule, continuation: cont)
+            s.subscribers[id] = Subscriber(rule: rule, continuation: cont, backlog: backlog)
             var newlyTracked = false
             if rule.needsOwnerTracking, let sender = rule.sender {
                 s.tracked[sender, default: 0] += 1
@@ -19,7 +20,7 @@ extension ConnectionLoop {
         }
         let (id, newlyTracked) = try result.get()
         cont.onTermination = { [weak self] _ in self?.removeSubscriber(id) }
-        return (id, stream, newlyTracked)
+        return (id, stream, backlog, newlyTracked)
     }
 
     /// Removes a subscriber and tells the bus to drop its rules.

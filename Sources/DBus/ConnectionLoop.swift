@@ -48,6 +48,13 @@ final class ConnectionLoop: Sendable {
     struct Subscriber {
         var rule: MatchRule
         var continuation: SignalContinuation
+        var backlog: Backlog
+    }
+
+    /// Signals handed to a subscriber's stream and not yet taken by its
+    /// consumer: the buffer is unbounded, and this makes its size visible.
+    final class Backlog: Sendable {
+        let count = Atomic<Int>(0)
     }
 
     struct State {
@@ -350,7 +357,7 @@ final class ConnectionLoop: Sendable {
     /// Routes received messages in order. Returns true on disconnection.
     private func route(_ batch: [Message]) -> Bool {
         var replies: [(Reply, Message)] = []
-        var yields: [UInt64: (SignalContinuation, [Message])] = [:]
+        var yields: [UInt64: (SignalContinuation, Backlog, [Message])] = [:]
         var yieldOrder: [UInt64] = []
         var calls: [Message] = []
         var disconnected = false
@@ -383,10 +390,10 @@ final class ConnectionLoop: Sendable {
                         let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
                         guard sub.rule.matches(m, owner: owner) else { continue }
                         if yields[id] == nil {
-                            yields[id] = (sub.continuation, [m])
+                            yields[id] = (sub.continuation, sub.backlog, [m])
                             yieldOrder.append(id)
                         } else {
-                            yields[id]?.1.append(m)
+                            yields[id]?.2.append(m)
                         }
                     }
                 case .methodCall:
@@ -398,7 +405,9 @@ final class ConnectionLoop: Sendable {
             if let e = m.error { c.resume(throwing: e) } else { c.resume(returning: m) }
         }
         for id in yieldOrder {
-            if let (c, ms) = yields[id] { c.yield(ms) }
+            guard let (c, backlog, ms) = yields[id] else { continue }
+            backlog.count.add(ms.count, ordering: .relaxed)
+            c.yield(ms)
         }
         for m in calls { incomingContinuation.yield(m) }
         return disconnected
