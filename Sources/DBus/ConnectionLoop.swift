@@ -273,10 +273,12 @@ final class ConnectionLoop: Sendable {
             }
             var batch: [Message] = []
             pop(conn, into: &batch, marshal: &marshal)
-            // libdbus reads at most 2 KiB per call: while reads bring whole
-            // messages, read on, so a burst is handled in large batches
-            // (one wake-up and one stream hand-off per batch).
-            if readable {
+            // libdbus reads at most 2 KiB per call: in a burst (a read that
+            // brought several messages), read on while reads bring whole
+            // messages, so the burst is handled in large batches (one
+            // wake-up and one stream hand-off per batch). Request/response
+            // traffic does not pay the extra read.
+            if readable, batch.count >= 4 {
                 for _ in 0..<32 where batch.count < 1024 {
                     let before = batch.count
                     watches.readAgain()
