@@ -24,7 +24,12 @@
 ///
 /// Threading: each connection owns one I/O thread that alone touches libdbus
 /// (see `ConnectionLoop`); calls, signal streams and handlers are plain
-/// Swift concurrency. Incoming signals are delivered in bus order.
+/// Swift concurrency. Incoming signals are delivered in bus order, in an
+/// unbounded buffer whose size ``SignalStream/pending`` shows. For the
+/// lowest latency, short non-blocking code (e.g. a loop consuming signals)
+/// can run on the I/O thread: `withTaskExecutorPreference(bus.executor)`
+/// (see ``Connection/executor`` and ``Connection/serve(handlersOnIOThread:)``;
+/// docs/benchmarks.md has the figures).
 ///
 /// ```swift
 /// import DBus

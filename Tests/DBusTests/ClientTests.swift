@@ -39,6 +39,8 @@ import Testing
                 await #expect(throws: DBusError(.unknownMethod, "no method Nope at /echo")) { try await call("Nope", []) }
                 await #expect(throws: DBusError(.invalidArgs, "Echo takes 'v', got 's'")) { try await call("Echo", [.string("x")]) }
                 await #expect(throws: DBusError(.failed, "BadReply returned 'u', declared 's'")) { try await call("BadReply", []) }
+                await #expect(throws: DBusError(.init("org.relink.Test.Error.NotPaired"), "not paired")) { try await call("FailTyped", []) }
+                await #expect(throws: DBusError(.failed, "PlainError()")) { try await call("FailPlain", []) }
                 do {
                     _ = try await client.call(destination: EchoService.name, path: ObjectPath("/nothing"), interface: EchoService.interface, method: "Echo")
                     Issue.record("no error")

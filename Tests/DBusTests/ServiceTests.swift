@@ -101,6 +101,23 @@ import Testing
         }
     }
 
+    @Test func handlersCanRunOnTheIOThread() async throws {
+        try await withTestBus { bus in
+            let service = try await bus.connect()
+            try service.export(EchoService.object())
+            let client = try await bus.connect()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.serve(handlersOnIOThread: true) }
+                let reply = try await client.call(
+                    destination: service.uniqueName, path: EchoService.path, interface: EchoService.interface, method: "WhoAmI")
+                #expect(try reply.decode(String.self, UInt32.self).0 == client.uniqueName)
+                // A second serve() on the same connection is refused.
+                await #expect(throws: DBusError.self) { try await service.serve() }
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func malformedCallsFromOtherToolsGetErrorsAndDoNotCrash() async throws {
         try await withTestBus { bus in
             try await EchoService.with(bus) { _, _, client in
