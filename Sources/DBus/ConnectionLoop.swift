@@ -204,10 +204,11 @@ final class ConnectionLoop: Sendable {
         state.withLock { $0.loopThread = pthread_self() }
         started.resume(returning: Started(uniqueName: unique, canPassUnixFDs: fds))
         let reason = run(conn, canPassFDs: fds)
+        // Fail waiters first: the flush below may block on a stuck bus.
+        finish(reason)
         dbus_connection_flush(conn)
         dbus_connection_close(conn)
         dbus_connection_unref(conn)
-        finish(reason)
     }
 
     private static func take(_ err: inout CDBus.DBusError) -> DBusError {

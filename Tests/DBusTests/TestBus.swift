@@ -57,7 +57,7 @@ final class TestBus: Sendable {
         // Wait for the socket and the pid file.
         var daemon: Int32 = 0
         for _ in 0..<500 {
-            if FileManager.default.fileExists(atPath: dir + "/bus"),
+            if Self.accepts(dir + "/bus"),
                 let s = try? String(contentsOfFile: dir + "/daemon.pid", encoding: .utf8),
                 let p = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines))
             {
@@ -72,6 +72,26 @@ final class TestBus: Sendable {
             var st: Int32 = 0
             waitpid(pid, &st, 0)
             throw DBusError(.failed, "dbus-daemon did not start in \(dir)")
+        }
+    }
+
+    /// Whether something listens on the Unix socket at `path` (the daemon
+    /// creates the file with bind() a moment before it listens).
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
     }
 

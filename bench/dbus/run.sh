@@ -40,8 +40,13 @@ cat > "$work/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile 2>"$work/daemon.log" &
 pids+=($!)
-for _ in $(seq 100); do [ -S "$work/bus" ] && break; sleep 0.05; done
 ADDR="unix:path=$work/bus"
+# The socket file appears at bind(), a moment before the daemon listens.
+for _ in $(seq 100); do
+  dbus-send --bus="$ADDR" --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.GetId >/dev/null 2>&1 && break
+  sleep 0.05
+done
 
 declare -A CMD=(
   [c]="$work/bench-c"
