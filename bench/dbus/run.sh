@@ -40,6 +40,7 @@ cat > "$work/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile 2>"$work/daemon.log" &
 pids+=($!)
+disown $!  # killed by the exit trap; spare the "Killed" message
 ADDR="unix:path=$work/bus"
 # The socket file appears at bind(), a moment before the daemon listens.
 for _ in $(seq 100); do
