@@ -84,6 +84,8 @@ let package = Package(
             swiftSettings: strict),
         // CoreBluetooth-like client library over relinkd's D-Bus API.
         .target(name: "RelinkClient", dependencies: ["DBus", "Restoration"], swiftSettings: strict),
+        // D-Bus binding benchmark peer (bench/dbus/run.sh builds it in release).
+        .executableTarget(name: "relink-dbus-bench", dependencies: ["DBus"], path: "bench/dbus/relink-dbus-bench", swiftSettings: strict),
         // Test support: starts an isolated simulated-Bluetooth bench (bench/).
         .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
 

@@ -71,6 +71,16 @@ public final class Connection: Sendable {
         return s.isEmpty ? nil : s
     }
 
+    /// An executor that runs tasks on this connection's I/O thread, between
+    /// polls. Code that makes many sequential calls, or a ``serve()`` loop
+    /// with short handlers, can run there with
+    /// `withTaskExecutorPreference(connection.executor) { ... }` to save
+    /// the thread hops between the I/O thread and the cooperative pool
+    /// (lower latency per call). Such code must never block: while it runs,
+    /// the connection does no I/O. After the connection closes, tasks
+    /// preferring it continue on the global concurrent executor.
+    public var executor: any TaskExecutor { loop }
+
     /// Closes the connection: queued messages are flushed, pending calls
     /// fail with `Disconnected`, signal streams and ``serve()`` end.
     public func close() {
@@ -127,15 +137,15 @@ public final class Connection: Sendable {
     /// (`AddMatch`) before this returns, so no matching signal sent after
     /// the return is missed. The sequence yields signals in the order the
     /// bus sent them, with an unbounded buffer (nothing is dropped; a slow
-    /// consumer costs memory). Ending the iteration (or dropping the
+    /// consumer costs memory, visible as ``SignalStream/backlog``). Ending the iteration (or dropping the
     /// sequence) removes the rule (`RemoveMatch`). The sequence throws
     /// `Disconnected` when the connection closes.
     /// - Throws: ``DBusError``: `MatchRuleInvalid`, or the bus's error for
     ///   `AddMatch` (e.g. `LimitsExceeded`), `Disconnected`.
     public func signals(matching rule: MatchRule) async throws -> SignalStream {
         try rule.validate()
-        let (id, stream, newlyTracked) = try loop.addSubscriber(rule)
-        let result = SignalStream(stream: stream, loop: loop, id: id)
+        let (id, stream, backlog, newlyTracked) = try loop.addSubscriber(rule)
+        let result = SignalStream(stream: stream, loop: loop, id: id, backlog: backlog)
         do {
             if newlyTracked, let sender = rule.sender {
                 _ = try await loop.call(BusCalls.addMatch(BusCalls.ownerRule(sender).description), timeout: .seconds(25))

@@ -26,7 +26,9 @@ import Musl
 /// (`Disconnected`). No thread is blocked per call.
 final class ConnectionLoop: Sendable {
     typealias Reply = CheckedContinuation<Message, any Error>
-    typealias SignalContinuation = AsyncThrowingStream<Message, any Error>.Continuation
+    /// Signals go to subscribers in batches (all matching messages of one
+    /// read), which keeps the per-signal cost of the stream low.
+    typealias SignalContinuation = AsyncThrowingStream<[Message], any Error>.Continuation
 
     struct Pending {
         var continuation: Reply
@@ -46,11 +48,30 @@ final class ConnectionLoop: Sendable {
     struct Subscriber {
         var rule: MatchRule
         var continuation: SignalContinuation
+        var backlog: Backlog
+    }
+
+    /// Signals handed to a subscriber's stream and not yet taken by its
+    /// consumer: the buffer is unbounded, and this makes its size visible.
+    final class Backlog: Sendable {
+        let count = Atomic<Int>(0)
     }
 
     struct State {
         var outgoing: [Outgoing] = []
         var wakeRequested = false
+        /// Jobs of tasks that prefer this loop as their executor.
+        var jobs: [UnownedJob] = []
+        var loopThread: pthread_t?
+
+        /// Whether the caller must write the eventfd (not when the loop
+        /// is already being woken, nor when called on the loop thread).
+        mutating func needsWake() -> Bool {
+            if wakeRequested { return false }
+            if let t = loopThread, pthread_equal(t, pthread_self()) != 0 { return false }
+            wakeRequested = true
+            return true
+        }
         var pending: [UInt32: Pending] = [:]
         var serialByToken: [UInt64: UInt32] = [:]
         var cancelled: Set<UInt64> = []
@@ -105,15 +126,13 @@ final class ConnectionLoop: Sendable {
         let (wake, closed) = state.withLock { s -> (Bool, DBusError?) in
             if let e = s.closedError { return (false, e) }
             s.outgoing.append(item)
-            if s.wakeRequested { return (false, nil) }
-            s.wakeRequested = true
-            return (true, nil)
+            return (s.needsWake(), nil)
         }
         if let closed { throw closed }
         if wake { wakeUp() }
     }
 
-    private func wakeUp() {
+    func wakeUp() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -134,9 +153,7 @@ final class ConnectionLoop: Sendable {
                     if let e = s.closedError { return (false, e) }
                     if s.cancelled.remove(token) != nil { return (false, CancellationError()) }
                     s.outgoing.append(.call(m, token: token, timeout: nanos, cont, ownerOf: ownerOf))
-                    if s.wakeRequested { return (false, nil) }
-                    s.wakeRequested = true
-                    return (true, nil)
+                    return (s.needsWake(), nil)
                 }
                 if let err { cont.resume(throwing: err) } else if wake { wakeUp() }
             }
@@ -154,54 +171,14 @@ final class ConnectionLoop: Sendable {
             if let serial = s.serialByToken.removeValue(forKey: token), let p = s.pending.removeValue(forKey: serial) {
                 return p.continuation
             }
+            // Not queued, not pending: either the call has not been queued
+            // yet (it will see this mark) or it is on its way from the queue
+            // to `pending` on the I/O thread (which checks the mark). A
+            // cancellation racing with completion leaves one stale token.
             s.cancelled.insert(token)
             return nil
         }
         cont?.resume(throwing: CancellationError())
-    }
-
-    /// Registers a signal subscriber; returns its id, its stream, and
-    /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<Message, any Error>, Bool) {
-        let (stream, cont) = AsyncThrowingStream<Message, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
-            if let e = s.closedError { return .failure(e) }
-            let id = s.nextToken
-            s.nextToken += 1
-            s.subscribers[id] = Subscriber(rule: rule, continuation: cont)
-            var newlyTracked = false
-            if rule.needsOwnerTracking, let sender = rule.sender {
-                s.tracked[sender, default: 0] += 1
-                newlyTracked = s.tracked[sender] == 1
-            }
-            return .success((id, newlyTracked))
-        }
-        let (id, newlyTracked) = try result.get()
-        cont.onTermination = { [weak self] _ in self?.removeSubscriber(id) }
-        return (id, stream, newlyTracked)
-    }
-
-    /// Removes a subscriber and tells the bus to drop its rules.
-    func removeSubscriber(_ id: UInt64) {
-        let (sub, untrack) = state.withLock { s -> (Subscriber?, String?) in
-            guard let sub = s.subscribers.removeValue(forKey: id) else { return (nil, nil) }
-            var untrack: String?
-            if sub.rule.needsOwnerTracking, let sender = sub.rule.sender, let n = s.tracked[sender] {
-                if n <= 1 {
-                    s.tracked[sender] = nil
-                    s.owners[sender] = nil
-                    untrack = sender
-                } else {
-                    s.tracked[sender] = n - 1
-                }
-            }
-            return (sub, untrack)
-        }
-        guard let sub else { return }
-        sub.continuation.finish()
-        let rule = sub.rule
-        try? submit(.send(BusCalls.removeMatch(rule.description)))
-        if let untrack { try? submit(.send(BusCalls.removeMatch(BusCalls.ownerRule(untrack).description))) }
     }
 
     // MARK: The I/O thread
@@ -224,14 +201,14 @@ final class ConnectionLoop: Sendable {
         }
         let unique = dbus_bus_get_unique_name(conn).map { String(cString: $0) } ?? ""
         let fds = dbus_connection_can_send_type(conn, 104) != 0
-        var sock: Int32 = -1
-        dbus_connection_get_unix_fd(conn, &sock)
+        state.withLock { $0.loopThread = pthread_self() }
         started.resume(returning: Started(uniqueName: unique, canPassUnixFDs: fds))
-        let reason = run(conn, socket: sock, canPassFDs: fds)
+        let reason = run(conn, canPassFDs: fds)
+        // Fail waiters first: the flush below may block on a stuck bus.
+        finish(reason)
         dbus_connection_flush(conn)
         dbus_connection_close(conn)
         dbus_connection_unref(conn)
-        finish(reason)
     }
 
     private static func take(_ err: inout CDBus.DBusError) -> DBusError {
@@ -243,10 +220,27 @@ final class ConnectionLoop: Sendable {
 
     /// The loop: send queued work, poll, read, route in order, expire.
     /// Returns why it ended.
-    private func run(_ conn: OpaquePointer, socket sock: Int32, canPassFDs: Bool) -> DBusError {
+    private func run(_ conn: OpaquePointer, canPassFDs: Bool) -> DBusError {
         var marshal = Marshal()
-        var fds = [pollfd(fd: sock, events: 0, revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        let watches = Watches()
+        guard watches.install(on: conn) else { return DBusError(.noMemory, "could not install watches") }
+        defer { watches.uninstall(from: conn) }
+        var fds: [pollfd] = []
+        var polled: [OpaquePointer] = []
         while true {
+            // Run tasks that prefer this thread; the jobs they enqueue (a
+            // serve loop starting a handler, a handler finishing) run in the
+            // same turn, up to a bound so that I/O is never starved.
+            for _ in 0..<16 {
+                let jobs = state.withLock { s in
+                    let j = s.jobs
+                    s.jobs.removeAll(keepingCapacity: true)
+                    s.wakeRequested = false
+                    return j
+                }
+                if jobs.isEmpty { break }
+                for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            }
             if sendQueued(conn, canPassFDs: canPassFDs) {
                 return DBusError(.disconnected, "connection closed")
             }
@@ -254,31 +248,44 @@ final class ConnectionLoop: Sendable {
             if dbus_connection_get_dispatch_status(conn) == DBUS_DISPATCH_DATA_REMAINS {
                 timeout = 0
             } else {
-                let earliest = state.withLock { $0.earliestDeadline }
-                if earliest != .max {
+                let (earliest, busy) = state.withLock { ($0.earliestDeadline, !$0.jobs.isEmpty || !$0.outgoing.isEmpty) }
+                if busy {
+                    timeout = 0
+                } else if earliest != .max {
                     let now = IOThread.now()
                     timeout = earliest <= now ? 0 : Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
                 }
             }
-            let wantsWrite = dbus_connection_has_messages_to_send(conn) != 0
-            fds[0].events = Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0)
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let n = poll(&fds, 2, timeout)
+            fds.removeAll(keepingCapacity: true)
+            polled.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            watches.pollEntries(into: &fds, watches: &polled)
+            var readable = false
+            let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0, errno != EINTR {
                 return DBusError(.ioError, "poll failed: errno \(errno)")
             }
-            if fds[1].revents != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
-            if fds[0].revents != 0 || wantsWrite {
-                _ = dbus_connection_read_write(conn, 0)
+            if n > 0 {
+                if fds[0].revents != 0 {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                }
+                readable = watches.handle(fds, from: 1, watches: polled)
             }
             var batch: [Message] = []
-            while let msg = dbus_connection_pop_message(conn) {
-                if let m = marshal.decode(msg) { batch.append(m) }
-                dbus_message_unref(msg)
+            pop(conn, into: &batch, marshal: &marshal)
+            // libdbus reads at most 2 KiB per call: in a burst (a read that
+            // brought several messages), read on while reads bring whole
+            // messages, so the burst is handled in large batches (one
+            // wake-up and one stream hand-off per batch). Request/response
+            // traffic does not pay the extra read.
+            if readable, batch.count >= 4 {
+                for _ in 0..<32 where batch.count < 1024 {
+                    let before = batch.count
+                    watches.readAgain()
+                    pop(conn, into: &batch, marshal: &marshal)
+                    if batch.count == before { break }
+                }
             }
             if !batch.isEmpty, route(batch) {
                 return DBusError(.disconnected, "the bus closed the connection")
@@ -292,12 +299,18 @@ final class ConnectionLoop: Sendable {
         }
     }
 
+    private func pop(_ conn: OpaquePointer, into batch: inout [Message], marshal: inout Marshal) {
+        while let msg = dbus_connection_pop_message(conn) {
+            if let m = marshal.decode(msg) { batch.append(m) }
+            dbus_message_unref(msg)
+        }
+    }
+
     /// Sends everything queued. Returns true when asked to close.
     private func sendQueued(_ conn: OpaquePointer, canPassFDs: Bool) -> Bool {
         let work = state.withLock { s in
             let w = s.outgoing
             s.outgoing.removeAll(keepingCapacity: true)
-            s.wakeRequested = false
             return w
         }
         if work.isEmpty { return false }
@@ -347,7 +360,8 @@ final class ConnectionLoop: Sendable {
     /// Routes received messages in order. Returns true on disconnection.
     private func route(_ batch: [Message]) -> Bool {
         var replies: [(Reply, Message)] = []
-        var yields: [(SignalContinuation, Message)] = []
+        var yields: [UInt64: (SignalContinuation, Backlog, [Message])] = [:]
+        var yieldOrder: [UInt64] = []
         var calls: [Message] = []
         var disconnected = false
         state.withLock { s in
@@ -375,9 +389,15 @@ final class ConnectionLoop: Sendable {
                     {
                         s.owners[name] = newOwner.isEmpty ? nil : newOwner
                     }
-                    for sub in s.subscribers.values {
+                    for (id, sub) in s.subscribers {
                         let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
-                        if sub.rule.matches(m, owner: owner) { yields.append((sub.continuation, m)) }
+                        guard sub.rule.matches(m, owner: owner) else { continue }
+                        if yields[id] == nil {
+                            yields[id] = (sub.continuation, sub.backlog, [m])
+                            yieldOrder.append(id)
+                        } else {
+                            yields[id]?.2.append(m)
+                        }
                     }
                 case .methodCall:
                     calls.append(m)
@@ -387,7 +407,11 @@ final class ConnectionLoop: Sendable {
         for (c, m) in replies {
             if let e = m.error { c.resume(throwing: e) } else { c.resume(returning: m) }
         }
-        for (c, m) in yields { c.yield(m) }
+        for id in yieldOrder {
+            guard let (c, backlog, ms) = yields[id] else { continue }
+            backlog.count.add(ms.count, ordering: .relaxed)
+            c.yield(ms)
+        }
         for m in calls { incomingContinuation.yield(m) }
         return disconnected
     }
@@ -418,8 +442,10 @@ final class ConnectionLoop: Sendable {
 
     /// Marks the loop closed and fails everything still waiting.
     private func finish(_ reason: DBusError) {
-        let (pending, queued, subs) = state.withLock { s in
+        let (pending, queued, subs, jobs) = state.withLock { s in
             s.closedError = reason
+            let jobs = s.jobs
+            s.jobs.removeAll()
             let p = Array(s.pending.values.map(\.continuation))
             let q = s.outgoing
             let subs = Array(s.subscribers.values)
@@ -427,41 +453,12 @@ final class ConnectionLoop: Sendable {
             s.serialByToken.removeAll()
             s.outgoing.removeAll()
             s.subscribers.removeAll()
-            return (p, q, subs)
+            return (p, q, subs, jobs)
         }
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for c in pending { c.resume(throwing: reason) }
         for case .call(_, _, _, let c, _) in queued { c.resume(throwing: reason) }
         for sub in subs { sub.continuation.finish(throwing: reason) }
         incomingContinuation.finish()
-    }
-}
-
-extension Message {
-    var containsUnixFD: Bool { body.contains { $0.containsUnixFD } }
-}
-
-extension DBusValue {
-    var containsUnixFD: Bool {
-        switch self {
-        case .unixFD: true
-        case .array(let t, let items): t.containsUnixFD && items.contains { $0.containsUnixFD }
-        case .dictionary(let k, let v, let entries):
-            (k.containsUnixFD || v.containsUnixFD) && entries.contains { $0.key.containsUnixFD || $0.value.containsUnixFD }
-        case .structure(let ms): ms.contains { $0.containsUnixFD }
-        case .variant(let inner): inner.containsUnixFD
-        default: false
-        }
-    }
-}
-
-extension DBusType {
-    var containsUnixFD: Bool {
-        switch self {
-        case .unixFD, .variant: true
-        case .array(let e): e.containsUnixFD
-        case .dictionary(let k, let v): k.containsUnixFD || v.containsUnixFD
-        case .structure(let ms): ms.contains { $0.containsUnixFD }
-        default: false
-        }
     }
 }

@@ -70,7 +70,9 @@ public final class ExportedObject: Sendable {
     /// property emits changes, sends `PropertiesChanged` (unset properties
     /// are listed as invalidated). Setting an equal value sends nothing.
     /// - Throws: ``DBusError``: `UnknownInterface`/`UnknownProperty`, or
-    ///   `InvalidArgs` for a value of the wrong type.
+    ///   `InvalidArgs` for a value of the wrong type (nothing changed);
+    ///   `Disconnected` when the value was stored but the connection is
+    ///   closed, so the signal could not be sent.
     public func setValue(_ value: DBusValue?, of property: String, in interface: String) throws(DBusError) {
         try setValues([property: value], in: interface)
     }

@@ -111,7 +111,8 @@ public struct DBusInterface: Sendable {
 public struct MethodCall: Sendable {
     /// The call as received.
     public let message: Message
-    let connection: Connection
+    /// The connection the call arrived on (to emit signals or make calls).
+    public let connection: Connection
 
     /// The arguments.
     public var arguments: [DBusValue] { message.body }

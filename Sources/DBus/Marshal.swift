@@ -5,6 +5,13 @@ import CDBus
 struct Marshal {
     /// Parsed signatures by text, to avoid re-parsing common signatures.
     private var signatureCache: [String: [DBusType]] = [:]
+    private var pathCache = HeaderStringCache()
+    private var interfaceCache = HeaderStringCache()
+    private var memberCache = HeaderStringCache()
+    private var destinationCache = HeaderStringCache()
+    private var senderCache = HeaderStringCache()
+    private var signatureText = HeaderStringCache()
+    private var lastSignature: (String, [DBusType]) = ("", [])
 
     // MARK: Swift -> libdbus
 
@@ -138,16 +145,24 @@ struct Marshal {
         m.serial = dbus_message_get_serial(msg)
         let rs = dbus_message_get_reply_serial(msg)
         m.replySerial = rs == 0 ? nil : rs
-        m.path = dbus_message_get_path(msg).map { ObjectPath(trusted: String(cString: $0)) }
-        m.interface = dbus_message_get_interface(msg).map { String(cString: $0) }
-        m.member = dbus_message_get_member(msg).map { String(cString: $0) }
+        if let p = dbus_message_get_path(msg) { m.path = ObjectPath(trusted: pathCache.string(p)) }
+        if let p = dbus_message_get_interface(msg) { m.interface = interfaceCache.string(p) }
+        if let p = dbus_message_get_member(msg) { m.member = memberCache.string(p) }
         m.errorName = dbus_message_get_error_name(msg).map { String(cString: $0) }
-        m.destination = dbus_message_get_destination(msg).map { String(cString: $0) }
-        m.sender = dbus_message_get_sender(msg).map { String(cString: $0) }
+        if let p = dbus_message_get_destination(msg) { m.destination = destinationCache.string(p) }
+        if let p = dbus_message_get_sender(msg) { m.sender = senderCache.string(p) }
         m.noReplyExpected = dbus_message_get_no_reply(msg) != 0
         m.autoStart = dbus_message_get_auto_start(msg) != 0
         guard let sigPtr = dbus_message_get_signature(msg) else { return m }
-        guard let types = types(of: String(cString: sigPtr)) else { return nil }
+        let sigText = signatureText.string(sigPtr)
+        let types: [DBusType]
+        if sigText == lastSignature.0 {
+            types = lastSignature.1
+        } else {
+            guard let t = self.types(of: sigText) else { return nil }
+            lastSignature = (sigText, t)
+            types = t
+        }
         if types.isEmpty { return m }
         var it = DBusMessageIter()
         guard dbus_message_iter_init(msg, &it) != 0 else { return m }

@@ -41,31 +41,41 @@ extension Connection {
     }
 
     /// Answers incoming method calls until the connection closes or the task
-    /// is cancelled. Calls are taken in bus order by this one loop;
-    /// introspection, `Get`, `GetAll`, `GetManagedObjects` and errors are
-    /// answered in order on the loop itself, while method handlers and
+    /// is cancelled.
+    ///
+    /// Calls are taken in bus order by one loop, which runs on the
+    /// connection's I/O thread (``executor``), so taking a call costs no
+    /// thread hop. Introspection, `Get`, `GetAll`, `GetManagedObjects` and
+    /// errors are answered in order by that loop itself. Method handlers and
     /// `Set` run concurrently as child tasks of one task group, so a slow
-    /// handler blocks neither the connection nor other calls. Run it once
-    /// per connection (e.g. as a service of a `ServiceGroup`); a call that
-    /// arrives before it runs waits for it. After cancellation the
-    /// connection no longer answers calls.
+    /// handler blocks neither the connection nor other calls: by default on
+    /// the global concurrent executor; with `handlersOnIOThread` on the I/O
+    /// thread (lower latency, but then a handler must never block or
+    /// compute for long, since the connection does no I/O meanwhile).
+    ///
+    /// Run it once per connection (e.g. as a service of a `ServiceGroup`); a
+    /// call that arrives before it runs waits for it. After cancellation
+    /// the connection no longer answers calls.
     /// - Throws: ``DBusError`` (`Failed`) when `serve()` is already running.
-    public func serve() async throws {
+    public func serve(handlersOnIOThread: Bool = false) async throws {
         let first = serving.withLock { s -> Bool in
             if s { return false }
             s = true
             return true
         }
         guard first else { throw DBusError(.failed, "serve() is already running on this connection") }
-        await withDiscardingTaskGroup { group in
-            for await call in loop.incomingCalls {
-                switch dispatch(call) {
-                case .reply(let reply):
-                    reply.map(sendReply)
-                case .work(let work):
-                    group.addTask {
-                        let reply = await work()
-                        if !call.noReplyExpected { self.sendReply(reply) }
+        let handlerExecutor: any TaskExecutor = handlersOnIOThread ? loop : globalConcurrentExecutor
+        await withTaskExecutorPreference(loop) {
+            await withDiscardingTaskGroup { group in
+                for await call in loop.incomingCalls {
+                    switch dispatch(call) {
+                    case .reply(let reply):
+                        reply.map(sendReply)
+                    case .work(let work):
+                        group.addTask(executorPreference: handlerExecutor) {
+                            let reply = await work()
+                            if !call.noReplyExpected { self.sendReply(reply) }
+                        }
                     }
                 }
             }

@@ -1,18 +1,42 @@
+import Synchronization
+
 /// Signals matching one rule, in bus order. See ``Connection/signals(matching:)``.
 public struct SignalStream: AsyncSequence, Sendable {
     public typealias Element = Message
-    let stream: AsyncThrowingStream<Message, any Error>
+    let stream: AsyncThrowingStream<[Message], any Error>
     let loop: ConnectionLoop
     let id: UInt64
+    let backlog: ConnectionLoop.Backlog
+
+    /// How many received signals wait in this subscription's buffer (not yet
+    /// returned by `next()`). The buffer is unbounded; watch this to detect
+    /// a consumer that cannot keep up.
+    public var pending: Int { backlog.count.load(ordering: .relaxed) }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Message, any Error>.AsyncIterator
-        /// The next signal; nil when the task is cancelled.
+        var base: AsyncThrowingStream<[Message], any Error>.AsyncIterator
+        let backlog: ConnectionLoop.Backlog
+        var batch: [Message] = []
+        var index = 0
+
+        /// The next signal; nil when the task is cancelled or the
+        /// subscription was cancelled.
         /// - Throws: ``DBusError`` (`Disconnected`) when the connection closed.
-        public mutating func next() async throws -> Message? { try await base.next() }
+        public mutating func next() async throws -> Message? {
+            if index < batch.count {
+                defer { index += 1 }
+                backlog.count.subtract(1, ordering: .relaxed)
+                return batch[index]
+            }
+            guard let next = try await base.next() else { return nil }
+            batch = next
+            index = 1
+            backlog.count.subtract(1, ordering: .relaxed)
+            return next.first
+        }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), backlog: backlog) }
 
     /// Ends the subscription now (the bus rule is removed).
     public func cancel() { loop.removeSubscriber(id) }

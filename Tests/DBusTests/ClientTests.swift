@@ -39,6 +39,8 @@ import Testing
                 await #expect(throws: DBusError(.unknownMethod, "no method Nope at /echo")) { try await call("Nope", []) }
                 await #expect(throws: DBusError(.invalidArgs, "Echo takes 'v', got 's'")) { try await call("Echo", [.string("x")]) }
                 await #expect(throws: DBusError(.failed, "BadReply returned 'u', declared 's'")) { try await call("BadReply", []) }
+                await #expect(throws: DBusError(.init("org.relink.Test.Error.NotPaired"), "not paired")) { try await call("FailTyped", []) }
+                await #expect(throws: DBusError(.failed, "PlainError()")) { try await call("FailPlain", []) }
                 do {
                     _ = try await client.call(destination: EchoService.name, path: ObjectPath("/nothing"), interface: EchoService.interface, method: "Echo")
                     Issue.record("no error")
@@ -182,6 +184,28 @@ import Testing
             Issue.record("no error")
         } catch let e as DBusError {
             #expect(e.name == .disconnected)
+        }
+    }
+
+    @Test func tasksPreferringTheConnectionExecutorRunOnItsIOThread() async throws {
+        try await withTestBus { bus in
+            try await EchoService.with(bus) { _, _, client in
+                let (value, onLoop) = try await withTaskExecutorPreference(client.executor) {
+                    let v = try await EchoService.echo(client, .int32(5))
+                    let t = client.loop.state.withLock { $0.loopThread }
+                    return (v, t.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+                }
+                #expect(value == .int32(5))
+                #expect(onLoop)
+                client.close()
+                try await Task.sleep(for: .milliseconds(50))
+                // After the loop ended, such tasks continue elsewhere instead of hanging.
+                let after = await withTaskExecutorPreference(client.executor) {
+                    await Task.yield()
+                    return 42
+                }
+                #expect(after == 42)
+            }
         }
     }
 }

@@ -3,6 +3,14 @@ import Testing
 
 @testable import DBus
 
+/// A Swift error that carries its D-Bus name.
+enum EchoError: DBusErrorConvertible {
+    case notPaired
+    var dbusError: DBusError { DBusError(.init("org.relink.Test.Error.NotPaired"), "not paired") }
+}
+
+struct PlainError: Error {}
+
 /// The echo object used by the tests, exported at `/echo` under the name
 /// `org.relink.Test`, with an object manager at `/`.
 enum EchoService {
@@ -32,6 +40,8 @@ enum EchoService {
                     throw DBusError(.init(name), message)
                 },
                 DBusMethod("BadReply", out: [.init("x", .string)]) { _ in [.uint32(1)] },
+                DBusMethod("FailTyped") { _ in throw EchoError.notPaired },
+                DBusMethod("FailPlain") { _ in throw PlainError() },
                 DBusMethod("Emit", in: [.init("count", .uint32)]) { call in
                     // Not used for the burst (that goes straight from a client); kept for signal tests.
                     let n = try call.decode(UInt32.self)

@@ -15,6 +15,9 @@ import Testing
             for i in 0..<count {
                 try emitter.emitSignal(path: path, interface: "org.relink.Test.Burst", member: "Tick", arguments: [.uint32(i), .string("payload")])
             }
+            // The backlog is visible while nobody consumes.
+            for _ in 0..<500 where signals.pending == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(signals.pending > 0)
             var expected: UInt32 = 0
             for try await m in signals {
                 let (n, _) = try m.decode(UInt32.self, String.self)
@@ -26,6 +29,7 @@ import Testing
                 if expected == count { break }
             }
             #expect(expected == count)
+            #expect(signals.pending == 0)
         }
     }
 

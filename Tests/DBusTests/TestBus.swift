@@ -57,7 +57,7 @@ final class TestBus: Sendable {
         // Wait for the socket and the pid file.
         var daemon: Int32 = 0
         for _ in 0..<500 {
-            if FileManager.default.fileExists(atPath: dir + "/bus"),
+            if Self.accepts(dir + "/bus"),
                 let s = try? String(contentsOfFile: dir + "/daemon.pid", encoding: .utf8),
                 let p = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines))
             {
@@ -75,6 +75,26 @@ final class TestBus: Sendable {
         }
     }
 
+    /// Whether something listens on the Unix socket at `path` (the daemon
+    /// creates the file with bind() a moment before it listens).
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+
     /// Kills the daemon and the watchdog, and removes the directory.
     func stop() {
         kill(daemonPID, SIGKILL)
@@ -88,18 +108,32 @@ final class TestBus: Sendable {
         try await Connection.connect(to: .address(address))
     }
 
-    /// Runs a command-line tool; returns its exit status and output.
-    func run(_ tool: String, _ args: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs a command-line tool on its own thread (never blocking the
+    /// cooperative pool, which serves the objects the tool talks to);
+    /// returns its exit status and output.
+    func run(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { cont in
+            do {
+                try IOThread.spawn {
+                    do {
+                        let p = Process()
+                        p.executableURL = URL(fileURLWithPath: tool)
+                        p.arguments = args
+                        let pipe = Pipe()
+                        p.standardOutput = pipe
+                        p.standardError = pipe
+                        try p.run()
+                        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                        p.waitUntilExit()
+                        cont.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
+                    } catch {
+                        cont.resume(throwing: error)
+                    }
+                }
+            } catch {
+                cont.resume(throwing: error)
+            }
+        }
     }
 }
 
