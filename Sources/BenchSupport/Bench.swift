@@ -135,13 +135,18 @@ public actor Bench {
     @discardableResult public func startPeripheral(_ p: String) async throws -> BenchReply { try await send(.startPeripheral(p)) }
 
     /// Stops the bench and waits until the launcher has exited (it stops
-    /// everything it started and removes its directory first). Closing stdin
-    /// asks it to stop; SIGTERM after 20 s, SIGKILL after 5 more.
+    /// everything it started and removes its directory first). Closes stdin
+    /// and sends SIGTERM at once: stdin EOF alone may never come while some
+    /// other process spawned meanwhile by the test run holds an inherited
+    /// copy of the pipe; SIGKILL after 20 s.
     public func stop() async {
         guard !stopped else { return }
         stopped = true
         try? stdin.close()
-        await Self.terminate(process, grace: .seconds(20))
+        process.terminate()
+        if await Self.waitExit(process, within: .seconds(20)) { return }
+        kill(process.processIdentifier, SIGKILL)
+        _ = await Self.waitExit(process, within: .seconds(5))
     }
 
     private static func terminate(_ process: Process, grace: Duration = .seconds(5)) async {

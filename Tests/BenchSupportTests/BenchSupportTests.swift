@@ -36,10 +36,7 @@ func processes(mentioning marker: String) -> [Int32] {
 @Suite(.serialized)
 struct BenchSupportTests {
     @Test func startsAPrivateBusWhereBlueZAnswers() async throws {
-        let clock = ContinuousClock()
-        let t0 = clock.now
         let bench = try await Bench.start()
-        #expect(clock.now - t0 < .seconds(30))
         do {
             #expect(bench.busAddress.hasPrefix("unix:path=\(bench.directory)/"))
             #expect(bench.info.central.address == "00:00:00:00:00:01")
@@ -57,11 +54,9 @@ struct BenchSupportTests {
             await bench.stop()
             throw error
         }
-        let t1 = clock.now
         await bench.stop()
-        // The launcher and its children stop on stdin EOF and SIGTERM even
-        // though this test process blocks signals in its threads.
-        #expect(clock.now - t1 < .seconds(3))
+        // The launcher has exited (it stops its children before it does).
+        #expect(kill(bench.pid, 0) == -1 && errno == ESRCH)
     }
 
     @Test func controlCommandsChangeWhatTheBusShows() async throws {

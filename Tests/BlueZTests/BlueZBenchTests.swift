@@ -148,6 +148,23 @@ import Testing
         }
     }
 
+    /// The GattProfile1 application for background auto-connect is
+    /// accepted by bluetoothd, and registered again with a restarted one.
+    /// (The bench has no kernel, so the reconnection itself is not
+    /// simulated.)
+    @Test func autoConnectProfileIsRegisteredAgainAfterBluetoothdRestart() async throws {
+        try await withClient { bench, client, _ in
+            try await client.setAutoConnect(uuids: [Self.lockService], root: try ObjectPath("/org/relink/autoconnect"))
+            let first = await client.autoConnectRegistrations
+            #expect(first.map(\.adapter).contains(Self.hci0))
+            let ownerBefore = await client.owner
+            try await bench.restartBlueZ()
+            try await waitUntil(timeout: .seconds(10)) {
+                await client.autoConnectRegistrations.contains { $0.owner != ownerBefore && $0.owner != nil && $0.adapter == Self.hci0 }
+            }
+        }
+    }
+
     @Test func adapterPowerCycleResumesDiscoveryWithItsFilter() async throws {
         try await withClient { bench, client, log in
             try await discover(client, uuids: [Self.lockService])

@@ -58,6 +58,7 @@ extension BlueZClient {
         autoConnect = profile
         for adapter in mirror.adapters where adapter.powered {
             try await profile.register(on: adapter.path, connection: connection)
+            autoConnectRegistrations.append((owner, adapter.path))
         }
     }
 }

@@ -25,6 +25,9 @@ public actor BlueZClient {
     var wantedDiscovery: [ObjectPath: DiscoveryFilter] = [:]
     /// Service UUIDs of the auto-connect profile, re-registered after resets.
     var autoConnect: AutoConnectProfile?
+    /// The bluetoothd (unique name) and adapter each successful
+    /// registration of the auto-connect profile went to, in order.
+    public internal(set) var autoConnectRegistrations: [(owner: String?, adapter: ObjectPath)] = []
     var waiters: [Waiter] = []
     /// Devices whose exported GAP Device Name should be read, drained by
     /// one child task of ``run()`` so the signal loop never waits on it.
@@ -120,7 +123,10 @@ public actor BlueZClient {
     /// Re-registers what bluetoothd forgets for an adapter.
     func reapply(adapter: ObjectPath) async {
         if let profile = autoConnect {
-            do { try await profile.register(on: adapter, connection: connection) } catch {
+            do {
+                try await profile.register(on: adapter, connection: connection)
+                autoConnectRegistrations.append((owner, adapter))
+            } catch {
                 logger.warning("cannot register the auto-connect profile", metadata: ["adapter": "\(adapter)", "RELINK_ERROR": "\(error)"])
             }
         }
