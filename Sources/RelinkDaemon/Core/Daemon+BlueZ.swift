@@ -15,15 +15,24 @@ extension Daemon {
         case .reset(.bluetoothdRestarted):
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "MESSAGE_ID": "d8751b32fa6e45b98b8d0ca7d5e8cf21"])
             planner.resetAll()
+            awaitingGatt = []
             _ = scans.restart()  // the BlueZ layer re-applies discovery itself
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .serviceLost:
-            logger.warning("bluetoothd left the bus", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            // Every link and notify session ends with bluetoothd. Tell the
+            // machines now: the BlueZ layer reports `.reset` only when it
+            // could read the new bluetoothd's objects.
+            logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
             planner.resetAll()
+            awaitingGatt = []
+            for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
             logger.notice("adapter powered \(on ? "on" : "off")", metadata: ["RELINK_ADAPTER": "\(adapterName)", "MESSAGE_ID": "d89e6239a8c64ac7bdc16cb58d348430"])
-            if on { _ = scans.restart() } else { planner.resetAll() }
+            if on { _ = scans.restart() } else {
+                planner.resetAll()
+                awaitingGatt = []
+            }
             for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
         case .mirror(let change):
             await handleMirror(change)
@@ -41,7 +50,10 @@ extension Daemon {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))
             case ("Connected", .boolean(false)?):
-                if let peripheral = peripheralID(for: address) { planner.linkDown(peripheral) }
+                if let peripheral = peripheralID(for: address) {
+                    planner.linkDown(peripheral)
+                    awaitingGatt.remove(peripheral)
+                }
                 let reason = ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down")
                 await feedPeripheral(at: address, .disconnected(address, reason: reason))
             case ("ServicesResolved", .boolean(true)?):
@@ -51,6 +63,13 @@ extension Daemon {
             default:
                 break
             }
+        case .gattCharacteristicAdded(let characteristic):
+            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(awaitingGatt.count)"])
+            guard !awaitingGatt.isEmpty, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
+                  let device = await bluez.mirror.device(devicePath), device.connected,
+                  let address = Self.address(of: device), let peripheral = peripheralID(for: address),
+                  awaitingGatt.remove(peripheral) != nil else { return }
+            await run(planner.linkUp(peripheral))
         case .valueUpdated(let characteristic, let devicePath, let value):
             await notified(characteristic: characteristic, device: devicePath, value: value)
         default:

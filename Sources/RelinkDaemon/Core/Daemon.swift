@@ -40,6 +40,9 @@ public actor Daemon {
     /// Addresses held by background auto-connect, with the services wanted.
     var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
     var appliedAutoConnectUUIDs: [String]?
+    /// Peripherals whose link is up but some wanted characteristic was not
+    /// yet in the mirror: armed again when GATT objects appear.
+    var awaitingGatt: Set<PeripheralID> = []
     /// Machine inputs that answer an action at once (lookups), handled after
     /// the current action list.
     var immediate: [(ConnectionIntentID, Machine.Input)] = []

@@ -1,0 +1,69 @@
+import DBus
+import Foundation
+import Testing
+
+/// relinkd run as its own process on the bench, killed with SIGKILL, with
+/// the lock: links, subscriptions and pending connections survive restarts
+/// of relinkd and of bluetoothd, and every notified value reaches the
+/// outbox exactly once.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct RestartSurvivalTests {
+    @Test func notifiedValuesReachTheOutboxExactlyOnce() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([1, 2, 3, 4, 5])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.notifiedValues() == [1, 2, 3, 4, 5])
+            #expect(try await h.events("connected").count == 1)
+            let seqs = try await h.control.events(Harness.id).map(\.seq)
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        }
+    }
+
+    @Test func sigkillWhileConnectedAndSubscribedAdoptsTheLink() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([10, 11])
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await h.waitForEvents("restored", count: 1)
+            try await h.push([12, 13, 14])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.notifiedValues() == [10, 11, 12, 13, 14])
+            // Adopted, not torn down: the link never went down.
+            #expect(try await h.events("disconnected").isEmpty)
+            #expect(try await h.events("restored").count == 1)
+            #expect(try await h.control.connectionState(Harness.id) == "connected")
+        }
+    }
+
+    @Test func sigkillWhilePendingOutOfRangeConnectsWhenBackInRange() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([20])
+            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.waitForEvents("disconnected", count: 1)
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await h.control.connectionState(Harness.id) != "connected")
+            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.push([21, 22])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.notifiedValues() == [20, 21, 22])
+        }
+    }
+
+    @Test func bluetoothdRestartWhileConnectedReconnectsAndResubscribes() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([30])
+            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.waitForEvents("disconnected", count: 1)
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.push([31, 32])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.notifiedValues() == [30, 31, 32])
+        }
+    }
+}
