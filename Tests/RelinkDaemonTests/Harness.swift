@@ -77,6 +77,32 @@ final class Harness {
         }
     }
 
+    /// Values from this one up are probes, pushed by ``waitUntilNotificationsFlow()``.
+    static let firstProbe: UInt8 = 200
+    private var nextProbe = Harness.firstProbe
+
+    /// After a reconnection: pushes probe values until one reaches the
+    /// outbox (values notified before relinkd re-armed the characteristic
+    /// are not delivered by BlueZ at all, so a client cannot expect them).
+    func waitUntilNotificationsFlow(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let probe = nextProbe
+            nextProbe += 1
+            try bench.send(["cmd": "push", "peripheral": "lock", "value": String(format: "%02x", probe)])
+            for _ in 0..<5 {
+                try await Task.sleep(for: .milliseconds(100))
+                if try await notifiedValues().contains(probe) { return }
+            }
+        }
+        throw TimeoutError(what: "notifications to flow again")
+    }
+
+    /// Every notified value that is not a probe, in outbox order.
+    func testValues() async throws -> [UInt8] {
+        try await notifiedValues().filter { $0 < Self.firstProbe }
+    }
+
     /// Every notified value in the outbox, in order (one byte each).
     func notifiedValues() async throws -> [UInt8] {
         try await control.events(Self.id).compactMap { $0.value?.first }

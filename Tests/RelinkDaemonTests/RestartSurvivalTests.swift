@@ -26,9 +26,11 @@ import Testing
             h.killRelinkd()
             try await h.startRelinkd()
             try await h.waitForEvents("restored", count: 1)
+            try await h.waitUntilNotificationsFlow()
             try await h.push([12, 13, 14])
             try await Task.sleep(for: .milliseconds(500))
-            #expect(try await h.notifiedValues() == [10, 11, 12, 13, 14])
+            #expect(try await h.testValues() == [10, 11, 12, 13, 14])
+            try await expectNoDuplicates(h)
             // Adopted, not torn down: the link never went down.
             #expect(try await h.events("disconnected").isEmpty)
             #expect(try await h.events("restored").count == 1)
@@ -48,9 +50,11 @@ import Testing
             #expect(try await h.control.connectionState(Harness.id) != "connected")
             try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
             try await h.push([21, 22])
             try await Task.sleep(for: .milliseconds(500))
-            #expect(try await h.notifiedValues() == [20, 21, 22])
+            #expect(try await h.testValues() == [20, 21, 22])
+            try await expectNoDuplicates(h)
         }
     }
 
@@ -61,9 +65,17 @@ import Testing
             try h.bench.send(["cmd": "restart_bluez"])
             try await h.waitForEvents("disconnected", count: 1)
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
             try await h.push([31, 32])
             try await Task.sleep(for: .milliseconds(500))
-            #expect(try await h.notifiedValues() == [30, 31, 32])
+            #expect(try await h.testValues() == [30, 31, 32])
+            try await expectNoDuplicates(h)
         }
+    }
+
+    /// Every value (test values and probes alike) is in the outbox at most once.
+    func expectNoDuplicates(_ h: Harness) async throws {
+        let values = try await h.notifiedValues()
+        #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
     }
 }

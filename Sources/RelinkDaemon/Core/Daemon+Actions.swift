@@ -204,17 +204,14 @@ extension Daemon {
                 else {
                     if start {
                         planner.startNotifyFailed(peripheral, key)
-                        awaitingGatt.insert(peripheral)
-                        let mirror = await bluez.mirror
-                        let device = peripherals[peripheral].flatMap { mirror.device(address: $0.address.address, adapter: adapterPath) }
-                        let services = device.map { mirror.services(of: $0.path).map { "\($0.path) \($0.uuid) \(mirror.characteristics(of: $0.path).map(\.uuid))" } }
-                        logger.debug("mirror at arm time", metadata: ["device": "\(String(describing: device?.path)) connected=\(String(describing: device?.connected)) resolved=\(String(describing: device?.servicesResolved))", "services": "\(String(describing: services))"])
+                        awaitGatt(peripheral)
                         logger.notice("characteristic not yet on the link; armed when it appears", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
                     }
                     continue
                 }
                 do {
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
+                    if start { gattRetries[peripheral] = nil }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
                 } catch {
                     if start {

@@ -15,7 +15,7 @@ extension Daemon {
         case .reset(.bluetoothdRestarted):
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "MESSAGE_ID": "d8751b32fa6e45b98b8d0ca7d5e8cf21"])
             planner.resetAll()
-            awaitingGatt = []
+            awaitingGatt = [:]
             _ = scans.restart()  // the BlueZ layer re-applies discovery itself
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .serviceLost:
@@ -24,14 +24,14 @@ extension Daemon {
             // could read the new bluetoothd's objects.
             logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
             planner.resetAll()
-            awaitingGatt = []
+            awaitingGatt = [:]
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
             logger.notice("adapter powered \(on ? "on" : "off")", metadata: ["RELINK_ADAPTER": "\(adapterName)", "MESSAGE_ID": "d89e6239a8c64ac7bdc16cb58d348430"])
             if on { _ = scans.restart() } else {
                 planner.resetAll()
-                awaitingGatt = []
+                awaitingGatt = [:]
             }
             for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
         case .mirror(let change):
@@ -52,7 +52,7 @@ extension Daemon {
             case ("Connected", .boolean(false)?):
                 if let peripheral = peripheralID(for: address) {
                     planner.linkDown(peripheral)
-                    awaitingGatt.remove(peripheral)
+                    awaitingGatt[peripheral] = nil
                 }
                 let reason = ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down")
                 await feedPeripheral(at: address, .disconnected(address, reason: reason))
@@ -68,7 +68,7 @@ extension Daemon {
             guard !awaitingGatt.isEmpty, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-                  awaitingGatt.remove(peripheral) != nil else { return }
+                  awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
             await run(planner.linkUp(peripheral))
         case .valueUpdated(let characteristic, let devicePath, let value):
             await notified(characteristic: characteristic, device: devicePath, value: value)
@@ -136,6 +136,50 @@ extension Daemon {
             try await emit(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
         } catch {
             logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+}
+
+// A link whose services resolved without a subscribed characteristic.
+extension Daemon {
+    /// Waits for the characteristic: armed when its GATT object appears, and
+    /// after ``gattGrace`` the link is reconnected (at most
+    /// ``gattRetryLimit`` times in a row) so bluetoothd discovers services
+    /// afresh (seen when a peripheral's GATT server was not up yet, e.g.
+    /// right after a bluetoothd restart).
+    func awaitGatt(_ peripheral: PeripheralID) {
+        guard awaitingGatt[peripheral] == nil else { return }
+        gattGeneration += 1
+        let generation = gattGeneration
+        awaitingGatt[peripheral] = generation
+        let clock = self.clock
+        spawned.append {
+            do { try await clock.sleep(for: Self.gattGrace) } catch { return [] }
+            return [.gattCheck(peripheral, generation: generation)]
+        }
+    }
+
+    func gattCheck(_ peripheral: PeripheralID, generation: UInt64) async {
+        guard awaitingGatt[peripheral] == generation else { return }
+        awaitingGatt[peripheral] = nil
+        await run(planner.linkUp(peripheral))  // maybe it is there now
+        guard awaitingGatt[peripheral] != nil else { return }
+        let retries = gattRetries[peripheral, default: 0]
+        guard retries < Self.gattRetryLimit, let row = peripherals[peripheral],
+              let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath), device.connected else {
+            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
+            return
+        }
+        gattRetries[peripheral] = retries + 1
+        logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: [
+            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ATTEMPT": "\(retries + 1)", "RELINK_DECISION": "rediscover-services",
+        ])
+        let bluez = self.bluez, logger = self.logger
+        spawned.append {
+            do { try await bluez.disconnect(device.path) } catch {
+                logger.notice("Disconnect failed", metadata: ["RELINK_ERROR": "\(error)"])
+            }
+            return []
         }
     }
 }

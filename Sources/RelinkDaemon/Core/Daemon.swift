@@ -42,7 +42,16 @@ public actor Daemon {
     var appliedAutoConnectUUIDs: [String]?
     /// Peripherals whose link is up but some wanted characteristic was not
     /// yet in the mirror: armed again when GATT objects appear.
-    var awaitingGatt: Set<PeripheralID> = []
+    /// The value is the generation of its grace timer (see ``gattGrace``).
+    var awaitingGatt: [PeripheralID: UInt64] = [:]
+    var gattGeneration: UInt64 = 0
+    /// Links dropped on purpose because GATT objects never appeared, per peripheral.
+    var gattRetries: [PeripheralID: Int] = [:]
+    /// How long a resolved link may lack a subscribed characteristic before
+    /// relinkd reconnects it to make bluetoothd discover services afresh.
+    static let gattGrace: Duration = .seconds(3)
+    /// At most this many such reconnects in a row; then relinkd only waits.
+    static let gattRetryLimit = 3
     /// Machine inputs that answer an action at once (lookups), handled after
     /// the current action list.
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
@@ -118,6 +127,8 @@ public actor Daemon {
             await handleBlueZ(event)
         case .machine(let intent, let machineInput):
             await feed(intent, machineInput)
+        case .gattCheck(let peripheral, let generation):
+            await gattCheck(peripheral, generation: generation)
         case .notifyFailed(let peripheral, let key, let failure):
             planner.startNotifyFailed(peripheral, key)
             logger.warning("StartNotify failed", metadata: [

@@ -9,6 +9,8 @@ enum DaemonInput: Sendable {
     case bluez(BlueZEvent)
     /// An input for one connection intent's machine (operation results, timers).
     case machine(ConnectionIntentID, Machine.Input)
+    /// The grace period for a subscribed characteristic to appear on a link ended.
+    case gattCheck(PeripheralID, generation: UInt64)
     /// StartNotify failed on the link: arm it again at the next link-up.
     case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
     /// A control call, answered through the continuation after its store commit.
