@@ -50,6 +50,13 @@ final class Harness {
         try await control.waitUntilUp()
     }
 
+    /// SIGTERMs relinkd; returns its exit status.
+    func stopRelinkd() -> Int32 {
+        let status = relinkd?.terminate() ?? -1
+        relinkd = nil
+        return status
+    }
+
     /// SIGKILLs relinkd.
     func killRelinkd() {
         relinkd?.kill9()

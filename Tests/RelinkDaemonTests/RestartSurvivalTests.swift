@@ -73,6 +73,34 @@ import Testing
         }
     }
 
+    @Test func adapterPowerCycleWhileConnectedReconnectsAndResubscribes() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([40])
+            try h.bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await h.waitForEvents("disconnected", count: 1)
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([41, 42])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [40, 41, 42])
+            try await expectNoDuplicates(h)
+        }
+    }
+
+    @Test func sigtermStopsGracefullyAndTheLinkIsRestoredAfter() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            #expect(h.stopRelinkd() == 0, "relinkd exits 0 on SIGTERM")
+            try await h.startRelinkd()
+            try await h.waitForEvents("restored", count: 1)
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([50])
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await h.testValues() == [50])
+        }
+    }
+
     /// Every value (test values and probes alike) is in the outbox at most once.
     func expectNoDuplicates(_ h: Harness) async throws {
         let values = try await h.notifiedValues()

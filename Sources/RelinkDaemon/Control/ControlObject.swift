@@ -17,7 +17,9 @@ import Restoration
 /// | `Status` | | `s` JSON |
 ///
 /// Errors: `org.relink.Error.InvalidArguments`, `.UnknownIdentifier`,
-/// `.UnknownPeripheral`, `.AlreadyExists`, `.Failed` (see ``ControlError``).
+/// `.UnknownPeripheral`, `.AlreadyExists`, `.Failed` (see ``ControlError``);
+/// a call whose signature differs is refused by the D-Bus binding with
+/// `org.freedesktop.DBus.Error.InvalidArgs`.
 /// A call is answered only after what it changed is committed to the store.
 public enum ControlObject {
     public static let interfaceName = "org.relink.Control1"
