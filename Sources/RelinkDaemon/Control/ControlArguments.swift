@@ -66,7 +66,9 @@ struct ControlArguments {
 
     /// `Connect`'s options: `pending_until_cancelled` (b, default true),
     /// `timeout_s` (d, 0 < t ≤ 86400; required when not pending until
-    /// cancelled), `services` (as). Unknown keys are refused.
+    /// cancelled), `services` (as), `strategies` (as, in order, each once, of
+    /// `known-identifier`, `already-connected`, `scan`; default all three in
+    /// that order). Unknown keys are refused.
     func connectOptions(_ index: Int) throws(ControlError) -> ConnectionOptions {
         guard case .dictionary(.string, .variant, let entries) = values[index] else {
             throw .invalidArguments("options must be a{sv}")
@@ -74,6 +76,7 @@ struct ControlArguments {
         var pending = true
         var timeout: Double?
         var services: Set<BluetoothUUID> = []
+        var strategies = Strategy.defaultOrder
         for entry in entries {
             guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw .invalidArguments("options must be a{sv}") }
             switch (key, value) {
@@ -82,8 +85,18 @@ struct ControlArguments {
             case ("services", .array(.string, let items)):
                 guard items.count <= 64 else { throw .invalidArguments("services: at most 64 UUIDs") }
                 for item in items { services.insert(try uuid(item, "services")) }
-            case ("pending_until_cancelled", _), ("timeout_s", _), ("services", _):
-                throw .invalidArguments("option \(key) has the wrong type (pending_until_cancelled: b, timeout_s: d, services: as)")
+            case ("strategies", .array(.string, let items)):
+                strategies = []
+                for item in items {
+                    switch item {
+                    case .string("known-identifier"): strategies.append(.knownIdentifier)
+                    case .string("already-connected"): strategies.append(.alreadyConnected)
+                    case .string("scan"): strategies.append(.scan)
+                    default: throw .invalidArguments("strategies: each is known-identifier, already-connected or scan")
+                    }
+                }
+            case ("pending_until_cancelled", _), ("timeout_s", _), ("services", _), ("strategies", _):
+                throw .invalidArguments("option \(key) has the wrong type (pending_until_cancelled: b, timeout_s: d, services: as, strategies: as)")
             default:
                 throw .invalidArguments("unknown option \(key.prefix(64).debugDescription)")
             }
@@ -98,6 +111,6 @@ struct ControlArguments {
         } else if !pending {
             throw .invalidArguments("timeout_s is required when pending_until_cancelled is false")
         }
-        do { return try ConnectionOptions(deadline: deadline, services: services) } catch { throw .invalidArguments("\(error)") }
+        do { return try ConnectionOptions(strategies: strategies, deadline: deadline, services: services) } catch { throw .invalidArguments("\(error)") }
     }
 }
