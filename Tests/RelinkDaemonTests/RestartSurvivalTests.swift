@@ -58,6 +58,47 @@ import Testing
         }
     }
 
+    @Test func sigkillWhileConnectingConnectsAfterRestart() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([60])
+            // Connects to the out-of-range lock now take 4 s to fail.
+            try h.bench.send(["cmd": "set_timing", "connect_timeout": 4])
+            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.waitForEvents("disconnected", count: 1)
+            try await eventually(timeout: .seconds(30), "relinkd to be connecting") {
+                (try? await h.control.connectionState(Harness.id)) == "connecting"
+            }
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([61])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [60, 61])
+            try await expectNoDuplicates(h)
+        }
+    }
+
+    @Test func bluetoothdRestartWhilePendingConnectsWhenBackInRange() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.waitForEvents("disconnected", count: 1)
+            try h.bench.send(["cmd": "restart_bluez"])
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.control.connectionState(Harness.id) != "connected")
+            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([70])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [70])
+            try await expectNoDuplicates(h)
+        }
+    }
+
     @Test func bluetoothdRestartWhileConnectedReconnectsAndResubscribes() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()

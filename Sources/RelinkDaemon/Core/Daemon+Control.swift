@@ -41,6 +41,9 @@ extension Daemon {
             if let existing = machines[intent], !existing.state.isTerminal {
                 throw .alreadyExists("\(id) already has a connection intent for \(address.string)")
             }
+            // The intent is durable before anything acts on it; a failed
+            // commit leaves no machine behind and is the reply.
+            try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
             var machine = Machine(intent: intent, options: options, knownAddress: address, clock: clock)
             let actions: [Machine.Action]
             switch registry.claim(intent) {
@@ -48,8 +51,6 @@ extension Daemon {
             case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
             }
             machines[intent] = machine
-            // The first persist is the intent's record: commit it before replying.
-            try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
             await perform(actions, for: intent)
             return [.string(peripheral.description)]
 

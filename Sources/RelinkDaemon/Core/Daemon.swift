@@ -57,7 +57,7 @@ public actor Daemon {
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
     /// Child tasks to start after the current input.
     var spawned: [@Sendable () async -> [DaemonInput]] = []
-    private(set) var isReady = false
+    public private(set) var isReady = false
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
@@ -158,6 +158,8 @@ public actor Daemon {
     }
 
     /// One line for `STATUS=`: how many identifiers and links.
+    public var summary: String { statusSummary }
+
     var statusSummary: String {
         let connected = machines.values.filter { if case .connected = $0.state { true } else { false } }.count
         return "\(identifiers.count) identifiers, \(connected)/\(machines.count) links up, scanning: \(scans.isScanning)"

@@ -15,6 +15,8 @@ public struct RelinkService: Service {
     let store: RelinkStore
     let notifier: Notifier
     let logger: Logger
+    /// How often `STATUS=` is refreshed when it changed.
+    static let statusInterval: Duration = .seconds(5)
 
     /// Connects the pieces: exports `/org/relink/control` and requests the
     /// bus name `org.relink`.
@@ -50,6 +52,18 @@ public struct RelinkService: Service {
         try await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await connection.serve() }
+                group.addTask {
+                    // STATUS= follows the links (systemctl status shows it).
+                    var last = ""
+                    while true {
+                        try await Task.sleep(for: Self.statusInterval)
+                        let summary = await daemon.summary
+                        if summary != last, await daemon.isReady {
+                            last = summary
+                            _ = try? notifier.status(summary)
+                        }
+                    }
+                }
                 try await daemon.run { summary in
                     logger.notice("relinkd ready: \(summary)", metadata: ["RELINK_EVENT": "started", "MESSAGE_ID": "cfbe87f8a45d45d1bd944fd6e9a7ea25"])
                     do { _ = try notifier.ready(status: summary) } catch {
