@@ -56,7 +56,7 @@ public struct RelinkService: Service {
                     // STATUS= follows the links (systemctl status shows it).
                     var last = ""
                     while true {
-                        try await Task.sleep(for: Self.statusInterval)
+                        do { try await Task.sleep(for: Self.statusInterval) } catch { return }
                         let summary = await daemon.summary
                         if summary != last, await daemon.isReady {
                             last = summary
