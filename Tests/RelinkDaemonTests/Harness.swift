@@ -44,9 +44,10 @@ final class Harness {
     }
 
     /// Starts relinkd on the bench and waits until it answers.
-    func startRelinkd() async throws {
+    func startRelinkd(environment: [String: String] = [:]) async throws {
         starts += 1
-        relinkd = try RelinkdProcess.start(bus: bench.busAddress, stateDirectory: directory + "/state", logPath: directory + "/relinkd-\(starts).log")
+        relinkd = try RelinkdProcess.start(bus: bench.busAddress, stateDirectory: directory + "/state",
+                                           logPath: directory + "/relinkd-\(starts).log", environment: environment)
         try await control.waitUntilUp()
     }
 

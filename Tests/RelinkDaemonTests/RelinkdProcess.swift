@@ -16,7 +16,7 @@ final class RelinkdProcess: Sendable {
 
     /// Starts relinkd on `bus` with its store in `stateDirectory`.
     /// - Throws: when the process cannot be launched.
-    static func start(bus: String, stateDirectory: String, logPath: String) throws -> RelinkdProcess {
+    static func start(bus: String, stateDirectory: String, logPath: String, environment: [String: String] = [:]) throws -> RelinkdProcess {
         let p = Process()
         p.executableURL = executable
         p.arguments = ["--bus-address", bus, "--state-directory", stateDirectory, "--log-destination", "stderr", "--log-level", "debug"]
@@ -25,6 +25,10 @@ final class RelinkdProcess: Sendable {
         try log.seekToEnd()
         p.standardError = log
         p.standardOutput = log
+        var env = ProcessInfo.processInfo.environment
+        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY", "JOURNAL_STREAM"] { env[name] = nil }
+        env.merge(environment) { $1 }
+        p.environment = env
         try p.run()
         return RelinkdProcess(process: p, logPath: logPath)
     }
