@@ -112,7 +112,10 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
         // relinkd run as its own process on the bench, killed with SIGKILL.
-        .testTarget(name: "RelinkDaemonTests", dependencies: ["DBus", "relinkd"], swiftSettings: strict),
+        .testTarget(
+            name: "RelinkDaemonTests",
+            dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd"],
+            swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
     ]
 )
