@@ -70,6 +70,8 @@ extension Daemon {
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),
                   awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
             await run(planner.linkUp(peripheral))
+        case .nameChanged(let device, let change):
+            await nameSeen(device: device, gap: change.kind == .gap, name: change.new)
         case .valueUpdated(let characteristic, let devicePath, let value):
             await notified(characteristic: characteristic, device: devicePath, value: value)
         default:

@@ -26,7 +26,8 @@ extension Daemon {
                 continue
             }
             identifiers.insert(id)
-            var state = IdentifierState(identifier: id)
+            namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
+            var state = IdentifierState(identifier: id, namePreference: namePreferences[id] ?? .gapName)
             if let scan = entry.scan {
                 state.scan = StoreMapping.coreScan(scan)
                 scanIntents[id] = state.scan

@@ -37,6 +37,10 @@ public actor Daemon {
     var scanIntents: [CoreIdentifier: CoreScanIntent] = [:]
     var peripherals: [PeripheralID: PeripheralRecord] = [:]
     var peripheralByAddress: [String: PeripheralID] = [:]
+    /// Both names of each known peripheral, with when each was seen.
+    var peripheralNames: [PeripheralID: PeripheralNames] = [:]
+    /// Which name each identifier resolves first.
+    var namePreferences: [CoreIdentifier: NamePreference] = [:]
     /// Addresses held by background auto-connect, with the services wanted.
     var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
     var appliedAutoConnectUUIDs: [String]?
