@@ -24,8 +24,10 @@ import Testing
             try await h.connectAndSubscribeLock()
             try await h.push([10, 11])
             h.killRelinkd()
+            let restart = ContinuousClock.now
             try await h.startRelinkd()
             try await h.waitForEvents("restored", count: 1)
+            print("figure: relinkd start to link restored (SIGKILL, lock connected): \(ContinuousClock.now - restart)")
             try await h.waitUntilNotificationsFlow()
             try await h.push([12, 13, 14])
             try await Task.sleep(for: .milliseconds(500))
@@ -49,7 +51,9 @@ import Testing
             try await Task.sleep(for: .seconds(2))
             #expect(try await h.control.connectionState(Harness.id) != "connected")
             try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            let back = ContinuousClock.now
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            print("figure: lock back in range to connected (pending after SIGKILL): \(ContinuousClock.now - back)")
             try await h.waitUntilNotificationsFlow()
             try await h.push([21, 22])
             try await Task.sleep(for: .milliseconds(500))

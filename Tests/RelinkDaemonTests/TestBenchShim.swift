@@ -1,3 +1,4 @@
+// A copy of Tests/BlueZTests/TestBenchShim.swift until BenchSupport replaces both.
 // Temporary: replaced by BenchSupport.Bench when the bench branch lands.
 import Foundation
 
