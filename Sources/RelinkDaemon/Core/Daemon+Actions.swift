@@ -172,8 +172,13 @@ extension Daemon {
         }
     }
 
+    /// BlueZ's filter for the merged one. An RSSI threshold is always set
+    /// (the lowest, -127 dBm, when no intent asks for one): with one, BlueZ
+    /// reports every advertisement of a device it already knows as an RSSI
+    /// change (without, only changes of 8 dBm or more), which is how a known
+    /// peripheral coming back in range is seen during a scan.
     static func bluezFilter(_ filter: CoreDiscoveryFilter) -> BlueZDiscoveryFilter {
-        BlueZDiscoveryFilter(uuids: filter.services.map(\.string).sorted(), rssi: filter.minimumRSSI, duplicateData: filter.duplicateData)
+        BlueZDiscoveryFilter(uuids: filter.services.map(\.string).sorted(), rssi: filter.minimumRSSI ?? -127, duplicateData: filter.duplicateData)
     }
 
     /// Registers the auto-connect profile with the union of wanted services.
