@@ -56,6 +56,24 @@ import Testing
         }
     }
 
+    @Test func acknowledgedEventsAreGoneAndAcknowledgingTheFutureIsRefused() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([1, 2])
+            let events = try await h.control.events(Harness.id)
+            let last = try #require(events.last?.seq)
+            await expectError("org.relink.Error.InvalidArguments", h, "Ack", [.string(Harness.id), .uint64(last + 100)])
+            #expect(try await h.control.events(Harness.id) == events, "a refused Ack changed the outbox")
+            try await h.control.call("Ack", [.string(Harness.id), .uint64(last - 1)])
+            #expect(try await h.control.events(Harness.id).map(\.seq) == [last])
+            #expect(try await h.control.events(Harness.id, after: last).isEmpty)
+            // Acknowledged events stay gone after a restart.
+            h.killRelinkd()
+            try await h.startRelinkd()
+            #expect(try await h.control.events(Harness.id).first?.seq == last)
+        }
+    }
+
     @Test func connectTwiceIsRefusedAndCancelStopsTheIntent() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()

@@ -118,6 +118,8 @@ extension Daemon {
             switch error {
             case .unknownIdentifier(let id): throw .unknownIdentifier("restore identifier \(id) is not registered")
             case .invalidArgument(let m): throw .invalidArguments(m)
+            case .invalidAcknowledgement: throw .invalidArguments("\(error)")
+            case .unknownPeripheral(let m): throw .unknownPeripheral(m)
             default: throw .failed("store: \(error)")
             }
         }
