@@ -133,6 +133,45 @@ import Testing
         }
     }
 
+    @Test func adapterPowerCycleWhilePendingConnectsWhenBackInRange() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.waitForEvents("disconnected", count: 1)
+            try h.bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await h.control.connectionState(Harness.id) != "connected")
+            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([80])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [80])
+            try await expectNoDuplicates(h)
+        }
+    }
+
+    /// bluetoothd restarts while relinkd is down: the stored link is gone,
+    /// relinkd reconnects in its first round and (per the core's rule) reports
+    /// it `restored`, once.
+    @Test func bluetoothdRestartWhileRelinkdIsDownRestoresTheLink() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([90])
+            h.killRelinkd()
+            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.startRelinkd()
+            try await h.waitForEvents("restored", count: 1, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([91])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [90, 91])
+            #expect(try await h.events("restored").count == 1)
+            #expect(try await h.events("connected").count == 1, "only the first connection, before the restart")
+            try await expectNoDuplicates(h)
+        }
+    }
+
     @Test func sigtermStopsGracefullyAndTheLinkIsRestoredAfter() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
