@@ -33,6 +33,10 @@ struct Relinkd: AsyncParsableCommand {
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
+        guard !adapter.isEmpty, adapter.utf8.count <= 32,
+              adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+            throw ValidationError("--adapter must be an adapter name such as hci0")
+        }
     }
 
     func run() async throws {
