@@ -76,7 +76,12 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "relinkd",
-            dependencies: ["RelinkDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "RelinkDaemon", "DBus", "RelinkStore", "Restoration", "Systemd",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "relinkctl",
@@ -108,6 +113,11 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
+        // relinkd run as its own process on the bench, killed with SIGKILL.
+        .testTarget(
+            name: "RelinkDaemonTests",
+            dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd"],
+            swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
     ]
 )

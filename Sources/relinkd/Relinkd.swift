@@ -1,6 +1,12 @@
 import ArgumentParser
+import DBus
+import Foundation
+import Logging
 import RelinkDaemon
+import RelinkStore
 import Restoration
+import ServiceLifecycle
+import Systemd
 
 @main
 struct Relinkd: AsyncParsableCommand {
@@ -9,10 +15,52 @@ struct Relinkd: AsyncParsableCommand {
         abstract: "Keeps Bluetooth LE links alive across restarts of clients, relinkd, bluetoothd, adapters and the machine.",
         version: RelinkVersion.string)
 
+    @Option(name: .long, help: "D-Bus address of the bus to use (default: the system bus).")
+    var busAddress: String?
+
     @Option(name: .long, help: "Directory for the restore store (default: $STATE_DIRECTORY, else ./State).")
     var stateDirectory: String?
 
+    @Option(name: .long, help: "The Bluetooth adapter to use.")
+    var adapter: String = "hci0"
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Option(name: .long, help: "auto, journal or stderr.")
+    var logDestination: String = "auto"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
+        guard !adapter.isEmpty, adapter.utf8.count <= 32,
+              adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+            throw ValidationError("--adapter must be an adapter name such as hci0")
+        }
+    }
+
     func run() async throws {
-        throw ValidationError("relinkd's daemon is not implemented yet (see the README's status section)")
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let destination = LogDestination(rawValue: logDestination) ?? .auto
+        LoggingSystem.bootstrap { label in
+            JournalLogHandler(label: label, identifier: "relinkd", destination: destination, logLevel: level)
+        }
+        let logger = Logger(label: "relinkd")
+        let directory = stateDirectory
+            ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+            ?? "./State"
+        let store = try RelinkStore(directory: directory, logger: logger)
+        for file in store.quarantined {
+            logger.error("a bad state file was quarantined", metadata: ["MESSAGE_ID": "e4ef916c72834655a87ede9203e67404", "RELINK_FILE": "\(file)"])
+        }
+        let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
+        let notifier = Notifier()
+        let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger)
+        var services: [any Service] = [relink, StoppingNotificationService(notifier: notifier, logger: logger)]
+        if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
+            services.append(watchdog)
+        }
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
     }
 }

@@ -1,30 +1,8 @@
 import Testing
 @testable import Restoration
 
-@Suite("Error classification and the input enum")
+@Suite("The input enum and decisions")
 struct ClassificationAndInputTests {
-    @Test(arguments: [
-        ("org.bluez.Error.Failed", "le-connection-abort-by-local", FailureClass.transient),
-        ("org.bluez.Error.Failed", "Software caused connection abort", .transient),
-        ("org.bluez.Error.Failed", "br-connection-canceled", .cancelled),
-        ("org.bluez.Error.Failed", "Operation already in progress", .inProgress),
-        ("org.bluez.Error.InProgress", "In Progress", .inProgress),
-        ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
-        ("org.freedesktop.DBus.Error.UnknownObject", "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist", .deviceGone),
-        ("org.bluez.Error.DoesNotExist", "Does Not Exist", .deviceGone),
-        ("org.bluez.Error.NotSupported", "Operation is not supported", .notSupported),
-        ("org.bluez.Error.NotPermitted", "Not Permitted", .notPermitted),
-        ("org.bluez.Error.AuthenticationFailed", "Authentication Failed", .notPermitted),
-        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .timeout),
-        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided", .transient),
-        ("org.example.Weird", "?", .unknown),
-    ])
-    func bluezErrorsAreClassified(_ name: String, _ message: String, _ expected: FailureClass) {
-        let failure = ConnectionFailure.classifying(errorName: name, message: message)
-        #expect(failure.failureClass == expected)
-        #expect(failure.errorName == name && failure.message == message, "the original error is kept")
-    }
-
     @Test func handleDispatchesLikeTheMethods() {
         let inputs: [Machine.Input] = [
             .start(restoringConnected: false), .knownDeviceLookup(found: false), .connectedLookup([]),
@@ -69,7 +47,7 @@ struct ClassificationAndInputTests {
         var driver = Driver()
         driver.send { $0.start() }
         driver.send { $0.knownDeviceLookup(found: true) }
-        let failure = ConnectionFailure.classifying(errorName: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        let failure = ConnectionFailure(.transient, errorName: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         let failed = driver.send { $0.connectFailed(failure) }
         let decision = try #require(failed.decisions.first)
         #expect(decision.journalFields == [

@@ -1,0 +1,86 @@
+import DBus
+import Restoration
+
+/// The minimal internal control path: `/org/relink/control` with
+/// `org.relink.Control1` (the full `org.relink.Manager1` API comes later).
+///
+/// | method | in | out |
+/// |---|---|---|
+/// | `Register` | `s id` | |
+/// | `Connect` | `s id, s address, a{sv} options` (`pending_until_cancelled` b, `timeout_s` d, `services` as, `strategies` as) | `s peripheral` |
+/// | `Cancel` | `s id, s address` | |
+/// | `Subscribe` | `s id, s address, s service, s characteristic` | |
+/// | `Scan` | `s id, as uuids, b allow_duplicates` | |
+/// | `StopScan` | `s id` | |
+/// | `Events` | `s id, t after` | `a(tss)` seq, kind, JSON payload |
+/// | `Ack` | `s id, t upto` | |
+/// | `Status` | | `s` JSON |
+///
+/// Errors: `org.relink.Error.InvalidArguments`, `.UnknownIdentifier`,
+/// `.UnknownPeripheral`, `.AlreadyExists`, `.Failed` (see ``ControlError``);
+/// a call whose signature differs is refused by the D-Bus binding with
+/// `org.freedesktop.DBus.Error.InvalidArgs`.
+/// A call is answered only after what it changed is committed to the store.
+public enum ControlObject {
+    public static let interfaceName = "org.relink.Control1"
+    public static let pathString = "/org/relink/control"
+    public static let busName = "org.relink"
+
+    /// The exported object, forwarding validated calls to `daemon`.
+    /// - Throws: `DBusError` when the interface is invalid (a programming error).
+    public static func make(daemon: Daemon) throws -> ExportedObject {
+        func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
+                    _ parse: @escaping @Sendable (MethodCall) async throws(ControlError) -> ControlRequest) -> DBusMethod {
+            DBusMethod(name, in: inArgs, out: outArgs) { call in
+                let request = try await parse(call)
+                switch await daemon.submit(request) {
+                case .success(let values): return values
+                case .failure(let error): throw error
+                }
+            }
+        }
+        let interface = DBusInterface(interfaceName, methods: [
+            method("Register", [DBusArgument("id", .string)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 1)
+                let uid: UInt32
+                do { uid = try await call.callerUnixUser() } catch { throw .failed("cannot tell the caller's user: \(error)") }
+                return .register(try a.identifier(0), uid: uid)
+            },
+            method("Connect", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
+                   [DBusArgument("peripheral", .string)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 3)
+                return .connect(try a.identifier(0), try a.address(1), try a.connectOptions(2))
+            },
+            method("Cancel", [DBusArgument("id", .string), DBusArgument("address", .string)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 2)
+                return .cancel(try a.identifier(0), try a.address(1))
+            },
+            method("Subscribe", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("service", .string), DBusArgument("characteristic", .string)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 4)
+                return .subscribe(try a.identifier(0), try a.address(1),
+                                  CharacteristicKey(service: try a.uuid(2, "service"), characteristic: try a.uuid(3, "characteristic")))
+            },
+            method("Scan", [DBusArgument("id", .string), DBusArgument("uuids", .array(.string)), DBusArgument("allow_duplicates", .boolean)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 3)
+                return .scan(try a.identifier(0), CoreScanIntent(services: try a.uuids(1, "uuids"), allowDuplicates: try a.bool(2, "allow_duplicates")))
+            },
+            method("StopScan", [DBusArgument("id", .string)]) { call throws(ControlError) in
+                .stopScan(try ControlArguments(call, count: 1).identifier(0))
+            },
+            method("Events", [DBusArgument("id", .string), DBusArgument("after", .uint64)],
+                   [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 2)
+                return .events(try a.identifier(0), after: try a.uint64(1, "after"))
+            },
+            method("Ack", [DBusArgument("id", .string), DBusArgument("upto", .uint64)]) { call throws(ControlError) in
+                let a = try ControlArguments(call, count: 2)
+                return .ack(try a.identifier(0), upto: try a.uint64(1, "upto"))
+            },
+            method("Status", [], [DBusArgument("status", .string)]) { call throws(ControlError) in
+                _ = try ControlArguments(call, count: 0)
+                return .status
+            },
+        ])
+        return try ExportedObject(path: try ObjectPath(pathString), interfaces: [interface])
+    }
+}

@@ -1,0 +1,4 @@
+import BlueZ
+
+/// BlueZ's discovery filter (what `SetDiscoveryFilter` takes).
+typealias BlueZDiscoveryFilter = DiscoveryFilter

@@ -1,0 +1,242 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkStore
+import Restoration
+
+// Carrying out a machine's actions, in order.
+extension Daemon {
+    /// Performs actions of `intent`'s machine in order. Store failures are
+    /// journalled; the machine's state stays as decided.
+    func perform(_ actions: [Machine.Action], for intent: ConnectionIntentID) async {
+        for action in actions {
+            do {
+                try await perform(action, for: intent)
+            } catch {
+                logger.error("cannot carry out \(action)", metadata: [
+                    "RELINK_RESTORE_ID": "\(intent.identifier)", "RELINK_PERIPHERAL": "\(intent.peripheral)", "RELINK_ERROR": "\(error)",
+                ])
+            }
+        }
+    }
+
+    private func perform(_ action: Machine.Action, for intent: ConnectionIntentID) async throws(ControlError) {
+        switch action {
+        case .lookUpKnownDevice(let address):
+            let found = await bluez.mirror.device(address: address.string, adapter: adapterPath) != nil
+            immediate.append((intent, .knownDeviceLookup(found: found)))
+        case .lookUpConnected(let services):
+            immediate.append((intent, .connectedLookup(await connectedCandidates(offering: services))))
+        case .startScan(let scan):
+            await apply(scans.register(scan, for: .connection(intent)))
+        case .stopScan:
+            await apply(scans.unregister(.connection(intent)))
+        case .connect(let address):
+            await connect(address, for: intent)
+        case .disconnect(let address):
+            guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else { return }
+            let bluez = self.bluez, logger = self.logger
+            spawned.append {
+                do { try await bluez.disconnect(device.path) } catch {
+                    logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+                }
+                return []
+            }
+        case .scheduleTimer(let token, let instant):
+            let clock = self.clock
+            spawned.append {
+                do { try await clock.sleep(until: instant) } catch { return [] }
+                return [.machine(intent, .timerFired(token))]
+            }
+        case .cancelTimer:
+            break  // the machine ignores the stale token when it fires
+        case .armSubscriptions:
+            await run(planner.linkUp(intent.peripheral))
+        case .useBackgroundAutoConnect(let address):
+            autoConnect[address] = machines[intent]?.options.services ?? []
+            await applyAutoConnect(renew: true)
+        case .stopBackgroundAutoConnect(let address):
+            autoConnect[address] = nil
+            await applyAutoConnect(renew: false)
+        case .emit(let event):
+            try await emit(event, to: [intent.identifier])
+        case .persist(let record):
+            try await persist(record)
+        case .log(let decision):
+            log(decision)
+        }
+    }
+
+    func log(_ decision: Decision) {
+        var metadata: Logger.Metadata = [:]
+        for (key, value) in decision.journalFields { metadata[key] = .string(value) }
+        switch decision.kind {
+        case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
+        case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)
+        default: logger.info("\(decision.description)", metadata: metadata)
+        }
+    }
+
+    /// Appends an event to the outbox of each identifier, durably, and journals it.
+    func emit(_ event: RelinkEvent, to ids: [CoreIdentifier]) async throws(ControlError) {
+        guard !ids.isEmpty else { return }
+        var mutations: [StoreMutation] = []
+        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
+        try await commit(mutations)
+        for id in ids {
+            logger.info("event \(event.name)", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_PERIPHERAL": "\(event.peripheral)", "RELINK_EVENT": "\(event.name)"])
+        }
+    }
+
+    /// Writes a machine's record (and the peripheral's address when it changed).
+    func persist(_ record: ConnectionIntentRecord) async throws(ControlError) {
+        if case .cancelled = record.phase {
+            try await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid)])
+            return
+        }
+        var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record))]
+        if let address = record.address, var row = peripherals[record.intent.peripheral] {
+            let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
+            if row.address != device {
+                peripheralByAddress[row.address.address] = nil
+                row.address = device
+                peripherals[record.intent.peripheral] = row
+                peripheralByAddress[address.string] = record.intent.peripheral
+                mutations.insert(.putPeripheral(row), at: 0)
+            }
+        }
+        try await commit(mutations)
+    }
+
+    /// Applies mutations durably.
+    /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
+    func commit(_ mutations: [StoreMutation]) async throws(ControlError) {
+        do {
+            try await store.apply(mutations)
+        } catch {
+            switch error {
+            case .unknownIdentifier(let id): throw .unknownIdentifier("restore identifier \(id) is not registered")
+            case .invalidArgument(let m): throw .invalidArguments(m)
+            case .invalidAcknowledgement: throw .invalidArguments("\(error)")
+            case .unknownPeripheral(let m): throw .unknownPeripheral(m)
+            default: throw .failed("store: \(error)")
+            }
+        }
+    }
+
+    private func connect(_ address: BluetoothAddress, for intent: ConnectionIntentID) async {
+        guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else {
+            immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: "org.relink.Error.NotFound", message: "no Device1 at \(address.string)"))))
+            return
+        }
+        let bluez = self.bluez
+        let timeout = (machines[intent]?.options.timeouts.connect ?? .seconds(20)) + .seconds(25)
+        spawned.append {
+            do {
+                try await bluez.connect(device.path, timeout: timeout)
+            } catch {
+                return [.machine(intent, .connectFailed(FailureMapping.failure(error)))]
+            }
+            var results: [DaemonInput] = [.machine(intent, .connectSucceeded(address))]
+            if await bluez.mirror.device(device.path)?.servicesResolved == true {
+                results.append(.machine(intent, .servicesResolved(address)))
+            }
+            return results
+        }
+    }
+
+    private func connectedCandidates(offering services: Set<CoreUUID>) async -> [ConnectedCandidate] {
+        let mirror = await bluez.mirror
+        return mirror.connectedDevices.compactMap { device -> ConnectedCandidate? in
+            guard device.adapter == adapterPath, let address = Self.address(of: device) else { return nil }
+            let offered = Set(device.uuids.compactMap { try? CoreUUID(parsing: $0) })
+            guard services.isSubset(of: offered) else { return nil }
+            return ConnectedCandidate(address: address, name: device.names.gapName ?? device.name, services: offered)
+        }
+    }
+
+    /// Carries out a change of the merged discovery filter.
+    func apply(_ change: ScanCoordinator.Change?) async {
+        guard let change else { return }
+        do {
+            switch change {
+            case .start(let filter), .update(let filter):
+                try await bluez.startDiscovery(adapter: adapterPath, filter: Self.bluezFilter(filter))
+                logger.info("discovery on", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_SCAN_UUIDS": "\(filter.services.map(\.string).sorted())"])
+            case .stop:
+                try await bluez.stopDiscovery(adapter: adapterPath)
+                logger.info("discovery off", metadata: ["RELINK_ADAPTER": "\(adapterName)"])
+            }
+        } catch {
+            // startDiscovery keeps the wish and resumes once the adapter is up.
+            logger.warning("discovery change failed", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// BlueZ's filter for the merged one. An RSSI threshold is always set
+    /// (the lowest, -127 dBm, when no intent asks for one): with one, BlueZ
+    /// reports every advertisement of a device it already knows as an RSSI
+    /// change (without, only changes of 8 dBm or more), which is how a known
+    /// peripheral coming back in range is seen during a scan.
+    static func bluezFilter(_ filter: CoreDiscoveryFilter) -> BlueZDiscoveryFilter {
+        BlueZDiscoveryFilter(uuids: filter.services.map(\.string).sorted(), rssi: filter.minimumRSSI ?? -127, duplicateData: filter.duplicateData)
+    }
+
+    /// Registers the auto-connect profile with the union of wanted services.
+    /// Idempotent; `renew` re-registers even when unchanged (after a
+    /// bluetoothd restart the machines ask again).
+    func applyAutoConnect(renew: Bool) async {
+        let uuids = Set(autoConnect.values.flatMap { $0 }).map(\.string).sorted()
+        guard renew || uuids != appliedAutoConnectUUIDs else { return }
+        do {
+            try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
+            appliedAutoConnectUUIDs = uuids
+            logger.info("background auto-connect", metadata: ["RELINK_AUTOCONNECT_UUIDS": "\(uuids)", "RELINK_ADAPTER": "\(adapterName)"])
+        } catch {
+            logger.warning("cannot set background auto-connect", metadata: ["RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Carries out the subscription planner's commands on the link.
+    func run(_ commands: [SubscriptionPlanner.Command]) async {
+        for command in commands {
+            switch command {
+            case .startNotify(let peripheral, let key), .stopNotify(let peripheral, let key):
+                let start: Bool = if case .startNotify = command { true } else { false }
+                guard let row = peripherals[peripheral],
+                      let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath),
+                      let characteristic = await bluez.mirror.characteristic(
+                        device: device.path, service: key.service.string, characteristic: key.characteristic.string)
+                else {
+                    if start {
+                        planner.startNotifyFailed(peripheral, key)
+                        awaitGatt(peripheral)
+                        logger.notice("characteristic not yet on the link; armed when it appears", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
+                    }
+                    continue
+                }
+                do {
+                    if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
+                    if start { gattRetries[peripheral] = nil }
+                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
+                } catch {
+                    if start {
+                        planner.startNotifyFailed(peripheral, key)
+                        let failure = FailureMapping.failure(error)
+                        logger.warning("StartNotify failed", metadata: [
+                            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",
+                            "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
+                        ])
+                    }
+                }
+            }
+        }
+    }
+
+    /// The core's address of a BlueZ device.
+    static func address(of device: Device) -> BluetoothAddress? {
+        guard let text = device.address else { return nil }
+        return try? BluetoothAddress(parsing: text.uppercased(), kind: device.addressType == "random" ? .random : .public)
+    }
+}

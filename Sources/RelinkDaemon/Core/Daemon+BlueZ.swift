@@ -1,0 +1,187 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkStore
+import Restoration
+
+// What bluetoothd did, turned into machine inputs, scan deliveries and
+// notified values.
+extension Daemon {
+    func handleBlueZ(_ event: BlueZEvent) async {
+        switch event {
+        case .reset(.initial):
+            break
+        case .reset(.bluetoothdRestarted):
+            logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "MESSAGE_ID": "d8751b32fa6e45b98b8d0ca7d5e8cf21"])
+            planner.resetAll()
+            awaitingGatt = [:]
+            _ = scans.restart()  // the BlueZ layer re-applies discovery itself
+            for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+        case .serviceLost:
+            // Every link and notify session ends with bluetoothd. Tell the
+            // machines now: the BlueZ layer reports `.reset` only when it
+            // could read the new bluetoothd's objects.
+            logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            planner.resetAll()
+            awaitingGatt = [:]
+            for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+        case .adapterPowered(let path, let on):
+            guard path == adapterPath else { return }
+            logger.notice("adapter powered \(on ? "on" : "off")", metadata: ["RELINK_ADAPTER": "\(adapterName)", "MESSAGE_ID": "d89e6239a8c64ac7bdc16cb58d348430"])
+            if on { _ = scans.restart() } else {
+                planner.resetAll()
+                awaitingGatt = [:]
+            }
+            for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
+        case .mirror(let change):
+            await handleMirror(change)
+        }
+    }
+
+    private func handleMirror(_ change: MirrorEvent) async {
+        switch change {
+        case .deviceAdded(let device):
+            await advertised(device)
+        case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
+            guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
+                  let address = Self.address(of: device) else { return }
+            switch (property, new) {
+            case ("Connected", .boolean(true)?):
+                await feedPeripheral(at: address, .deviceConnected(address))
+            case ("Connected", .boolean(false)?):
+                if let peripheral = peripheralID(for: address) {
+                    planner.linkDown(peripheral)
+                    awaitingGatt[peripheral] = nil
+                }
+                let reason = ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down")
+                await feedPeripheral(at: address, .disconnected(address, reason: reason))
+            case ("ServicesResolved", .boolean(true)?):
+                await feedPeripheral(at: address, .servicesResolved(address))
+            case ("RSSI", _), ("ManufacturerData", _), ("ServiceData", _):
+                if !device.connected { await advertised(device) }
+            default:
+                break
+            }
+        case .gattCharacteristicAdded(let characteristic):
+            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(awaitingGatt.count)"])
+            guard !awaitingGatt.isEmpty, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
+                  let device = await bluez.mirror.device(devicePath), device.connected,
+                  let address = Self.address(of: device), let peripheral = peripheralID(for: address),
+                  awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
+            await run(planner.linkUp(peripheral))
+        case .nameChanged(let device, let change):
+            await nameSeen(device: device, gap: change.kind == .gap, name: change.new)
+        case .valueUpdated(let characteristic, let devicePath, let value):
+            await notified(characteristic: characteristic, device: devicePath, value: value)
+        default:
+            break
+        }
+    }
+
+    private func feedPeripheral(at address: BluetoothAddress, _ input: Machine.Input) async {
+        guard let peripheral = peripheralID(for: address) else { return }
+        for intent in intents(of: peripheral) { await feed(intent, input) }
+    }
+
+    /// An advertisement (a device appeared or re-advertised): to each scan
+    /// client that wants it, coalesced by the scan coordinator.
+    private func advertised(_ device: Device) async {
+        guard device.adapter == adapterPath, let address = Self.address(of: device) else { return }
+        let advertisement = Advertisement(
+            address: address, localName: device.names.advertisingName ?? device.name,
+            serviceUUIDs: Set(device.uuids.compactMap { try? CoreUUID(parsing: $0) }), rssi: device.rssi)
+        for client in scans.deliver(advertisement) {
+            switch client {
+            case .connection(let intent):
+                await feed(intent, .advertisement(advertisement))
+            case .identifier(let id):
+                let peripheral = await knownPeripheral(for: address)
+                do { try await emit(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
+                    logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// The peripheral at an address, created (and stored) when new.
+    func knownPeripheral(for address: BluetoothAddress, services: Set<CoreUUID> = []) async -> PeripheralID {
+        if let existing = peripheralID(for: address) { return existing }
+        let id = PeripheralID()
+        do {
+            let row = try PeripheralRecord(
+                id: id.uuid, address: StoreMapping.deviceAddress(address, adapter: adapterName),
+                serviceUUIDs: services.compactMap(StoreMapping.storeUUID).sorted(), createdAt: Date())
+            try await commit([.putPeripheral(row)])
+            peripherals[id] = row
+            peripheralByAddress[address.string] = id
+        } catch {
+            logger.error("cannot store a peripheral", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+        }
+        return id
+    }
+
+    /// A characteristic's value changed: a notification on an armed
+    /// characteristic goes to each subscribed identifier's outbox once.
+    private func notified(characteristic: ObjectPath, device devicePath: ObjectPath?, value: [UInt8]) async {
+        let mirror = await bluez.mirror
+        guard let devicePath, let device = mirror.device(devicePath), let address = Self.address(of: device),
+              let peripheral = peripheralID(for: address),
+              let c = mirror.characteristic(characteristic),
+              let service = mirror.services(of: devicePath).first(where: { $0.path == c.service }),
+              let serviceUUID = try? CoreUUID(parsing: service.uuid), let characteristicUUID = try? CoreUUID(parsing: c.uuid)
+        else { return }
+        let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
+        guard planner.armedCharacteristics(of: peripheral).contains(key) else { return }
+        let ids = planner.route(peripheral, characteristic: key)
+        do {
+            try await emit(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
+        } catch {
+            logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+}
+
+// A link whose services resolved without a subscribed characteristic.
+extension Daemon {
+    /// Waits for the characteristic: armed when its GATT object appears, and
+    /// after ``gattGrace`` the link is reconnected (at most
+    /// ``gattRetryLimit`` times in a row) so bluetoothd discovers services
+    /// afresh (seen when a peripheral's GATT server was not up yet, e.g.
+    /// right after a bluetoothd restart).
+    func awaitGatt(_ peripheral: PeripheralID) {
+        guard awaitingGatt[peripheral] == nil else { return }
+        gattGeneration += 1
+        let generation = gattGeneration
+        awaitingGatt[peripheral] = generation
+        let clock = self.clock
+        spawned.append {
+            do { try await clock.sleep(for: Self.gattGrace) } catch { return [] }
+            return [.gattCheck(peripheral, generation: generation)]
+        }
+    }
+
+    func gattCheck(_ peripheral: PeripheralID, generation: UInt64) async {
+        guard awaitingGatt[peripheral] == generation else { return }
+        awaitingGatt[peripheral] = nil
+        await run(planner.linkUp(peripheral))  // maybe it is there now
+        guard awaitingGatt[peripheral] != nil else { return }
+        let retries = gattRetries[peripheral, default: 0]
+        guard retries < Self.gattRetryLimit, let row = peripherals[peripheral],
+              let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath), device.connected else {
+            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
+            return
+        }
+        gattRetries[peripheral] = retries + 1
+        logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: [
+            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ATTEMPT": "\(retries + 1)", "RELINK_DECISION": "rediscover-services",
+        ])
+        let bluez = self.bluez, logger = self.logger
+        spawned.append {
+            do { try await bluez.disconnect(device.path) } catch {
+                logger.notice("Disconnect failed", metadata: ["RELINK_ERROR": "\(error)"])
+            }
+            return []
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkStore
+import Restoration
+
+// Names: each peripheral relink knows keeps its advertising and GAP name
+// with when each was seen (in the store, so a restart does not report them
+// again); a change raises `nameUpdated` for every identifier with an intent
+// or a subscription on the peripheral, resolved by its preference.
+extension Daemon {
+    func nameSeen(device path: ObjectPath, gap: Bool, name: String) async {
+        guard name.utf8.count <= PeripheralRecord.maximumNameBytes,
+              let device = await bluez.mirror.device(path), device.adapter == adapterPath,
+              let address = Self.address(of: device), let peripheral = peripheralID(for: address),
+              var row = peripherals[peripheral] else { return }
+        var names = peripheralNames[peripheral] ?? PeripheralNames(
+            advertising: row.advertisingName.map { SeenName($0.name, seenAt: $0.seenAt) },
+            gap: row.gapName.map { SeenName($0.name, seenAt: $0.seenAt) })
+        let now = Date()
+        let change = gap ? names.sawGAPName(name, at: now) : names.sawAdvertisingName(name, at: now)
+        peripheralNames[peripheral] = names
+        guard let change else { return }
+        if gap { row.gapName = PeripheralRecord.SeenName(name, seenAt: now) } else { row.advertisingName = PeripheralRecord.SeenName(name, seenAt: now) }
+        let interested = Set(machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
+            .union(planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+        do {
+            var mutations: [StoreMutation] = [.putPeripheral(row)]
+            for id in interested {
+                let update = names.update(for: change, preferring: namePreferences[id] ?? .gapName)
+                mutations.append(.appendEvent(try StoreMapping.draft(.nameUpdated(peripheral: peripheral, update: update), for: id)))
+            }
+            try await commit(mutations)
+            peripherals[peripheral] = row
+            logger.info("name updated", metadata: [
+                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_EVENT": "name-updated",
+                "RELINK_NAME_SOURCE": "\(change.source.rawValue)", "RELINK_NAME": "\(name)",
+            ])
+        } catch {
+            logger.error("cannot store a name", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import BlueZ
+import DBus
+import Logging
+import RelinkStore
+import Restoration
+
+/// relinkd's heart: owns the BlueZ client, the store, and per connection
+/// intent a ``ConnectionStateMachine`` over `ContinuousClock`, and carries
+/// out what the restoration core decides.
+///
+/// One loop drains one input stream (BlueZ events, operation results,
+/// timers, control calls) and handles each input to the end before the
+/// next. Slow BlueZ operations (Connect, Disconnect) and timers run as child
+/// tasks of the loop's task group and report back as inputs; stale timer
+/// tokens are ignored by the machines. Every state change and event is
+/// committed to the store before the loop goes on, and a control call is
+/// answered only after its commit.
+public actor Daemon {
+    let bluez: BlueZClient
+    let store: RelinkStore
+    let adapterPath: ObjectPath
+    let adapterName: String
+    let logger: Logger
+    let clock = ContinuousClock()
+    nonisolated let inputs: AsyncStream<DaemonInput>
+    nonisolated let inputContinuation: AsyncStream<DaemonInput>.Continuation
+    /// Where the auto-connect GATT application is exported.
+    static let autoConnectRoot: ObjectPath = {
+        do { return try ObjectPath("/org/relink/autoconnect") } catch { preconditionFailure("constant path") }
+    }()
+
+    var machines: [ConnectionIntentID: Machine] = [:]
+    var registry = OwnershipRegistry()
+    var scans = ScanCoordinator()
+    var planner = SubscriptionPlanner()
+    var identifiers: Set<CoreIdentifier> = []
+    var scanIntents: [CoreIdentifier: CoreScanIntent] = [:]
+    var peripherals: [PeripheralID: PeripheralRecord] = [:]
+    var peripheralByAddress: [String: PeripheralID] = [:]
+    /// Both names of each known peripheral, with when each was seen.
+    var peripheralNames: [PeripheralID: PeripheralNames] = [:]
+    /// Which name each identifier resolves first.
+    var namePreferences: [CoreIdentifier: NamePreference] = [:]
+    /// Addresses held by background auto-connect, with the services wanted.
+    var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
+    var appliedAutoConnectUUIDs: [String]?
+    /// Peripherals whose link is up but some wanted characteristic was not
+    /// yet in the mirror: armed again when GATT objects appear.
+    /// The value is the generation of its grace timer (see ``gattGrace``).
+    var awaitingGatt: [PeripheralID: UInt64] = [:]
+    var gattGeneration: UInt64 = 0
+    /// Links dropped on purpose because GATT objects never appeared, per peripheral.
+    var gattRetries: [PeripheralID: Int] = [:]
+    /// How long a resolved link may lack a subscribed characteristic before
+    /// relinkd reconnects it to make bluetoothd discover services afresh.
+    static let gattGrace: Duration = .seconds(3)
+    /// At most this many such reconnects in a row; then relinkd only waits.
+    static let gattRetryLimit = 3
+    /// Machine inputs that answer an action at once (lookups), handled after
+    /// the current action list.
+    var immediate: [(ConnectionIntentID, Machine.Input)] = []
+    /// Child tasks to start after the current input.
+    var spawned: [@Sendable () async -> [DaemonInput]] = []
+    public private(set) var isReady = false
+
+    /// - Parameters:
+    ///   - adapter: the adapter's name, e.g. `hci0`.
+    /// - Throws: ``ControlError/invalidArguments(_:)`` for a bad adapter name.
+    public init(bluez: BlueZClient, store: RelinkStore, adapter: String, logger: Logger) throws(ControlError) {
+        guard !adapter.isEmpty, adapter.utf8.count <= 32,
+              adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+              let path = try? ObjectPath("/org/bluez/\(adapter)") else {
+            throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
+        }
+        self.bluez = bluez
+        self.store = store
+        self.adapterName = adapter
+        self.adapterPath = path
+        self.logger = logger
+        (inputs, inputContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Runs the BlueZ client and the loop until cancelled. Restores every
+    /// stored identifier first, then calls `onReady` with a status summary.
+    /// - Throws: `StoreError` when the store cannot be read at start-up; the
+    ///   BlueZ client's errors when the bus connection fails.
+    public func run(onReady: @Sendable (String) -> Void = { _ in }) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            let bluez = self.bluez, continuation = self.inputContinuation
+            group.addTask { try await bluez.run() }
+            group.addTask {
+                for await event in bluez.events { continuation.yield(.bluez(event)) }
+            }
+            try await bluez.waitUntilReady()
+            try await startUp()
+            isReady = true
+            onReady(statusSummary)
+            startSpawned(in: &group)
+            for await input in inputs {
+                await handle(input)
+                startSpawned(in: &group)
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func startSpawned(in group: inout ThrowingDiscardingTaskGroup<any Error>) {
+        let work = spawned
+        spawned = []
+        let continuation = inputContinuation
+        for item in work {
+            group.addTask {
+                for input in await item() { continuation.yield(input) }
+            }
+        }
+    }
+
+    /// Sends a control request to the loop and waits for its reply.
+    nonisolated func submit(_ request: ControlRequest) async -> ControlReply {
+        await withCheckedContinuation { reply in
+            if case .terminated = inputContinuation.yield(.control(request, reply)) {
+                reply.resume(returning: .failure(.failed("relinkd is stopping")))
+            }
+        }
+    }
+
+    /// Handles one input to the end.
+    func handle(_ input: DaemonInput) async {
+        switch input {
+        case .bluez(let event):
+            await handleBlueZ(event)
+        case .machine(let intent, let machineInput):
+            await feed(intent, machineInput)
+        case .gattCheck(let peripheral, let generation):
+            await gattCheck(peripheral, generation: generation)
+        case .notifyFailed(let peripheral, let key, let failure):
+            planner.startNotifyFailed(peripheral, key)
+            logger.warning("StartNotify failed", metadata: [
+                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",
+                "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
+            ])
+        case .control(let request, let reply):
+            let result = await handleControl(request)
+            reply.resume(returning: result)
+        }
+        await drainImmediate()
+    }
+
+    /// Feeds a machine one input and carries out its actions.
+    func feed(_ intent: ConnectionIntentID, _ input: Machine.Input) async {
+        guard var machine = machines[intent] else { return }
+        let actions = machine.handle(input)
+        machines[intent] = machine
+        await perform(actions, for: intent)
+    }
+
+    func drainImmediate() async {
+        while !immediate.isEmpty {
+            let (intent, input) = immediate.removeFirst()
+            await feed(intent, input)
+        }
+    }
+
+    /// One line for `STATUS=`: how many identifiers and links.
+    public var summary: String { statusSummary }
+
+    var statusSummary: String {
+        let connected = machines.values.filter { if case .connected = $0.state { true } else { false } }.count
+        return "\(identifiers.count) identifiers, \(connected)/\(machines.count) links up, scanning: \(scans.isScanning)"
+    }
+
+    func peripheralID(for address: BluetoothAddress) -> PeripheralID? { peripheralByAddress[address.string] }
+
+    /// Machines of intents for a peripheral, in intent order.
+    func intents(of peripheral: PeripheralID) -> [ConnectionIntentID] {
+        machines.keys.filter { $0.peripheral == peripheral }.sorted()
+    }
+}

@@ -1,0 +1,34 @@
+import BlueZ
+import DBus
+import Restoration
+
+/// One input of the daemon's loop. Everything that changes the daemon's
+/// state arrives as one of these, on one stream, handled in order.
+enum DaemonInput: Sendable {
+    /// Something bluetoothd did, as the BlueZ mirror saw it.
+    case bluez(BlueZEvent)
+    /// An input for one connection intent's machine (operation results, timers).
+    case machine(ConnectionIntentID, Machine.Input)
+    /// The grace period for a subscribed characteristic to appear on a link ended.
+    case gattCheck(PeripheralID, generation: UInt64)
+    /// StartNotify failed on the link: arm it again at the next link-up.
+    case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
+    /// A control call, answered through the continuation after its store commit.
+    case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
+}
+
+/// What a control call asks for, with every argument validated.
+enum ControlRequest: Sendable {
+    case register(CoreIdentifier, uid: UInt32)
+    case connect(CoreIdentifier, BluetoothAddress, ConnectionOptions)
+    case cancel(CoreIdentifier, BluetoothAddress)
+    case subscribe(CoreIdentifier, BluetoothAddress, CharacteristicKey)
+    case scan(CoreIdentifier, CoreScanIntent)
+    case stopScan(CoreIdentifier)
+    case events(CoreIdentifier, after: Int64)
+    case ack(CoreIdentifier, upto: Int64)
+    case status
+}
+
+/// The D-Bus reply values of a control call, or its typed error.
+typealias ControlReply = Result<[DBusValue], ControlError>

@@ -1,0 +1,36 @@
+import BlueZ
+import DBus
+import Restoration
+
+/// Maps the BlueZ layer's error classes to the core's failure classes. The
+/// BlueZ layer is the one place that classifies error names; this only maps
+/// classes.
+enum FailureMapping {
+    /// | BlueZErrorClass | FailureClass |
+    /// |---|---|
+    /// | transient, serviceUnavailable | transient (bluetoothd gone is retried like a dropped link) |
+    /// | others | the class of the same name |
+    static func failureClass(_ c: BlueZErrorClass) -> FailureClass {
+        switch c {
+        case .transient, .serviceUnavailable: .transient
+        case .inProgress: .inProgress
+        case .notReady: .notReady
+        case .deviceGone: .deviceGone
+        case .notSupported: .notSupported
+        case .notPermitted: .notPermitted
+        case .timeout: .timeout
+        case .unknown: .unknown
+        }
+    }
+
+    /// The classified failure for any error a BlueZ operation threw.
+    static func failure(_ error: any Error) -> ConnectionFailure {
+        let bluez: BlueZError
+        switch error {
+        case let e as BlueZError: bluez = e
+        case let e as DBusError: bluez = BlueZError(name: e.name.rawValue, message: e.message)
+        default: bluez = BlueZError(name: "org.relink.Error.Failed", message: "\(error)")
+        }
+        return ConnectionFailure(failureClass(bluez.errorClass), errorName: bluez.name, message: bluez.message)
+    }
+}

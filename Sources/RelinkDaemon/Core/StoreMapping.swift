@@ -1,0 +1,147 @@
+import Foundation
+import RelinkStore
+import Restoration
+
+/// Converts between the store's rows and the restoration core's values.
+///
+/// The store keeps less than the core's ``ConnectionIntentRecord``: the
+/// intent's address and wanted services live on the peripheral row, step
+/// timeouts are the core's defaults, and the core's `idle` and `failed`
+/// phases are kept as a `pending` row with `lastErrorClass` `idle` or
+/// `failed.<class>` (so a restart does not resume them).
+enum StoreMapping {
+    /// Marker in `lastErrorClass` for an intent that went idle.
+    static let idleMarker = "idle"
+    /// Prefix in `lastErrorClass` for an intent that gave up.
+    static let failedPrefix = "failed."
+
+    /// - Throws: ``ControlError/invalidArguments(_:)`` when the store's rules reject it.
+    static func storeIdentifier(_ id: CoreIdentifier) throws(ControlError) -> StoreIdentifier {
+        do { return try StoreIdentifier(id.rawValue) } catch { throw .invalidArguments("restore identifier: \(error)") }
+    }
+
+    /// - Throws: ``DomainError`` when the core's rules reject it.
+    static func coreIdentifier(_ id: StoreIdentifier) throws(DomainError) -> CoreIdentifier {
+        try CoreIdentifier(id.rawValue)
+    }
+
+    static func storeUUID(_ uuid: CoreUUID) -> StoreUUID? { try? StoreUUID(uuid.string) }
+
+    static func coreUUID(_ uuid: StoreUUID) -> CoreUUID? { try? CoreUUID(parsing: uuid.canonical) }
+
+    static func storeStrategy(_ s: Strategy) -> ConnectionIntent.Strategy {
+        switch s {
+        case .knownIdentifier: .knownIdentifier
+        case .alreadyConnected: .alreadyConnected
+        case .scan: .scan
+        }
+    }
+
+    static func coreStrategy(_ s: ConnectionIntent.Strategy) -> Strategy {
+        switch s {
+        case .knownIdentifier: .knownIdentifier
+        case .alreadyConnected: .alreadyConnected
+        case .scan: .scan
+        }
+    }
+
+    /// The store row for a core record.
+    /// - Throws: ``ControlError`` when the store rejects a value.
+    static func storeIntent(_ record: ConnectionIntentRecord) throws(ControlError) -> ConnectionIntent {
+        var state: ConnectionIntent.State = .pending
+        var errorClass: String?
+        var message: String?
+        switch record.phase {
+        case .pending, .cancelled: state = .pending
+        case .connected: state = .connected
+        case .idle: errorClass = idleMarker
+        case .failed(let failure):
+            errorClass = failedPrefix + failure.failureClass.rawValue
+            message = "\(failure.errorName): \(failure.message)"
+        }
+        var overall: Duration?
+        if case .after(let limit) = record.options.deadline { overall = limit }
+        do {
+            return try ConnectionIntent(
+                identifier: storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid,
+                state: state, overallTimeout: overall,
+                strategies: record.options.strategies.map(storeStrategy), requestedAt: Date(),
+                lastErrorClass: errorClass, lastErrorMessage: message)
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .failed("cannot store the connection intent: \(error)")
+        }
+    }
+
+    /// The core record for a stored intent and its peripheral row.
+    /// - Throws: ``DomainError`` for values the core rejects.
+    static func coreRecord(_ row: ConnectionIntent, peripheral: PeripheralRecord?) throws(DomainError) -> ConnectionIntentRecord {
+        let id = try coreIdentifier(row.identifier)
+        var deadline = ConnectionDeadline.pendingUntilCancelled
+        if let overall = row.overallTimeout { deadline = .after(overall) }
+        let services = Set((peripheral?.serviceUUIDs ?? []).compactMap(coreUUID))
+        let options = try ConnectionOptions(strategies: row.strategies.map(coreStrategy), deadline: deadline, services: services)
+        var address: BluetoothAddress?
+        if let device = peripheral?.address {
+            address = try BluetoothAddress(parsing: device.address, kind: device.addressType == .random ? .random : .public)
+        }
+        var phase: ConnectionIntentRecord.Phase = row.state == .connected ? .connected : .pending
+        if row.lastErrorClass == idleMarker {
+            phase = .idle
+        } else if let marker = row.lastErrorClass, marker.hasPrefix(failedPrefix) {
+            let failureClass = FailureClass(rawValue: String(marker.dropFirst(failedPrefix.count))) ?? .unknown
+            phase = .failed(ConnectionFailure(failureClass, errorName: "org.relink.Error.Failed", message: row.lastErrorMessage ?? ""))
+        }
+        return ConnectionIntentRecord(
+            intent: ConnectionIntentID(identifier: id, peripheral: PeripheralID(row.peripheral)),
+            options: options, address: address, phase: phase)
+    }
+
+    /// The core's subscription for a stored one (nil when its values do not parse).
+    static func coreSubscription(_ row: StoreSubscription) -> CoreSubscription? {
+        guard let id = try? coreIdentifier(row.identifier), let service = coreUUID(row.service),
+              let characteristic = coreUUID(row.characteristic) else { return nil }
+        return CoreSubscription(identifier: id, peripheral: PeripheralID(row.peripheral),
+                                characteristic: CharacteristicKey(service: service, characteristic: characteristic))
+    }
+
+    /// The store's subscription row for a core subscription.
+    /// - Throws: ``ControlError``.
+    static func storeSubscription(_ s: CoreSubscription) throws(ControlError) -> StoreSubscription {
+        guard let service = storeUUID(s.characteristic.service), let characteristic = storeUUID(s.characteristic.characteristic) else {
+            throw .invalidArguments("UUID not storable")
+        }
+        return StoreSubscription(identifier: try storeIdentifier(s.identifier), peripheral: s.peripheral.uuid,
+                                 service: service, characteristic: characteristic, createdAt: Date())
+    }
+
+    /// The core's scan intent for a stored one.
+    static func coreScan(_ row: StoreScanIntent) -> CoreScanIntent {
+        CoreScanIntent(services: Set(row.serviceUUIDs.compactMap(coreUUID)), allowDuplicates: row.allowDuplicates)
+    }
+
+    /// The store's address of a core address on an adapter.
+    /// - Throws: ``ControlError``.
+    static func deviceAddress(_ address: BluetoothAddress, adapter: String) throws(ControlError) -> DeviceAddress {
+        do {
+            return try DeviceAddress(adapter: adapter, address: address.string, addressType: address.kind == .random ? .random : .public)
+        } catch {
+            throw .invalidArguments("\(error)")
+        }
+    }
+
+    /// An outbox draft for an event: kind is the event's name, payload its JSON.
+    /// - Throws: ``ControlError/failed(_:)`` when it cannot be encoded.
+    static func draft(_ event: RelinkEvent, for id: CoreIdentifier) throws(ControlError) -> OutboxEventDraft {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return try OutboxEventDraft(identifier: try storeIdentifier(id), kind: event.name, payload: encoder.encode(event), createdAt: Date())
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .failed("cannot encode event \(event.name): \(error)")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder until this module's issue is worked on; see the README's status section.

@@ -1,0 +1,79 @@
+import BlueZ
+import DBus
+import Logging
+import RelinkStore
+import ServiceLifecycle
+import Systemd
+
+/// relinkd as a swift-service-lifecycle `Service`: serves its bus
+/// connection (the control object and the auto-connect profile), runs the
+/// ``Daemon`` loop, sends `READY=1` with a `STATUS=` summary once the store
+/// is restored, and stops on graceful shutdown (SIGTERM), closing the store.
+public struct RelinkService: Service {
+    let connection: Connection
+    let daemon: Daemon
+    let store: RelinkStore
+    let notifier: Notifier
+    let logger: Logger
+    /// How often `STATUS=` is refreshed when it changed.
+    static let statusInterval: Duration = .seconds(5)
+
+    /// Connects the pieces: exports `/org/relink/control` and requests the
+    /// bus name `org.relink`.
+    /// - Throws: `DBusError` from the bus; ``ControlError/failed(_:)`` when
+    ///   another process owns `org.relink`; ``ControlError/invalidArguments(_:)``
+    ///   for a bad adapter name.
+    public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger) async throws {
+        let bluez = BlueZClient(connection: connection, logger: logger)
+        let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger)
+        try connection.export(try ControlObject.make(daemon: daemon))
+        let reply = try await connection.requestName(ControlObject.busName)
+        guard reply == .primaryOwner || reply == .alreadyOwner else {
+            throw ControlError.failed("the bus name \(ControlObject.busName) is owned by another process")
+        }
+        self.connection = connection
+        self.daemon = daemon
+        self.store = store
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    /// A liveness probe: the daemon's loop answers a status request.
+    public var probe: any LivenessProbe {
+        let daemon = self.daemon
+        return ClosureLivenessProbe {
+            if case .success = await daemon.submit(.status) { return true }
+            return false
+        }
+    }
+
+    public func run() async throws {
+        let connection = self.connection, daemon = self.daemon, notifier = self.notifier, logger = self.logger
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await connection.serve() }
+                group.addTask {
+                    // STATUS= follows the links (systemctl status shows it).
+                    var last = ""
+                    while true {
+                        do { try await Task.sleep(for: Self.statusInterval) } catch { return }
+                        let summary = await daemon.summary
+                        if summary != last, await daemon.isReady {
+                            last = summary
+                            _ = try? notifier.status(summary)
+                        }
+                    }
+                }
+                try await daemon.run { summary in
+                    logger.notice("relinkd ready: \(summary)", metadata: ["RELINK_EVENT": "started", "MESSAGE_ID": "cfbe87f8a45d45d1bd944fd6e9a7ea25"])
+                    do { _ = try notifier.ready(status: summary) } catch {
+                        logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+        do { try store.close() } catch { logger.warning("closing the store failed", metadata: ["RELINK_ERROR": "\(error)"]) }
+        connection.close()
+    }
+}

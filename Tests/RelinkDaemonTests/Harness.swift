@@ -1,0 +1,129 @@
+import DBus
+import Foundation
+import Testing
+
+/// One bench (private bus, BlueZoo, lock and band), one state directory,
+/// relinkd processes started and killed on it, and a control client.
+/// Everything is stopped by ``with(_:)``, also when the body throws.
+final class Harness {
+    static let lockAddress = "00:00:00:00:00:02"
+    static let lockService = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+    static let lockState = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+    static let id = "org.example.lock"
+
+    let bench: TestBench
+    let control: ControlClient
+    let directory: String
+    private(set) var relinkd: RelinkdProcess?
+    private var starts = 0
+
+    private init(bench: TestBench, control: ControlClient, directory: String) {
+        self.bench = bench
+        self.control = control
+        self.directory = directory
+    }
+
+    /// Runs `body` with a fresh bench and relinkd started; stops everything.
+    static func with(_ body: (Harness) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let bench = try await TestBench.start(["--lock", "lock", "--band", "band"])
+        defer { bench.stop() }
+        let connection = try await Connection.connect(to: .address(bench.busAddress))
+        defer { connection.close() }
+        let harness = Harness(bench: bench, control: ControlClient(connection: connection), directory: directory)
+        defer { harness.relinkd?.kill9() }
+        do {
+            try await harness.startRelinkd()
+            try await body(harness)
+            try? FileManager.default.removeItem(atPath: directory)
+        } catch {
+            print("relinkd log kept in \(directory)")
+            throw error
+        }
+    }
+
+    /// Starts relinkd on the bench and waits until it answers.
+    func startRelinkd(environment: [String: String] = [:]) async throws {
+        starts += 1
+        relinkd = try RelinkdProcess.start(bus: bench.busAddress, stateDirectory: directory + "/state",
+                                           logPath: directory + "/relinkd-\(starts).log", environment: environment)
+        try await control.waitUntilUp()
+    }
+
+    /// SIGTERMs relinkd; returns its exit status.
+    func stopRelinkd() -> Int32 {
+        let status = relinkd?.terminate() ?? -1
+        relinkd = nil
+        return status
+    }
+
+    /// SIGKILLs relinkd.
+    func killRelinkd() {
+        relinkd?.kill9()
+        relinkd = nil
+    }
+
+    /// Registers, connects the lock (pending until cancelled) and subscribes
+    /// to its lock state; waits until the link is up.
+    func connectAndSubscribeLock() async throws {
+        try await control.register(Self.id)
+        try await control.connect(Self.id, Self.lockAddress, services: [Self.lockService])
+        try await control.subscribe(Self.id, Self.lockAddress, Self.lockService, Self.lockState)
+        try await waitForEvents("connected", count: 1)
+    }
+
+    /// Pushes distinct values from the lock and waits until each is in the outbox.
+    func push(_ values: [UInt8]) async throws {
+        for value in values {
+            try bench.send(["cmd": "push", "peripheral": "lock", "value": String(format: "%02x", value)])
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await eventually(timeout: .seconds(10), "values \(values) in the outbox") {
+            let seen = (try? await self.notifiedValues()) ?? []
+            return values.allSatisfy { v in seen.contains(v) }
+        }
+    }
+
+    /// Values from this one up are probes, pushed by ``waitUntilNotificationsFlow()``.
+    static let firstProbe: UInt8 = 200
+    private var nextProbe = Harness.firstProbe
+
+    /// After a reconnection: pushes probe values until one reaches the
+    /// outbox (values notified before relinkd re-armed the characteristic
+    /// are not delivered by BlueZ at all, so a client cannot expect them).
+    func waitUntilNotificationsFlow(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let probe = nextProbe
+            nextProbe += 1
+            try bench.send(["cmd": "push", "peripheral": "lock", "value": String(format: "%02x", probe)])
+            for _ in 0..<5 {
+                try await Task.sleep(for: .milliseconds(100))
+                if try await notifiedValues().contains(probe) { return }
+            }
+        }
+        throw TimeoutError(what: "notifications to flow again")
+    }
+
+    /// Every notified value that is not a probe, in outbox order.
+    func testValues() async throws -> [UInt8] {
+        try await notifiedValues().filter { $0 < Self.firstProbe }
+    }
+
+    /// Every notified value in the outbox, in order (one byte each).
+    func notifiedValues() async throws -> [UInt8] {
+        try await control.events(Self.id).compactMap { $0.value?.first }
+    }
+
+    func events(_ kind: String) async throws -> [ControlClient.Event] {
+        try await control.events(Self.id).filter { $0.kind == kind }
+    }
+
+    /// Waits until the outbox holds at least `count` events of `kind`.
+    func waitForEvents(_ kind: String, count: Int, timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "\(count) \(kind) event(s)") {
+            ((try? await self.events(kind).count) ?? 0) >= count
+        }
+    }
+}

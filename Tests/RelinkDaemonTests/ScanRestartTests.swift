@@ -1,0 +1,54 @@
+import DBus
+import Foundation
+import Testing
+
+/// A restore identifier's scan survives a SIGKILL of relinkd.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ScanRestartTests {
+    static let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
+    static let bandAddress = "00:00:00:00:00:03"
+
+    func discoveredAddresses(_ h: Harness) async throws -> [String] {
+        try await h.events("discovered").compactMap { event in
+            guard let object = try JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any],
+                  let inner = object["discovered"] as? [String: Any],
+                  let advertisement = inner["advertisement"] as? [String: Any],
+                  let address = advertisement["address"] as? [String: Any] else { return nil }
+            return address["address"] as? String
+        }
+    }
+
+    @Test func sigkillWhileScanningResumesTheScan() async throws {
+        try await Harness.with { h in
+            try await h.control.register(Harness.id)
+            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(Self.heartRate)]), .boolean(false)])
+            try await eventually(timeout: .seconds(15), "the band to be discovered") {
+                (try? await discoveredAddresses(h).contains(Self.bandAddress)) == true
+            }
+            try await Task.sleep(for: .seconds(2))
+            var addresses = try await discoveredAddresses(h)
+            #expect(addresses == [Self.bandAddress], "coalesced, and only the band offers heart rate")
+            h.killRelinkd()
+            try await h.startRelinkd()
+            let status = try await h.control.status()
+            #expect(status["discovering"] as? Bool == true, "the scan is resumed with no client present")
+            let ids = status["identifiers"] as? [[String: Any]] ?? []
+            #expect(ids.first?["scanning"] as? Bool == true)
+            // A new scan session (relinkd started): the band is reported once more, once.
+            try await eventually(timeout: .seconds(15), "the band to be discovered by the resumed scan") {
+                (try? await discoveredAddresses(h).count) == 2
+            }
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await discoveredAddresses(h) == [Self.bandAddress, Self.bandAddress], "coalesced within a session")
+            // bluetoothd restarts: discovery is resumed, a new session reports the band once.
+            try h.bench.send(["cmd": "restart_bluez"])
+            try await eventually(timeout: .seconds(20), "the band to be discovered after bluetoothd restarted") {
+                (try? await discoveredAddresses(h).count) == 3
+            }
+            try await Task.sleep(for: .seconds(2))
+            addresses = try await discoveredAddresses(h)
+            #expect(addresses == [Self.bandAddress, Self.bandAddress, Self.bandAddress])
+            try await h.control.call("StopScan", [.string(Harness.id)])
+            #expect(try await h.control.status()["discovering"] as? Bool == false)
+        }
+    }
+}
