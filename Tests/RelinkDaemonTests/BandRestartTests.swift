@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -30,7 +31,7 @@ import Testing
             try await h.control.connect(Self.bandID, Self.bandAddress, services: [Self.heartRate])
             try await h.control.subscribe(Self.bandID, Self.bandAddress, Self.heartRate, Self.measurement)
             try await eventually(timeout: .seconds(30), "the band to connect") { (try? await bandEvents(h, "connected")) == 1 }
-            try h.bench.send(["cmd": "start_stream", "peripheral": "band", "rate": 20])
+            try await h.bench.startStream("band", rate: 20)
             try await eventually(timeout: .seconds(10), "band values") { ((try? await counters(h).count) ?? 0) >= 10 }
             h.killRelinkd()
             try await h.startRelinkd()
@@ -38,7 +39,7 @@ import Testing
             try await h.waitForEvents("restored", count: 1)
             let before = try await counters(h).count
             try await eventually(timeout: .seconds(10), "band values after the restart") { ((try? await counters(h).count) ?? 0) >= before + 10 }
-            try h.bench.send(["cmd": "stop_stream", "peripheral": "band"])
+            try await h.bench.stopStream("band")
             try await h.waitUntilNotificationsFlow()
             let values = try await counters(h)
             #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "band counters doubled or reordered: \(values)")

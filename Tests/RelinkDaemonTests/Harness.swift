@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -11,13 +12,13 @@ final class Harness {
     static let lockState = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
     static let id = "org.example.lock"
 
-    let bench: TestBench
+    let bench: Bench
     let control: ControlClient
     let directory: String
     private(set) var relinkd: RelinkdProcess?
     private var starts = 0
 
-    private init(bench: TestBench, control: ControlClient, directory: String) {
+    private init(bench: Bench, control: ControlClient, directory: String) {
         self.bench = bench
         self.control = control
         self.directory = directory
@@ -27,8 +28,17 @@ final class Harness {
     static func with(_ body: (Harness) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let bench = try await TestBench.start(["--lock", "lock", "--band", "band"])
-        defer { bench.stop() }
+        let bench = try await Bench.start()
+        do {
+            try await run(on: bench, directory: directory, body)
+        } catch {
+            await bench.stop()
+            throw error
+        }
+        await bench.stop()
+    }
+
+    private static func run(on bench: Bench, directory: String, _ body: (Harness) async throws -> Void) async throws {
         let connection = try await Connection.connect(to: .address(bench.busAddress))
         defer { connection.close() }
         let harness = Harness(bench: bench, control: ControlClient(connection: connection), directory: directory)
@@ -76,7 +86,7 @@ final class Harness {
     /// Pushes distinct values from the lock and waits until each is in the outbox.
     func push(_ values: [UInt8]) async throws {
         for value in values {
-            try bench.send(["cmd": "push", "peripheral": "lock", "value": String(format: "%02x", value)])
+            try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
             try await Task.sleep(for: .milliseconds(50))
         }
         try await eventually(timeout: .seconds(10), "values \(values) in the outbox") {
@@ -97,7 +107,7 @@ final class Harness {
         while ContinuousClock.now < deadline {
             let probe = nextProbe
             nextProbe += 1
-            try bench.send(["cmd": "push", "peripheral": "lock", "value": String(format: "%02x", probe)])
+            try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
             for _ in 0..<5 {
                 try await Task.sleep(for: .milliseconds(100))
                 if try await notifiedValues().contains(probe) { return }

@@ -26,8 +26,8 @@ import Testing
             try await h.waitForEvents("restored", count: 1)
             try await Task.sleep(for: .seconds(1))
             #expect(try await updates(h) == first, "a restart reported known names again")
-            try h.bench.send(["cmd": "set_gap_name", "peripheral": "lock", "name": "Back Door"])
-            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.bench.setGapName("lock", "Back Door")
+            try await h.bench.restartBlueZ()
             try await eventually(timeout: .seconds(30), "the new GAP name") { ((try? await updates(h).count) ?? 0) >= 3 }
             #expect(try await updates(h).last == ["gap", "Back Door", "Back Door"])
         }

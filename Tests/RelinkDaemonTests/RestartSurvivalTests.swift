@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -44,13 +45,13 @@ import Testing
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
             try await h.push([20])
-            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.bench.outOfRange("lock")
             try await h.waitForEvents("disconnected", count: 1)
             h.killRelinkd()
             try await h.startRelinkd()
             try await Task.sleep(for: .seconds(2))
             #expect(try await h.control.connectionState(Harness.id) != "connected")
-            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.bench.inRange("lock")
             let back = ContinuousClock.now
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             print("figure: lock back in range to connected (pending after SIGKILL): \(ContinuousClock.now - back)")
@@ -67,15 +68,15 @@ import Testing
             try await h.connectAndSubscribeLock()
             try await h.push([60])
             // Connects to the out-of-range lock now take 4 s to fail.
-            try h.bench.send(["cmd": "set_timing", "connect_timeout": 4])
-            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.bench.send(BenchCommand("set_timing", ["connect_timeout": .number(4)]))
+            try await h.bench.outOfRange("lock")
             try await h.waitForEvents("disconnected", count: 1)
             try await eventually(timeout: .seconds(30), "relinkd to be connecting") {
                 (try? await h.control.connectionState(Harness.id)) == "connecting"
             }
             h.killRelinkd()
             try await h.startRelinkd()
-            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.bench.inRange("lock")
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()
             try await h.push([61])
@@ -88,12 +89,12 @@ import Testing
     @Test func bluetoothdRestartWhilePendingConnectsWhenBackInRange() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
-            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.bench.outOfRange("lock")
             try await h.waitForEvents("disconnected", count: 1)
-            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.bench.restartBlueZ()
             try await Task.sleep(for: .seconds(1))
             #expect(try await h.control.connectionState(Harness.id) != "connected")
-            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.bench.inRange("lock")
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()
             try await h.push([70])
@@ -107,7 +108,7 @@ import Testing
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
             try await h.push([30])
-            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.bench.restartBlueZ()
             try await h.waitForEvents("disconnected", count: 1)
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()
@@ -122,7 +123,7 @@ import Testing
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
             try await h.push([40])
-            try h.bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await h.bench.powerCycleCentral(offSeconds: 0.5)
             try await h.waitForEvents("disconnected", count: 1)
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()
@@ -136,12 +137,12 @@ import Testing
     @Test func adapterPowerCycleWhilePendingConnectsWhenBackInRange() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
-            try h.bench.send(["cmd": "out_of_range", "peripheral": "lock"])
+            try await h.bench.outOfRange("lock")
             try await h.waitForEvents("disconnected", count: 1)
-            try h.bench.send(["cmd": "power_cycle_central", "off_seconds": 0.5])
+            try await h.bench.powerCycleCentral(offSeconds: 0.5)
             try await Task.sleep(for: .seconds(2))
             #expect(try await h.control.connectionState(Harness.id) != "connected")
-            try h.bench.send(["cmd": "in_range", "peripheral": "lock"])
+            try await h.bench.inRange("lock")
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()
             try await h.push([80])
@@ -159,7 +160,7 @@ import Testing
             try await h.connectAndSubscribeLock()
             try await h.push([90])
             h.killRelinkd()
-            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.bench.restartBlueZ()
             try await h.startRelinkd()
             try await h.waitForEvents("restored", count: 1, timeout: .seconds(60))
             try await h.waitUntilNotificationsFlow()

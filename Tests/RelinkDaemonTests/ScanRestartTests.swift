@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -40,7 +41,7 @@ import Testing
             try await Task.sleep(for: .seconds(2))
             #expect(try await discoveredAddresses(h) == [Self.bandAddress, Self.bandAddress], "coalesced within a session")
             // bluetoothd restarts: discovery is resumed, a new session reports the band once.
-            try h.bench.send(["cmd": "restart_bluez"])
+            try await h.bench.restartBlueZ()
             try await eventually(timeout: .seconds(20), "the band to be discovered after bluetoothd restarted") {
                 (try? await discoveredAddresses(h).count) == 3
             }

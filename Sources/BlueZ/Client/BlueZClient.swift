@@ -99,25 +99,50 @@ public actor BlueZClient {
     /// re-registers the auto-connect profile and re-applies discovery.
     func resync(reason: ResetReason) async {
         let names = mirror.knownNames
-        do {
-            owner = try await connection.nameOwner(of: BlueZInterface.service)
-            let reply = try await connection.call(
-                destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
-                method: "GetManagedObjects", timeout: .seconds(10))
-            guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
-            mirror = Mirror(managedObjects: try body.managedObjects(), knownNames: names)
-        } catch {
-            logger.warning("cannot read bluetoothd's objects", metadata: ["RELINK_ERROR": "\(error)"])
+        guard let objects = await fetchManagedObjects() else {
             owner = nil
             mirror = Mirror(managedObjects: [:], knownNames: names)
             continuation.yield(.serviceLost)
             return
         }
+        mirror = Mirror(managedObjects: objects, knownNames: names)
         continuation.yield(.reset(reason))
         for adapter in mirror.adapters where adapter.powered {
             await reapply(adapter: adapter.path)
         }
         resumeWaiters()
+    }
+
+    /// Delays between attempts to read a new bluetoothd's objects: a
+    /// bluetoothd that has just taken its name may not export `/` yet.
+    static let resyncRetryDelays: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200),
+                                                .milliseconds(400), .milliseconds(800), .milliseconds(1600), .milliseconds(3200)]
+
+    /// `GetManagedObjects` of the current bluetoothd, retried while it owns
+    /// its name; nil when there is no bluetoothd or it never answered.
+    private func fetchManagedObjects() async -> ManagedObjects? {
+        var delays = Self.resyncRetryDelays.makeIterator()
+        while true {
+            do {
+                owner = try await connection.nameOwner(of: BlueZInterface.service)
+                guard owner != nil else { return nil }
+                let reply = try await connection.call(
+                    destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
+                    method: "GetManagedObjects", timeout: .seconds(10))
+                guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
+                return try body.managedObjects()
+            } catch is CancellationError {
+                return nil
+            } catch {
+                guard let delay = delays.next() else {
+                    logger.error("cannot read bluetoothd's objects; waiting for it to restart",
+                                 metadata: ["RELINK_EVENT": "bluetoothd-unreadable", "RELINK_ERROR": "\(error)"])
+                    return nil
+                }
+                logger.debug("bluetoothd's objects not readable yet; retrying", metadata: ["RELINK_ERROR": "\(error)", "delay": "\(delay)"])
+                do { try await Task.sleep(for: delay) } catch { return nil }
+            }
+        }
     }
 
     /// Re-registers what bluetoothd forgets for an adapter.
