@@ -46,10 +46,20 @@ wait_state() {
   for _ in $(seq 300); do [ "$(lock_state)" = "$1" ] && { echo "lock link: $1"; return 0; }; sleep 0.1; done
   echo "demo: lock never reached $1 (now $(lock_state))" >&2; tail -20 "$work/relinkd.log" >&2; exit 1
 }
+echo 0 > "$work/shown"
+# Prints the events stored for the identifier since the last call: the
+# outbox keeps them whether or not a client is there to read them.
 events() {
-  ctl Events st front-door "${1:-0}" | python3 -c 'import json,sys
+  ctl Events st front-door "$(cat "$work/shown")" | python3 -c 'import json,sys
+last=sys.argv[1]
 for seq, kind, payload in json.load(sys.stdin)["data"][0]:
-    print(f"  #{seq:<3} {kind:<16} {payload[:90]}")'
+    body=next(iter(json.loads(payload).values()), {})
+    if kind=="value-notified": detail="value "+bytes(body.get("value", [])).decode("utf-8","replace")
+    elif kind in ("disconnected","failed-to-connect","name-updated"): detail=json.dumps(body.get("reason", body.get("update", "")))[:80]
+    else: detail=body.get("address", {}).get("address", "")
+    print(f"  #{seq:<3} {kind:<16} {detail}")
+    last=seq
+open(sys.argv[2],"w").write(str(last))' "$(cat "$work/shown")" "$work/shown"
 }
 
 say "bench up on $BUS (lock $LOCK); relinkd starts with an empty state directory"
@@ -88,5 +98,5 @@ sleep 0.5
 events
 
 say "what relinkd logged (decisions carry RELINK_* fields; under systemd they go to the journal)"
-grep -E "connected|restored|strategy|disconnected" "$work/relinkd.log" | tail -12 || true
+grep -E "RELINK_DECISION=(connect-failed|scan-matched|connected|restored)" "$work/relinkd.log" | tail -6 | cut -c1-220 || true
 echo; echo "demo: OK"
