@@ -21,7 +21,7 @@ srcdir=${RELINK_SYSTEMD_DIR:-$here/systemd}
 work=$(mktemp -d)
 bus_pid=
 cleanup() {
-    [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
+    if [ -n "$bus_pid" ]; then kill "$bus_pid" 2>/dev/null; fi
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -113,10 +113,15 @@ cat > "$work/bus.conf" <<CONF
   <include>$prefix/share/dbus-1/system.d/org.relink.conf</include>
 </busconfig>
 CONF
-if out=$(dbus-daemon --config-file="$work/bus.conf" --fork --print-pid=1 2>&1); then
-    bus_pid=$(printf '%s\n' "$out" | head -n 1)
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog > "$work/bus.log" 2>&1 &
+bus_pid=$!
+i=0
+while [ ! -S "$work/bus" ] && kill -0 "$bus_pid" 2>/dev/null && [ $i -lt 500 ]; do
+    i=$((i + 1)); sleep 0.01
+done
+if [ -S "$work/bus" ]; then
     reply=$(dbus-send --bus="unix:path=$work/bus" --print-reply --reply-timeout=5000 --dest=org.freedesktop.DBus \
-        /org/freedesktop/DBus org.freedesktop.DBus.RequestName string:org.relink uint32:0 2>&1)
+        /org/freedesktop/DBus org.freedesktop.DBus.RequestName string:org.relink uint32:0 2>&1 < /dev/null)
     if [ "$(id -un)" != relink ] && printf '%s\n' "$reply" | grep -q 'AccessDenied'; then
         echo "ok: D-Bus policy loads and denies org.relink to $(id -un)"
     else
@@ -124,9 +129,12 @@ if out=$(dbus-daemon --config-file="$work/bus.conf" --fork --print-pid=1 2>&1); 
         fail "D-Bus policy did not deny org.relink to $(id -un)"
     fi
 else
-    printf '%s\n' "$out"
+    cat "$work/bus.log"
     fail "dbus-daemon rejected org.relink.conf"
 fi
+kill "$bus_pid" 2>/dev/null
+wait "$bus_pid" 2>/dev/null
+bus_pid=
 
 if [ $failures -ne 0 ]; then
     echo "$failures check(s) failed"

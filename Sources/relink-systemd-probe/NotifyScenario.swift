@@ -23,7 +23,7 @@ enum NotifyScenario {
 
             try notifier.extendTimeout(.seconds(5))
             try notifier.status("loading state\nfrom the store")
-            // The stall hook must trap its signals before READY tells the test to go on.
+            // The stall hook traps its signals before READY tells the test to go on.
             let stallControl = await StallControlService(
                 probe: StallableProbe(wrapping: ClosureLivenessProbe { true }), logger: logger)
             var services: [any Service] = [stallControl]
@@ -31,9 +31,14 @@ enum NotifyScenario {
                 services.append(
                     WatchdogService(notifier: notifier, period: period, probe: stallControl.probe, logger: logger))
             }
+            // READY=1 from inside the group: by then it traps SIGTERM, so a
+            // stop request right after READY shuts down gracefully.
+            services.append(ClosureService {
+                try notifier.ready(status: "1 identifier, 0 connected, 1 pending")
+                logger.info("ready", metadata: RelinkMessageID.started.metadata)
+                try? await gracefulShutdown()
+            })
             services.append(StoppingNotificationService(notifier: notifier, logger: logger))
-            try notifier.ready(status: "1 identifier, 0 connected, 1 pending")
-            logger.info("ready", metadata: RelinkMessageID.started.metadata)
 
             let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm], logger: logger)
             try await group.run()

@@ -5,7 +5,8 @@ public enum LogDestination: String, CaseIterable, Sendable {
     /// journald when relinkd appears to run under it, readable stderr otherwise
     /// (see ``resolve(environment:journalSocketExists:stderrIsTerminal:)``).
     case auto
-    /// Always journald (stderr only for entries journald refuses).
+    /// Always journald. Entries journald refuses go to stderr; when journald's
+    /// socket does not exist at all, libsystemd drops entries silently.
     case journal
     /// Always one readable line per entry on stderr.
     case stderr

@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// Put it LAST in the `ServiceGroup`'s services: the group shuts services down
 /// in reverse order, so systemd hears `STOPPING=1` before the others wind down.
 /// Also sends it when cancelled, since the process is going away then too.
-public struct StoppingNotificationService: Service {
+public struct StoppingNotificationService: Service, CustomStringConvertible {
     private let notifier: Notifier
     private let logger: Logger
 
@@ -14,6 +14,8 @@ public struct StoppingNotificationService: Service {
         self.notifier = notifier
         self.logger = logger
     }
+
+    public var description: String { "StoppingNotificationService" }
 
     public func run() async {
         try? await gracefulShutdown()

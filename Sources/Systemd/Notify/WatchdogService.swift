@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// `run()` returns on graceful shutdown or cancellation. A probe that ignores
 /// cancellation while hung blocks this service too, which still stops the
 /// pings (and systemd then restarts relinkd).
-public struct WatchdogService: Service {
+public struct WatchdogService: Service, CustomStringConvertible {
     private let notifier: Notifier
     private let period: Duration
     private let probe: any LivenessProbe
@@ -33,6 +33,8 @@ public struct WatchdogService: Service {
         guard let period = try notifier.watchdogPingPeriod else { return nil }
         return WatchdogService(notifier: notifier, period: period, probe: probe, logger: logger)
     }
+
+    public var description: String { "WatchdogService(period: \(period))" }
 
     public func run() async {
         await cancelWhenGracefulShutdown { await self.pingLoop() }

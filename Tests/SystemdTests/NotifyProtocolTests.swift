@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// sd_notify and the watchdog as systemd sees them: the probe executable plays
+/// the daemon with `$NOTIFY_SOCKET` pointing at a datagram socket we read.
+/// Serialized: the ping counts are timing-based, so keep these off each other's cores.
+@Suite(.serialized)
+struct NotifyProtocolTests {
+    @Test func startupSendsExtendStatusThenReadyAndSigtermSendsStopping() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let listener = try NotifyListener(directory: directory)
+            let child = try ChildProcess(
+                TestPaths.probe, ["notify"], environment: ["NOTIFY_SOCKET": listener.path], directory: directory)
+            defer { child.kill() }
+
+            let startup = try #require(
+                await listener.collect(until: { $0.hasPrefix("READY=1") }, timeout: .seconds(20)),
+                "no READY=1; stderr: \(child.stderr)")
+            #expect(startup == [
+                "EXTEND_TIMEOUT_USEC=5000000",
+                "STATUS=loading state from the store",  // the newline became a space
+                "READY=1\nSTATUS=1 identifier, 0 connected, 1 pending",
+            ])
+            // No watchdog was asked for, so no pings.
+            #expect(await listener.collect(for: .milliseconds(300)).isEmpty)
+            #expect(child.stdout.contains("watchdog-period-usec=none"))
+
+            child.signal(SIGTERM)
+            #expect(await child.exitStatus(within: .seconds(10)) == 0)
+            #expect(listener.drain() == ["STOPPING=1"], "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("MESSAGE_ID=440ed7ebbefa48ddb0e04a0885029f02"))
+        }
+    }
+
+    @Test func watchdogPingsAtHalfTheTimeoutStopWhileStalledAndResume() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let listener = try NotifyListener(directory: directory)
+            let child = try ChildProcess(
+                TestPaths.probe, ["notify"],
+                environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000"], directory: directory)
+            defer { child.kill() }
+            _ = try #require(
+                await listener.collect(until: { $0.hasPrefix("READY=1") }, timeout: .seconds(20)),
+                "no READY=1; stderr: \(child.stderr)")
+            #expect(child.stdout.contains("watchdog-period-usec=100000"))
+
+            // 100 ms period: about 10 pings a second. Generous bounds: a loaded
+            // machine may delay some, but a wrong period (e.g. the full 200 ms,
+            // or pinging in a tight loop) falls outside.
+            let running = await listener.collect(for: .seconds(1))
+            #expect(running.allSatisfy { $0 == "WATCHDOG=1" })
+            #expect((6...14).contains(running.count), "pings in 1 s: \(running.count)")
+
+            child.signal(SIGUSR1)  // stall the liveness probe
+            _ = await listener.collect(for: .milliseconds(300))  // a ping may be in flight
+            let stalled = await listener.collect(for: .seconds(1))
+            #expect(stalled.isEmpty, "pings while stalled: \(stalled)")
+
+            child.signal(SIGUSR2)  // the loop answers again
+            let resumed = await listener.collect(for: .seconds(1))
+            #expect(resumed.count >= 4, "pings after resume: \(resumed.count)")
+
+            child.signal(SIGTERM)
+            #expect(await child.exitStatus(within: .seconds(10)) == 0)
+            let log = child.stderr
+            #expect(log.contains("withholding watchdog pings MESSAGE_ID=f1f262de6d254e84b4fa96efd9ca4cee"))
+            #expect(log.contains("watchdog pings resumed"))
+        }
+    }
+
+    @Test func watchdogMeantForAnotherProcessIsIgnored() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let listener = try NotifyListener(directory: directory)
+            let child = try ChildProcess(
+                TestPaths.probe, ["notify"],
+                environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"],
+                directory: directory)
+            defer { child.kill() }
+            _ = try #require(await listener.collect(until: { $0.hasPrefix("READY=1") }, timeout: .seconds(20)))
+            #expect(child.stdout.contains("watchdog-period-usec=none"))
+            #expect(await listener.collect(for: .milliseconds(400)).isEmpty)
+        }
+    }
+
+    @Test func malformedWatchdogTimeoutIsATypedError() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let listener = try NotifyListener(directory: directory)
+            let result = try await TestPaths.run(
+                TestPaths.probe, ["notify"],
+                environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "soon"], timeout: .seconds(20))
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("invalidWatchdogEnvironment"), "stderr: \(result.stderr)")
+            #expect(listener.drain().isEmpty)
+        }
+    }
+
+    @Test func withoutNotifySocketNothingIsSentAndNothingFails() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let child = try ChildProcess(TestPaths.probe, ["notify"], environment: [:], directory: directory)
+            defer { child.kill() }
+            let clock = ContinuousClock()
+            let end = clock.now.advanced(by: .seconds(20))
+            while !child.stderr.contains("relink-systemd-probe: ready"), clock.now < end {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(child.stderr.contains("relink-systemd-probe: ready"), "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.exitStatus(within: .seconds(10)) == 0)
+            #expect(!child.stderr.contains("failed"), "stderr: \(child.stderr)")
+        }
+    }
+}
