@@ -116,7 +116,7 @@ let package = Package(
         // relinkd run as its own process on the bench, killed with SIGKILL.
         .testTarget(
             name: "RelinkDaemonTests",
-            dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport"],
+            dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
     ]

@@ -51,7 +51,7 @@ struct Relinkd: AsyncParsableCommand {
             ?? "./State"
         let store = try RelinkStore(directory: directory, logger: logger)
         for file in store.quarantined {
-            logger.error("a bad state file was quarantined", metadata: ["MESSAGE_ID": "e4ef916c72834655a87ede9203e67404", "RELINK_FILE": "\(file)"])
+            logger.error("a bad state file was quarantined", metadata: RelinkMessageID.stateFileQuarantined.metadata.merging(["RELINK_FILE": "\(file)"]) { $1 })
         }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()

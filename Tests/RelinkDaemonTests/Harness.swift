@@ -17,20 +17,24 @@ final class Harness {
     let directory: String
     private(set) var relinkd: RelinkdProcess?
     private var starts = 0
+    /// How relinkd is launched: a command prefix (e.g. `nsenter` into a
+    /// private journald's namespace) and where it logs.
+    let launch: RelinkdProcess.Launch
 
-    private init(bench: Bench, control: ControlClient, directory: String) {
+    private init(bench: Bench, control: ControlClient, directory: String, launch: RelinkdProcess.Launch) {
         self.bench = bench
         self.control = control
         self.directory = directory
+        self.launch = launch
     }
 
     /// Runs `body` with a fresh bench and relinkd started; stops everything.
-    static func with(_ body: (Harness) async throws -> Void) async throws {
+    static func with(launch: RelinkdProcess.Launch = .init(), _ body: (Harness) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let bench = try await Bench.start()
         do {
-            try await run(on: bench, directory: directory, body)
+            try await run(on: bench, directory: directory, launch: launch, body)
         } catch {
             await bench.stop()
             throw error
@@ -38,10 +42,10 @@ final class Harness {
         await bench.stop()
     }
 
-    private static func run(on bench: Bench, directory: String, _ body: (Harness) async throws -> Void) async throws {
+    private static func run(on bench: Bench, directory: String, launch: RelinkdProcess.Launch, _ body: (Harness) async throws -> Void) async throws {
         let connection = try await Connection.connect(to: .address(bench.busAddress))
         defer { connection.close() }
-        let harness = Harness(bench: bench, control: ControlClient(connection: connection), directory: directory)
+        let harness = Harness(bench: bench, control: ControlClient(connection: connection), directory: directory, launch: launch)
         defer { harness.relinkd?.kill9() }
         do {
             try await harness.startRelinkd()
@@ -57,7 +61,7 @@ final class Harness {
     func startRelinkd(environment: [String: String] = [:]) async throws {
         starts += 1
         relinkd = try RelinkdProcess.start(bus: bench.busAddress, stateDirectory: directory + "/state",
-                                           logPath: directory + "/relinkd-\(starts).log", environment: environment)
+                                           logPath: directory + "/relinkd-\(starts).log", environment: environment, launch: launch)
         try await control.waitUntilUp()
     }
 

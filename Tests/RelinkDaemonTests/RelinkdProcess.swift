@@ -14,12 +14,28 @@ final class RelinkdProcess: Sendable {
         return root.appendingPathComponent(".build/debug/relinkd")
     }
 
+    /// How to launch relinkd.
+    struct Launch: Sendable {
+        /// A command that execs the rest of its arguments (so the pid stays
+        /// relinkd's), e.g. `nsenter --mount=/proc/PID/ns/mnt --`.
+        var prefix: [String] = []
+        var logDestination = "stderr"
+    }
+
     /// Starts relinkd on `bus` with its store in `stateDirectory`.
     /// - Throws: when the process cannot be launched.
-    static func start(bus: String, stateDirectory: String, logPath: String, environment: [String: String] = [:]) throws -> RelinkdProcess {
+    static func start(bus: String, stateDirectory: String, logPath: String, environment: [String: String] = [:],
+                      launch: Launch = Launch()) throws -> RelinkdProcess {
         let p = Process()
-        p.executableURL = executable
-        p.arguments = ["--bus-address", bus, "--state-directory", stateDirectory, "--log-destination", "stderr", "--log-level", "debug"]
+        let arguments = ["--bus-address", bus, "--state-directory", stateDirectory,
+                         "--log-destination", launch.logDestination, "--log-level", "debug"]
+        if let command = launch.prefix.first {
+            p.executableURL = URL(fileURLWithPath: command)
+            p.arguments = Array(launch.prefix.dropFirst()) + [executable.path] + arguments
+        } else {
+            p.executableURL = executable
+            p.arguments = arguments
+        }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try log.seekToEnd()

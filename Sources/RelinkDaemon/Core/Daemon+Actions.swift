@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import Systemd
 
 // Carrying out a machine's actions, in order.
 extension Daemon {
@@ -71,10 +72,23 @@ extension Daemon {
     func log(_ decision: Decision) {
         var metadata: Logger.Metadata = [:]
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
+        if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
         switch decision.kind {
         case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
         case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)
         default: logger.info("\(decision.description)", metadata: metadata)
+        }
+    }
+
+    /// The journal MESSAGE_ID of the decisions an operator looks for
+    /// (explained in systemd/relink.catalog).
+    static func messageID(for kind: Decision.Kind) -> RelinkMessageID? {
+        switch kind {
+        case .connected: .connected
+        case .connectFailed: .connectFailed
+        case .disconnected: .disconnected
+        case .failed: .reconnectGaveUp
+        default: nil
         }
     }
 

@@ -1,3 +1,4 @@
+import Systemd
 import BlueZ
 import DBus
 import Foundation
@@ -13,7 +14,7 @@ extension Daemon {
         case .reset(.initial):
             break
         case .reset(.bluetoothdRestarted):
-            logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "MESSAGE_ID": "d8751b32fa6e45b98b8d0ca7d5e8cf21"])
+            logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             planner.resetAll()
             awaitingGatt = [:]
             _ = scans.restart()  // the BlueZ layer re-applies discovery itself
@@ -28,7 +29,7 @@ extension Daemon {
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
-            logger.notice("adapter powered \(on ? "on" : "off")", metadata: ["RELINK_ADAPTER": "\(adapterName)", "MESSAGE_ID": "d89e6239a8c64ac7bdc16cb58d348430"])
+            logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(["RELINK_ADAPTER": "\(adapterName)"]) { $1 })
             if on { _ = scans.restart() } else {
                 planner.resetAll()
                 awaitingGatt = [:]

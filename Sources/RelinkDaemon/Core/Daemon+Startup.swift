@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import Systemd
 
 // Start-up: rebuild every identifier from the store and resume it, with no
 // client present.
@@ -62,10 +63,9 @@ extension Daemon {
             await perform(actions, for: resume.record.intent)
             await drainImmediate()
         }
-        logger.notice("restored from the store: \(statusSummary)", metadata: [
-            "RELINK_EVENT": "restored", "MESSAGE_ID": "ec230f08c6a5470e948359ac30c4fb3d",
+        logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging([
             "RELINK_IDENTIFIERS": "\(identifiers.count)", "RELINK_INTENTS": "\(plan.resume.count)",
             "RELINK_SUBSCRIPTIONS": "\(plan.subscriptions.count)", "RELINK_SCANS": "\(plan.scans.count)",
-        ])
+        ]) { $1 })
     }
 }

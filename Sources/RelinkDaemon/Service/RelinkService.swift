@@ -65,7 +65,7 @@ public struct RelinkService: Service {
                     }
                 }
                 try await daemon.run { summary in
-                    logger.notice("relinkd ready: \(summary)", metadata: ["RELINK_EVENT": "started", "MESSAGE_ID": "cfbe87f8a45d45d1bd944fd6e9a7ea25"])
+                    logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
                     do { _ = try notifier.ready(status: summary) } catch {
                         logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
                     }

@@ -1,0 +1,121 @@
+import Foundation
+import Systemd
+import Testing
+
+/// relinkd logging to a real systemd-journald: journald runs in a private
+/// mount namespace (tmpfs over /run/systemd, /run/log and /var/log/journal,
+/// so the machine's journal is never touched) and relinkd is started inside
+/// that namespace with `nsenter`, on the bench's bus (its socket is under
+/// /tmp, which the namespace shares). The entries are read back with
+/// `journalctl -o json` after a restore and a reconnect.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: getuid() == 0, "needs root: unshare -m and tmpfs mounts for a private journald"),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: PrivateJournal.journald), "no systemd-journald"))
+struct JournalTests {
+    @Test func decisionsOfARestoreAndAReconnectAreInTheJournalWithRelinkFields() async throws {
+        let journal = try await PrivateJournal.start()
+        let entries: [[String: Any]]
+        do {
+            try await Harness.with(launch: .init(prefix: journal.enterPrefix, logDestination: "journal")) { h in
+                try await h.connectAndSubscribeLock()
+                h.killRelinkd()
+                try await h.startRelinkd()
+                try await h.waitForEvents("restored", count: 1)
+                try await h.bench.outOfRange("lock")
+                try await h.waitForEvents("disconnected", count: 1)
+                try await Task.sleep(for: .seconds(2))
+                try await h.bench.inRange("lock")
+                try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            }
+            entries = try await journal.stopAndRead()
+        } catch {
+            _ = try? await journal.stopAndRead()
+            throw error
+        }
+        let relinkd = entries.filter { $0["SYSLOG_IDENTIFIER"] as? String == "relinkd" }
+        #expect(!relinkd.isEmpty, "no entry of relinkd in the journal")
+        func with(_ id: RelinkMessageID) -> [[String: Any]] { relinkd.filter { $0["MESSAGE_ID"] as? String == id.id } }
+
+        // Started twice, each READY after its restore from the store: the
+        // first from an empty store, the second with the lock's intent.
+        #expect(with(.started).count == 2)
+        let restored = with(.restored)
+        #expect(restored.compactMap { $0["RELINK_INTENTS"] as? String } == ["0", "1"])
+
+        // The reconnect: connect failures while out of range, then connected.
+        let failures = with(.connectFailed)
+        #expect(!failures.isEmpty)
+        for f in failures {
+            #expect(f["RELINK_RESTORE_ID"] as? String == Harness.id)
+            #expect(f["RELINK_ERROR"] as? String == "org.bluez.Error.Failed")
+            #expect(f["RELINK_STRATEGY"] != nil)
+            #expect(Int(f["RELINK_ATTEMPT"] as? String ?? "") != nil)
+            #expect(f["PRIORITY"] as? String == "5")
+        }
+        let connected = with(.connected)
+        #expect(connected.count >= 2)
+        #expect(Set(connected.compactMap { $0["RELINK_PERIPHERAL"] as? String }).count == 1)
+        #expect(with(.disconnected).count >= 1)
+        for e in relinkd {
+            #expect((e["CODE_FILE"] as? String)?.hasSuffix(".swift") == true)
+            #expect(e["CODE_LINE"] != nil && e["CODE_FUNC"] != nil)
+        }
+    }
+}
+
+/// A systemd-journald of its own in a private mount namespace, held by a
+/// shell that waits for a stop file, then dumps the journal and ends.
+struct PrivateJournal {
+    static let journald = "/lib/systemd/systemd-journald"
+    let holder: Process
+    let directory: String
+
+    /// The prefix that runs a command inside the namespace.
+    var enterPrefix: [String] { ["/usr/bin/nsenter", "--mount=/proc/\(holder.processIdentifier)/ns/mnt", "--"] }
+
+    private static let script = #"""
+        set -eu
+        mount -t tmpfs tmpfs /run/systemd
+        mount -t tmpfs tmpfs /run/log
+        if [ -d /var/log/journal ]; then mount -t tmpfs tmpfs /var/log/journal; fi
+        "$JOURNALD" &
+        journald=$!
+        trap 'kill $journald 2>/dev/null; wait $journald 2>/dev/null || true' EXIT
+        i=0
+        until [ -S /run/systemd/journal/socket ]; do
+            i=$((i + 1)); [ $i -lt 1000 ] || exit 3; sleep 0.01
+        done
+        touch "$OUT/ready"
+        until [ -e "$OUT/stop" ]; do sleep 0.05; done
+        journalctl --sync 2>/dev/null || sleep 0.5
+        journalctl -o json > "$OUT/journal.json"
+        """#
+
+    static func start() async throws -> PrivateJournal {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relink-journal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        p.arguments = ["-m", "--propagation", "private", "/bin/sh", "-c", script]
+        p.environment = ["JOURNALD": journald, "OUT": directory, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
+        try p.run()
+        let journal = PrivateJournal(holder: p, directory: directory)
+        try await eventually(timeout: .seconds(10), "the private journald") {
+            FileManager.default.fileExists(atPath: directory + "/ready") || !p.isRunning
+        }
+        guard p.isRunning else { throw CocoaError(.executableLoad, userInfo: ["reason": "journald namespace failed: \(p.terminationStatus)"]) }
+        return journal
+    }
+
+    /// Ends the namespace (journald stops with it) and returns every entry.
+    func stopAndRead() async throws -> [[String: Any]] {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        try await eventually(timeout: .seconds(20), "the journal dump") { !holder.isRunning }
+        let text = try String(contentsOfFile: directory + "/journal.json", encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+}
