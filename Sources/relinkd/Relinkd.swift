@@ -56,10 +56,16 @@ struct Relinkd: AsyncParsableCommand {
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger)
-        var services: [any Service] = [relink, StoppingNotificationService(notifier: notifier, logger: logger)]
+        var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)
         }
+        if ProcessInfo.processInfo.environment["RELINK_TEST_HOOKS"] == "1" {
+            logger.warning("test hooks enabled: SIGUSR1 stalls the event loop")
+            services.append(StallHookService(relink: relink, duration: .seconds(3)))
+        }
+        // Last, so that it is the first to hear of a graceful shutdown.
+        services.append(StoppingNotificationService(notifier: notifier, logger: logger))
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -115,6 +115,12 @@ public actor Daemon {
         }
     }
 
+    /// Test hook: makes the loop hang for `duration` (see
+    /// ``DaemonInput/stallForTesting(_:)``).
+    nonisolated func stallForTesting(_ duration: Duration) {
+        inputContinuation.yield(.stallForTesting(duration))
+    }
+
     /// Sends a control request to the loop and waits for its reply.
     nonisolated func submit(_ request: ControlRequest) async -> ControlReply {
         await withCheckedContinuation { reply in
@@ -142,6 +148,10 @@ public actor Daemon {
         case .control(let request, let reply):
             let result = await handleControl(request)
             reply.resume(returning: result)
+        case .stallForTesting(let duration):
+            logger.warning("test hook: the loop stalls", metadata: ["duration": "\(duration)"])
+            // Blocks this loop on purpose; nothing else runs on it meanwhile.
+            try? await Task.sleep(for: duration)
         }
         await drainImmediate()
     }

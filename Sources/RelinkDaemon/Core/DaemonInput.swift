@@ -15,6 +15,9 @@ enum DaemonInput: Sendable {
     case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
     /// A control call, answered through the continuation after its store commit.
     case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
+    /// Test hook: the loop blocks for this long, as a hung loop would, so
+    /// that tests can see the watchdog pings stop.
+    case stallForTesting(Duration)
 }
 
 /// What a control call asks for, with every argument validated.

@@ -38,6 +38,13 @@ public struct RelinkService: Service {
         self.logger = logger
     }
 
+    /// Test hook: the daemon's loop hangs for `duration`, so a test can see
+    /// that the watchdog pings stop while it does. relinkd wires it to
+    /// SIGUSR1 only when `RELINK_TEST_HOOKS=1` is in its environment.
+    public func stallLoopForTesting(_ duration: Duration) {
+        daemon.stallForTesting(duration)
+    }
+
     /// A liveness probe: the daemon's loop answers a status request.
     public var probe: any LivenessProbe {
         let daemon = self.daemon
