@@ -44,4 +44,20 @@ import Testing
             #expect(after.count >= 3, "pings again once the loop runs: \(after.count)")
         }
     }
+
+    /// STATUS= (what `systemctl status` shows) follows the links and names
+    /// the last connection failure.
+    @Test func statusNamesTheLastError() async throws {
+        try await Harness.with { h in
+            h.killRelinkd()
+            let listener = try NotifyListener(directory: h.directory)
+            try await h.startRelinkd(environment: ["NOTIFY_SOCKET": listener.path])
+            try await h.connectAndSubscribeLock()
+            try await h.bench.outOfRange("lock")
+            let seen = listener.waitFor(timeout: .seconds(20)) { $0.contains("last error:") }
+            let status = try #require(seen.last { $0.contains("last error:") }, "no STATUS= with the last error in \(seen)")
+            #expect(status.contains("0/1 links up"), "\(status)")
+            #expect(status.contains("org.bluez.Error.Failed"), "\(status)")
+        }
+    }
 }

@@ -73,6 +73,7 @@ extension Daemon {
         var metadata: Logger.Metadata = [:]
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
         if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
+        if let failure = decision.failure { lastFailure = failure }
         switch decision.kind {
         case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
         case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)

@@ -62,6 +62,8 @@ public actor Daemon {
     /// Child tasks to start after the current input.
     var spawned: [@Sendable () async -> [DaemonInput]] = []
     public private(set) var isReady = false
+    /// The last connection failure, for STATUS= (an operator's first question).
+    var lastFailure: ConnectionFailure?
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
@@ -176,7 +178,9 @@ public actor Daemon {
 
     var statusSummary: String {
         let connected = machines.values.filter { if case .connected = $0.state { true } else { false } }.count
-        return "\(identifiers.count) identifiers, \(connected)/\(machines.count) links up, scanning: \(scans.isScanning)"
+        var summary = "\(identifiers.count) identifiers, \(connected)/\(machines.count) links up, scanning: \(scans.isScanning)"
+        if let lastFailure { summary += ", last error: \(lastFailure)" }
+        return summary
     }
 
     func peripheralID(for address: BluetoothAddress) -> PeripheralID? { peripheralByAddress[address.string] }
