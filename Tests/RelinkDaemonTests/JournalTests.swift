@@ -74,30 +74,28 @@ struct PrivateJournal {
     /// The prefix that runs a command inside the namespace.
     var enterPrefix: [String] { ["/usr/bin/nsenter", "--mount=/proc/\(holder.processIdentifier)/ns/mnt", "--"] }
 
+    /// Runs inside the namespace, next to the journald that
+    /// bench/private-journald.sh started: holds until told to stop, then
+    /// dumps the journal.
     private static let script = #"""
         set -eu
-        mount -t tmpfs tmpfs /run/systemd
-        mount -t tmpfs tmpfs /run/log
-        if [ -d /var/log/journal ]; then mount -t tmpfs tmpfs /var/log/journal; fi
-        "$JOURNALD" &
-        journald=$!
-        trap 'kill $journald 2>/dev/null; wait $journald 2>/dev/null || true' EXIT
-        i=0
-        until [ -S /run/systemd/journal/socket ]; do
-            i=$((i + 1)); [ $i -lt 1000 ] || exit 3; sleep 0.01
-        done
         touch "$OUT/ready"
         until [ -e "$OUT/stop" ]; do sleep 0.05; done
         journalctl --sync 2>/dev/null || sleep 0.5
         journalctl -o json > "$OUT/journal.json"
         """#
 
+    static var launcher: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("bench/private-journald.sh").path
+    }
+
     static func start() async throws -> PrivateJournal {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relink-journal-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        p.arguments = ["-m", "--propagation", "private", "/bin/sh", "-c", script]
+        p.arguments = ["-m", "--propagation", "private", launcher, "/bin/sh", "-c", script]
         p.environment = ["JOURNALD": journald, "OUT": directory, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
         try p.run()
         let journal = PrivateJournal(holder: p, directory: directory)

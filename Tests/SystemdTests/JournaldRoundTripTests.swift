@@ -14,16 +14,6 @@ struct JournaldRoundTripTests {
     /// `debug`, wait until the last entry of each is readable, dump them.
     private static let script = #"""
         set -eu
-        mount -t tmpfs tmpfs /run/systemd
-        mount -t tmpfs tmpfs /run/log
-        if [ -d /var/log/journal ]; then mount -t tmpfs tmpfs /var/log/journal; fi
-        "$JOURNALD" &
-        journald=$!
-        trap 'kill $journald 2>/dev/null; wait $journald 2>/dev/null || true' EXIT
-        i=0
-        until [ -S /run/systemd/journal/socket ]; do
-            i=$((i + 1)); [ $i -lt 1000 ] || { echo "journald did not start" >&2; exit 3; }; sleep 0.01
-        done
         for level in info debug; do
             "$PROBE" journal auto $level "$TAG-$level" >> "$OUT/probe.out"
             i=0
@@ -48,7 +38,7 @@ struct JournaldRoundTripTests {
         try await TestPaths.withTemporaryDirectory { directory in
             let tag = "run-\(UUID().uuidString.prefix(8))"
             let result = try await TestPaths.run(
-                "/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", Self.script],
+                "/usr/bin/unshare", ["-m", "--propagation", "private", TestPaths.packageRoot + "/bench/private-journald.sh", "/bin/sh", "-c", Self.script],
                 environment: ["JOURNALD": TestPaths.journald, "PROBE": TestPaths.probe, "TAG": tag, "OUT": directory],
                 timeout: .seconds(60))
             try #require(result.status == 0, "namespace script failed: \(result.stderr)")
