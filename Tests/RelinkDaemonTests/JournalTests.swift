@@ -3,9 +3,9 @@ import Systemd
 import Testing
 
 /// relinkd logging to a real systemd-journald: journald runs in a private
-/// mount namespace (tmpfs over /run/systemd, /run/log and /var/log/journal,
-/// so the machine's journal is never touched) and relinkd is started inside
-/// that namespace with `nsenter`, on the bench's bus (its socket is under
+/// mount namespace made by bench/private-journald.sh (tmpfs over
+/// /run/systemd, /run/log and /var/log/journal, so the machine's journal is
+/// never touched) and relinkd is started inside that namespace with `nsenter`, on the bench's bus (its socket is under
 /// /tmp, which the namespace shares). The entries are read back with
 /// `journalctl -o json` after a restore and a reconnect.
 @Suite(
@@ -94,8 +94,8 @@ struct PrivateJournal {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relink-journal-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        p.arguments = ["-m", "--propagation", "private", launcher, "/bin/sh", "-c", script]
+        p.executableURL = URL(fileURLWithPath: launcher)
+        p.arguments = ["/bin/sh", "-c", script]
         p.environment = ["JOURNALD": journald, "OUT": directory, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
         try p.run()
         let journal = PrivateJournal(holder: p, directory: directory)

@@ -38,7 +38,7 @@ struct JournaldRoundTripTests {
         try await TestPaths.withTemporaryDirectory { directory in
             let tag = "run-\(UUID().uuidString.prefix(8))"
             let result = try await TestPaths.run(
-                "/usr/bin/unshare", ["-m", "--propagation", "private", TestPaths.packageRoot + "/bench/private-journald.sh", "/bin/sh", "-c", Self.script],
+                TestPaths.packageRoot + "/bench/private-journald.sh", ["/bin/sh", "-c", Self.script],
                 environment: ["JOURNALD": TestPaths.journald, "PROBE": TestPaths.probe, "TAG": tag, "OUT": directory],
                 timeout: .seconds(60))
             try #require(result.status == 0, "namespace script failed: \(result.stderr)")
