@@ -67,4 +67,13 @@ import Testing
             try await expectStreamResumed(h, lastBefore: lastBefore, "bluetoothd restart")
         }
     }
+
+    @Test func adapterPowerCycleWhileStreamingReconnectsAndResubscribesOnce() async throws {
+        try await Harness.with { h in
+            try await streamBand(h)
+            let lastBefore = try await counters(h).last ?? 0
+            try await h.bench.powerCycleCentral(offSeconds: 0.5)
+            try await expectStreamResumed(h, lastBefore: lastBefore, "adapter power cycle")
+        }
+    }
 }
