@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Testing
 
@@ -30,6 +31,41 @@ import Testing
             try await h.push([1, 2])
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await h.testValues() == [1, 2])
+            let values = try await h.notifiedValues()
+            #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
+        }
+    }
+
+    /// The lock was connected (bluetoothd knows it, relinkd stored its
+    /// address), then went out of range and was evicted from bluetoothd
+    /// (`Adapter1.RemoveDevice`): known identifier has nothing left to
+    /// connect, so relinkd scans; SIGKILLed while scanning, it scans again
+    /// after the restart and connects by scan when the lock is back.
+    @Test func sigkillWhileScanningForAnEvictedDeviceScansAgainAndConnects() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([10])
+            try await h.bench.outOfRange("lock")
+            try await h.waitForEvents("disconnected", count: 1)
+            let adapter = try ObjectPath("/org/bluez/hci0")
+            let lock = try ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
+            _ = try await h.control.connection.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1",
+                                                    method: "RemoveDevice", arguments: [.objectPath(lock)])
+            try await eventually(timeout: .seconds(30), "relinkd to scan for the evicted lock") {
+                (try? await h.control.connectionState(Harness.id)) == "trying-scan"
+            }
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await eventually(timeout: .seconds(30), "relinkd to scan for the evicted lock after the restart") {
+                (try? await h.control.connectionState(Harness.id)) == "trying-scan"
+            }
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            #expect(try await h.events("connected").map(route) == ["scan", "scan"], "the evicted lock is only found by a scan")
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([11])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [10, 11])
             let values = try await h.notifiedValues()
             #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
         }
