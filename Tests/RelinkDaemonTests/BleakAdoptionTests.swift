@@ -11,10 +11,15 @@ import Testing
     static let lockPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
 
     /// Finds the lock, connects, prints `connected`, prints `disconnected`
-    /// if the link drops, and holds the link until stdin closes.
+    /// if the link drops, and holds the link until stdin closes. With a
+    /// second argument `start` it also subscribes to the lock state (BlueZ
+    /// StartNotify) and prints `value XX` for each notification. (`acquire`,
+    /// AcquireNotify, is not offered by BlueZoo 1.0.2's characteristics.)
     static let script = """
     import asyncio, sys
     from bleak import BleakClient, BleakScanner
+
+    LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 
     async def main():
         dev = await BleakScanner.find_device_by_address(sys.argv[1], timeout=15, bluez={"adapter": "hci0"})
@@ -24,6 +29,11 @@ import Testing
         client = BleakClient(dev, disconnected_callback=lambda _: print("disconnected", flush=True))
         await client.connect()
         print("connected" if client.is_connected else "not-connected", flush=True)
+        mode = sys.argv[2] if len(sys.argv) > 2 else "none"
+        if mode != "none":
+            await client.start_notify(LOCK_STATE, lambda _, d: print("value " + bytes(d).hex(), flush=True),
+                                      bluez={"use_start_notify": mode == "start"})
+            print("subscribed", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
     asyncio.run(main())
@@ -49,6 +59,17 @@ import Testing
     }
 
     @Test func relinkdAdoptsTheLinkBleakHolds() async throws {
+        try await adopt(bleakNotify: "none")
+    }
+
+    /// bleak also subscribed to the same characteristic (StartNotify):
+    /// relinkd's subscription works beside it, each value reaches relinkd's
+    /// outbox once, and bleak still gets them too.
+    @Test func relinkdSubscribesBesideBleaksStartNotify() async throws {
+        try await adopt(bleakNotify: "start")
+    }
+
+    func adopt(bleakNotify: String) async throws {
         try await Harness.with { h in
             #expect(FileManager.default.isExecutableFile(atPath: Self.python), "run scripts/setup.sh first")
             let scriptPath = h.directory + "/hold_lock.py"
@@ -60,7 +81,7 @@ import Testing
             let stdin = Pipe()
             let bleak = Process()
             bleak.executableURL = URL(fileURLWithPath: Self.python)
-            bleak.arguments = [scriptPath, Harness.lockAddress]
+            bleak.arguments = [scriptPath, Harness.lockAddress, bleakNotify]
             var env = ProcessInfo.processInfo.environment
             env["DBUS_SYSTEM_BUS_ADDRESS"] = h.bench.busAddress
             bleak.environment = env
@@ -78,6 +99,10 @@ import Testing
             try await eventually(timeout: .seconds(30), "bleak to report") { bleakOutput().contains("\n") || !bleak.isRunning }
             try #require(bleakOutput().split(separator: "\n").first == "connected", "bleak: \(bleakOutput())")
             #expect(await lockConnected(h))
+            if bleakNotify != "none" {
+                try await eventually(timeout: .seconds(10), "bleak to subscribe") { bleakOutput().contains("subscribed") || !bleak.isRunning }
+                try #require(bleakOutput().contains("subscribed"), "bleak: \(bleakOutput()) \((try? String(contentsOfFile: h.directory + "/bleak.err", encoding: .utf8)) ?? "")")
+            }
 
             try await h.control.register(Harness.id)
             try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService],
@@ -91,6 +116,10 @@ import Testing
             #expect(try await h.testValues() == [1, 2, 3])
             let values = try await h.notifiedValues()
             #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
+            if bleakNotify != "none" {
+                let seen = bleakOutput().split(separator: "\n").filter { $0.hasPrefix("value ") }
+                #expect(["01", "02", "03"].allSatisfy { seen.contains("value \($0)") }, "bleak's own notifications: \(seen)")
+            }
 
             // Cancelling the adopted intent leaves bleak's link up.
             try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
@@ -98,6 +127,13 @@ import Testing
             #expect(await lockConnected(h), "relinkd tore down the link bleak holds")
             #expect(!bleakOutput().contains("disconnected"), "bleak saw its link drop: \(bleakOutput())")
             #expect(bleak.isRunning)
+            if bleakNotify != "none" {
+                // relinkd letting go does not stop bleak's own notifications.
+                try await h.bench.send(.pushValue("lock", hex: "07"))
+                try await eventually(timeout: .seconds(5), "bleak to get a value after relinkd cancelled") {
+                    bleakOutput().contains("value 07")
+                }
+            }
             try stdin.fileHandleForWriting.close()
         }
     }
