@@ -76,4 +76,29 @@ import Testing
             try await expectStreamResumed(h, lastBefore: lastBefore, "adapter power cycle")
         }
     }
+
+    /// relinkd SIGKILLed and bluetoothd restarted while it is down: the
+    /// stored link is gone; the new relinkd reconnects and re-subscribes,
+    /// reports the band `restored` once, and the stream is never doubled.
+    @Test func bluetoothdRestartWhileRelinkdIsDownRestoresTheStream() async throws {
+        try await Harness.with { h in
+            try await streamBand(h)
+            let lastBefore = try await counters(h).last ?? 0
+            h.killRelinkd()
+            try await h.bench.restartBlueZ()
+            try await h.startRelinkd()
+            try await eventually(timeout: .seconds(60), "the band to be restored") { (try? await bandEvents(h, "restored")) == 1 }
+            let atRestore = try await counters(h).count
+            try await eventually(timeout: .seconds(15), "10 new band values after the restore") {
+                ((try? await counters(h).count) ?? 0) >= atRestore + 10
+            }
+            try await h.bench.stopStream("band")
+            try await Task.sleep(for: .milliseconds(300))
+            let values = try await counters(h)
+            #expect(values.contains { $0 > lastBefore })
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "band counters doubled or reordered: \(values)")
+            #expect(try await bandEvents(h, "restored") == 1)
+            #expect(try await bandEvents(h, "connected") == 1, "only the first connection, before the restart")
+        }
+    }
 }
