@@ -1,0 +1,106 @@
+import BenchSupport
+import DBus
+import Foundation
+import Testing
+
+/// bluetoothd restarted and the adapter power-cycled in the states the
+/// other suites cover only for a SIGKILL of relinkd: while connecting,
+/// while the scan strategy looks for the lock, and while scanning for a
+/// restore identifier. relinkd reaches the same state by itself.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct BlueZLossStateTests {
+    enum Loss { case bluetoothdRestart, powerCycle }
+
+    func lose(_ loss: Loss, _ h: Harness) async throws {
+        switch loss {
+        case .bluetoothdRestart: try await h.bench.restartBlueZ()
+        case .powerCycle: try await h.bench.powerCycleCentral(offSeconds: 0.5)
+        }
+    }
+
+    /// The lock out of range with connects taking 4 s to fail; the loss
+    /// hits while relinkd's Connect is outstanding.
+    func whileConnecting(_ loss: Loss) async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([60])
+            try await h.bench.send(BenchCommand("set_timing", ["connect_timeout": .number(4)]))
+            try await h.bench.outOfRange("lock")
+            try await h.waitForEvents("disconnected", count: 1)
+            try await eventually(timeout: .seconds(30), "relinkd to be connecting") {
+                (try? await h.control.connectionState(Harness.id)) == "connecting"
+            }
+            try await lose(loss, h)
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.control.connectionState(Harness.id) != "connected")
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([61])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [60, 61])
+            let values = try await h.notifiedValues()
+            #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
+            #expect(try await h.events("connected").count == 2, "one reconnection")
+        }
+    }
+
+    @Test func bluetoothdRestartWhileConnectingConnectsWhenBackInRange() async throws {
+        try await whileConnecting(.bluetoothdRestart)
+    }
+
+    @Test func adapterPowerCycleWhileConnectingConnectsWhenBackInRange() async throws {
+        try await whileConnecting(.powerCycle)
+    }
+
+    /// The connection intent in its scan strategy (lock never seen, out of
+    /// range) when the loss hits: relinkd scans again and connects by scan.
+    func whileScanStrategy(_ loss: Loss) async throws {
+        try await Harness.with { h in
+            try await h.bench.outOfRange("lock")
+            try await h.control.register(Harness.id)
+            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService])
+            try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+            try await eventually(timeout: .seconds(20), "relinkd to scan for the lock") {
+                (try? await h.control.connectionState(Harness.id)) == "trying-scan"
+            }
+            try await lose(loss, h)
+            try await eventually(timeout: .seconds(30), "discovery to be on again") {
+                (try? await h.control.status()["discovering"] as? Bool) == true
+            }
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 1, timeout: .seconds(60))
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([1])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [1])
+            let values = try await h.notifiedValues()
+            #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
+        }
+    }
+
+    @Test func bluetoothdRestartWhileInScanStrategyScansAgainAndConnects() async throws {
+        try await whileScanStrategy(.bluetoothdRestart)
+    }
+
+    @Test func adapterPowerCycleWhileInScanStrategyScansAgainAndConnects() async throws {
+        try await whileScanStrategy(.powerCycle)
+    }
+
+    /// A restore identifier's scan (heart rate) when the adapter is
+    /// power-cycled: discovery is resumed and the band reported again.
+    @Test func adapterPowerCycleWhileScanningResumesTheScan() async throws {
+        try await Harness.with { h in
+            let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
+            try await h.control.register(Harness.id)
+            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(heartRate)]), .boolean(false)])
+            try await h.waitForEvents("discovered", count: 1, timeout: .seconds(15))
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.events("discovered").count == 1, "coalesced within a session")
+            try await h.bench.powerCycleCentral(offSeconds: 0.5)
+            try await h.waitForEvents("discovered", count: 2, timeout: .seconds(20))
+            #expect(try await h.control.status()["discovering"] as? Bool == true, "discovery resumed after the power cycle")
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await h.events("discovered").count == 2, "the new session reports the band once")
+        }
+    }
+}
