@@ -45,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 IDENTIFIER = "bench"
+DEBUG = bool(os.environ.get("RELINK_BENCH_DEBUG"))
 
 
 def die_with_parent() -> None:
@@ -377,9 +378,15 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
         await asyncio.wait_for(c.arrivals.drops.get(), 30)
         await asyncio.sleep(away)
         t0 = time.monotonic()
+        wall0 = time.time()
         await bench.cmd("in_range", peripheral=bench.locks[0])
+        t_reply = time.monotonic()
         arrived = await prober.until_all(c, [0], 60)
         out.append(arrived[0] - t0)
+        if DEBUG:
+            print(f"  in_range sent at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
+                  f"replied +{(t_reply - t0) * 1000:.0f} ms, probe arrived +{(arrived[0] - t0) * 1000:.0f} ms",
+                  file=sys.stderr)
         await asyncio.sleep(0.3)
     return out
 
@@ -491,7 +498,7 @@ def main() -> int:
     p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
     p.add_argument("--contenders", default="relinkd,bleak", help="relinkd,bleak or one of them")
     p.add_argument("--probe-ms", type=float, default=20)
-    p.add_argument("--poll-ms", type=float, default=10)
+    p.add_argument("--poll-ms", type=float, default=5)
     p.add_argument("--away", type=float, default=2.0, help="seconds out of range after the drop is seen")
     p.add_argument("--connect-timeout", type=float, default=20.0,
                    help="the bench's LE connect timeout (real kernels: 20 s)")
