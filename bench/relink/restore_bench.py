@@ -401,8 +401,13 @@ async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int,
         await asyncio.sleep(0.5)
         c.arrivals.clear()
         t0 = await c.spawn()
+        wall0 = time.time()
         arrived = await prober.until_all(c, links, 60)
         out.append(max(arrived.values()) - t0)
+        if DEBUG:
+            offsets = " ".join(f"{(t - t0) * 1000:.0f}" for t in sorted(arrived.values()))
+            print(f"  spawned at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
+                  f"links delivered at +ms: {offsets}", file=sys.stderr)
     return out
 
 
