@@ -68,6 +68,14 @@ def parse_probe(raw: bytes) -> tuple[int, int] | None:
         return None
 
 
+async def quiet_disconnect(bus: MessageBus) -> None:
+    bus.disconnect()
+    try:
+        await asyncio.wait_for(bus.wait_for_disconnect(), 2)
+    except (asyncio.TimeoutError, EOFError, OSError):
+        pass
+
+
 class BenchFailure(Exception):
     pass
 
@@ -266,7 +274,7 @@ class Relinkd(Contender):
             self.poller = None
         await self.kill()
         if self.bus:
-            self.bus.disconnect()
+            await quiet_disconnect(self.bus)
             self.bus = None
 
 
@@ -462,6 +470,8 @@ async def run(args) -> dict:
             print(f"restore_bench: logs kept in {work}", file=sys.stderr)
             work = None
         return results
+    except asyncio.CancelledError:
+        raise
     except BaseException:
         print(f"restore_bench: failed; logs kept in {work}", file=sys.stderr)
         work = None
@@ -470,7 +480,7 @@ async def run(args) -> dict:
         for c in contenders:
             await c.close()
         if bus:
-            bus.disconnect()
+            await quiet_disconnect(bus)
         await bench.stop()
         if work:
             shutil.rmtree(work, ignore_errors=True)
@@ -515,10 +525,18 @@ def main() -> int:
     args = p.parse_args()
     args.links = [int(x) for x in args.links.split(",")]
     args.contenders = args.contenders.split(",")
-    def on_term(*_):
-        raise SystemExit(143)  # unwinds through run()'s cleanup
-    signal.signal(signal.SIGTERM, on_term)
-    results = asyncio.run(run(args))
+    async def guarded() -> dict:
+        # SIGTERM/SIGINT cancel the run, which unwinds through its cleanup.
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        return await run(args)
+    try:
+        results = asyncio.run(guarded())
+    except asyncio.CancelledError:
+        print("restore_bench: stopped by a signal", file=sys.stderr)
+        return 143
     report(results, args)
     if args.json:
         with open(args.json, "w") as f:
