@@ -1,7 +1,7 @@
 """Restoration benchmark (issue 6): relinkd against a bleak-retry-connector
 script, on one simulated bench.
 
-  .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd [--reps 5]
+  .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd [--reps 9]
 
 Measures, for each contender:
   * back in range: the lock (connected, subscribed) goes out of range; once the
@@ -509,7 +509,7 @@ def report(results: dict, args) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=9, help="restore repetitions per N")
     p.add_argument("--reps-in-range", type=int, default=15,
                    help="back-in-range repetitions (the bench completes a pending Connect on a "
                         "50 ms poll, so this figure needs more samples)")
