@@ -1,0 +1,548 @@
+"""Restoration benchmark (issue 6): relinkd against a bleak-retry-connector
+script, on one simulated bench.
+
+  .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd [--reps 9]
+
+Measures, for each contender:
+  * back in range: the lock (connected, subscribed) goes out of range; once the
+    client has seen the link drop and the lock has stayed away --away seconds,
+    it comes back in range (clock starts just before `in_range` is sent); a
+    fresh probe value is pushed every --probe-ms until the first one reaches
+    the client. One link, --reps-in-range times.
+  * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
+    the client process is SIGKILLed (BlueZ keeps the links, as it does when
+    a process dies); the clock starts just before the new process is spawned;
+    probes are pushed to every link that has not delivered one yet until all
+    have. --reps times per N.
+
+"Reaches the client": for relinkd, the value appears in Control1.Events
+(polled every --poll-ms, stamped when the poll returns); for the bleak
+script, its notify callback stamps CLOCK_MONOTONIC (shared by processes).
+
+Prints a table (median, min, max) and a linear fit of restore time against N.
+Every process started here is stopped on exit, also on failure or SIGTERM,
+and has PR_SET_PDEATHSIG=SIGKILL in case this process is killed.
+"""
+
+import argparse
+import asyncio
+import ctypes
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+IDENTIFIER = "bench"
+DEBUG = bool(os.environ.get("RELINK_BENCH_DEBUG"))
+
+
+def die_with_parent() -> None:
+    """PR_SET_PDEATHSIG(SIGKILL) in the child, so nothing outlives this process."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
+
+def probe_hex(link: int, seq: int) -> str:
+    return f"p{link}.{seq}".encode().hex()
+
+
+def parse_probe(raw: bytes) -> tuple[int, int] | None:
+    try:
+        text = raw.decode()
+        if not text.startswith("p"):
+            return None
+        link, seq = text[1:].split(".")
+        return int(link), int(seq)
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+async def quiet_disconnect(bus: MessageBus) -> None:
+    bus.disconnect()
+    try:
+        await asyncio.wait_for(bus.wait_for_disconnect(), 2)
+    except (asyncio.TimeoutError, EOFError, OSError):
+        pass
+
+
+class BenchFailure(Exception):
+    pass
+
+
+class Bench:
+    """bench/run-bench with its control socket (one connection per peripheral
+    for pushes, so pushes to different locks go in parallel)."""
+
+    def __init__(self, locks: int, connect_timeout: float, work: str):
+        self.locks = [f"lock{i}" for i in range(locks)]
+        self.connect_timeout = connect_timeout
+        self.work = work
+        self.proc: asyncio.subprocess.Process | None = None
+        self.info: dict = {}
+        self.conns: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.Lock]] = {}
+
+    async def start(self) -> None:
+        args = [os.path.join(ROOT, "bench", "run-bench"), "--connect-timeout", str(self.connect_timeout)]
+        for name in self.locks:
+            args += ["--lock", name]
+        self.log = open(os.path.join(self.work, "bench.log"), "wb")
+        self.proc = await asyncio.create_subprocess_exec(
+            *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log,
+            preexec_fn=die_with_parent)
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 120)
+        self.info = json.loads(line or b'{"event":"error","error":"no ready line"}')
+        if self.info.get("event") != "ready":
+            raise BenchFailure(f"bench did not start: {self.info}")
+
+    @property
+    def bus(self) -> str:
+        return self.info["bus"]
+
+    def address(self, name: str) -> str:
+        return self.info["peripherals"][name]["address"]
+
+    async def _conn(self, key: str):
+        if key not in self.conns:
+            r, w = await asyncio.open_unix_connection(os.path.join(self.info["dir"], "control.sock"))
+            self.conns[key] = (r, w, asyncio.Lock())
+        return self.conns[key]
+
+    async def cmd(self, cmd: str, channel: str = "main", **args) -> dict:
+        r, w, lock = await self._conn(channel)
+        async with lock:
+            w.write((json.dumps({"id": 1, "cmd": cmd, **args}) + "\n").encode())
+            await w.drain()
+            reply = json.loads(await asyncio.wait_for(r.readline(), 60))
+        if not reply.get("ok"):
+            raise BenchFailure(f"{cmd} {args}: {reply}")
+        return reply
+
+    async def push(self, link: int, seq: int) -> None:
+        name = self.locks[link]
+        await self.cmd("push", channel=name, peripheral=name, value=probe_hex(link, seq))
+
+    async def stop(self) -> None:
+        for _, w, _ in self.conns.values():
+            w.close()
+        if self.proc and self.proc.returncode is None:
+            self.proc.stdin.close()  # EOF stops the bench and removes its directory
+            try:
+                await asyncio.wait_for(self.proc.wait(), 20)
+            except asyncio.TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+
+@dataclass
+class Arrivals:
+    """What the client reported: probe values (link, seq, t) and link drops."""
+    values: asyncio.Queue = field(default_factory=asyncio.Queue)
+    drops: asyncio.Queue = field(default_factory=asyncio.Queue)
+
+    def clear(self) -> None:
+        for q in (self.values, self.drops):
+            while not q.empty():
+                q.get_nowait()
+
+
+class Contender:
+    name = ""
+
+    def __init__(self, bench: Bench, work: str):
+        self.bench = bench
+        self.work = work
+        self.arrivals = Arrivals()
+        self.proc: asyncio.subprocess.Process | None = None
+        self.links: list[int] = []
+
+    async def spawn(self) -> float:
+        raise NotImplementedError
+
+    async def kill(self) -> None:
+        if self.proc and self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGKILL)
+            await self.proc.wait()
+        self.proc = None
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.logpath, "rb") as f:
+                return f.read()[-3000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class Relinkd(Contender):
+    name = "relinkd"
+
+    def __init__(self, bench: Bench, work: str, binary: str, poll_ms: float):
+        super().__init__(bench, work)
+        self.binary = binary
+        self.poll = poll_ms / 1000
+        self.state = tempfile.mkdtemp(prefix="state-", dir=work)
+        self.logpath = os.path.join(work, "relinkd.log")
+        self.bus: MessageBus | None = None
+        self.after = 0
+        self.poller: asyncio.Task | None = None
+
+    async def call(self, member: str, signature: str = "", body: list | None = None):
+        reply = await self.bus.call(Message(destination="org.relink", path="/org/relink/control",
+                                            interface="org.relink.Control1", member=member,
+                                            signature=signature, body=body or []))
+        if reply.message_type == MessageType.ERROR:
+            raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
+        return reply.body
+
+    async def spawn(self) -> float:
+        if self.bus is None:
+            self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        log = open(self.logpath, "ab")
+        t0 = time.monotonic()
+        self.proc = await asyncio.create_subprocess_exec(
+            self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
+            "--log-destination", "stderr", stdin=asyncio.subprocess.DEVNULL,
+            stdout=log, stderr=log, preexec_fn=die_with_parent)
+        log.close()
+        if self.poller is None:
+            self.poller = asyncio.create_task(self._poll())
+        return t0
+
+    async def wait_up(self) -> None:
+        for _ in range(300):
+            try:
+                await self.call("Status")
+                return
+            except BenchFailure:
+                await asyncio.sleep(0.05)
+        raise BenchFailure("relinkd did not come up:\n" + self.log_tail())
+
+    async def setup(self, links: list[int]) -> None:
+        """Fresh relinkd: one identifier, a pending-until-cancelled connection
+        and a subscription to the lock state per link."""
+        self.links = links
+        await self.spawn()
+        await self.wait_up()
+        await self.call("Register", "s", [IDENTIFIER])
+        for link in links:
+            address = self.bench.address(self.bench.locks[link])
+            await self.call("Connect", "ssa{sv}", [IDENTIFIER, address,
+                                                    {"pending_until_cancelled": Variant("b", True)}])
+            await self.call("Subscribe", "ssss", [IDENTIFIER, address, LOCK_SERVICE, LOCK_STATE])
+
+    async def _poll(self) -> None:
+        """Events, polled: a value counts when a client could have read it."""
+        while True:
+            try:
+                (events,) = await self.call("Events", "st", [IDENTIFIER, self.after])
+            except BenchFailure:
+                events = []  # relinkd not (yet) up
+            t = time.monotonic()
+            for seq, kind, payload in events:
+                self.after = max(self.after, seq)
+                if kind == "value-notified":
+                    body = next(iter(json.loads(payload).values()), {})
+                    probe = parse_probe(bytes(body.get("value", [])))
+                    if probe:
+                        self.arrivals.values.put_nowait((*probe, t))
+                elif kind == "disconnected":
+                    self.arrivals.drops.put_nowait(payload)
+            if events:
+                try:
+                    await self.call("Ack", "st", [IDENTIFIER, self.after])
+                except BenchFailure:
+                    pass
+            await asyncio.sleep(self.poll)
+
+    async def close(self) -> None:
+        if self.poller:
+            self.poller.cancel()
+            try:
+                await self.poller
+            except asyncio.CancelledError:
+                pass
+            self.poller = None
+        await self.kill()
+        if self.bus:
+            await quiet_disconnect(self.bus)
+            self.bus = None
+
+
+class BleakPeer(Contender):
+    name = "bleak-retry-connector"
+
+    def __init__(self, bench: Bench, work: str):
+        super().__init__(bench, work)
+        self.logpath = os.path.join(work, "bleak.log")
+        self.reader: asyncio.Task | None = None
+
+    async def spawn(self) -> float:
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bench.bus, PYTHONUNBUFFERED="1")
+        addresses = [self.bench.address(self.bench.locks[i]) for i in self.links]
+        log = open(self.logpath, "ab")
+        t0 = time.monotonic()
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.join(HERE, "bleak_peer.py"), *addresses,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
+            env=env, preexec_fn=die_with_parent)
+        log.close()
+        self.reader = asyncio.create_task(self._read(self.proc))
+        return t0
+
+    async def setup(self, links: list[int]) -> None:
+        self.links = links
+        await self.spawn()
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        with open(self.logpath, "a") as log:
+            while line := await proc.stdout.readline():
+                msg = json.loads(line)
+                if msg["ev"] == "value":
+                    probe = parse_probe(bytes.fromhex(msg["hex"]))
+                    if probe:
+                        self.arrivals.values.put_nowait((*probe, msg["t"]))
+                    continue
+                log.write(line.decode())
+                log.flush()
+                if msg["ev"] == "disconnected":
+                    self.arrivals.drops.put_nowait(msg)
+
+    async def kill(self) -> None:
+        await super().kill()
+        if self.reader:
+            await self.reader
+            self.reader = None
+
+    async def close(self) -> None:
+        await self.kill()
+
+
+class Prober:
+    seq = 0
+
+    def __init__(self, bench: Bench, period_ms: float):
+        self.bench = bench
+        self.period = period_ms / 1000
+
+    async def until_all(self, contender: Contender, links: list[int], timeout: float) -> dict[int, float]:
+        """Push a fresh probe to every link that has not delivered one, every
+        period (a round waits for the previous one's replies), until each has
+        delivered one pushed by this call. Returns link -> arrival time."""
+        first = Prober.seq + 1
+        arrived: dict[int, float] = {}
+        deadline = time.monotonic() + timeout
+
+        async def collect() -> None:
+            while len(arrived) < len(links):
+                link, seq, t = await contender.arrivals.values.get()
+                if seq >= first and link in links and link not in arrived:
+                    arrived[link] = t
+
+        collector = asyncio.create_task(collect())
+        try:
+            while not collector.done():
+                if time.monotonic() > deadline:
+                    missing = [l for l in links if l not in arrived]
+                    raise BenchFailure(f"{contender.name}: no probe from links {missing} in {timeout} s\n"
+                                       + contender.log_tail())
+                tick = time.monotonic()
+                pending = [l for l in links if l not in arrived]
+                pushes = []
+                for link in pending:
+                    Prober.seq += 1
+                    pushes.append(self.bench.push(link, Prober.seq))
+                await asyncio.gather(*pushes)
+                await asyncio.wait([collector], timeout=max(0.0, self.period - (time.monotonic() - tick)))
+            return arrived
+        finally:
+            collector.cancel()
+
+
+async def disconnect_all(bus: MessageBus, bench: Bench) -> None:
+    """Leave no link behind for the next contender."""
+    for name in bench.locks:
+        path = "/org/bluez/hci0/dev_" + bench.address(name).replace(":", "_")
+        await bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.Device1",
+                               member="Disconnect"))
+
+
+async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float) -> list[float]:
+    await c.setup([0])
+    await prober.until_all(c, [0], 60)
+    out = []
+    for _ in range(reps):
+        c.arrivals.clear()
+        await bench.cmd("out_of_range", peripheral=bench.locks[0])
+        await asyncio.wait_for(c.arrivals.drops.get(), 30)
+        await asyncio.sleep(away)
+        t0 = time.monotonic()
+        wall0 = time.time()
+        await bench.cmd("in_range", peripheral=bench.locks[0])
+        t_reply = time.monotonic()
+        arrived = await prober.until_all(c, [0], 60)
+        out.append(arrived[0] - t0)
+        if DEBUG:
+            print(f"  in_range sent at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
+                  f"replied +{(t_reply - t0) * 1000:.0f} ms, probe arrived +{(arrived[0] - t0) * 1000:.0f} ms",
+                  file=sys.stderr)
+        await asyncio.sleep(0.3)
+    return out
+
+
+async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int) -> list[float]:
+    links = list(range(n))
+    await c.setup(links)
+    await prober.until_all(c, links, 60)
+    out = []
+    for _ in range(reps):
+        await c.kill()
+        await asyncio.sleep(0.5)
+        c.arrivals.clear()
+        t0 = await c.spawn()
+        wall0 = time.time()
+        arrived = await prober.until_all(c, links, 60)
+        out.append(max(arrived.values()) - t0)
+        if DEBUG:
+            offsets = " ".join(f"{(t - t0) * 1000:.0f}" for t in sorted(arrived.values()))
+            print(f"  spawned at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
+                  f"links delivered at +ms: {offsets}", file=sys.stderr)
+    return out
+
+
+def fmt(xs: list[float]) -> str:
+    ms = [x * 1000 for x in xs]
+    return f"{statistics.median(ms):7.0f} ({min(ms):.0f}-{max(ms):.0f})"
+
+
+def fit(ns: list[int], ys: list[float]) -> tuple[float, float, float]:
+    """Least squares y = a + b n; returns a, b, r^2."""
+    mn, my = statistics.fmean(ns), statistics.fmean(ys)
+    sxx = sum((n - mn) ** 2 for n in ns)
+    b = sum((n - mn) * (y - my) for n, y in zip(ns, ys)) / sxx
+    a = my - b * mn
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    ss_res = sum((y - a - b * n) ** 2 for n, y in zip(ns, ys))
+    return a, b, (1 - ss_res / ss_tot) if ss_tot else 1.0
+
+
+async def run(args) -> dict:
+    work = tempfile.mkdtemp(prefix="relink-restore-bench-")
+    bench = Bench(max(args.links), args.connect_timeout, work)
+    results: dict = {}
+    contenders: list[Contender] = []
+    bus = None
+    try:
+        await bench.start()
+        bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
+        prober = Prober(bench, args.probe_ms)
+
+        def make(kind: str) -> Contender:
+            c = (Relinkd(bench, work, args.relinkd, args.poll_ms) if kind == "relinkd"
+                 else BleakPeer(bench, work))
+            contenders.append(c)
+            return c
+
+        for kind in args.contenders:
+            c = make(kind)
+            name = c.name
+            res = results.setdefault(name, {})
+            print(f"[{name}] back in range x{args.reps_in_range}", file=sys.stderr, flush=True)
+            res["in_range"] = await measure_in_range(c, bench, prober, args.reps_in_range, args.away)
+            await c.close()
+            await disconnect_all(bus, bench)
+            for n in args.links:
+                c = make(kind)
+                print(f"[{name}] restore N={n} x{args.reps}", file=sys.stderr, flush=True)
+                res[f"restore_{n}"] = await measure_restore(c, bench, prober, args.reps, n)
+                await c.close()
+                await disconnect_all(bus, bench)
+        if args.keep_logs:
+            print(f"restore_bench: logs kept in {work}", file=sys.stderr)
+            work = None
+        return results
+    except asyncio.CancelledError:
+        raise
+    except BaseException:
+        print(f"restore_bench: failed; logs kept in {work}", file=sys.stderr)
+        work = None
+        raise
+    finally:
+        for c in contenders:
+            await c.close()
+        if bus:
+            await quiet_disconnect(bus)
+        await bench.stop()
+        if work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(results: dict, args) -> None:
+    names = list(results)
+    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range) and {args.reps} (restore); probe every {args.probe_ms:g} ms, "
+          f"relinkd Events polled every {args.poll_ms:g} ms; bench connect timeout "
+          f"{args.connect_timeout:g} s, lock away {args.away:g} s")
+    header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
+    print(header)
+    print("-" * len(header))
+    rows = [("back in range -> notifications", "in_range")] + \
+           [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
+    for label, key in rows:
+        print(f"{label:<34}" + "".join(f"{fmt(results[n][key]):>26}" for n in names))
+    if len(args.links) >= 2:
+        print()
+        for n in names:
+            meds = [statistics.median(results[n][f"restore_{k}"]) for k in args.links]
+            a, b, r2 = fit(args.links, meds)
+            print(f"{n}: restore median ~ {a * 1000:.0f} ms + {b * 1000:.1f} ms x N (r^2 {r2:.3f})")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
+    p.add_argument("--reps", type=int, default=9, help="restore repetitions per N")
+    p.add_argument("--reps-in-range", type=int, default=15,
+                   help="back-in-range repetitions (the bench completes a pending Connect on a "
+                        "50 ms poll, so this figure needs more samples)")
+    p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
+    p.add_argument("--contenders", default="relinkd,bleak", help="relinkd,bleak or one of them")
+    p.add_argument("--probe-ms", type=float, default=20)
+    p.add_argument("--poll-ms", type=float, default=5)
+    p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")
+    p.add_argument("--connect-timeout", type=float, default=20.0,
+                   help="the bench's LE connect timeout (real kernels: 20 s)")
+    p.add_argument("--keep-logs", action="store_true", help="keep the work directory (logs)")
+    p.add_argument("--json", help="also write the raw figures (seconds) here")
+    args = p.parse_args()
+    args.links = [int(x) for x in args.links.split(",")]
+    args.contenders = args.contenders.split(",")
+    async def guarded() -> dict:
+        # SIGTERM/SIGINT cancel the run, which unwinds through its cleanup.
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        return await run(args)
+    try:
+        results = asyncio.run(guarded())
+    except asyncio.CancelledError:
+        print("restore_bench: stopped by a signal", file=sys.stderr)
+        return 143
+    report(results, args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": {k: v for k, v in vars(args).items()}, "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Tests of the restoration benchmark: its pure helpers, and one short run of
+both contenders on a real bench (needs the release relinkd:
+`swift build -c release --product relinkd`).
+
+  .venv/bin/python -m pytest bench/relink/tests
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import restore_bench  # noqa: E402
+
+ROOT = restore_bench.ROOT
+RELINKD = os.path.join(ROOT, ".build", "release", "relinkd")
+
+
+def test_probe_values_round_trip_and_foreign_values_are_ignored():
+    raw = bytes.fromhex(restore_bench.probe_hex(7, 1234))
+    assert restore_bench.parse_probe(raw) == (7, 1234)
+    assert restore_bench.parse_probe(b"locked") is None
+    assert restore_bench.parse_probe(b"p1") is None
+    assert restore_bench.parse_probe(b"\xff\xfe") is None
+
+
+def test_fit_recovers_a_line_and_reports_a_poor_one():
+    a, b, r2 = restore_bench.fit([1, 2, 4, 8], [0.1 + 0.01 * n for n in (1, 2, 4, 8)])
+    assert a == pytest.approx(0.1) and b == pytest.approx(0.01) and r2 == pytest.approx(1.0)
+    assert restore_bench.fit([1, 2, 4, 8], [1.0, 0.0, 1.0, 0.0])[2] < 0.5
+
+
+def processes_mentioning(marker: str) -> list[str]:
+    """Processes whose command line or environment contains marker."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmd or marker.encode() in env:
+            found.append(cmd.replace(b"\0", b" ").decode("utf-8", "replace"))
+    return found
+
+
+@pytest.mark.skipif(not os.access(RELINKD, os.X_OK), reason="release relinkd not built")
+def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path):
+    out = tmp_path / "figures.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "relink", "restore_bench.py"),
+                        "--relinkd", RELINKD, "--reps", "1", "--reps-in-range", "1",
+                        "--links", "1,2", "--json", str(out)],
+                       capture_output=True, text=True, timeout=240,
+                       env=dict(os.environ, TMPDIR=str(tmp_path)))  # every child inherits it
+    assert p.returncode == 0, p.stderr[-3000:]
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"relinkd", "bleak-retry-connector"}
+    for figures in results.values():
+        for key in ("in_range", "restore_1", "restore_2"):
+            assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
+    assert "restart -> 2 link(s) restored" in p.stdout
+    assert processes_mentioning(str(tmp_path)) == []
+    assert [d.name for d in tmp_path.iterdir()] == ["figures.json"]  # work and bench directories gone
