@@ -2,7 +2,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test demo install check-units clean
+.PHONY: setup build test demo release install check-units bench clean
 setup:
 	./scripts/setup.sh
 build:
@@ -17,5 +17,10 @@ install: release
 	./scripts/install.sh "$(PREFIX)" "$(DESTDIR)"
 check-units:
 	./scripts/check-units.sh
+# Benchmarks print figures and compare with a peer in the same run (docs/benchmarks.md).
+bench:
+	bench/dbus/run.sh
+	bench/store/run.sh
+	bench/relink/run.sh
 clean:
 	rm -rf .build
