@@ -104,6 +104,23 @@ import Testing
         }
     }
 
+    /// A Connect reply can overtake the Connected signal (they take
+    /// different paths through the client); connect() returns only once the
+    /// mirror shows the link, every time.
+    @Test func connectReturnsOnlyOnceTheMirrorShowsTheLink() async throws {
+        try await withClient { _, client, _ in
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            for _ in 0..<15 {
+                try await client.connect(Self.lockPath)
+                #expect(await client.mirror.device(Self.lockPath)?.connected == true)
+                try await client.waitForServices(Self.lockPath)
+                try await client.disconnect(Self.lockPath)
+                try await client.wait(timeout: .seconds(5), "the link down") { $0.device(Self.lockPath)?.connected == false }
+            }
+        }
+    }
+
     @Test func outOfRangeDropsLinkAndConnectFailsClassifiedThenReconnects() async throws {
         try await withClient { bench, client, log in
             try await discover(client)

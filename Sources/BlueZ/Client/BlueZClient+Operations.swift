@@ -8,10 +8,28 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``: `transient` for "le-connection-abort-by-local"
     ///   (out of range and timeouts look the same), `inProgress`,
     ///   `notReady`, `deviceGone` (`UnknownObject`), `serviceUnavailable`.
+    ///
+    /// Returns only once the mirror has seen the link up (or was already
+    /// connected), so that a following ``waitForServices(_:timeout:)`` or
+    /// lookup sees it.
     public func connect(_ device: ObjectPath, timeout: Duration = .seconds(45)) async throws {
+        let upsBefore = linkUps[device, default: 0]
         try await BlueZError.mapping {
             _ = try await connection.call(
                 destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
+        }
+        try await waitForLinkSeen(device, upsBefore: upsBefore)
+    }
+
+    /// Waits until the mirror shows the link up, or has seen it come up
+    /// since `upsBefore` (it may already be down again).
+    private func waitForLinkSeen(_ device: ObjectPath, upsBefore: UInt64) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while mirror.device(device)?.connected != true && linkUps[device, default: 0] == upsBefore {
+            guard ContinuousClock.now < deadline else {
+                throw BlueZError.timedOut("Connected=true on \(device) after Connect succeeded")
+            }
+            try await wait(timeout: .seconds(5), "Connected on \(device)") { m in m.device(device)?.connected ?? true }
         }
     }
 
