@@ -24,12 +24,12 @@ extension BlueZClient {
     /// Waits until the mirror shows the link up, or has seen it come up
     /// since `upsBefore` (it may already be down again).
     private func waitForLinkSeen(_ device: ObjectPath, upsBefore: UInt64) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while mirror.device(device)?.connected != true && linkUps[device, default: 0] == upsBefore {
-            guard ContinuousClock.now < deadline else {
-                throw BlueZError.timedOut("Connected=true on \(device) after Connect succeeded")
-            }
-            try await wait(timeout: .seconds(5), "Connected on \(device)") { m in m.device(device)?.connected ?? true }
+        guard mirror.device(device)?.connected != true, linkUps[device, default: 0] == upsBefore else { return }
+        try await wait(timeout: .seconds(5), "Connected=true on \(device) after Connect succeeded") { m in
+            m.device(device)?.connected ?? true
+        }
+        guard mirror.device(device) != nil else {
+            throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "device \(device) is gone")
         }
     }
 

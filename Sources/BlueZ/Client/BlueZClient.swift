@@ -29,13 +29,11 @@ public actor BlueZClient {
     /// registration of the auto-connect profile went to, in order.
     public internal(set) var autoConnectRegistrations: [(owner: String?, adapter: ObjectPath)] = []
     var waiters: [Waiter] = []
-    /// Per device, how many times the mirror saw `Connected` become true
-    /// and false: lets ``connect(_:timeout:)`` and
-    /// ``waitForServices(_:timeout:)`` tell "not yet seen" from "dropped"
-    /// (a method reply can overtake the signals sent before it, which take
-    /// the signal loop's path).
+    /// Per device, how many times the mirror saw `Connected` become true:
+    /// lets ``connect(_:timeout:)`` tell "not seen yet" from "up and
+    /// already down again" (a method reply can overtake the signals sent
+    /// before it, which take the signal loop's path).
     var linkUps: [ObjectPath: UInt64] = [:]
-    var linkDowns: [ObjectPath: UInt64] = [:]
     /// Devices whose exported GAP Device Name should be read, drained by
     /// one child task of ``run()`` so the signal loop never waits on it.
     let gapReads: AsyncStream<ObjectPath>
@@ -216,8 +214,8 @@ public actor BlueZClient {
             if case .propertyChanged(let p, BlueZInterface.device, "ServicesResolved", _, .boolean(true)?) = event {
                 gapReadRequests.yield(p)
             }
-            if case .propertyChanged(let p, BlueZInterface.device, "Connected", let old, .boolean(let up)?) = event, old != .boolean(up) {
-                if up { linkUps[p, default: 0] += 1 } else { linkDowns[p, default: 0] += 1 }
+            if case .propertyChanged(let p, BlueZInterface.device, "Connected", let old, .boolean(true)?) = event, old != .boolean(true) {
+                linkUps[p, default: 0] += 1
             }
             if case .propertyChanged(let p, BlueZInterface.adapter, "Powered", _, .boolean(let on)?) = event {
                 powered.append((p, on))
