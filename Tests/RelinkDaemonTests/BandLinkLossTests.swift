@@ -9,60 +9,33 @@ import Testing
 /// no counter value is ever delivered twice (a doubled subscription would
 /// deliver each value twice; a missing one would deliver nothing).
 @Suite(.serialized, .timeLimit(.minutes(2))) struct BandLinkLossTests {
-    static let bandID = "org.example.band"
-    static let bandAddress = "00:00:00:00:00:03"
-    static let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
-    static let measurement = "00002a37-0000-1000-8000-00805f9b34fb"
-
-    /// The band's counters in its outbox, in outbox order.
-    func counters(_ h: Harness) async throws -> [UInt32] {
-        try await h.control.events(Self.bandID).compactMap { event in
-            guard let bytes = event.value, bytes.count >= 6 else { return nil }
-            return UInt32(bytes[2]) | UInt32(bytes[3]) << 8 | UInt32(bytes[4]) << 16 | UInt32(bytes[5]) << 24
-        }
-    }
-
-    func bandEvents(_ h: Harness, _ kind: String) async throws -> Int {
-        try await h.control.events(Self.bandID).filter { $0.kind == kind }.count
-    }
-
-    /// Connects and subscribes the band, starts its stream and waits for values.
-    func streamBand(_ h: Harness) async throws {
-        try await h.control.register(Self.bandID)
-        try await h.control.connect(Self.bandID, Self.bandAddress, services: [Self.heartRate])
-        try await h.control.subscribe(Self.bandID, Self.bandAddress, Self.heartRate, Self.measurement)
-        try await eventually(timeout: .seconds(30), "the band to connect") { (try? await bandEvents(h, "connected")) == 1 }
-        try await h.bench.startStream("band", rate: 20)
-        try await eventually(timeout: .seconds(10), "band values") { ((try? await counters(h).count) ?? 0) >= 10 }
-    }
-
     /// After the link loss: one disconnect, one reconnect, values flowing
     /// again (counters beyond the last one seen before), never doubled.
     func expectStreamResumed(_ h: Harness, lastBefore: UInt32, _ what: String) async throws {
         let lost = ContinuousClock.now
-        try await eventually(timeout: .seconds(30), "the band's disconnected event") { (try? await bandEvents(h, "disconnected")) == 1 }
-        try await eventually(timeout: .seconds(60), "the band to reconnect") { (try? await bandEvents(h, "connected")) == 2 }
-        let atReconnect = try await counters(h).count
+        try await eventually(timeout: .seconds(30), "the band's disconnected event") { (try? await h.bandEvents("disconnected")) == 1 }
+        try await eventually(timeout: .seconds(60), "the band to reconnect") { (try? await h.bandEvents("connected")) == 2 }
+        let atReconnect = try await h.bandCounters().count
         print("figure: band \(what) to reconnected: \(ContinuousClock.now - lost)")
         try await eventually(timeout: .seconds(15), "10 new band values after the reconnect") {
-            ((try? await counters(h).count) ?? 0) >= atReconnect + 10
+            ((try? await h.bandCounters().count) ?? 0) >= atReconnect + 10
         }
         try await h.bench.stopStream("band")
         try await Task.sleep(for: .milliseconds(300))
-        let values = try await counters(h)
-        let kinds = try await h.control.events(Self.bandID).map(\.kind).filter { $0 != "value-notified" }
+        let values = try await h.bandCounters()
+        let kinds = try await h.control.events(Harness.bandID).map(\.kind).filter { $0 != "value-notified" }
         print("band \(what): events \(kinds), \(values.count) counters, last before \(lastBefore): \(values)")
         #expect(values.contains { $0 > lastBefore }, "no counter after the link loss: \(values)")
         #expect(Set(values).count == values.count, "a band counter was delivered twice: \(values)")
         #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "band counters doubled or reordered: \(values)")
-        #expect(try await bandEvents(h, "connected") == 2, "exactly one reconnection")
-        #expect(try await h.control.connectionState(Self.bandID) == "connected")
+        #expect(try await h.bandEvents("connected") == 2, "exactly one reconnection")
+        #expect(try await h.control.connectionState(Harness.bandID) == "connected")
     }
 
     @Test func bluetoothdRestartWhileStreamingReconnectsAndResubscribesOnce() async throws {
         try await Harness.with { h in
-            try await streamBand(h)
-            let lastBefore = try await counters(h).last ?? 0
+            try await h.streamBand()
+            let lastBefore = try await h.bandCounters().last ?? 0
             try await h.bench.restartBlueZ()
             try await expectStreamResumed(h, lastBefore: lastBefore, "bluetoothd restart")
         }
@@ -70,8 +43,8 @@ import Testing
 
     @Test func adapterPowerCycleWhileStreamingReconnectsAndResubscribesOnce() async throws {
         try await Harness.with { h in
-            try await streamBand(h)
-            let lastBefore = try await counters(h).last ?? 0
+            try await h.streamBand()
+            let lastBefore = try await h.bandCounters().last ?? 0
             try await h.bench.powerCycleCentral(offSeconds: 0.5)
             try await expectStreamResumed(h, lastBefore: lastBefore, "adapter power cycle")
         }
@@ -82,23 +55,23 @@ import Testing
     /// reports the band `restored` once, and the stream is never doubled.
     @Test func bluetoothdRestartWhileRelinkdIsDownRestoresTheStream() async throws {
         try await Harness.with { h in
-            try await streamBand(h)
-            let lastBefore = try await counters(h).last ?? 0
+            try await h.streamBand()
+            let lastBefore = try await h.bandCounters().last ?? 0
             h.killRelinkd()
             try await h.bench.restartBlueZ()
             try await h.startRelinkd()
-            try await eventually(timeout: .seconds(60), "the band to be restored") { (try? await bandEvents(h, "restored")) == 1 }
-            let atRestore = try await counters(h).count
+            try await eventually(timeout: .seconds(60), "the band to be restored") { (try? await h.bandEvents("restored")) == 1 }
+            let atRestore = try await h.bandCounters().count
             try await eventually(timeout: .seconds(15), "10 new band values after the restore") {
-                ((try? await counters(h).count) ?? 0) >= atRestore + 10
+                ((try? await h.bandCounters().count) ?? 0) >= atRestore + 10
             }
             try await h.bench.stopStream("band")
             try await Task.sleep(for: .milliseconds(300))
-            let values = try await counters(h)
+            let values = try await h.bandCounters()
             #expect(values.contains { $0 > lastBefore })
             #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "band counters doubled or reordered: \(values)")
-            #expect(try await bandEvents(h, "restored") == 1)
-            #expect(try await bandEvents(h, "connected") == 1, "only the first connection, before the restart")
+            #expect(try await h.bandEvents("restored") == 1)
+            #expect(try await h.bandEvents("connected") == 1, "only the first connection, before the restart")
         }
     }
 }

@@ -23,12 +23,7 @@ import Testing
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
             try await h.push([60])
-            try await h.bench.send(BenchCommand("set_timing", ["connect_timeout": .number(4)]))
-            try await h.bench.outOfRange("lock")
-            try await h.waitForEvents("disconnected", count: 1)
-            try await eventually(timeout: .seconds(30), "relinkd to be connecting") {
-                (try? await h.control.connectionState(Harness.id)) == "connecting"
-            }
+            try await h.holdLockConnecting()
             try await lose(loss, h)
             try await Task.sleep(for: .seconds(1))
             #expect(try await h.control.connectionState(Harness.id) != "connected")
@@ -90,9 +85,8 @@ import Testing
     /// power-cycled: discovery is resumed and the band reported again.
     @Test func adapterPowerCycleWhileScanningResumesTheScan() async throws {
         try await Harness.with { h in
-            let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
             try await h.control.register(Harness.id)
-            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(heartRate)]), .boolean(false)])
+            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(Harness.heartRate)]), .boolean(false)])
             try await h.waitForEvents("discovered", count: 1, timeout: .seconds(15))
             try await Task.sleep(for: .seconds(1))
             #expect(try await h.events("discovered").count == 1, "coalesced within a session")

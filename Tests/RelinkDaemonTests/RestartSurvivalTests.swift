@@ -67,13 +67,7 @@ import Testing
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
             try await h.push([60])
-            // Connects to the out-of-range lock now take 4 s to fail.
-            try await h.bench.send(BenchCommand("set_timing", ["connect_timeout": .number(4)]))
-            try await h.bench.outOfRange("lock")
-            try await h.waitForEvents("disconnected", count: 1)
-            try await eventually(timeout: .seconds(30), "relinkd to be connecting") {
-                (try? await h.control.connectionState(Harness.id)) == "connecting"
-            }
+            try await h.holdLockConnecting()
             h.killRelinkd()
             try await h.startRelinkd()
             try await h.bench.inRange("lock")

@@ -5,8 +5,6 @@ import Testing
 
 /// A restore identifier's scan survives a SIGKILL of relinkd.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ScanRestartTests {
-    static let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
-    static let bandAddress = "00:00:00:00:00:03"
 
     func discoveredAddresses(_ h: Harness) async throws -> [String] {
         try await h.events("discovered").compactMap { event in
@@ -21,13 +19,13 @@ import Testing
     @Test func sigkillWhileScanningResumesTheScan() async throws {
         try await Harness.with { h in
             try await h.control.register(Harness.id)
-            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(Self.heartRate)]), .boolean(false)])
+            try await h.control.call("Scan", [.string(Harness.id), .array(.string, [.string(Harness.heartRate)]), .boolean(false)])
             try await eventually(timeout: .seconds(15), "the band to be discovered") {
-                (try? await discoveredAddresses(h).contains(Self.bandAddress)) == true
+                (try? await discoveredAddresses(h).contains(Harness.bandAddress)) == true
             }
             try await Task.sleep(for: .seconds(2))
             var addresses = try await discoveredAddresses(h)
-            #expect(addresses == [Self.bandAddress], "coalesced, and only the band offers heart rate")
+            #expect(addresses == [Harness.bandAddress], "coalesced, and only the band offers heart rate")
             h.killRelinkd()
             try await h.startRelinkd()
             let status = try await h.control.status()
@@ -39,7 +37,7 @@ import Testing
                 (try? await discoveredAddresses(h).count) == 2
             }
             try await Task.sleep(for: .seconds(2))
-            #expect(try await discoveredAddresses(h) == [Self.bandAddress, Self.bandAddress], "coalesced within a session")
+            #expect(try await discoveredAddresses(h) == [Harness.bandAddress, Harness.bandAddress], "coalesced within a session")
             // bluetoothd restarts: discovery is resumed, a new session reports the band once.
             try await h.bench.restartBlueZ()
             try await eventually(timeout: .seconds(20), "the band to be discovered after bluetoothd restarted") {
@@ -47,7 +45,7 @@ import Testing
             }
             try await Task.sleep(for: .seconds(2))
             addresses = try await discoveredAddresses(h)
-            #expect(addresses == [Self.bandAddress, Self.bandAddress, Self.bandAddress])
+            #expect(addresses == [Harness.bandAddress, Harness.bandAddress, Harness.bandAddress])
             try await h.control.call("StopScan", [.string(Harness.id)])
             #expect(try await h.control.status()["discovering"] as? Bool == false)
         }
