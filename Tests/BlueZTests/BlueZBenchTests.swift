@@ -154,6 +154,8 @@ import Testing
             let ownerBefore = await client.owner
             try await bench.restartBlueZ()
             try await waitUntil(timeout: .seconds(10)) { let o = await client.owner; return o != nil && o != ownerBefore }
+            // The log is filled by its own task from the event stream: wait for it.
+            try await waitUntil(timeout: .seconds(10)) { await log.contains(.reset(.bluetoothdRestarted)) }
             #expect(await log.contains(.reset(.bluetoothdRestarted)))
             // The restarted bluetoothd knows nothing of the old link.
             try await expectMirrorMatchesBus(client)

@@ -40,6 +40,14 @@ public actor BlueZClient {
     let gapReadRequests: AsyncStream<ObjectPath>.Continuation
     private(set) var isReady = false
     private var waiterCounter: UInt64 = 0
+    /// True while the mirror is being rebuilt from `GetManagedObjects`.
+    var resyncing = false
+    /// Signals that arrived while resyncing or from a sender that is not
+    /// the current bluetoothd: applied after the rebuild if they are newer
+    /// than the snapshot (bluetoothd's serials only grow), else dropped,
+    /// since the snapshot already holds their effect.
+    var heldSignals: [Message] = []
+    static let heldSignalLimit = 100_000
 
     public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez")) {
         self.connection = connection
@@ -102,16 +110,33 @@ public actor BlueZClient {
 
     /// Drops the mirror and rebuilds it from `GetManagedObjects`, then
     /// re-registers the auto-connect profile and re-applies discovery.
+    ///
+    /// Signals that arrive meanwhile are held and applied afterwards only
+    /// if bluetoothd sent them after the snapshot: otherwise a new
+    /// bluetoothd's start-up signals (adapter powered, devices added) would
+    /// be seen twice, once live and once in the rebuilt mirror, and upper
+    /// layers would reconnect or restart discovery twice.
     func resync(reason: ResetReason) async {
         let names = mirror.knownNames
-        guard let objects = await fetchManagedObjects() else {
+        resyncing = true
+        defer { resyncing = false }
+        guard let snapshot = await fetchManagedObjects() else {
             owner = nil
+            heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
             continuation.yield(.serviceLost)
             return
         }
-        mirror = Mirror(managedObjects: objects, knownNames: names)
+        mirror = Mirror(managedObjects: snapshot.objects, knownNames: names)
         continuation.yield(.reset(reason))
+        while !heldSignals.isEmpty {
+            let held = heldSignals
+            heldSignals = []
+            for message in held where message.sender == owner && message.serial > snapshot.serial {
+                await applyNow(message)
+            }
+        }
+        resyncing = false
         for adapter in mirror.adapters where adapter.powered {
             await reapply(adapter: adapter.path)
         }
@@ -125,7 +150,7 @@ public actor BlueZClient {
 
     /// `GetManagedObjects` of the current bluetoothd, retried while it owns
     /// its name; nil when there is no bluetoothd or it never answered.
-    private func fetchManagedObjects() async -> ManagedObjects? {
+    private func fetchManagedObjects() async -> (objects: ManagedObjects, serial: UInt32)? {
         var delays = Self.resyncRetryDelays.makeIterator()
         while true {
             do {
@@ -135,7 +160,7 @@ public actor BlueZClient {
                     destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
                     method: "GetManagedObjects", timeout: .seconds(10))
                 guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
-                return try body.managedObjects()
+                return (objects: try body.managedObjects(), serial: reply.serial)
             } catch is CancellationError {
                 return nil
             } catch {
@@ -183,7 +208,22 @@ public actor BlueZClient {
         }
     }
 
+    /// Applies a signal from bluetoothd, or holds it while the mirror is
+    /// being rebuilt or when it does not come from the current bluetoothd.
     func apply(_ message: Message) async {
+        guard resyncing || owner == nil || message.sender != owner else {
+            await applyNow(message)
+            return
+        }
+        if heldSignals.count >= Self.heldSignalLimit {
+            heldSignals.removeFirst(heldSignals.count / 2)
+            logger.warning("too many signals while bluetoothd's objects are unreadable; dropped the older half",
+                           metadata: ["RELINK_EVENT": "bluez-signals-dropped"])
+        }
+        heldSignals.append(message)
+    }
+
+    func applyNow(_ message: Message) async {
         guard let path = message.path, let member = message.member else { return }
         let now = Date()
         var events: [MirrorEvent] = []
@@ -219,6 +259,9 @@ public actor BlueZClient {
             }
             if case .propertyChanged(let p, BlueZInterface.adapter, "Powered", _, .boolean(let on)?) = event {
                 powered.append((p, on))
+            }
+            if case .adapterAdded(let adapter) = event, adapter.powered {
+                powered.append((adapter.path, true))
             }
         }
         resumeWaiters()
