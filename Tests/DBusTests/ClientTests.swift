@@ -127,7 +127,12 @@ import Testing
                         destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
                         arguments: [.uint32(10_000)])
                 }
-                try await Task.sleep(for: .milliseconds(150))
+                // Wait until the call is on the wire (a loaded machine may
+                // take a while to start the task).
+                let sent = ContinuousClock.now + .seconds(20)
+                while client.loop.state.withLock({ $0.pending.count }) == 0, ContinuousClock.now < sent {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 #expect(client.loop.state.withLock { $0.pending.count } == 1)
                 let start = ContinuousClock.now
                 task.cancel()

@@ -11,7 +11,7 @@ import Testing
 /// (committed but not yet acknowledged) — never anything in between.
 @Suite("Crash safety under SIGKILL")
 struct CrashTests {
-    @Test("SIGKILL at random moments loses no acknowledged mutation and leaves none half-applied", .timeLimit(.minutes(2)))
+    @Test("SIGKILL at random moments loses no acknowledged mutation and leaves none half-applied", .timeLimit(.minutes(8)))
     func killLoop() async throws {
         let kills = Int(ProcessInfo.processInfo.environment["RELINK_STORE_KILLS"] ?? "") ?? 200
         let seed = UInt64(ProcessInfo.processInfo.environment["RELINK_STORE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max / 2)

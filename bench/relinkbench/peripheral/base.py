@@ -33,6 +33,9 @@ class Peripheral:
         self.bus: Optional[MessageBus] = None
         self.registrations = 0
         self.register_lock = asyncio.Lock()
+        # What the current BlueZoo holds, so a retry redoes only what failed.
+        self.app_registered = False
+        self.adv_registered = False
         self.services: list[Service] = []
         self.chars: list[Characteristic] = []
         self.adv = Advertisement(adv_name, self.advertised_uuids(),
@@ -88,12 +91,21 @@ class Peripheral:
         return reply
 
     async def register(self) -> None:
-        """Register the advertisement and the application on our adapter."""
+        """Register the application, then the advertisement, on our adapter.
+
+        In that order: a real peripheral's GATT database exists before it
+        advertises and does not vanish when the central's bluetoothd
+        restarts. Advertising first let a central connect in between (after
+        a BlueZoo restart, under load) and find no services."""
         async with self.register_lock:
-            await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
-                             "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
-            await self._call(self.adapter_path, "org.bluez.GattManager1",
-                             "RegisterApplication", "oa{sv}", [self.app_path, {}])
+            if not self.app_registered:
+                await self._call(self.adapter_path, "org.bluez.GattManager1",
+                                 "RegisterApplication", "oa{sv}", [self.app_path, {}])
+                self.app_registered = True
+            if not self.adv_registered:
+                await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                 "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
+                self.adv_registered = True
             self.registrations += 1
             self.emit({"event": "registered", "peripheral": self.name,
                        "registrations": self.registrations})
@@ -113,6 +125,8 @@ class Peripheral:
                 and msg.interface == "org.freedesktop.DBus" and msg.body
                 and msg.body[0] == "org.bluez" and msg.body[2]):
             # bluetoothd (BlueZoo) restarted: everything registered is gone.
+            self.app_registered = False
+            self.adv_registered = False
             for ch in self.chars:
                 ch.notifying = False
             asyncio.get_running_loop().create_task(self._register_when_possible())
