@@ -61,6 +61,7 @@ final class APIClient: Sendable {
         return (path, restored, reply.serial)
     }
 
+    @discardableResult
     func central(_ path: ObjectPath, _ method: String, _ arguments: [DBusValue] = []) async throws -> Message {
         try await call(path, "org.relink.Central1", method, arguments)
     }
