@@ -51,7 +51,12 @@ import Testing
             let changeTask = Task { do { for try await m in changes { changed.withLock { $0.append(m.path?.rawValue ?? "") } } } catch {} }
             defer { changeTask.cancel() }
 
+            let added = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
+            var addedIterator = added.makeAsyncIterator()
             let (central, _, _) = try await client.register(Harness.id)
+            let announcement = try #require(try await addedIterator.next())
+            #expect(announcement.body.first == .objectPath(central), "the registering client is told of its new object")
             try await client.central(central, "Connect", [
                 .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
             ])
