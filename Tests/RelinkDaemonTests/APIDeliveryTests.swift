@@ -137,4 +137,30 @@ import Testing
             #expect(again.restored["last_sequence"] == .uint64(0))
         }
     }
+
+    @Test func readyFollowsBluetoothd() async throws {
+        try await Harness.with { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let stream = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: APIClient.manager))
+            let seen = Mutex<[DBusValue]>([])
+            let task = Task {
+                do {
+                    for try await m in stream {
+                        if let (_, changed, _) = try? m.decode(String.self, [String: DBusValue].self, [String].self), let ready = changed["Ready"] {
+                            seen.withLock { $0.append(ready) }
+                        }
+                    }
+                } catch {}
+            }
+            defer { task.cancel() }
+            try await h.bench.restartBlueZ()
+            try await eventually(timeout: .seconds(20), "Ready false, then true") {
+                seen.withLock { $0 }.starts(with: [.boolean(false), .boolean(true)])
+            }
+            let ready = try await client.call(APIClient.manager, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Manager1"), .string("Ready")])
+            #expect(ready.body == [.variant(.boolean(true))])
+        }
+    }
 }
