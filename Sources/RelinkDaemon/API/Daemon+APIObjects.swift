@@ -83,7 +83,18 @@ extension Daemon {
         for intent in machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
         for s in planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
         for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }
-        publisher.setViewers(uids, of: peripheral)
+        let (gained, lost) = publisher.setViewers(uids, of: peripheral)
+        // Root saw it all along; others learn of it now (or lose it).
+        func clients(of users: Set<UInt32>) -> [String] {
+            guard !users.isEmpty else { return [] }
+            var names = Set<String>()
+            for attached in api.attachments.values {
+                for (name, a) in attached where a.uid != 0 && users.contains(a.uid) { names.insert(name) }
+            }
+            return names.sorted()
+        }
+        publisher.announcePeripheral(peripheral, added: true, to: clients(of: gained))
+        publisher.announcePeripheral(peripheral, added: false, to: clients(of: lost))
     }
 
     /// Attached clients allowed to see a peripheral.
