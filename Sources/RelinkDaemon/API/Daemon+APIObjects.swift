@@ -25,7 +25,11 @@ extension Daemon {
         for (peripheral, row) in peripherals.sorted(by: { $0.key < $1.key }) {
             publishPeripheral(peripheral, device: mirror.device(address: row.address.address, adapter: adapterPath))
         }
-        for peripheral in peripherals.keys { refreshViewers(of: peripheral) }
+        // Viewers of every peripheral in one pass (not one pass per peripheral).
+        var viewers: [PeripheralID: Set<UInt32>] = [:]
+        for intent in machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
+        for s in planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
+        for (peripheral, uids) in viewers { publisher?.setViewers(uids, of: peripheral) }
         publisher?.setReady(true)
     }
 
