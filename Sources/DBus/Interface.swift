@@ -51,13 +51,19 @@ public struct DBusProperty: Sendable {
     /// Whether changes are announced with `PropertiesChanged`.
     public var emitsChanged: Bool
     public var onSet: SetHandler?
+    /// Computes the value per call (e.g. per caller) instead of reading the
+    /// stored one; `Get` and `GetAll` then answer asynchronously.
+    public typealias Getter = @Sendable (MethodCall) async throws -> DBusValue
+    public var getter: Getter?
 
-    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil) {
+    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil,
+                getter: Getter? = nil) {
         self.name = name
         self.type = type
         self.access = access
         self.emitsChanged = emitsChanged
         self.onSet = onSet
+        self.getter = getter
     }
 }
 
@@ -78,12 +84,18 @@ public struct DBusInterface: Sendable {
     public var methods: [DBusMethod]
     public var properties: [DBusProperty]
     public var signals: [DBusSignal]
+    /// The error name replied to a call of one of these methods whose
+    /// signature differs (`org.freedesktop.DBus.Error.InvalidArgs` when nil),
+    /// for services that promise their own error names for bad arguments.
+    public var invalidSignatureError: DBusError.Name?
 
-    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = []) {
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = [],
+                invalidSignatureError: DBusError.Name? = nil) {
         self.name = name
         self.methods = methods
         self.properties = properties
         self.signals = signals
+        self.invalidSignatureError = invalidSignatureError
     }
 
     /// Checks every name and type.
@@ -113,6 +125,12 @@ public struct MethodCall: Sendable {
     public let message: Message
     /// The connection the call arrived on (to emit signals or make calls).
     public let connection: Connection
+    let afterReplyActions = AfterReplyActions()
+
+    init(message: Message, connection: Connection) {
+        self.message = message
+        self.connection = connection
+    }
 
     /// The arguments.
     public var arguments: [DBusValue] { message.body }

@@ -14,6 +14,7 @@ extension Daemon {
         case .reset(.initial):
             break
         case .reset(.bluetoothdRestarted):
+            publisher?.setReady(true)
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             planner.resetAll()
             awaitingGatt = [:]
@@ -24,6 +25,7 @@ extension Daemon {
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
             logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            publisher?.setReady(false)
             planner.resetAll()
             awaitingGatt = [:]
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
@@ -47,6 +49,7 @@ extension Daemon {
         case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
+            if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             switch (property, new) {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))
@@ -98,6 +101,7 @@ extension Daemon {
                 await feed(intent, .advertisement(advertisement))
             case .identifier(let id):
                 let peripheral = await knownPeripheral(for: address)
+                discovered(peripheral, by: id)
                 do { try await emit(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
                     logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
                 }
@@ -116,6 +120,7 @@ extension Daemon {
             try await commit([.putPeripheral(row)])
             peripherals[id] = row
             peripheralByAddress[address.string] = id
+            peripheralChanged(id)
         } catch {
             logger.error("cannot store a peripheral", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
         }

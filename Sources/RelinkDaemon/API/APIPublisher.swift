@@ -1,0 +1,191 @@
+import DBus
+import Foundation
+import Logging
+import Restoration
+import Synchronization
+
+/// The client API's exported objects on relinkd's connection, and what the
+/// per-caller filter needs to decide who sees which (a snapshot the
+/// daemon's loop keeps current).
+///
+/// Every signal about an identifier or a peripheral is sent with a
+/// destination (docs/api/access.md).
+final class APIPublisher: Sendable {
+    let connection: Connection
+    let identity: CallerIdentity
+    let logger: Logger
+    /// Builds the interfaces (they call back into the daemon).
+    let interfaces: APIInterfaces
+
+    private struct State {
+        var manager: ExportedObject?
+        var centrals: [RestoreIdentifier: ExportedObject] = [:]
+        var peripherals: [PeripheralID: ExportedObject] = [:]
+        /// Central path → owner UID.
+        var centralOwners: [ObjectPath: UInt32] = [:]
+        /// Peripheral path → users that may see it (root always may).
+        var peripheralViewers: [ObjectPath: Set<UInt32>] = [:]
+    }
+    private let state = Mutex(State())
+
+    /// relinkd's internal objects, shown only to root and relinkd's own user.
+    static let controlPath = ObjectPath(trustedConstant: ControlObject.pathString)
+    static let autoConnectPath = ObjectPath(trustedConstant: "/org/relink/autoconnect")
+    /// relinkd's own UID.
+    let ownUID = getuid()
+
+    init(connection: Connection, identity: CallerIdentity, interfaces: APIInterfaces, logger: Logger) {
+        self.connection = connection
+        self.identity = identity
+        self.interfaces = interfaces
+        self.logger = logger
+    }
+
+    /// Exports `/org/relink` with its object manager and installs the filter.
+    /// - Throws: `DBusError` when the path is taken.
+    func start(managerValues: [String: DBusValue]) throws {
+        connection.addObjectManager(at: APIPaths.manager)
+        let manager = try ExportedObject(path: APIPaths.manager, interfaces: [interfaces.manager], values: [APIPaths.managerInterface: managerValues])
+        state.withLock { $0.manager = manager }
+        try connection.export(manager)
+        connection.setObjectFilter { [weak self] path, sender in
+            guard let self else { return false }
+            return await self.mayView(path, sender: sender)
+        }
+    }
+
+    /// Whether the caller behind `sender` may see the object at `path`.
+    func mayView(_ path: ObjectPath, sender: String) async -> Bool {
+        let rule: (owner: UInt32?, viewers: Set<UInt32>?) = state.withLock { ($0.centralOwners[path], $0.peripheralViewers[path]) }
+        let isInternal = path.isDescendant(of: Self.controlPath, orSelf: true) || path.isDescendant(of: Self.autoConnectPath, orSelf: true)
+        guard rule.owner != nil || rule.viewers != nil || isInternal else { return true }
+        guard let uid = try? await identity.resolve(connection, sender) else { return false }
+        if uid == 0 || (isInternal && uid == ownUID) { return true }
+        if isInternal { return false }
+        if let owner = rule.owner { return owner == uid }
+        return rule.viewers?.contains(uid) ?? false
+    }
+
+    /// Users allowed to see a peripheral (besides root).
+    func viewers(of peripheral: PeripheralID) -> Set<UInt32> {
+        state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] ?? [] }
+    }
+
+    /// Sets who may see a peripheral; returns who gained and who lost sight of it.
+    @discardableResult
+    func setViewers(_ uids: Set<UInt32>, of peripheral: PeripheralID) -> (gained: Set<UInt32>, lost: Set<UInt32>) {
+        let old = state.withLock { s -> Set<UInt32> in
+            defer { s.peripheralViewers[APIPaths.peripheral(peripheral)] = uids }
+            return s.peripheralViewers[APIPaths.peripheral(peripheral)] ?? []
+        }
+        return (uids.subtracting(old), old.subtracting(uids))
+    }
+
+    /// Tells clients that a peripheral object appeared for them (`added`)
+    /// or disappeared (its visibility changed), with `InterfacesAdded` or
+    /// `InterfacesRemoved` unicast to each.
+    func announcePeripheral(_ peripheral: PeripheralID, added: Bool, to clients: [String]) {
+        guard !clients.isEmpty, let object = state.withLock({ $0.peripherals[peripheral] }) else { return }
+        let interface = APIInterfaces.peripheral
+        let body: DBusValue
+        let member: String
+        if added {
+            let props = interface.properties.compactMap { p in
+                object.value(of: p.name, in: interface.name).map { DBusValue.DictionaryEntry(.string(p.name), .variant($0)) }
+            }
+            member = "InterfacesAdded"
+            body = .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [
+                .init(.string(interface.name), .dictionary(key: .string, value: .variant, props)),
+            ])
+        } else {
+            member = "InterfacesRemoved"
+            body = .array(.string, [.string(interface.name)])
+        }
+        for client in clients {
+            do {
+                try connection.emitSignal(path: APIPaths.manager, interface: "org.freedesktop.DBus.ObjectManager", member: member,
+                                          arguments: [.objectPath(object.path), body], destination: client)
+            } catch {
+                logger.warning("cannot announce a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Centrals
+
+    func exportCentral(_ id: RestoreIdentifier, owner: UInt32, values: [String: DBusValue], announceTo: [String]) {
+        let path = APIPaths.central(id.rawValue)
+        do {
+            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id)], values: [APIPaths.centralInterface: values])
+            state.withLock {
+                $0.centrals[id] = object
+                $0.centralOwners[path] = owner
+            }
+            try connection.export(object, announceTo: announceTo)
+        } catch {
+            logger.error("cannot export a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func updateCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue], to destinations: [String]) {
+        guard let object = state.withLock({ $0.centrals[id] }) else { return }
+        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: destinations) } catch {
+            logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func removeCentral(_ id: RestoreIdentifier, announceTo: [String]) {
+        let path = APIPaths.central(id.rawValue)
+        state.withLock {
+            $0.centrals[id] = nil
+            $0.centralOwners[path] = nil
+        }
+        do { try connection.unexport(path, announceTo: announceTo) } catch {
+            logger.warning("cannot remove a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Sends one `Central1.Event` to one client.
+    func sendEvent(_ id: RestoreIdentifier, sequence: Int64, kind: String, payload: String, to client: String) {
+        do {
+            try connection.emitSignal(
+                path: APIPaths.central(id.rawValue), interface: APIPaths.centralInterface, member: "Event",
+                arguments: [.uint64(UInt64(max(0, sequence))), .string(kind), .string(payload)], destination: client)
+        } catch {
+            logger.warning("cannot send an Event signal", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(client)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    // MARK: Peripherals
+
+    func hasPeripheral(_ id: PeripheralID) -> Bool { state.withLock { $0.peripherals[id] != nil } }
+
+    func exportPeripheral(_ id: PeripheralID, values: [String: DBusValue], announceTo: [String]) {
+        let path = APIPaths.peripheral(id)
+        do {
+            let object = try ExportedObject(path: path, interfaces: [APIInterfaces.peripheral], values: [APIPaths.peripheralInterface: values])
+            state.withLock {
+                $0.peripherals[id] = object
+                if $0.peripheralViewers[path] == nil { $0.peripheralViewers[path] = [] }
+            }
+            try connection.export(object, announceTo: announceTo)
+        } catch {
+            logger.error("cannot export a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func updatePeripheral(_ id: PeripheralID, _ values: [String: DBusValue], to destinations: [String]) {
+        guard let object = state.withLock({ $0.peripherals[id] }) else { return }
+        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.peripheralInterface, destinations: destinations) } catch {
+            logger.warning("cannot update a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Sets Manager1's `Ready` (broadcast: it is about no identifier).
+    func setReady(_ ready: Bool) {
+        guard let object = state.withLock({ $0.manager }) else { return }
+        do { try object.setValue(.boolean(ready), of: "Ready", in: APIPaths.managerInterface) } catch {
+            logger.warning("cannot update Manager1.Ready", metadata: ["RELINK_ERROR": "\(error)"])
+        }
+    }
+}
