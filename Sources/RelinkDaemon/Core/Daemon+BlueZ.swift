@@ -98,7 +98,7 @@ extension Daemon {
                 await feed(intent, .advertisement(advertisement))
             case .identifier(let id):
                 let peripheral = await knownPeripheral(for: address)
-                do { try await emit(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
+                do { try emitGathered(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
                     logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
                 }
             }
@@ -136,7 +136,7 @@ extension Daemon {
         guard planner.armedCharacteristics(of: peripheral).contains(key) else { return }
         let ids = planner.route(peripheral, characteristic: key)
         do {
-            try await emit(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
+            try emitGathered(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
         } catch {
             logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
         }
