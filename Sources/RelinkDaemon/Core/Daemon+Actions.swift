@@ -58,6 +58,7 @@ extension Daemon {
             break  // the machine ignores the stale token when it fires
         case .armSubscriptions:
             await run(planner.linkUp(intent.peripheral))
+            batch.released.append(intent.peripheral)
         case .useBackgroundAutoConnect(let address):
             autoConnect[address] = machines[intent]?.options.services ?? []
             await applyAutoConnect(renew: true)
@@ -263,12 +264,17 @@ extension Daemon {
                     continue
                 }
                 do {
+                    if !start { batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
-                    if start { gattRetries[peripheral] = nil }
+                    if start {
+                        gattRetries[peripheral] = nil
+                        batch.held.started(peripheral, key, on: characteristic.path)
+                    }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
                 } catch {
                     if start {
                         planner.startNotifyFailed(peripheral, key)
+                        batch.held.ended(peripheral, key)
                         let failure = FailureMapping.failure(error)
                         logger.warning("StartNotify failed", metadata: [
                             "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",

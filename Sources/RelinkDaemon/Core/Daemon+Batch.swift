@@ -21,6 +21,10 @@ extension Daemon {
         precondition(batch.depth > 0, "endBatch without beginBatch")
         batch.depth -= 1
         guard batch.depth == 0 else { return }
+        for peripheral in batch.released {
+            batch.requests += batch.held.release(peripheral)  // after the link's `connected`
+        }
+        batch.released = []
         let notifies = batch.notifies
         batch.notifies = []
         guard !notifies.isEmpty else {
@@ -79,11 +83,13 @@ extension Daemon {
     private func notifyDone(_ notify: RestoreBatch.Notify, failure: ConnectionFailure?) {
         let metadata: Logger.Metadata = ["RELINK_PERIPHERAL": "\(notify.peripheral)", "RELINK_CHARACTERISTIC": "\(notify.key)"]
         guard let failure else {
+            batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
             gattRetries[notify.peripheral] = nil
             logger.info("notifications armed", metadata: metadata)
             return
         }
         planner.startNotifyFailed(notify.peripheral, notify.key)
+        batch.held.ended(notify.peripheral, notify.key)
         logger.warning("StartNotify failed", metadata: metadata.merging([
             "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
         ]) { $1 })

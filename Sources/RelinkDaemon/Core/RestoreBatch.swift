@@ -51,6 +51,11 @@ struct RestoreBatch: Sendable {
     /// Store requests in order, as the `commit` calls made them.
     var requests: [Request] = []
     var notifies: [Notify] = []
+    /// Peripherals whose link was reported up in this scope: their
+    /// ``HeldSessions`` values go after the scope's other writes.
+    var released: [PeripheralID] = []
+    /// Notify sessions held with bluetoothd (not reset by scopes).
+    var held = HeldSessions()
     /// A ``DaemonInput/flushCommits`` input is on its way.
     var flushQueued = false
     /// Non-nil only while start-up gathers adopting connects.
