@@ -201,6 +201,7 @@ class Relinkd(Contender):
         self.binary = binary
         self.poll = poll_ms / 1000
         self.client = client
+        self.log_level = "info"
         self.owner = asyncio.Event()
         self.attacher: asyncio.Task | None = None
         self.acker: asyncio.Task | None = None
@@ -291,7 +292,7 @@ class Relinkd(Contender):
         t0 = time.monotonic()
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
-            "--log-destination", "stderr", stdin=asyncio.subprocess.DEVNULL,
+            "--log-destination", "stderr", "--log-level", self.log_level, stdin=asyncio.subprocess.DEVNULL,
             stdout=log, stderr=log, preexec_fn=die_with_parent)
         log.close()
         if self.client == "signal":
@@ -532,6 +533,8 @@ async def run(args) -> dict:
         def make(kind: str) -> Contender:
             c = (Relinkd(bench, work, args.relinkd, args.poll_ms, args.relinkd_client) if kind == "relinkd"
                  else BleakPeer(bench, work))
+            if isinstance(c, Relinkd):
+                c.log_level = args.relinkd_log_level
             contenders.append(c)
             return c
 
@@ -604,6 +607,7 @@ def main() -> int:
     p.add_argument("--relinkd-client", choices=("signal", "poll"), default="signal",
                    help="how the relinkd client gets events: Central1.Event signals after "
                         "Manager1.Register (what a real client does), or polling Control1.Events")
+    p.add_argument("--relinkd-log-level", default="info", help="relinkd's --log-level (debug for timelines)")
     p.add_argument("--poll-ms", type=float, default=5, help="with --relinkd-client poll")
     p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")
     p.add_argument("--connect-timeout", type=float, default=20.0,
