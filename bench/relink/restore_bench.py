@@ -15,9 +15,13 @@ Measures, for each contender:
     probes are pushed to every link that has not delivered one yet until all
     have. --reps times per N.
 
-"Reaches the client": for relinkd, the value appears in Control1.Events
-(polled every --poll-ms, stamped when the poll returns); for the bleak
-script, its notify callback stamps CLOCK_MONOTONIC (shared by processes).
+"Reaches the client": for relinkd, by default (--relinkd-client signal) the
+client attaches with Manager1.Register, as a real client does (again at
+once after each restart, when relinkd takes its bus name), and a value
+counts when its unicast Central1.Event signal arrives; with
+--relinkd-client poll it appears in Control1.Events, polled every
+--poll-ms. Both stamp CLOCK_MONOTONIC on receipt. For the bleak script, its
+notify callback stamps CLOCK_MONOTONIC (shared by processes).
 
 Prints a table (median, min, max) and a linear fit of restore time against N.
 Every process started here is stopped on exit, also on failure or SIGTERM,
@@ -183,13 +187,25 @@ class Contender:
             return ""
 
 
+def central_path(identifier: str) -> str:
+    """Central1's object path (API: letters and digits kept, other bytes _xx)."""
+    return "/org/relink/central/" + "".join(
+        chr(b) if chr(b).isascii() and chr(b).isalnum() else f"_{b:02x}" for b in identifier.encode())
+
+
 class Relinkd(Contender):
     name = "relinkd"
 
-    def __init__(self, bench: Bench, work: str, binary: str, poll_ms: float):
+    def __init__(self, bench: Bench, work: str, binary: str, poll_ms: float, client: str = "signal"):
         super().__init__(bench, work)
         self.binary = binary
         self.poll = poll_ms / 1000
+        self.client = client
+        self.log_level = "info"
+        self.owner = asyncio.Event()
+        self.attacher: asyncio.Task | None = None
+        self.acker: asyncio.Task | None = None
+        self.acked = 0
         self.state = tempfile.mkdtemp(prefix="state-", dir=work)
         self.logpath = os.path.join(work, "relinkd.log")
         self.bus: MessageBus | None = None
@@ -204,17 +220,86 @@ class Relinkd(Contender):
             raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
         return reply.body
 
+    async def connect_bus(self) -> None:
+        if self.bus is not None:
+            return
+        self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        if self.client == "signal":
+            self.bus.add_message_handler(self._on_message)
+            reply = await self.bus.call(Message(
+                destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
+                member="AddMatch", signature="s",
+                body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.relink'"]))
+            if reply.message_type == MessageType.ERROR:
+                raise BenchFailure(f"AddMatch: {reply.body}")
+
+    def _on_message(self, msg: Message) -> None:
+        """Event signals (unicast to this client) and relinkd's name changes."""
+        if msg.message_type != MessageType.SIGNAL:
+            return
+        if msg.member == "NameOwnerChanged" and msg.body and msg.body[0] == "org.relink":
+            if msg.body[2]:
+                self.owner.set()
+            else:
+                self.owner.clear()
+        elif msg.interface == "org.relink.Central1" and msg.member == "Event":
+            t = time.monotonic()
+            seq, kind, payload = msg.body
+            if seq <= self.after:
+                return  # replayed again after a re-attach
+            self.after = seq
+            self._arrived(kind, payload, t)
+            if self.acker is None or self.acker.done():
+                self.acker = asyncio.create_task(self._ack())
+
+    def _arrived(self, kind: str, payload: str, t: float) -> None:
+        if kind == "value-notified":
+            body = next(iter(json.loads(payload).values()), {})
+            probe = parse_probe(bytes(body.get("value", [])))
+            if probe:
+                self.arrivals.values.put_nowait((*probe, t))
+        elif kind == "disconnected":
+            self.arrivals.drops.put_nowait(payload)
+
+    async def _ack(self) -> None:
+        """Acknowledges what arrived (after the stamps: not on the clock)."""
+        while self.acked < self.after:
+            upto = self.after
+            reply = await self.bus.call(Message(destination="org.relink", path=central_path(IDENTIFIER),
+                                                interface="org.relink.Central1", member="Ack",
+                                                signature="t", body=[upto]))
+            if reply.message_type == MessageType.ERROR:
+                return  # relinkd went away; the next attach replays from its acknowledged mark
+            self.acked = upto
+
+    async def _attach(self) -> None:
+        """Manager1.Register as soon as relinkd has its name: Event signals
+        (stored ones replayed, then live) come to this client."""
+        while True:
+            await self.owner.wait()
+            reply = await self.bus.call(Message(destination="org.relink", path="/org/relink",
+                                                interface="org.relink.Manager1", member="Register",
+                                                signature="sa{sv}", body=[IDENTIFIER, {}]))
+            if reply.message_type != MessageType.ERROR:
+                return
+            await asyncio.sleep(0.005)  # not up yet, or went away again
+
     async def spawn(self) -> float:
-        if self.bus is None:
-            self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        await self.connect_bus()
+        self.owner.clear()
+        self.acked = 0
         log = open(self.logpath, "ab")
         t0 = time.monotonic()
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
-            "--log-destination", "stderr", stdin=asyncio.subprocess.DEVNULL,
+            "--log-destination", "stderr", "--log-level", self.log_level, stdin=asyncio.subprocess.DEVNULL,
             stdout=log, stderr=log, preexec_fn=die_with_parent)
         log.close()
-        if self.poller is None:
+        if self.client == "signal":
+            if self.attacher:
+                self.attacher.cancel()
+            self.attacher = asyncio.create_task(self._attach())
+        elif self.poller is None:
             self.poller = asyncio.create_task(self._poll())
         return t0
 
@@ -234,6 +319,8 @@ class Relinkd(Contender):
         await self.spawn()
         await self.wait_up()
         await self.call("Register", "s", [IDENTIFIER])
+        if self.attacher:
+            await asyncio.wait_for(self.attacher, 30)
         for link in links:
             address = self.bench.address(self.bench.locks[link])
             await self.call("Connect", "ssa{sv}", [IDENTIFIER, address,
@@ -249,14 +336,10 @@ class Relinkd(Contender):
                 events = []  # relinkd not (yet) up
             t = time.monotonic()
             for seq, kind, payload in events:
-                self.after = max(self.after, seq)
-                if kind == "value-notified":
-                    body = next(iter(json.loads(payload).values()), {})
-                    probe = parse_probe(bytes(body.get("value", [])))
-                    if probe:
-                        self.arrivals.values.put_nowait((*probe, t))
-                elif kind == "disconnected":
-                    self.arrivals.drops.put_nowait(payload)
+                if seq <= self.after:
+                    continue
+                self.after = seq
+                self._arrived(kind, payload, t)
             if events:
                 try:
                     await self.call("Ack", "st", [IDENTIFIER, self.after])
@@ -265,13 +348,14 @@ class Relinkd(Contender):
             await asyncio.sleep(self.poll)
 
     async def close(self) -> None:
-        if self.poller:
-            self.poller.cancel()
-            try:
-                await self.poller
-            except asyncio.CancelledError:
-                pass
-            self.poller = None
+        for task in (self.poller, self.attacher, self.acker):
+            if task:
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+        self.poller = self.attacher = self.acker = None
         await self.kill()
         if self.bus:
             await quiet_disconnect(self.bus)
@@ -447,8 +531,10 @@ async def run(args) -> dict:
         prober = Prober(bench, args.probe_ms)
 
         def make(kind: str) -> Contender:
-            c = (Relinkd(bench, work, args.relinkd, args.poll_ms) if kind == "relinkd"
+            c = (Relinkd(bench, work, args.relinkd, args.poll_ms, args.relinkd_client) if kind == "relinkd"
                  else BleakPeer(bench, work))
+            if isinstance(c, Relinkd):
+                c.log_level = args.relinkd_log_level
             contenders.append(c)
             return c
 
@@ -488,8 +574,10 @@ async def run(args) -> dict:
 
 def report(results: dict, args) -> None:
     names = list(results)
+    delivery = ("relinkd client: Central1.Event signals" if args.relinkd_client == "signal"
+                else f"relinkd Events polled every {args.poll_ms:g} ms")
     print(f"\nms, median (min-max) of {args.reps_in_range} (back in range) and {args.reps} (restore); probe every {args.probe_ms:g} ms, "
-          f"relinkd Events polled every {args.poll_ms:g} ms; bench connect timeout "
+          f"{delivery}; bench connect timeout "
           f"{args.connect_timeout:g} s, lock away {args.away:g} s")
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
     print(header)
@@ -516,7 +604,11 @@ def main() -> int:
     p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
     p.add_argument("--contenders", default="relinkd,bleak", help="relinkd,bleak or one of them")
     p.add_argument("--probe-ms", type=float, default=20)
-    p.add_argument("--poll-ms", type=float, default=5)
+    p.add_argument("--relinkd-client", choices=("signal", "poll"), default="signal",
+                   help="how the relinkd client gets events: Central1.Event signals after "
+                        "Manager1.Register (what a real client does), or polling Control1.Events")
+    p.add_argument("--relinkd-log-level", default="info", help="relinkd's --log-level (debug for timelines)")
+    p.add_argument("--poll-ms", type=float, default=5, help="with --relinkd-client poll")
     p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")
     p.add_argument("--connect-timeout", type=float, default=20.0,
                    help="the bench's LE connect timeout (real kernels: 20 s)")

@@ -9,8 +9,11 @@ import Systemd
 // Carrying out a machine's actions, in order.
 extension Daemon {
     /// Performs actions of `intent`'s machine in order. Store failures are
-    /// journalled; the machine's state stays as decided.
+    /// journalled; the machine's state stays as decided. The list's store
+    /// writes are one commit and its StartNotify calls run concurrently with
+    /// it, all done before this returns (``RestoreBatch``).
     func perform(_ actions: [Machine.Action], for intent: ConnectionIntentID) async {
+        beginBatch()
         for action in actions {
             do {
                 try await perform(action, for: intent)
@@ -20,6 +23,7 @@ extension Daemon {
                 ])
             }
         }
+        await endBatch()
     }
 
     private func perform(_ action: Machine.Action, for intent: ConnectionIntentID) async throws(ControlError) {
@@ -54,6 +58,7 @@ extension Daemon {
             break  // the machine ignores the stale token when it fires
         case .armSubscriptions:
             await run(planner.linkUp(intent.peripheral))
+            batch.released.append(intent.peripheral)
         case .useBackgroundAutoConnect(let address):
             autoConnect[address] = machines[intent]?.options.services ?? []
             await applyAutoConnect(renew: true)
@@ -93,11 +98,16 @@ extension Daemon {
         }
     }
 
-    /// Appends an event to the outbox of each identifier, durably, and journals it.
+    /// Appends an event to the outbox of each identifier, durably, and
+    /// journals it (inside a batch scope: at the scope's commit).
     func emit(_ event: RelinkEvent, to ids: [CoreIdentifier]) async throws(ControlError) {
         guard !ids.isEmpty else { return }
         var mutations: [StoreMutation] = []
         for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
+        if batch.isOpen {
+            gather(mutations, event: event, to: ids)
+            return
+        }
         try await commit(mutations)
         for id in ids {
             logger.info("event \(event.name)", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_PERIPHERAL": "\(event.peripheral)", "RELINK_EVENT": "\(event.name)"])
@@ -124,9 +134,22 @@ extension Daemon {
         try await commit(mutations)
     }
 
-    /// Applies mutations durably.
+    /// Applies mutations durably. Inside a batch scope (a machine's action
+    /// list, start-up) they join the scope's one commit, made before the
+    /// scope ends; errors are then journalled there, not thrown.
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
     func commit(_ mutations: [StoreMutation]) async throws(ControlError) {
+        if batch.isOpen {
+            batch.requests.append(RestoreBatch.Request(mutations: mutations))
+            return
+        }
+        await flushCommits()  // gathered writes come first
+        try await commitNow(mutations)
+    }
+
+    /// Applies mutations durably, now.
+    /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
+    func commitNow(_ mutations: [StoreMutation]) async throws(ControlError) {
         do {
             committed(mutations, try await store.apply(mutations))
         } catch {
@@ -143,6 +166,11 @@ extension Daemon {
     private func connect(_ address: BluetoothAddress, for intent: ConnectionIntentID) async {
         guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else {
             immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: "org.relink.Error.NotFound", message: "no Device1 at \(address.string)"))))
+            return
+        }
+        if batch.adoptions != nil, device.connected {
+            // Start-up: BlueZ still holds this link and answers at once.
+            batch.adoptions?.append(RestoreBatch.Adoption(intent: intent, address: address, device: device.path))
             return
         }
         let bluez = self.bluez
@@ -231,13 +259,22 @@ extension Daemon {
                     }
                     continue
                 }
+                if start, batch.isOpen {
+                    batch.notifies.append(RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path))
+                    continue
+                }
                 do {
+                    if !start { batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
-                    if start { gattRetries[peripheral] = nil }
+                    if start {
+                        gattRetries[peripheral] = nil
+                        batch.held.started(peripheral, key, on: characteristic.path)
+                    }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
                 } catch {
                     if start {
                         planner.startNotifyFailed(peripheral, key)
+                        batch.held.ended(peripheral, key)
                         let failure = FailureMapping.failure(error)
                         logger.warning("StartNotify failed", metadata: [
                             "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",

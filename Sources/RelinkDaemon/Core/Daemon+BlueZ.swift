@@ -17,6 +17,7 @@ extension Daemon {
             publisher?.setReady(true)
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             planner.resetAll()
+            batch.held.endAll()
             awaitingGatt = [:]
             _ = scans.restart()  // the BlueZ layer re-applies discovery itself
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
@@ -27,6 +28,7 @@ extension Daemon {
             logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
             publisher?.setReady(false)
             planner.resetAll()
+            batch.held.endAll()
             awaitingGatt = [:]
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
@@ -34,6 +36,7 @@ extension Daemon {
             logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(["RELINK_ADAPTER": "\(adapterName)"]) { $1 })
             if on { _ = scans.restart() } else {
                 planner.resetAll()
+                batch.held.endAll()
                 awaitingGatt = [:]
             }
             for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
@@ -56,6 +59,7 @@ extension Daemon {
             case ("Connected", .boolean(false)?):
                 if let peripheral = peripheralID(for: address) {
                     planner.linkDown(peripheral)
+                    batch.held.linkDown(peripheral)
                     awaitingGatt[peripheral] = nil
                 }
                 let reason = ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down")
@@ -102,7 +106,7 @@ extension Daemon {
             case .identifier(let id):
                 let peripheral = await knownPeripheral(for: address)
                 discovered(peripheral, by: id)
-                do { try await emit(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
+                do { try emitGathered(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
                     logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
                 }
             }
@@ -138,10 +142,26 @@ extension Daemon {
               let serviceUUID = try? CoreUUID(parsing: service.uuid), let characteristicUUID = try? CoreUUID(parsing: c.uuid)
         else { return }
         let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
-        guard planner.armedCharacteristics(of: peripheral).contains(key) else { return }
         let ids = planner.route(peripheral, characteristic: key)
+        guard planner.armedCharacteristics(of: peripheral).contains(key) else {
+            // On a session bluetoothd re-armed at the reconnection, before
+            // relinkd saw the link up: kept for after its `connected` event.
+            guard !ids.isEmpty, device.connected, batch.held.holds(peripheral, key, on: characteristic) else { return }
+            do {
+                var mutations: [StoreMutation] = []
+                let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: key, value: value)
+                for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
+                let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: peripheral) }
+                if !batch.held.keep(RestoreBatch.Request(mutations: mutations, notes: notes), for: peripheral) {
+                    logger.warning("too many values before the link was reported up; the oldest was dropped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
+                }
+            } catch {
+                logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+            }
+            return
+        }
         do {
-            try await emit(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
+            try emitGathered(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
         } catch {
             logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
         }

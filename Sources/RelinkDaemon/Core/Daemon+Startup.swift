@@ -11,10 +11,18 @@ extension Daemon {
     /// subscription (``StartupPlan``). A link BlueZ still holds is adopted
     /// by the known-identifier strategy (Connect on a connected device
     /// succeeds at once) and reported `restored`.
+    ///
+    /// Concurrent, not link after link: every machine is started first; the
+    /// adopting Connects are then issued together and their results fed to
+    /// the machines in order, every StartNotify is issued together, and all
+    /// the store writes (pending, restored, connected) are one commit, made
+    /// before this returns, so before any client is answered.
     /// - Throws: ``ControlError/failed(_:)`` when the store cannot be read.
     func startUp() async throws(ControlError) {
         let stored: StoredState
         do { stored = try await store.loadState() } catch { throw .failed("cannot load the store: \(error)") }
+        beginBatch()
+        batch.adoptions = []
         for row in stored.peripherals {
             let id = PeripheralID(row.id)
             peripherals[id] = row
@@ -64,9 +72,49 @@ extension Daemon {
             await perform(actions, for: resume.record.intent)
             await drainImmediate()
         }
+        let adoptions = batch.adoptions ?? []
+        batch.adoptions = nil
+        await adopt(adoptions)
+        await endBatch()
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging([
             "RELINK_IDENTIFIERS": "\(identifiers.count)", "RELINK_INTENTS": "\(plan.resume.count)",
             "RELINK_SUBSCRIPTIONS": "\(plan.subscriptions.count)", "RELINK_SCANS": "\(plan.scans.count)",
         ]) { $1 })
+    }
+}
+
+extension Daemon {
+    /// How long an adopting Connect may take: BlueZ answers at once for a
+    /// connected device; a link that drops meanwhile fails the step, and
+    /// the machine goes on with its next one.
+    static let adoptionTimeout: Duration = .seconds(5)
+
+    /// Issues the adopting Connects concurrently, then feeds each result to
+    /// its machine, in the order the machines asked.
+    func adopt(_ adoptions: [RestoreBatch.Adoption]) async {
+        guard !adoptions.isEmpty else { return }
+        let bluez = self.bluez
+        var results = [[Machine.Input]](repeating: [], count: adoptions.count)
+        await withTaskGroup(of: (Int, [Machine.Input]).self) { group in
+            for (index, adoption) in adoptions.enumerated() {
+                group.addTask {
+                    do {
+                        try await bluez.connect(adoption.device, timeout: Self.adoptionTimeout)
+                    } catch {
+                        return (index, [.connectFailed(FailureMapping.failure(error))])
+                    }
+                    var inputs: [Machine.Input] = [.connectSucceeded(adoption.address)]
+                    if await bluez.mirror.device(adoption.device)?.servicesResolved == true {
+                        inputs.append(.servicesResolved(adoption.address))
+                    }
+                    return (index, inputs)
+                }
+            }
+            for await (index, inputs) in group { results[index] = inputs }
+        }
+        for (adoption, inputs) in zip(adoptions, results) {
+            for input in inputs { await feed(adoption.intent, input) }
+            await drainImmediate()
+        }
     }
 }

@@ -61,6 +61,9 @@ public actor Daemon {
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
     /// Child tasks to start after the current input.
     var spawned: [@Sendable () async -> [DaemonInput]] = []
+    /// Store writes, StartNotify calls and start-up adoptions gathered to be
+    /// carried out together (see ``RestoreBatch``).
+    var batch = RestoreBatch()
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
@@ -109,6 +112,7 @@ public actor Daemon {
                 await handle(input)
                 startSpawned(in: &group)
             }
+            await flushCommits()  // values gathered but not yet committed
             group.cancelAll()
         }
     }
@@ -154,13 +158,18 @@ public actor Daemon {
                 "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",
                 "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
             ])
+        case .flushCommits:
+            await flushQueuedCommits()
         case .control(let request, let reply):
+            await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)
             reply.resume(returning: result)
         case .api(let request, let caller, let reply):
+            await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleAPI(request, from: caller)
             reply.resume(returning: result)
         case .startDelivery(let id, let client, let after):
+            await flushCommits()  // the replay reads the store
             await startDelivery(id, to: client, after: after)
         case .clientLeft(let name):
             clientLeft(name)

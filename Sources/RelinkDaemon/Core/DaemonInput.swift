@@ -13,6 +13,9 @@ enum DaemonInput: Sendable {
     case gattCheck(PeripheralID, generation: UInt64)
     /// StartNotify failed on the link: arm it again at the next link-up.
     case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
+    /// Commit the store writes gathered since the last commit (notified
+    /// values of several inputs: one commit for all of them).
+    case flushCommits
     /// A control call, answered through the continuation after its store commit.
     case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
     /// A client API call, answered through the continuation after its store commit.

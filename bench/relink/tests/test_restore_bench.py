@@ -28,6 +28,12 @@ def test_probe_values_round_trip_and_foreign_values_are_ignored():
     assert restore_bench.parse_probe(b"\xff\xfe") is None
 
 
+def test_central_paths_escape_as_the_api_says():
+    assert restore_bench.central_path("bench") == "/org/relink/central/bench"
+    assert restore_bench.central_path("front-door 1") == "/org/relink/central/front_2ddoor_201"
+    assert restore_bench.central_path("é") == "/org/relink/central/_c3_a9"
+
+
 def test_fit_recovers_a_line_and_reports_a_poor_one():
     a, b, r2 = restore_bench.fit([1, 2, 4, 8], [0.1 + 0.01 * n for n in (1, 2, 4, 8)])
     assert a == pytest.approx(0.1) and b == pytest.approx(0.01) and r2 == pytest.approx(1.0)

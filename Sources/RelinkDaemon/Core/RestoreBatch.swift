@@ -1,0 +1,65 @@
+import BlueZ
+import DBus
+import RelinkStore
+import Restoration
+
+/// Work the daemon gathers while it handles one input (or restores the
+/// whole store at start-up) and carries out together at the end:
+///
+/// * store writes of machine actions (`persist`, `emit`), applied as one
+///   durable commit instead of one per action, still before the input's
+///   handling ends (so before any control call is answered and before any
+///   client can read the events);
+/// * `StartNotify` calls, issued concurrently with each other and with that
+///   commit instead of one after another;
+/// * at start-up only, the `Connect` calls that adopt links BlueZ still
+///   holds (BlueZ answers them at once), issued concurrently, their results
+///   fed back into the machines in the order the machines asked.
+///
+/// Scopes nest (a machine's action list inside the start-up scope); only the
+/// outermost scope's end carries the work out.
+struct RestoreBatch: Sendable {
+    /// One pending `StartNotify`.
+    struct Notify: Sendable {
+        var peripheral: PeripheralID
+        var key: CharacteristicKey
+        var characteristic: ObjectPath
+    }
+
+    /// One adopting `Connect` gathered at start-up.
+    struct Adoption: Sendable {
+        var intent: ConnectionIntentID
+        var address: BluetoothAddress
+        var device: ObjectPath
+    }
+
+    /// An event whose journal line is written once its commit returned.
+    struct EventNote: Sendable {
+        var name: String
+        var identifier: CoreIdentifier
+        var peripheral: PeripheralID
+    }
+
+    /// Nesting depth of open scopes; 0 when none is open.
+    var depth = 0
+    /// One `commit` call's mutations, with the events it appends.
+    struct Request: Sendable {
+        var mutations: [StoreMutation]
+        var notes: [EventNote] = []
+    }
+
+    /// Store requests in order, as the `commit` calls made them.
+    var requests: [Request] = []
+    var notifies: [Notify] = []
+    /// Peripherals whose link was reported up in this scope: their
+    /// ``HeldSessions`` values go after the scope's other writes.
+    var released: [PeripheralID] = []
+    /// Notify sessions held with bluetoothd (not reset by scopes).
+    var held = HeldSessions()
+    /// A ``DaemonInput/flushCommits`` input is on its way.
+    var flushQueued = false
+    /// Non-nil only while start-up gathers adopting connects.
+    var adoptions: [Adoption]?
+
+    var isOpen: Bool { depth > 0 }
+}
