@@ -1,0 +1,104 @@
+import BenchSupport
+import Foundation
+import RelinkClient
+import Restoration
+import Testing
+
+/// RelinkCentral against relinkd on the bench: restored state first, then
+/// events in order, each once; what was not acknowledged comes back to the
+/// next central of the identifier.
+@Suite(.serialized) struct CentralBenchTests {
+    static let id = "org.example.lock"
+
+    @Test func restoredStateFirstThenEventsInOrderAndReplayOfUnacknowledged() async throws {
+        try await CtlHarness.with { h in
+            let bus = RelinkBus.address(h.bus)
+            let (first, state) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: bus)
+            #expect(state.isNew)
+            #expect(state.peripherals.isEmpty && state.lastSequence == 0)
+            let uuid = try await first.connect(peripheral: CtlHarness.lockAddress, options: .init(services: [CtlHarness.lockService]))
+            try await first.subscribe(peripheral: CtlHarness.lockAddress, service: CtlHarness.lockService, characteristic: CtlHarness.lockState)
+            await #expect(throws: RelinkClientError.self) {
+                try await first.subscribe(peripheral: CtlHarness.lockAddress, service: "nope", characteristic: CtlHarness.lockState)
+            }
+
+            var events = first.events.makeAsyncIterator()
+            // Wait for the link, then push three values.
+            var seen: [RelinkClientEvent] = []
+            while !seen.contains(where: { $0.kind == .connected }) {
+                guard let e = await events.next() else { Issue.record("stream ended"); return }
+                seen.append(e)
+            }
+            let connected = try #require(seen.last)
+            #expect(connected.peripheral?.uuid.uuidString.lowercased() == uuid)
+            try await Task.sleep(for: .milliseconds(300))
+            for value: UInt8 in [1, 2, 3] { try await h.push(value) }
+            while seen.filter({ $0.value != nil && $0.value != Array("locked".utf8) }).count < 3 {
+                guard let e = await events.next() else { Issue.record("stream ended"); return }
+                seen.append(e)
+            }
+            let sequences = seen.map(\.sequence)
+            #expect(sequences == Array(sequences[0]...(sequences[0] + UInt64(sequences.count - 1))), "no gap, no repeat: \(sequences)")
+            #expect(seen.compactMap(\.value).filter { $0.count == 1 } == [[1], [2], [3]])
+
+            // Acknowledge up to the connection only, then go away.
+            try await first.acknowledge(through: connected.sequence)
+            await first.close()
+
+            // A new central of the identifier: restored state first ...
+            let second = RelinkCentral(restoreIdentifier: Self.id, bus: bus)
+            let restored = try await second.connect()
+            #expect(!restored.isNew)
+            #expect(restored.acknowledged == connected.sequence)
+            #expect(restored.lastSequence >= sequences.last ?? 0)
+            let lock = try #require(restored.peripherals.first)
+            #expect(lock.id.lowercased() == uuid && lock.address == CtlHarness.lockAddress && lock.state == "connected")
+            #expect(lock.subscriptions == [.init(service: CtlHarness.lockService, characteristic: CtlHarness.lockState)])
+            // ... then every unacknowledged event, in order, once, then live ones.
+            var replay = second.events.makeAsyncIterator()
+            var again: [RelinkClientEvent] = []
+            let expected = seen.filter { $0.sequence > connected.sequence }
+            while again.count < expected.count {
+                guard let e = await replay.next() else { Issue.record("stream ended"); return }
+                again.append(e)
+            }
+            #expect(again == expected)
+            try await h.push(4)
+            let live = await replay.next()
+            #expect(live?.value == [4])
+            #expect(live?.sequence == (again.last?.sequence ?? 0) + 1)
+            try await second.acknowledge(through: live?.sequence ?? 0)
+            #expect(try await second.properties().acknowledged == live?.sequence)
+            await #expect(throws: RelinkClientError.self) { try await second.acknowledge(through: 1_000_000) }
+            await second.close()
+        }
+    }
+
+    @Test func eventsFinishWhenRelinkdLeavesAndErrorsAreTyped() async throws {
+        try await CtlHarness.with { h in
+            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus))
+            do throws(RelinkClientError) {
+                _ = try await central.read(peripheral: "6b1f2c3d-0000-4abc-8def-0123456789ab", service: "180d", characteristic: "2a37")
+                Issue.record("read of an unknown peripheral succeeded")
+            } catch {
+                #expect(error.name == .unknownPeripheral || error.name == .notConnected, "\(error)")
+            }
+            do throws(RelinkClientError) {
+                try await central.connect(peripheral: "lock")
+                Issue.record("connect to 'lock' succeeded")
+            } catch {
+                #expect(error.name == .invalidArguments)
+            }
+            h.killRelinkd()
+            var it = central.events.makeAsyncIterator()
+            let end = await it.next()
+            #expect(end == nil)
+            do throws(RelinkClientError) {
+                try await central.stopScan()
+                Issue.record("stopScan without relinkd succeeded")
+            } catch {
+                #expect(error.isUnreachable, "\(error)")
+            }
+        }
+    }
+}
