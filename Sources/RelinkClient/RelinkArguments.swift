@@ -4,8 +4,8 @@ import Restoration
 /// so that a bad argument gets the same `InvalidArguments` error whether
 /// or not relinkd runs. Limits are relinkd's (API-SPEC, "Errors").
 public enum RelinkArguments {
-    /// Longest identifier, in UTF-8 bytes.
-    public static let maximumIdentifierBytes = 255
+    /// Longest identifier, in characters (docs/api/errors.md).
+    public static let maximumIdentifierLength = 128
     /// Longest UUID list (scan services, connect services).
     public static let maximumUUIDs = 64
     /// Longest value for ``RelinkCentral/write(peripheral:service:characteristic:value:withResponse:)``.
@@ -13,16 +13,26 @@ public enum RelinkArguments {
     /// Most events one `Events` call returns.
     public static let maximumEvents: UInt32 = 10_000
 
-    /// An identifier is 1 to 255 bytes of UTF-8 with no control characters.
+    /// An identifier is 1 to 128 characters of `A-Z a-z 0-9 . _ - :`, the
+    /// first a letter or a digit (relinkd's rule, docs/api/Manager1.md;
+    /// stricter than the session spec's "255 bytes of UTF-8").
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
     public static func checkIdentifier(_ identifier: String) throws(RelinkClientError) {
-        if identifier.isEmpty { throw .invalid("The identifier is empty.") }
-        if identifier.utf8.count > maximumIdentifierBytes {
-            throw .invalid("The identifier is \(identifier.utf8.count) bytes long, more than \(maximumIdentifierBytes).")
+        let bytes = Array(identifier.utf8)
+        guard let first = bytes.first else { throw .invalid("The identifier is empty.") }
+        if bytes.count > maximumIdentifierLength {
+            throw .invalid("The identifier is \(bytes.count) bytes long, more than \(maximumIdentifierLength).")
         }
-        if identifier.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw .invalid("The identifier \(identifier.debugDescription) contains a control character.")
+        guard isAlphanumeric(first) else {
+            throw .invalid("The identifier \(identifier.debugDescription) must start with a letter or a digit.")
         }
+        guard bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":") }) else {
+            throw .invalid("The identifier \(identifier.debugDescription) may only hold A-Z a-z 0-9 . _ - :.")
+        }
+    }
+
+    private static func isAlphanumeric(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
 
     /// Parses a Bluetooth UUID (16-, 32- or 128-bit form) into the 128-bit

@@ -9,10 +9,10 @@ public struct RelinkConnectOptions: Sendable, Hashable {
         case scan
     }
 
-    /// Overall time in seconds before relinkd gives up (> 0); nil: none.
+    /// Overall time in seconds before relinkd gives up (0 < t ≤ 86,400); nil: none.
     public var timeout: Double?
     /// Keep trying until cancelled; nil leaves relinkd's default (true
-    /// when there is no timeout).
+    /// when there is no timeout). True together with a timeout is refused.
     public var pendingUntilCancelled: Bool?
     /// Service UUIDs the peripheral exposes (for the scan and
     /// already-connected strategies), at most 64.
@@ -21,6 +21,9 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     public var strategies: [Strategy]
     /// The address type of an address argument ("public" when nil).
     public var addressType: AddressType?
+
+    /// The longest timeout relinkd takes, in seconds.
+    public static let maximumTimeout: Double = 86_400
 
     public enum AddressType: String, Sendable, Hashable { case `public`, random }
 
@@ -35,12 +38,15 @@ public struct RelinkConnectOptions: Sendable, Hashable {
 
     /// The `a{sv}` relinkd takes, after checking every option.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a timeout that
-    ///   is not a finite number > 0, a bad or too long service list, a
-    ///   strategy given twice.
+    ///   is not in 0 < t ≤ 86,400 s, `pendingUntilCancelled` true with a
+    ///   timeout, a bad or too long service list, a strategy given twice.
     public func dictionary() throws(RelinkClientError) -> [String: DBusValue] {
         var out: [String: DBusValue] = [:]
         if let timeout {
-            guard timeout.isFinite, timeout > 0 else { throw .invalid("The timeout must be a number of seconds greater than 0, not \(timeout).") }
+            guard timeout.isFinite, timeout > 0, timeout <= Self.maximumTimeout else {
+                throw .invalid("The timeout must be a number of seconds above 0 and at most \(Int(Self.maximumTimeout)), not \(timeout).")
+            }
+            if pendingUntilCancelled == true { throw .invalid("A connection cannot both have a timeout and be pending until cancelled.") }
             out["timeout"] = .double(timeout)
         }
         if let pendingUntilCancelled { out["pending_until_cancelled"] = .boolean(pendingUntilCancelled) }

@@ -11,7 +11,8 @@ public enum RelinkPaths {
 
     /// The object of an identifier: `/org/relink/central/<escaped>`.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`) for an invalid
-    ///   identifier (see ``RelinkArguments/checkIdentifier(_:)``).
+    ///   identifier (see ``RelinkArguments/checkIdentifier(_:)``). Clients
+    ///   should prefer the path `Register` returns.
     public static func central(for identifier: String) throws(RelinkClientError) -> ObjectPath {
         try RelinkArguments.checkIdentifier(identifier)
         do {
@@ -33,13 +34,13 @@ public enum RelinkPaths {
         }
     }
 
-    /// The peripheral UUID (lowercase, with dashes) of a peripheral object
-    /// path, or nil when `path` is not one.
+    /// The peripheral UUID of a peripheral object path, in the uppercase
+    /// form of `Peripheral1.Id` and event payloads; nil when `path` is not one.
     public static func peripheralUUID(of path: ObjectPath) -> String? {
         let prefix = "/org/relink/peripheral/"
         guard path.rawValue.hasPrefix(prefix) else { return nil }
         let uuid = String(path.rawValue.dropFirst(prefix.count)).replacing("_", with: "-")
-        return RelinkArguments.isUUID(uuid) ? uuid : nil
+        return RelinkArguments.isUUID(uuid) ? uuid.uppercased() : nil
     }
 
     /// Escapes an identifier into one object path element: ASCII letters

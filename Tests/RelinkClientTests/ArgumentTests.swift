@@ -49,7 +49,9 @@ import Testing
         #expect(full["services"] == .array(.string, [.string("0000180d-0000-1000-8000-00805f9b34fb")]))
         #expect(full["strategies"] == .array(.string, [.string("scan"), .string("known-identifier")]))
         #expect(full["address_type"] == .string("random"))
-        for timeout in [0, -1, Double.nan, .infinity] {
+        #expect(try RelinkConnectOptions(timeout: 86_400).dictionary()["timeout"] == .double(86_400))
+        #expect(name { _ = try RelinkConnectOptions(timeout: 5, pendingUntilCancelled: true).dictionary() } == .invalidArguments)
+        for timeout in [0, -1, 86_400.5, Double.nan, .infinity] {
             #expect(name { _ = try RelinkConnectOptions(timeout: timeout).dictionary() } == .invalidArguments, "\(timeout)")
         }
         #expect(name { _ = try RelinkConnectOptions(strategies: [.scan, .scan]).dictionary() } == .invalidArguments)

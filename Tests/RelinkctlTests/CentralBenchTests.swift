@@ -30,7 +30,7 @@ import Testing
                 seen.append(e)
             }
             let connected = try #require(seen.last)
-            #expect(connected.peripheral?.uuid.uuidString.lowercased() == uuid)
+            #expect(connected.peripheral?.uuid.uuidString == uuid)
             try await Task.sleep(for: .milliseconds(300))
             for value: UInt8 in [1, 2, 3] { try await h.push(value) }
             while seen.filter({ $0.value != nil && $0.value != Array("locked".utf8) }).count < 3 {
@@ -52,7 +52,7 @@ import Testing
             #expect(restored.acknowledged == connected.sequence)
             #expect(restored.lastSequence >= sequences.last ?? 0)
             let lock = try #require(restored.peripherals.first)
-            #expect(lock.id.lowercased() == uuid && lock.address == CtlHarness.lockAddress && lock.state == "connected")
+            #expect(lock.id.uppercased() == uuid && lock.address == CtlHarness.lockAddress && lock.state == "connected")
             #expect(lock.subscriptions == [.init(service: CtlHarness.lockService, characteristic: CtlHarness.lockState)])
             // ... then every unacknowledged event, in order, once, then live ones.
             var replay = second.events.makeAsyncIterator()

@@ -115,7 +115,7 @@ import Testing
             // peripherals: the lock, connected, with its names.
             let list = try await h.ok("--json", "peripherals")
             let lock = try #require((try list.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
-            #expect(lock["id"] as? String == peripheral)
+            #expect((lock["id"] as? String)?.uppercased() == peripheral)
             #expect(lock["connected"] as? Bool == true)
             #expect(lock["gap_name"] as? String == "Front Door")
             #expect(try await h.ok("peripherals").stdout.contains(peripheral))
@@ -123,7 +123,7 @@ import Testing
             // register now restores the lock with its subscription.
             let restored = try await h.ok("--json", "register", Self.id).jsonObject()
             let entry = try #require((restored["peripherals"] as? [[String: Any]])?.first)
-            #expect(entry["id"] as? String == peripheral)
+            #expect((entry["id"] as? String)?.uppercased() == peripheral)
             #expect(entry["state"] as? String == "connected")
             #expect((entry["subscriptions"] as? [[String: Any]])?.first?["characteristic"] as? String == CtlHarness.lockState)
 

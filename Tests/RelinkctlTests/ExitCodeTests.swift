@@ -29,7 +29,9 @@ import Testing
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", "0g"],
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", String(repeating: "00", count: 513)],
             ["show", ""],
-            ["register", String(repeating: "x", count: 256)],
+            ["register", String(repeating: "x", count: 129)],
+            ["register", "café"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "5", "--strategy", "scan", "--strategy", "scan"],
         ]
         for arguments in cases {
             // The bus does not exist: only a check made before connecting can answer.
