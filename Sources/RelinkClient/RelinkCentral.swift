@@ -90,28 +90,28 @@ public actor RelinkCentral {
 
     /// Yields the identifier's events in order, each once (sequence above
     /// the last yielded), until the subscription ends or relinkd leaves
-    /// the bus; then finishes the stream.
+    /// the bus; then finishes the stream. The bus routes messages in
+    /// order, so when relinkd's departure is seen every Event it sent
+    /// before is already buffered: ending the subscription then still
+    /// hands those out.
     private static func forward(_ signals: RelinkEventSignals, owners: NameOwnerChanges, path: String, after: UInt64,
                                 to continuation: AsyncStream<RelinkClientEvent>.Continuation) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var last = after
-                do {
-                    for try await (from, event) in signals where from == path && event.sequence > last {
-                        last = event.sequence
-                        continuation.yield(event)
-                    }
-                } catch {}
-            }
-            group.addTask {
                 do {
                     for try await change in owners where change.newOwner == nil { break }
                 } catch {}
+                signals.cancel()
             }
-            _ = await group.next()
-            group.cancelAll()
-            signals.cancel()
+            var last = after
+            do {
+                for try await (from, event) in signals where from == path && event.sequence > last {
+                    last = event.sequence
+                    continuation.yield(event)
+                }
+            } catch {}
             owners.cancel()
+            group.cancelAll()
         }
         continuation.finish()
     }

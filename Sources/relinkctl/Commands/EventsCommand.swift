@@ -47,26 +47,32 @@ struct EventsCommand: AsyncParsableCommand {
         let owners = try await manager.relinkdOwnerChanges()
         try await manager.watch(identifier, after: after)
         let (identifier, json, ack, after) = (identifier, global.json, ack, after)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // relinkd's departure ends the subscription; the events it sent
+        // before are already buffered (bus order) and still printed.
+        let departed = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                var last = after
-                for try await (from, event) in signals where from == path && event.sequence > last {
-                    last = event.sequence
-                    if json { Output.json(JSONForms.event(event)) } else { Output.line(Self.text(event)); Output.flush() }
-                    if ack { try await manager.acknowledge(identifier, through: event.sequence) }
-                }
-                throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
-            }
-            group.addTask {
+                var gone = false
                 do {
-                    for try await change in owners where change.newOwner == nil { break }
-                } catch {
-                    throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended: \(error).")
-                }
-                throw RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
+                    for try await change in owners where change.newOwner == nil {
+                        gone = true
+                        break
+                    }
+                } catch {}
+                signals.cancel()
+                return gone
             }
-            try await group.next()
+            var last = after
+            for try await (from, event) in signals where from == path && event.sequence > last {
+                last = event.sequence
+                if json { Output.json(JSONForms.event(event)) } else { Output.line(Self.text(event)); Output.flush() }
+                if ack { try await manager.acknowledge(identifier, through: event.sequence) }
+            }
+            let departed = try await group.next() ?? false
             group.cancelAll()
+            return departed
         }
+        throw departed
+            ? RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
+            : RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
     }
 }
