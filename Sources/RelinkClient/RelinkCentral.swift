@@ -21,9 +21,13 @@ import DBus
 /// after `Register`), then live ones. An event that is not acknowledged
 /// is delivered again to the next `RelinkCentral` of the identifier (after
 /// a crash of this program), so acknowledge only what was processed.
-/// The stream finishes when relinkd leaves the bus or ``close()`` is
-/// called; connect a new `RelinkCentral` then (relinkd replays what was
-/// not acknowledged).
+///
+/// When relinkd restarts (it leaves the bus and comes back), a central
+/// made with `reattach: true` (the default) registers again by itself:
+/// ``restoredState`` is replaced by the new restored state,
+/// ``reattachments`` grows, and ``events`` goes on with the events not
+/// yet handed out. With `reattach: false`, or when registering again
+/// fails, ``events`` finishes; it also finishes on ``close()``.
 ///
 /// Every method throws ``RelinkClientError``; `InvalidArguments` is
 /// thrown before anything is sent when an argument breaks relinkd's rules,
@@ -39,23 +43,30 @@ public actor RelinkCentral {
     private let continuation: AsyncStream<RelinkClientEvent>.Continuation
     private var manager: RelinkManager?
     private var pump: Task<Void, Never>?
-    /// The state `connect(options:)` returned.
+    /// The state `connect(options:)` returned, or the one of the latest
+    /// registration after relinkd restarted.
     public private(set) var restoredState: RelinkRestoredState?
+    /// How many times the central registered again after relinkd restarted.
+    public private(set) var reattachments = 0
+    /// Whether to register again when relinkd comes back after leaving the bus.
+    public nonisolated let reattach: Bool
     /// The identifier's object path, once registered.
     public private(set) var objectPath: String?
 
     /// A central for `restoreIdentifier`; nothing is sent until ``connect(options:)``.
-    public init(restoreIdentifier: String, bus: RelinkBus = .system) {
+    /// - Parameter reattach: register again by itself when relinkd restarts.
+    public init(restoreIdentifier: String, bus: RelinkBus = .system, reattach: Bool = true) {
         self.restoreIdentifier = restoreIdentifier
         self.bus = bus
+        self.reattach = reattach
         (events, continuation) = AsyncStream.makeStream(of: RelinkClientEvent.self, bufferingPolicy: .unbounded)
     }
 
     /// Creates a central and registers it (``connect(options:)``).
     /// - Throws: as ``connect(options:)``.
-    public static func register(restoreIdentifier: String, bus: RelinkBus = .system,
+    public static func register(restoreIdentifier: String, bus: RelinkBus = .system, reattach: Bool = true,
                                 options: RelinkRegisterOptions = .init()) async throws(RelinkClientError) -> (RelinkCentral, RelinkRestoredState) {
-        let central = RelinkCentral(restoreIdentifier: restoreIdentifier, bus: bus)
+        let central = RelinkCentral(restoreIdentifier: restoreIdentifier, bus: bus, reattach: reattach)
         let state = try await central.connect(options: options)
         return (central, state)
     }
@@ -78,8 +89,11 @@ public actor RelinkCentral {
             self.manager = manager
             self.restoredState = state
             self.objectPath = path.rawValue
-            pump = Task { [continuation] in
-                await Self.forward(signals, owners: owners, path: path.rawValue, after: state.acknowledged, to: continuation)
+            let pump = RelinkEventPump(manager: manager, identifier: restoreIdentifier, options: options,
+                                       path: path.rawValue, reattach: reattach)
+            let onReattach: @Sendable (RelinkRestoredState) async -> Void = { [weak self] state in await self?.reattached(state) }
+            self.pump = Task { [continuation] in
+                await pump.run(signals: signals, owners: owners, after: state.acknowledged, to: continuation, onReattach: onReattach)
             }
             return state
         } catch {
@@ -88,32 +102,9 @@ public actor RelinkCentral {
         }
     }
 
-    /// Yields the identifier's events in order, each once (sequence above
-    /// the last yielded), until the subscription ends or relinkd leaves
-    /// the bus; then finishes the stream. The bus routes messages in
-    /// order, so when relinkd's departure is seen every Event it sent
-    /// before is already buffered: ending the subscription then still
-    /// hands those out.
-    private static func forward(_ signals: RelinkEventSignals, owners: NameOwnerChanges, path: String, after: UInt64,
-                                to continuation: AsyncStream<RelinkClientEvent>.Continuation) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await change in owners where change.newOwner == nil { break }
-                } catch {}
-                signals.cancel()
-            }
-            var last = after
-            do {
-                for try await (from, event) in signals where from == path && event.sequence > last {
-                    last = event.sequence
-                    continuation.yield(event)
-                }
-            } catch {}
-            owners.cancel()
-            group.cancelAll()
-        }
-        continuation.finish()
+    private func reattached(_ state: RelinkRestoredState) {
+        restoredState = state
+        reattachments += 1
     }
 
     /// Detaches from relinkd and finishes ``events``. The identifier and

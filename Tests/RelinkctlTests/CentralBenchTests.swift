@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct CentralBenchTests {
     static let id = "org.example.lock"
 
-    @Test func restoredStateFirstThenEventsInOrderAndReplayOfUnacknowledged() async throws {
+    @Test(.timeLimit(.minutes(2))) func restoredStateFirstThenEventsInOrderAndReplayOfUnacknowledged() async throws {
         try await CtlHarness.with { h in
             let bus = RelinkBus.address(h.bus)
             let (first, state) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: bus)
@@ -74,9 +74,9 @@ import Testing
         }
     }
 
-    @Test func eventsFinishWhenRelinkdLeavesAndErrorsAreTyped() async throws {
+    @Test(.timeLimit(.minutes(1))) func eventsFinishWhenRelinkdLeavesAndErrorsAreTyped() async throws {
         try await CtlHarness.with { h in
-            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus))
+            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus), reattach: false)
             do throws(RelinkClientError) {
                 _ = try await central.read(peripheral: "6b1f2c3d-0000-4abc-8def-0123456789ab", service: "180d", characteristic: "2a37")
                 Issue.record("read of an unknown peripheral succeeded")
@@ -99,6 +99,46 @@ import Testing
             } catch {
                 #expect(error.isUnreachable, "\(error)")
             }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2))) func reattachesAfterRelinkdIsKilledAndGoesOnWithTheStream() async throws {
+        try await CtlHarness.with { h in
+            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus))
+            try await central.connect(peripheral: CtlHarness.lockAddress, options: .init(services: [CtlHarness.lockService]))
+            try await central.subscribe(peripheral: CtlHarness.lockAddress, service: CtlHarness.lockService, characteristic: CtlHarness.lockState)
+            var events = central.events.makeAsyncIterator()
+            var seen: [RelinkClientEvent] = []
+            while !seen.contains(where: { $0.kind == .connected }) {
+                guard let e = await events.next() else { Issue.record("stream ended"); return }
+                seen.append(e)
+            }
+            // relinkd dies and comes back; the central registers again by itself.
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await eventually(timeout: .seconds(20), "the central to register again") { await central.reattachments == 1 }
+            let restored = try #require(await central.restoredState)
+            #expect(!restored.isNew)
+            #expect(restored.peripherals.first?.subscriptions == [.init(service: CtlHarness.lockService, characteristic: CtlHarness.lockState)])
+            // The link comes back (restored or connected), then values flow
+            // on the same stream: probes are pushed until one arrives.
+            let bench = h.bench
+            let pusher = Task {
+                for probe in UInt8(100)...UInt8(199) {
+                    _ = try? await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            defer { pusher.cancel() }
+            while let e = await events.next() {
+                seen.append(e)
+                if let v = e.value, v.count == 1, v[0] >= 100 { break }
+            }
+            pusher.cancel()
+            let sequences = seen.map(\.sequence)
+            #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "in order, once: \(sequences)")
+            #expect(seen.contains { $0.value.map { $0.count == 1 && $0[0] >= 100 } == true })
+            await central.close()
         }
     }
 }
