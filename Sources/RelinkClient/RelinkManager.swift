@@ -42,9 +42,21 @@ public final class RelinkManager: Sendable {
         do {
             return try await connection.call(destination: RelinkPaths.busName, path: path, interface: interface, method: method,
                                              arguments: arguments, timeout: timeout)
+        } catch let e as DBusError where e.name == .unknownObject {
+            throw RelinkClientError(unknownObject, Self.unknownMessage(path, unknownObject))
         } catch {
             throw RelinkClientError.from(error, unknownObject: unknownObject)
         }
+    }
+
+    /// The message for an object the bus says does not exist (or is not visible to the caller).
+    static func unknownMessage(_ path: ObjectPath, _ name: RelinkClientError.Name) -> String {
+        let element = path.rawValue.split(separator: "/").last.map(String.init) ?? path.rawValue
+        if name == .unknownPeripheral {
+            return "No peripheral \(RelinkPaths.peripheralUUID(of: path) ?? element) is known to relinkd (or visible to you)."
+        }
+        let identifier = RelinkPaths.unescape(element) ?? element
+        return "No restore identifier \(identifier.debugDescription) is registered (or it belongs to another user)."
     }
 
     func central(_ identifier: String, _ method: String, _ arguments: [DBusValue] = [],

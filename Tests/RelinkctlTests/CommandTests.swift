@@ -44,6 +44,8 @@ import Testing
             #expect(status["Adapter"] as? String == "hci0")
             let ids = (status["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]]
             #expect(ids?.map { $0["id"] as? String } == [Self.id])
+            let plainStatus = try await h.ok("status")
+            #expect(plainStatus.stdout.contains("Ready: true") && plainStatus.stdout.contains("  front-door: 0 connection(s), 0 subscription(s), scanning false"), "\(plainStatus)")
 
             // Unknown identifier or peripheral: exit 4, the error name on stderr.
             for arguments in [["show", "back-door"], ["events", "back-door"], ["stop-scan", "back-door"], ["forget", "back-door"],
@@ -61,7 +63,9 @@ import Testing
             let forget = try await h.ok("--json", "forget", Self.id)
             #expect(try forget.jsonObject()["forgotten"] as? Bool == true)
             #expect(try await h.ok("list").stdout.isEmpty)
-            #expect(try await h.ctl("show", Self.id).status == 4)
+            let gone = try await h.ctl("show", Self.id)
+            #expect(gone.status == 4)
+            #expect(gone.stderr == "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"front-door\" is registered (or it belongs to another user).\n", "\(gone)")
         }
     }
 

@@ -24,7 +24,7 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("Identifiers: \(identifiers.count)")
         for entry in identifiers {
             let connections = entry["connections"] as? [[String: Any]] ?? []
-            Output.line("  \(entry["id"] ?? "?"): \(connections.count) connection(s), \(entry["subscriptions"] ?? 0) subscription(s), scanning \(entry["scanning"] ?? false)")
+            Output.line("  \(entry["id"] ?? "?"): \(connections.count) connection(s), \(entry["subscriptions"] as? Int ?? 0) subscription(s), scanning \(entry["scanning"] as? Bool ?? false)")
             for c in connections {
                 Output.line("    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")")
             }
