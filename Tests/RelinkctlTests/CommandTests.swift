@@ -139,6 +139,31 @@ import Testing
         }
     }
 
+    @Test func followWithAckAcknowledgesWhatItPrinted() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            try await h.waitForEvents(Self.id, kind: "connected")
+            let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow", "--ack"])
+            defer { follower.stop() }
+            try await Task.sleep(for: .milliseconds(500))
+            try await h.push(7)
+            try await eventually(timeout: .seconds(20), "the value to be printed") {
+                follower.output.lines.contains { $0.contains(" value-notified ") && $0.contains("\"value\":[7]") }
+            }
+            // Plain lines: "SEQ KIND PAYLOAD"; everything printed was acknowledged (and deleted).
+            let printed = follower.output.lines.compactMap { UInt64($0.split(separator: " ").first ?? "") }
+            #expect(printed == printed.sorted() && printed.first == 1, "\(follower.output.lines)")
+            let last = try #require(printed.last)
+            try await eventually(timeout: .seconds(5), "Acknowledged to reach \(last)") {
+                let show = try? await h.ctl("--json", "show", Self.id).jsonObject()
+                return (show?["Acknowledged"] as? Int).map { UInt64($0) >= last } == true
+            }
+            #expect(try await h.events(Self.id).allSatisfy { UInt64($0["sequence"] as? Int ?? 0) > last })
+        }
+    }
+
     @Test func followEndsWithExitThreeWhenRelinkdDies() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)
