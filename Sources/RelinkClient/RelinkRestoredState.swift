@@ -11,7 +11,9 @@ public struct RelinkRestoredState: Sendable, Hashable {
         /// The peripheral UUID.
         public var id: String
         public var address: String
-        /// `pending`, `connecting`, `connected`, `failed`, ... as Status shows.
+        /// The intent's state as relinkd names it (`connecting`, `connected`,
+        /// `backing-off`, `failed`, `trying-knownIdentifier`, ...; `none` for a
+        /// peripheral only subscribed to): see docs/api/Manager1.md.
         public var state: String
         /// Known service UUIDs.
         public var services: [String]
