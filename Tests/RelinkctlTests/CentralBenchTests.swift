@@ -141,4 +141,35 @@ import Testing
             await central.close()
         }
     }
+
+    /// From the bench's push to the value in a RelinkCentral's `events`, for
+    /// 20 values: each arrives once, in order; the figures are printed
+    /// (not asserted: they measure the machine's load as much as relink).
+    @Test(.timeLimit(.minutes(2))) func valueLatencyFigure() async throws {
+        try await CtlHarness.with { h in
+            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus))
+            try await central.connect(peripheral: CtlHarness.lockAddress, options: .init(services: [CtlHarness.lockService]))
+            try await central.subscribe(peripheral: CtlHarness.lockAddress, service: CtlHarness.lockService, characteristic: CtlHarness.lockState)
+            var events = central.events.makeAsyncIterator()
+            while let e = await events.next(), e.kind != .connected {}
+            try await Task.sleep(for: .milliseconds(300))
+            var latencies: [Duration] = []
+            var last: UInt64 = 0
+            for value in UInt8(1)...UInt8(20) {
+                let start = ContinuousClock.now
+                try await h.push(value)
+                while let e = await events.next() {
+                    #expect(e.sequence > last)
+                    last = e.sequence
+                    if e.value == [value] { break }
+                }
+                latencies.append(ContinuousClock.now - start)
+                try await central.acknowledge(through: last)
+            }
+            let sorted = latencies.sorted()
+            print("RelinkCentral value latency (bench push to event, incl. the bench command round trip): median \(sorted[sorted.count / 2]), max \(sorted[sorted.count - 1])")
+            #expect(latencies.count == 20)
+            await central.close()
+        }
+    }
 }
