@@ -86,7 +86,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "relinkctl",
-            dependencies: ["RelinkClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["RelinkClient", "DBus", "Restoration", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // CoreBluetooth-like client library over relinkd's D-Bus API.
         .target(name: "RelinkClient", dependencies: ["DBus", "Restoration"], swiftSettings: strict),
@@ -120,5 +120,12 @@ let package = Package(
             dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
+        // Pure parts of the client library: paths, arguments, options, decoding.
+        .testTarget(name: "RelinkClientTests", dependencies: ["RelinkClient", "DBus", "Restoration"], swiftSettings: strict),
+        // relinkctl and RelinkCentral against relinkd on the bench (both run as their own processes).
+        .testTarget(
+            name: "RelinkctlTests",
+            dependencies: ["RelinkClient", "DBus", "Restoration", "BenchSupport", "relinkctl", "relinkd"],
+            swiftSettings: strict),
     ]
 )

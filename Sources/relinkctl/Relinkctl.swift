@@ -1,4 +1,5 @@
 import ArgumentParser
+import RelinkClient
 import Restoration
 
 @main
@@ -6,9 +7,52 @@ struct Relinkctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relinkctl",
         abstract: "Drive and inspect relinkd: restore identifiers, scans, connections, subscriptions and events.",
-        version: RelinkVersion.string)
+        discussion: """
+            Exit codes: 0 ok, 1 relinkd replied an error (printed on stderr as \
+            "relinkctl: <org.relink.Error.Name>: <message>"), 2 usage, 3 cannot reach relinkd, \
+            4 unknown identifier or peripheral. --json prints one JSON document on stdout \
+            (JSON lines with events --follow).
+            """,
+        version: RelinkVersion.string,
+        subcommands: [
+            StatusCommand.self, ListCommand.self, ShowCommand.self, RegisterCommand.self, ScanCommand.self,
+            StopScanCommand.self, ConnectCommand.self, CancelCommand.self, SubscribeCommand.self,
+            UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, EventsCommand.self, ForgetCommand.self,
+            PeripheralsCommand.self,
+        ])
 
-    func run() async throws {
-        throw ValidationError("relinkctl's commands are not implemented yet (see the README's status section)")
+    @OptionGroup var global: GlobalOptions
+
+    /// Parses, runs, and maps every failure to the documented exit codes.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exitForParse(error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+        } catch let error as RelinkClientError {
+            Output.fail(error)
+        } catch {
+            exitForParse(error)
+        }
+        Output.terminate(0)
+    }
+
+    /// Help and version exit 0 (on stdout); every other parse or
+    /// validation error is a usage error: message on stderr, exit 2.
+    private static func exitForParse(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        if code == .success { Self.exit(withError: error) }
+        if let e = error as? ExitCode { Output.terminate(e.rawValue) }
+        Output.error(fullMessage(for: error))
+        Output.terminate(Output.ExitStatus.usage)
     }
 }

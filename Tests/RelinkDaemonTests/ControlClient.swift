@@ -70,18 +70,3 @@ struct ControlClient {
         }
     }
 }
-
-/// Polls `condition` until it holds, or throws after `timeout`.
-func eventually(timeout: Duration, _ what: String, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-    throw TimeoutError(what: what)
-}
-
-struct TimeoutError: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}

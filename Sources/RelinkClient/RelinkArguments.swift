@@ -1,0 +1,131 @@
+import Restoration
+
+/// Checks of the arguments relinkd accepts, done before anything is sent
+/// so that a bad argument gets the same `InvalidArguments` error whether
+/// or not relinkd runs. Limits are relinkd's (API-SPEC, "Errors").
+public enum RelinkArguments {
+    /// Longest identifier, in characters (docs/api/errors.md).
+    public static let maximumIdentifierLength = 128
+    /// Longest UUID list (scan services, connect services).
+    public static let maximumUUIDs = 64
+    /// Longest value for ``RelinkCentral/write(peripheral:service:characteristic:value:withResponse:)``.
+    public static let maximumValueBytes = 512
+    /// Most events one `Events` call returns.
+    public static let maximumEvents: UInt32 = 10_000
+
+    /// An identifier is 1 to 128 characters of `A-Z a-z 0-9 . _ - :`, the
+    /// first a letter or a digit (relinkd's rule, docs/api/Manager1.md;
+    /// stricter than the session spec's "255 bytes of UTF-8").
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func checkIdentifier(_ identifier: String) throws(RelinkClientError) {
+        let bytes = Array(identifier.utf8)
+        guard let first = bytes.first else { throw .invalid("The identifier is empty.") }
+        if bytes.count > maximumIdentifierLength {
+            throw .invalid("The identifier is \(bytes.count) bytes long, more than \(maximumIdentifierLength).")
+        }
+        guard isAlphanumeric(first) else {
+            throw .invalid("The identifier \(identifier.debugDescription) must start with a letter or a digit.")
+        }
+        guard bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":") }) else {
+            throw .invalid("The identifier \(identifier.debugDescription) may only hold A-Z a-z 0-9 . _ - :.")
+        }
+    }
+
+    private static func isAlphanumeric(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+    }
+
+    /// Parses a Bluetooth UUID (16-, 32- or 128-bit form) into the 128-bit
+    /// lowercase form relinkd and BlueZ use.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func bluetoothUUID(_ text: String) throws(RelinkClientError) -> String {
+        do {
+            return try BluetoothUUID(parsing: text).string
+        } catch {
+            throw .invalid("\(text.debugDescription) is not a Bluetooth UUID (expected 16-, 32- or 128-bit hex form).")
+        }
+    }
+
+    /// Parses a list of Bluetooth UUIDs (at most ``maximumUUIDs``).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func bluetoothUUIDs(_ texts: [String]) throws(RelinkClientError) -> [String] {
+        if texts.count > maximumUUIDs { throw .invalid("\(texts.count) UUIDs given, at most \(maximumUUIDs) are allowed.") }
+        var out: [String] = []
+        for t in texts { out.append(try bluetoothUUID(t)) }
+        return out
+    }
+
+    /// Whether `text` is a UUID in 8-4-4-4-12 form (either case).
+    public static func isUUID(_ text: String) -> Bool {
+        let u = Array(text.utf8)
+        guard u.count == 36 else { return false }
+        for (i, c) in u.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if c != UInt8(ascii: "-") { return false }
+            } else if !isHex(c) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// A peripheral as relinkd takes it: an address `AA:BB:CC:DD:EE:FF`
+    /// (returned upper-case) or a peripheral UUID (returned lower-case).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func peripheral(_ text: String) throws(RelinkClientError) -> String {
+        if isUUID(text) { return text.lowercased() }
+        if let address = try? BluetoothAddress(parsing: text) { return address.string }
+        throw .invalid("\(text.debugDescription) is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor a peripheral UUID.")
+    }
+
+    /// A value to write (at most ``maximumValueBytes``).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func checkValue(_ value: [UInt8]) throws(RelinkClientError) {
+        if value.count > maximumValueBytes {
+            throw .invalid("The value is \(value.count) bytes long, more than \(maximumValueBytes).")
+        }
+    }
+
+    /// Parses hex bytes such as `01ff`, `01:ff`, `0x01ff` or `01 ff`.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`) for an odd
+    ///   number of digits or a character that is not a hex digit.
+    public static func hexBytes(_ text: String) throws(RelinkClientError) -> [UInt8] {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        let cleaned = digits.utf8.filter { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: " ") }
+        guard cleaned.allSatisfy(isHex) else { throw .invalid("\(text.debugDescription) is not hex bytes.") }
+        guard cleaned.count % 2 == 0 else { throw .invalid("\(text.debugDescription) has an odd number of hex digits.") }
+        var out: [UInt8] = []
+        out.reserveCapacity(cleaned.count / 2)
+        var i = 0
+        while i < cleaned.count {
+            out.append(nibble(cleaned[i]) << 4 | nibble(cleaned[i + 1]))
+            i += 2
+        }
+        return out
+    }
+
+    /// Lowercase hex, two digits per byte, no separator.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isHex(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        default: c - 0x61 + 10
+        }
+    }
+}

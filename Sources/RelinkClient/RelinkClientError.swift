@@ -1,0 +1,88 @@
+import DBus
+
+/// An error of the client library: the `org.relink.Error.*` name relinkd
+/// replied (or that the library gives to a bad argument it caught before
+/// sending), or a D-Bus name when relinkd could not be reached.
+///
+/// ``name`` is the D-Bus error name, ``message`` one human-readable
+/// sentence. ``isUnreachable`` tells "relinkd is not there" (no bus, name
+/// not owned, no reply, connection lost) from an answer of relinkd.
+public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A D-Bus error name such as `org.relink.Error.UnknownIdentifier`.
+    public struct Name: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        static let prefix = "org.relink.Error."
+        /// A malformed argument (bad UUID, address, identifier, option, size).
+        public static let invalidArguments = Name(prefix + "InvalidArguments")
+        /// The identifier does not exist (or belongs to another user).
+        public static let unknownIdentifier = Name(prefix + "UnknownIdentifier")
+        /// The peripheral UUID is not known to relinkd.
+        public static let unknownPeripheral = Name(prefix + "UnknownPeripheral")
+        /// The caller may not do this (e.g. register another user's identifier).
+        public static let notPermitted = Name(prefix + "NotPermitted")
+        /// The intent or subscription exists already.
+        public static let alreadyExists = Name(prefix + "AlreadyExists")
+        /// Read or write on a peripheral with no link.
+        public static let notConnected = Name(prefix + "NotConnected")
+        /// Adapter off or bluetoothd absent.
+        public static let notReady = Name(prefix + "NotReady")
+        /// The same operation is already running.
+        public static let inProgress = Name(prefix + "InProgress")
+        /// The peripheral or BlueZ does not support it.
+        public static let notSupported = Name(prefix + "NotSupported")
+        /// The store could not commit: nothing was acknowledged.
+        public static let storeFailed = Name(prefix + "StoreFailed")
+        /// Anything else; the message says what.
+        public static let failed = Name(prefix + "Failed")
+    }
+
+    public var name: Name
+    public var message: String
+
+    public init(_ name: Name, _ message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    public var description: String { "\(name.rawValue): \(message)" }
+
+    /// D-Bus errors meaning relinkd could not be reached at all.
+    static let unreachableNames: Set<String> = [
+        DBusError.Name.serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .noServer, .fileNotFound,
+        .badAddress, .authFailed, .ioError, .timeout, .timedOut, .noNetwork, .limitsExceeded, .accessDenied,
+    ].reduce(into: Set<String>()) { $0.insert($1.rawValue) }
+
+    /// True when relinkd could not be reached (no bus, `org.relink` not
+    /// owned, no reply in time, connection lost), as opposed to an error
+    /// relinkd replied.
+    public var isUnreachable: Bool {
+        Self.unreachableNames.contains(name.rawValue) || name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
+    }
+
+    /// True for `UnknownIdentifier` and `UnknownPeripheral`.
+    public var isUnknownObject: Bool { name == .unknownIdentifier || name == .unknownPeripheral }
+
+    /// A local argument error.
+    static func invalid(_ message: String) -> RelinkClientError { .init(.invalidArguments, message) }
+
+    /// A reply of relinkd the library cannot read.
+    static func badReply(_ what: String, _ detail: some CustomStringConvertible) -> RelinkClientError {
+        .init(.failed, "relinkd's reply to \(what) could not be read (\(detail)).")
+    }
+
+    /// Maps an error thrown by the D-Bus binding. `unknownObject` is the
+    /// relink error to use when the bus says the object does not exist.
+    static func from(_ error: any Error, unknownObject: Name = .unknownIdentifier) -> RelinkClientError {
+        if let e = error as? RelinkClientError { return e }
+        if let e = error as? DBusError {
+            if e.name == .unknownObject { return .init(unknownObject, e.message) }
+            return .init(Name(e.name.rawValue), e.message)
+        }
+        if error is CancellationError { return .init(.failed, "The operation was cancelled.") }
+        return .init(.failed, "\(error)")
+    }
+}

@@ -1,0 +1,102 @@
+import DBus
+
+/// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
+public struct RelinkConnectOptions: Sendable, Hashable {
+    /// How relinkd may find the peripheral again, tried in this order.
+    public enum Strategy: String, Sendable, Hashable, CaseIterable {
+        case knownIdentifier = "known-identifier"
+        case alreadyConnected = "already-connected"
+        case scan
+    }
+
+    /// Overall time in seconds before relinkd gives up (0 < t ≤ 86,400); nil: none.
+    public var timeout: Double?
+    /// Keep trying until cancelled; nil leaves relinkd's default (true
+    /// when there is no timeout). True together with a timeout is refused.
+    public var pendingUntilCancelled: Bool?
+    /// Service UUIDs the peripheral exposes (for the scan and
+    /// already-connected strategies), at most 64.
+    public var services: [String]
+    /// Strategies to use; empty: relinkd's default (all three).
+    public var strategies: [Strategy]
+    /// The address type of an address argument ("public" when nil).
+    public var addressType: AddressType?
+
+    /// The longest timeout relinkd takes, in seconds.
+    public static let maximumTimeout: Double = 86_400
+
+    public enum AddressType: String, Sendable, Hashable { case `public`, random }
+
+    public init(timeout: Double? = nil, pendingUntilCancelled: Bool? = nil, services: [String] = [],
+                strategies: [Strategy] = [], addressType: AddressType? = nil) {
+        self.timeout = timeout
+        self.pendingUntilCancelled = pendingUntilCancelled
+        self.services = services
+        self.strategies = strategies
+        self.addressType = addressType
+    }
+
+    /// The `a{sv}` relinkd takes, after checking every option.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a timeout that
+    ///   is not in 0 < t ≤ 86,400 s, `pendingUntilCancelled` true with a
+    ///   timeout, a bad or too long service list, a strategy given twice.
+    public func dictionary() throws(RelinkClientError) -> [String: DBusValue] {
+        var out: [String: DBusValue] = [:]
+        if let timeout {
+            guard timeout.isFinite, timeout > 0, timeout <= Self.maximumTimeout else {
+                throw .invalid("The timeout must be a number of seconds above 0 and at most \(Int(Self.maximumTimeout)), not \(timeout).")
+            }
+            if pendingUntilCancelled == true { throw .invalid("A connection cannot both have a timeout and be pending until cancelled.") }
+            out["timeout"] = .double(timeout)
+        }
+        if let pendingUntilCancelled { out["pending_until_cancelled"] = .boolean(pendingUntilCancelled) }
+        if !services.isEmpty {
+            out["services"] = .array(.string, try RelinkArguments.bluetoothUUIDs(services).map(DBusValue.string))
+        }
+        if !strategies.isEmpty {
+            guard Set(strategies).count == strategies.count else { throw .invalid("A strategy is given more than once.") }
+            out["strategies"] = .array(.string, strategies.map { .string($0.rawValue) })
+        }
+        if let addressType { out["address_type"] = .string(addressType.rawValue) }
+        return out
+    }
+}
+
+/// Options of ``RelinkCentral/scan(services:options:)`` (`Central1.Scan`).
+public struct RelinkScanOptions: Sendable, Hashable {
+    /// Report every advertisement, not one discovery per peripheral.
+    public var allowDuplicates: Bool
+
+    public init(allowDuplicates: Bool = false) { self.allowDuplicates = allowDuplicates }
+
+    var dictionary: [String: DBusValue] { ["allow_duplicates": .boolean(allowDuplicates)] }
+}
+
+/// Options of `Manager1.Register`.
+public struct RelinkRegisterOptions: Sendable, Hashable {
+    /// Which name relinkd resolves as "the" name of a peripheral.
+    public enum NameRule: String, Sendable, Hashable { case gap, advertising }
+
+    /// nil leaves the identifier's rule as it is ("gap" for a new one).
+    public var nameRule: NameRule?
+    /// Replay stored, unacknowledged events after the reply (default true).
+    public var replay: Bool
+
+    public init(nameRule: NameRule? = nil, replay: Bool = true) {
+        self.nameRule = nameRule
+        self.replay = replay
+    }
+
+    var dictionary: [String: DBusValue] {
+        var out: [String: DBusValue] = ["replay": .boolean(replay)]
+        if let nameRule { out["name_rule"] = .string(nameRule.rawValue) }
+        return out
+    }
+}
+
+extension [String: DBusValue] {
+    /// As an `a{sv}` value.
+    var variantDictionary: DBusValue {
+        .dictionary(key: .string, value: .variant, sorted { $0.key < $1.key }.map { .init(.string($0.key), .variant($0.value)) })
+    }
+}

@@ -1,0 +1,78 @@
+import DBus
+
+/// What `Manager1.Register` returns (CoreBluetooth's `willRestoreState`):
+/// the identifier's peripherals, scan and event counters, handed out
+/// before any event.
+public struct RelinkRestoredState: Sendable, Hashable {
+    /// One peripheral with a connection intent or a subscription.
+    public struct Peripheral: Sendable, Hashable {
+        /// Its object, `/org/relink/peripheral/<uuid>`.
+        public var object: String
+        /// The peripheral UUID.
+        public var id: String
+        public var address: String
+        /// The intent's state as relinkd names it (`connecting`, `connected`,
+        /// `backing-off`, `failed`, `trying-knownIdentifier`, ...; `none` for a
+        /// peripheral only subscribed to): see docs/api/Manager1.md.
+        public var state: String
+        /// Known service UUIDs.
+        public var services: [String]
+        /// Subscribed characteristics.
+        public var subscriptions: [Characteristic]
+        /// The resolved name ("" when none).
+        public var name: String
+    }
+
+    /// A characteristic of a service.
+    public struct Characteristic: Sendable, Hashable {
+        public var service: String
+        public var characteristic: String
+
+        public init(service: String, characteristic: String) {
+            self.service = service
+            self.characteristic = characteristic
+        }
+    }
+
+    /// True when the `Register` call created the identifier.
+    public var isNew: Bool
+    public var peripherals: [Peripheral]
+    public var scanServices: [String]
+    public var allowDuplicates: Bool
+    public var scanning: Bool
+    /// Newest stored event.
+    public var lastSequence: UInt64
+    /// Everything up to this was acknowledged (and deleted).
+    public var acknowledged: UInt64
+    /// Events dropped because the outbox was full.
+    public var droppedEvents: UInt64
+
+    /// Decodes the `restored` dictionary.
+    /// - Throws: ``RelinkClientError`` (`Failed`) when a key relinkd
+    ///   always sends is missing or has another type.
+    public init(_ restored: [String: DBusValue]) throws(RelinkClientError) {
+        let r = PropertyReader("Register", restored)
+        isNew = try r.required("new", Bool.self)
+        var list: [Peripheral] = []
+        for entry in try r.required("peripherals", [[String: DBusValue]].self) {
+            let p = PropertyReader("Register (peripherals)", entry)
+            let object: String
+            if let path = try p.optional("object", ObjectPath.self) { object = path.rawValue } else { object = try p.value("object", default: "") }
+            list.append(Peripheral(
+                object: object, id: try p.required("id"), address: try p.value("address", default: ""),
+                state: try p.value("state", default: ""), services: try p.value("services", default: []),
+                subscriptions: try p.value("subscriptions", default: [StringPair]()).map {
+                    Characteristic(service: $0.first, characteristic: $0.second)
+                },
+                name: try p.value("name", default: "")))
+        }
+        peripherals = list
+        scanServices = try r.value("scan_services", default: [])
+        let scanOptions = try r.value("scan_options", default: [String: DBusValue]())
+        allowDuplicates = try PropertyReader("Register (scan_options)", scanOptions).value("allow_duplicates", default: false)
+        scanning = try r.value("scanning", default: false)
+        lastSequence = try r.required("last_sequence")
+        acknowledged = try r.required("acknowledged")
+        droppedEvents = try r.value("dropped_events", default: 0)
+    }
+}

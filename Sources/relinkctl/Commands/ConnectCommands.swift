@@ -1,0 +1,59 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]...`.
+struct ConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "connect", abstract: "Add a durable connection intent.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+    @Argument(help: "An address AA:BB:CC:DD:EE:FF or a peripheral UUID.") var peripheral: String
+    @Option(help: "Give up after this many seconds (default: pending until cancelled).") var timeout: Double?
+    @Option(name: .customLong("service"), help: "A service UUID the peripheral exposes (repeatable).") var services: [String] = []
+    @Option(name: .customLong("strategy"), help: "known-identifier, already-connected or scan (repeatable, in order).") var strategies: [String] = []
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: String?
+
+    func run() async throws {
+        _ = try RelinkPaths.central(for: identifier)
+        var options = RelinkConnectOptions(timeout: timeout, services: services)
+        for s in strategies {
+            guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
+                throw RelinkClientError(.invalidArguments, "Unknown strategy \(s.debugDescription): use known-identifier, already-connected or scan.")
+            }
+            options.strategies.append(strategy)
+        }
+        if let addressType {
+            guard let type = RelinkConnectOptions.AddressType(rawValue: addressType) else {
+                throw RelinkClientError(.invalidArguments, "The address type must be \"public\" or \"random\", not \(addressType.debugDescription).")
+            }
+            options.addressType = type
+        }
+        _ = try options.dictionary()
+        _ = try RelinkArguments.peripheral(peripheral)
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let path = try await manager.connect(identifier, peripheral: peripheral, options: options)
+        let uuid = RelinkPaths.peripheralUUID(of: path)
+        if global.json {
+            Output.json(["identifier": identifier, "object": path.rawValue, "peripheral": uuid ?? ""])
+        } else {
+            Output.line(uuid ?? path.rawValue)
+        }
+    }
+}
+
+/// `relinkctl cancel ID PERIPHERAL`.
+struct CancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cancel", abstract: "End a connection intent and its subscriptions.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+    @Argument(help: "An address or a peripheral UUID.") var peripheral: String
+
+    func run() async throws {
+        _ = try RelinkPaths.central(for: identifier)
+        _ = try RelinkArguments.peripheral(peripheral)
+        let manager = try await global.manager()
+        defer { manager.close() }
+        try await manager.cancel(identifier, peripheral: peripheral)
+        if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "cancelled": true]) } else { Output.line("\(identifier): cancelled \(peripheral)") }
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import DBus
+import RelinkClient
+
+/// `relinkctl events ID [--after N] [--follow] [--ack]`.
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events", abstract: "Print an identifier's stored events (and live ones with --follow).",
+        discussion: "Each event: sequence, kind and payload JSON. --ack acknowledges each event once printed (relinkd then deletes it).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+    @Option(help: "Only events with a sequence number above N.") var after: UInt64 = 0
+    @Flag(help: "Keep printing live events (JSON lines with --json) until interrupted.") var follow = false
+    @Flag(help: "Acknowledge the printed events.") var ack = false
+
+    func run() async throws {
+        let path = try RelinkPaths.central(for: identifier)
+        let manager = try await global.manager()
+        defer { manager.close() }
+        if follow {
+            try await followEvents(manager, path: path.rawValue)
+            return
+        }
+        var all: [RelinkClientEvent] = []
+        var cursor = after
+        while true {
+            let page = try await manager.events(identifier, after: cursor)
+            all += page
+            guard let last = page.last, page.count == Int(RelinkArguments.maximumEvents) else { break }
+            cursor = last.sequence
+        }
+        if global.json {
+            Output.json(["identifier": identifier, "events": all.map(JSONForms.event)])
+        } else {
+            for e in all { Output.line(Self.text(e)) }
+            Output.flush()
+        }
+        if ack, let last = all.last { try await manager.acknowledge(identifier, through: last.sequence) }
+    }
+
+    static func text(_ e: RelinkClientEvent) -> String { "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
+
+    /// Watch, then print each event of the identifier once, in order,
+    /// until relinkd leaves the bus (exit 3) or the process is interrupted.
+    private func followEvents(_ manager: RelinkManager, path: String) async throws {
+        let signals = try await manager.eventSignals()
+        let owners = try await manager.relinkdOwnerChanges()
+        try await manager.watch(identifier, after: after)
+        let (identifier, json, ack, after) = (identifier, global.json, ack, after)
+        // relinkd's departure ends the subscription; the events it sent
+        // before are already buffered (bus order) and still printed.
+        let departed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var gone = false
+                do {
+                    for try await change in owners where change.newOwner == nil {
+                        gone = true
+                        break
+                    }
+                } catch {}
+                signals.cancel()
+                return gone
+            }
+            var last = after
+            for try await (from, event) in signals where from == path && event.sequence > last {
+                last = event.sequence
+                if json { Output.json(JSONForms.event(event)) } else { Output.line(Self.text(event)); Output.flush() }
+                if ack { try await manager.acknowledge(identifier, through: event.sequence) }
+            }
+            let departed = try await group.next() ?? false
+            group.cancelAll()
+            return departed
+        }
+        throw departed
+            ? RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
+            : RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
+    }
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl list`: the identifiers the caller may see.
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the restore identifiers you may see.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let ids = try await manager.listIdentifiers()
+        if global.json {
+            Output.json(ids.map { ["identifier": $0.identifier, "object": $0.object] })
+        } else {
+            for entry in ids { Output.line("\(entry.identifier)\t\(entry.object)") }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl peripherals`: the peripherals the caller may see.
+struct PeripheralsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "peripherals", abstract: "List the peripherals you may see.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let list = try await manager.peripherals()
+        if global.json {
+            Output.json(list.map(JSONForms.peripheral))
+            return
+        }
+        for p in list {
+            let name = p.name.isEmpty ? "" : " \"\(p.name)\" (\(p.nameSource))"
+            Output.line("\(p.id) \(p.address) \(p.connected ? "connected" : "disconnected")\(name)")
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl register ID`: creates (or reopens) an identifier and prints its restored state.
+struct RegisterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "register", abstract: "Register a restore identifier and print its restored state.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+    @Option(name: .customLong("name-rule"), help: "gap or advertising.") var nameRule: String?
+
+    func run() async throws {
+        _ = try RelinkPaths.central(for: identifier)
+        var options = RelinkRegisterOptions(replay: false)
+        if let nameRule {
+            guard let rule = RelinkRegisterOptions.NameRule(rawValue: nameRule) else {
+                throw RelinkClientError(.invalidArguments, "The name rule must be \"gap\" or \"advertising\", not \(nameRule.debugDescription).")
+            }
+            options.nameRule = rule
+        }
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let (path, state) = try await manager.register(identifier, options: options)
+        if global.json {
+            Output.json(JSONForms.restored(state, identifier: identifier, object: path.rawValue))
+            return
+        }
+        Output.line("\(state.isNew ? "Created" : "Restored") \(identifier) at \(path.rawValue)")
+        Output.line("Scanning: \(state.scanning)\(state.scanServices.isEmpty ? "" : " for " + state.scanServices.joined(separator: " "))")
+        Output.line("Events: last \(state.lastSequence), acknowledged \(state.acknowledged), dropped \(state.droppedEvents)")
+        for p in state.peripherals {
+            Output.line("Peripheral \(p.id) \(p.address) \(p.state)\(p.name.isEmpty ? "" : " \"\(p.name)\"")")
+            for s in p.subscriptions { Output.line("  subscribed \(s.service) \(s.characteristic)") }
+        }
+    }
+}

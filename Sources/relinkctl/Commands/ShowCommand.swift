@@ -1,0 +1,31 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl show ID`: an identifier's Central1 properties and its connections.
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one restore identifier.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+
+    func run() async throws {
+        _ = try RelinkPaths.central(for: identifier)
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let path = try RelinkPaths.central(for: identifier)
+        let props = try await manager.properties(of: path, interface: RelinkPaths.centralInterface)
+        _ = try RelinkCentralProperties(props)
+        let status = (try? await manager.managerProperties())?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
+        let entry = (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+        let connections = entry?["connections"] as? [[String: Any]] ?? []
+        if global.json {
+            var doc = JSONForms.properties(props)
+            doc["object"] = path.rawValue
+            doc["connections"] = connections
+            Output.json(doc)
+            return
+        }
+        Output.line("Object: \(path.rawValue)")
+        for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.value(props[key] ?? .string("")))") }
+        for c in connections { Output.line("Connection: \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")") }
+    }
+}

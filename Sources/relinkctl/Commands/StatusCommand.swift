@@ -1,0 +1,33 @@
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl status`: relinkd's version, adapter, readiness and what the caller may see.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show relinkd's state (Manager1 properties and Status).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let props = try await manager.managerProperties()
+        let status = props["Status"]?.stringValue.map(Output.parsed) ?? [String: Any]()
+        if global.json {
+            var doc = JSONForms.properties(props)
+            doc["Status"] = status
+            Output.json(doc)
+            return
+        }
+        for key in ["Version", "Adapter", "Ready", "Discovering"] {
+            if let v = props[key] { Output.line("\(key): \(JSONForms.value(v))") }
+        }
+        let identifiers = (status as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
+        Output.line("Identifiers: \(identifiers.count)")
+        for entry in identifiers {
+            let connections = entry["connections"] as? [[String: Any]] ?? []
+            Output.line("  \(entry["id"] ?? "?"): \(connections.count) connection(s), \(entry["subscriptions"] as? Int ?? 0) subscription(s), scanning \(entry["scanning"] as? Bool ?? false)")
+            for c in connections {
+                Output.line("    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")")
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import RelinkClient
+
+/// stdout/stderr writing, JSON documents and the exit codes.
+enum Output {
+    enum ExitStatus {
+        static let relinkdError: Int32 = 1
+        static let usage: Int32 = 2
+        static let unreachable: Int32 = 3
+        static let unknown: Int32 = 4
+    }
+
+    /// The exit code for a client error.
+    static func exitCode(for error: RelinkClientError) -> Int32 {
+        if error.isUnreachable { return ExitStatus.unreachable }
+        if error.isUnknownObject { return ExitStatus.unknown }
+        return ExitStatus.relinkdError
+    }
+
+    /// Prints "relinkctl: <name>: <message>" on stderr and exits with the documented code.
+    static func fail(_ error: RelinkClientError) -> Never {
+        flush()
+        Output.error("relinkctl: \(error.name.rawValue): \(error.message)")
+        terminate(exitCode(for: error))
+    }
+
+    static func line(_ text: String) {
+        print(text)
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func flush() { fflush(nil) }
+
+    /// Flushes stdout and ends the process with `code`.
+    static func terminate(_ code: Int32) -> Never {
+        fflush(nil)
+        exit(code)
+    }
+
+    /// One JSON document (sorted keys) on one line of stdout.
+    static func json(_ object: Any) {
+        print(jsonText(object))
+        flush()
+    }
+
+    static func jsonText(_ object: Any) -> String {
+        guard JSONSerialization.isValidJSONObject(object),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parsed JSON text, or the text itself when it does not parse.
+    static func parsed(_ text: String) -> Any {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) ?? text
+    }
+}

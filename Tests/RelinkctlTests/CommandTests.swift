@@ -1,0 +1,179 @@
+import BenchSupport
+import Foundation
+import Testing
+
+/// relinkctl against relinkd on the bench: every command's output, its
+/// --json document and its exit code.
+@Suite(.serialized) struct CommandTests {
+    static let id = "front-door"
+
+    @Test func identifierLifecycleAndErrors() async throws {
+        try await CtlHarness.with { h in
+            // register: created, then restored; the JSON carries the restored state.
+            let created = try await h.ok("register", Self.id)
+            #expect(created.stdout.hasPrefix("Created front-door at /org/relink/central/front_2ddoor"), "\(created)")
+            let again = try await h.ok("--json", "register", Self.id)
+            let restored = try again.jsonObject()
+            #expect(restored["new"] as? Bool == false)
+            #expect(restored["object"] as? String == "/org/relink/central/front_2ddoor")
+            #expect((restored["peripherals"] as? [Any])?.isEmpty == true)
+            #expect(restored["last_sequence"] as? Int == 0)
+
+            // list and show, plain and --json.
+            let list = try await h.ok("list")
+            #expect(list.stdout == "front-door\t/org/relink/central/front_2ddoor\n", "\(list)")
+            let listJSON = try await h.ok("list", "--json")
+            #expect((try listJSON.json() as? [[String: Any]])?.map { $0["identifier"] as? String } == ["front-door"])
+            let show = try await h.ok("--json", "show", Self.id)
+            let central = try show.jsonObject()
+            #expect(central["Identifier"] as? String == Self.id)
+            #expect(central["Scanning"] as? Bool == false)
+            #expect((try await h.ok("show", Self.id)).stdout.contains("Identifier: front-door"))
+
+            // scan and stop-scan show in the Central1 properties.
+            try await h.ok("scan", Self.id, "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b")
+            let scanning = try await h.ok("--json", "show", Self.id).jsonObject()
+            #expect(scanning["Scanning"] as? Bool == true)
+            #expect(scanning["ScanServices"] as? [String] == ["8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"])
+            try await h.ok("stop-scan", Self.id)
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["Scanning"] as? Bool == false)
+
+            // status names relinkd's version and the identifier.
+            let status = try await h.ok("--json", "status").jsonObject()
+            #expect(status["Version"] is String)
+            #expect(status["Adapter"] as? String == "hci0")
+            let ids = (status["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]]
+            #expect(ids?.map { $0["id"] as? String } == [Self.id])
+            let plainStatus = try await h.ok("status")
+            #expect(plainStatus.stdout.contains("Ready: true") && plainStatus.stdout.contains("  front-door: 0 connection(s), 0 subscription(s), scanning false"), "\(plainStatus)")
+
+            // Unknown identifier or peripheral: exit 4, the error name on stderr.
+            for arguments in [["show", "back-door"], ["events", "back-door"], ["stop-scan", "back-door"], ["forget", "back-door"],
+                              ["connect", Self.id, "6b1f2c3d-0000-4abc-8def-0123456789ab"]] {
+                let result = try await h.ctl(arguments)
+                #expect(result.status == 4, "\(arguments): \(result)")
+                #expect(result.stderr.hasPrefix("relinkctl: org.relink.Error.Unknown"), "\(arguments): \(result)")
+                #expect(result.stdout.isEmpty)
+            }
+            // A bad UUID is InvalidArguments (exit 1), relinkd running or not.
+            let bad = try await h.ctl("scan", Self.id, "xyz")
+            #expect(bad.status == 1 && bad.stderr.hasPrefix("relinkctl: org.relink.Error.InvalidArguments: "), "\(bad)")
+
+            // forget: gone from list, show exits 4.
+            let forget = try await h.ok("--json", "forget", Self.id)
+            #expect(try forget.jsonObject()["forgotten"] as? Bool == true)
+            #expect(try await h.ok("list").stdout.isEmpty)
+            let gone = try await h.ctl("show", Self.id)
+            #expect(gone.status == 4)
+            #expect(gone.stderr == "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"front-door\" is registered (or it belongs to another user).\n", "\(gone)")
+        }
+    }
+
+    @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            let connect = try await h.ok("--json", "connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            let peripheral = try #require(try connect.jsonObject()["peripheral"] as? String)
+            #expect(peripheral.count == 36)
+            try await h.waitForEvents(Self.id, kind: "connected")
+            try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+
+            // A follower started now prints every new event as a JSON line.
+            let before = try await h.events(Self.id).compactMap { $0["sequence"] as? Int }.max() ?? 0
+            let follower = try CtlFollower(["--bus-address", h.bus, "--json", "events", Self.id, "--follow", "--after", "\(before)"])
+            defer { follower.stop() }
+            try await Task.sleep(for: .milliseconds(500))
+
+            // read and write through the live link (hex in and out); the
+            // write notifies the new state.
+            let read = try await h.ok("read", Self.id, peripheral, CtlHarness.lockService, CtlHarness.lockState)
+            #expect(read.stdout == "6c6f636b6564\n", "\(read)")   // "locked"
+            try await h.ok("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "756e6c6f636b")  // "unlock"
+            let after = try await h.ok("--json", "read", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            #expect(try after.jsonObject()["value"] as? String == "756e6c6f636b6564")
+            // A command the lock refuses is relinkd's error: exit 1.
+            let refused = try await h.ctl("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "00")
+            #expect(refused.status == 1 && refused.stderr.hasPrefix("relinkctl: org.relink.Error."), "\(refused)")
+            for value: UInt8 in [1, 2, 3] { try await h.push(value) }
+
+            // The follower printed the value-notified events in sequence order.
+            let lines = try await follower.lines(atLeast: 4)
+            let followed = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+            let sequences = followed.compactMap { $0["sequence"] as? Int }
+            #expect(sequences.count == followed.count && sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+            #expect(sequences.first.map { $0 > before } == true)
+            let values = followed.filter { $0["kind"] as? String == "value-notified" }.compactMap {
+                (($0["payload"] as? [String: Any])?["valueNotified"] as? [String: Any])?["value"] as? [Int]
+            }
+            #expect(values.suffix(3) == [[1], [2], [3]], "\(lines)")
+
+            // events prints them too; --ack deletes them.
+            let plain = try await h.ok("events", Self.id)
+            #expect(plain.stdout.split(separator: "\n").contains { $0.contains(" value-notified ") })
+            let stored = try await h.events(Self.id)
+            let last = try #require(stored.last?["sequence"] as? Int)
+            try await h.ok("events", Self.id, "--ack")
+            #expect(try await h.events(Self.id).allSatisfy { ($0["sequence"] as? Int ?? 0) > last })
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["Acknowledged"] as? Int == last)
+
+            // peripherals: the lock, connected, with its names.
+            let list = try await h.ok("--json", "peripherals")
+            let lock = try #require((try list.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
+            #expect((lock["id"] as? String)?.uppercased() == peripheral)
+            #expect(lock["connected"] as? Bool == true)
+            #expect(lock["gap_name"] as? String == "Front Door")
+            #expect(try await h.ok("peripherals").stdout.contains(peripheral))
+
+            // register now restores the lock with its subscription.
+            let restored = try await h.ok("--json", "register", Self.id).jsonObject()
+            let entry = try #require((restored["peripherals"] as? [[String: Any]])?.first)
+            #expect((entry["id"] as? String)?.uppercased() == peripheral)
+            #expect(entry["state"] as? String == "connected")
+            #expect((entry["subscriptions"] as? [[String: Any]])?.first?["characteristic"] as? String == CtlHarness.lockState)
+
+            // unsubscribe and cancel; a second cancel knows nothing of it.
+            try await h.ok("unsubscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            try await h.ok("cancel", Self.id, CtlHarness.lockAddress)
+            let again = try await h.ctl("cancel", Self.id, CtlHarness.lockAddress)
+            #expect(again.status != 0 && again.stderr.hasPrefix("relinkctl: org.relink.Error."), "\(again)")
+        }
+    }
+
+    @Test func followWithAckAcknowledgesWhatItPrinted() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            try await h.waitForEvents(Self.id, kind: "connected")
+            let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow", "--ack"])
+            defer { follower.stop() }
+            try await Task.sleep(for: .milliseconds(500))
+            try await h.push(7)
+            try await eventually(timeout: .seconds(20), "the value to be printed") {
+                follower.output.lines.contains { $0.contains(" value-notified ") && $0.contains("\"value\":[7]") }
+            }
+            // Plain lines: "SEQ KIND PAYLOAD"; everything printed was acknowledged (and deleted).
+            let printed = follower.output.lines.compactMap { UInt64($0.split(separator: " ").first ?? "") }
+            #expect(printed == printed.sorted() && printed.first == 1, "\(follower.output.lines)")
+            let last = try #require(printed.last)
+            try await eventually(timeout: .seconds(5), "Acknowledged to reach \(last)") {
+                let show = try? await h.ctl("--json", "show", Self.id).jsonObject()
+                return (show?["Acknowledged"] as? Int).map { UInt64($0) >= last } == true
+            }
+            #expect(try await h.events(Self.id).allSatisfy { UInt64($0["sequence"] as? Int ?? 0) > last })
+        }
+    }
+
+    @Test func followEndsWithExitThreeWhenRelinkdDies() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow"])
+            defer { follower.stop() }
+            try await Task.sleep(for: .milliseconds(500))
+            h.killRelinkd()
+            try await eventually(timeout: .seconds(10), "relinkctl events --follow to end") { !follower.process.isRunning }
+            #expect(follower.process.terminationStatus == 3)
+            #expect(follower.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error."), "\(follower.stderr)")
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import BenchSupport
+import Foundation
+import Testing
+
+/// relinkctl's exit codes and messages where relinkd cannot answer: usage
+/// errors (2), bad arguments caught before any call (1, InvalidArguments),
+/// no relinkd on the bus or no bus at all (3).
+@Suite struct ExitCodeTests {
+    static let noBus = "unix:path=/nonexistent/relinkctl-test-bus"
+
+    @Test func usageErrorsExitTwoWithUsageOnStderr() async throws {
+        for arguments in [["bogus"], ["show"], ["scan"], ["connect", "id"], ["events", "id", "--after", "x"], ["write", "a", "b", "c"]] {
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("Usage: relinkctl"), "\(arguments): \(result)")
+        }
+        let help = try await CtlProcess.run(["--help"])
+        #expect(help.status == 0 && help.stdout.contains("events") && help.stdout.contains("peripherals"))
+    }
+
+    @Test func badArgumentsExitOneWithInvalidArgumentsBeforeAnyCall() async throws {
+        let cases: [[String]] = [
+            ["scan", "front-door", "not-a-uuid"],
+            ["connect", "front-door", "lock"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "0"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--strategy", "teleport"],
+            ["subscribe", "front-door", "00:00:00:00:00:02", "180d", "2a3"],
+            ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", "0g"],
+            ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", String(repeating: "00", count: 513)],
+            ["show", ""],
+            ["register", String(repeating: "x", count: 129)],
+            ["register", "café"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "5", "--strategy", "scan", "--strategy", "scan"],
+        ]
+        for arguments in cases {
+            // The bus does not exist: only a check made before connecting can answer.
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("relinkctl: org.relink.Error.InvalidArguments: "), "\(arguments): \(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func noBusExitsThree() async throws {
+        for arguments in [["status"], ["--json", "list"], ["show", "front-door"], ["events", "front-door", "--follow"]] {
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            #expect(result.status == 3, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error."), "\(result)")
+        }
+    }
+
+    @Test func noRelinkdOnTheBusExitsThree() async throws {
+        try await CtlHarness.with(startRelinkd: false) { h in
+            for arguments in [["status"], ["register", "front-door"], ["peripherals"], ["--json", "events", "front-door"]] {
+                let result = try await h.ctl(arguments)
+                #expect(result.status == 3, "\(arguments): \(result)")
+                #expect(result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error.ServiceUnknown: ")
+                        || result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error.NameHasNoOwner: "), "\(result)")
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+}
