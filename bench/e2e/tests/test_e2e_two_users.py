@@ -1,0 +1,257 @@
+"""Two Unix users on one bus: alice (nobody, 65534) runs the example lock
+client under her own UID; bob (UID 64123, no passwd entry needed) runs a
+client under his. Bob can neither list, read, change nor eavesdrop on
+alice's identifier: every call naming it fails exactly as it does for an
+identifier that does not exist (Register: NotPermitted), the objects do not
+show, and none of its signals reach him, even with eavesdrop match rules.
+Root sees and changes everything.
+
+The bench's bus allows eavesdropping to everyone; this module's bench gets
+the system bus's rule instead (no eavesdrop allow rule: dbus-daemon then
+refuses eavesdropping) by rewriting DIR/bus.conf and ReloadConfig, and its
+directory opened (0755) so the other UIDs reach the socket. The clients run
+from a world-readable copy of themselves and dbus-fast, with the venv's
+interpreter, under setpriv. Needs root (CI runs as root)."""
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from benchproc import BenchProcess
+from e2e_harness import (CENTRAL, EXAMPLE, LOCK_SERVICE, LOCK_STATE, LOCK_COMMAND, MANAGER, PERIPHERAL, PROPS,
+                         VENV_PY, Caller, central_path, die_with_parent, wait_until)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                                reason="needs root and setpriv to run clients under other UIDs")
+
+ALICE = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else 65534
+BOB = 64123
+ALICE_ID = "alice-lock"
+BOB_ID = "bob-band"
+NOWHERE_ID = "nobody-has-this"
+QUIET_SERVICE = "0000feed-0000-1000-8000-00805f9b34fb"
+
+
+def setpriv(uid: int) -> list[str]:
+    return [shutil.which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = BenchProcess("--lock", "lock", "--band", "band")
+    try:
+        conf = os.path.join(b.dir, "bus.conf")
+        with open(conf) as f:
+            text = f.read()
+        strict = "\n".join(l for l in text.splitlines() if 'eavesdrop="true"' not in l)
+        assert strict != text, "the bench's bus.conf changed: update this fixture"
+        with open(conf, "w") as f:
+            f.write(strict)
+        c = Caller(b.bus)
+        try:
+            c.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
+                   destination="org.freedesktop.DBus")
+        finally:
+            c.close()
+        os.chmod(b.dir, 0o755)
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    """A world-readable directory with the clients and dbus-fast."""
+    d = tempfile.mkdtemp(prefix="relink-e2e-users-")
+    os.chmod(d, 0o755)
+    import dbus_fast
+    shutil.copytree(os.path.dirname(dbus_fast.__file__), os.path.join(d, "dbus_fast"))
+    shutil.copytree(os.path.join(EXAMPLE, "relink_lock"), os.path.join(d, "relink_lock"))
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "other_user_client.py"), d)
+    for root_dir, dirs, files in os.walk(d):
+        for n in dirs:
+            os.chmod(os.path.join(root_dir, n), 0o755)
+        for n in files:
+            os.chmod(os.path.join(root_dir, n), 0o644)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def user_env(runtime: str) -> dict:
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": runtime, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/"}
+
+
+class OtherUser:
+    """other_user_client.py under `uid`, driven over its stdin."""
+
+    def __init__(self, bus: str, uid: int, runtime: str):
+        self.proc = subprocess.Popen(setpriv(uid) + [os.path.realpath(VENV_PY),
+                                                     os.path.join(runtime, "other_user_client.py"), bus],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=user_env(runtime), cwd="/", preexec_fn=die_with_parent)
+
+    def request(self, **req) -> dict:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"other-user client died: {self.proc.stderr.read() if self.proc.stderr else ''}")
+        return json.loads(line)
+
+    def call(self, path, interface, member, signature="", body=None, destination="org.relink") -> dict:
+        return self.request(op="call", path=path, interface=interface, member=member, signature=signature,
+                            body=body or [], destination=destination)
+
+    def error(self, *args, **kwargs):
+        """The error name of the call, or None when it succeeded."""
+        return self.call(*args, **kwargs).get("error")
+
+    def add_match(self, rule: str) -> dict:
+        return self.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s", [rule],
+                         destination="org.freedesktop.DBus")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def users(bench, runtime):
+    started = []
+
+    def start(uid):
+        u = OtherUser(bench.bus, uid, runtime)
+        started.append(u)
+        return u
+    yield start
+    for u in started:
+        u.close()
+
+
+def anonymised(message: str, identifier: str) -> str:
+    return message.replace(central_path(identifier), "PATH").replace(identifier, "ID")
+
+
+def attempts_on(identifier: str, lock_id: str):
+    """Every Manager1/Central1 method and property access naming `identifier`."""
+    path = central_path(identifier)
+    gatt = [lock_id, LOCK_SERVICE, LOCK_STATE]
+    v = {"$v": ["b", True]}
+    return {
+        "Register": ("/org/relink", MANAGER, "Register", "sa{sv}", [identifier, {}]),
+        "Unregister": ("/org/relink", MANAGER, "Unregister", "s", [identifier]),
+        "Scan": (path, CENTRAL, "Scan", "asa{sv}", [[LOCK_SERVICE], {}]),
+        "StopScan": (path, CENTRAL, "StopScan", "", []),
+        "Connect": (path, CENTRAL, "Connect", "sa{sv}", ["00:00:00:00:00:02", {}]),
+        "Cancel": (path, CENTRAL, "Cancel", "s", [lock_id]),
+        "Subscribe": (path, CENTRAL, "Subscribe", "sss", gatt),
+        "Unsubscribe": (path, CENTRAL, "Unsubscribe", "sss", gatt),
+        "Read": (path, CENTRAL, "Read", "sss", gatt),
+        "Write": (path, CENTRAL, "Write", "sssaya{sv}", [lock_id, LOCK_SERVICE, LOCK_COMMAND, list(b"unlock"), {}]),
+        "Events": (path, CENTRAL, "Events", "tu", [0, 100]),
+        "Ack": (path, CENTRAL, "Ack", "t", [1]),
+        "Watch": (path, CENTRAL, "Watch", "t", [0]),
+        "Unwatch": (path, CENTRAL, "Unwatch", "", []),
+        "Get": (path, PROPS, "Get", "ss", [CENTRAL, "LastSequence"]),
+        "GetAll": (path, PROPS, "GetAll", "s", [CENTRAL]),
+        "Set": (path, PROPS, "Set", "ssv", [CENTRAL, "Scanning", v]),
+        "Introspect": (path, "org.freedesktop.DBus.Introspectable", "Introspect", "", []),
+    }
+
+
+def test_another_user_can_neither_list_read_change_nor_eavesdrop(bench, relinkd, root, users, runtime, clients):
+    # alice: the example client under her UID, scanning, connecting, subscribing.
+    alice = clients(bench.bus, ALICE_ID, argv_prefix=setpriv(ALICE), python=os.path.realpath(VENV_PY),
+                    env=user_env(runtime), cwd="/")
+    alice.wait_for(lambda l: l["type"] == "event" and l["kind"] in ("connected", "restored"), 40,
+                   "alice's lock connected")
+    wait_until(lambda: bench.cmd("push", peripheral="lock", value=b"a0".hex())
+               or any(e.get("value") == "a0" for e in alice.events()), 20, "alice's first value", 0.5)
+    assert root.central(ALICE_ID, "Owner") == ALICE
+    lock_path = alice.wait_for(lambda l: l["type"] == "connect", 1, "connect")["object"]
+    lock_id = root.get(lock_path, PERIPHERAL, "Id")
+
+    bob = users(BOB)
+    assert bob.request(op="whoami")["uid"] == BOB
+    # bob listens as widely as the bus lets him, eavesdropping included.
+    for rule in ("type='signal'", "type='signal',sender='org.relink'",
+                 "type='signal',interface='org.relink.Central1'",
+                 "eavesdrop='true',type='signal'", "eavesdrop='true',type='signal',interface='org.relink.Central1'",
+                 "eavesdrop='true',type='method_return'"):
+        bob.add_match(rule)
+    assert bob.error("/org/freedesktop/DBus", "org.freedesktop.DBus.Monitoring", "BecomeMonitor", "asu",
+                     [[], 0], destination="org.freedesktop.DBus") is not None, "bob became a bus monitor"
+    # bob's own identifier, scanning for the band: his own events do reach him.
+    reg = bob.call("/org/relink", MANAGER, "Register", "sa{sv}", [BOB_ID, {}])
+    assert "ok" in reg, reg
+    assert bob.error(central_path(BOB_ID), CENTRAL, "Scan", "asa{sv}", [["180d"], {}]) is None
+
+    alice_before = {p: root.central(ALICE_ID, p) for p in ("LastSequence", "Acknowledged", "Scanning")}
+    # list
+    listed = bob.call("/org/relink", MANAGER, "ListIdentifiers")["ok"][0]
+    assert [i for i, _ in listed] == [BOB_ID]
+    objects = bob.call("/org/relink", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")["ok"][0]
+    assert central_path(ALICE_ID) not in objects and lock_path not in objects, sorted(objects)
+    assert central_path(BOB_ID) in objects
+    status = bob.call("/org/relink", PROPS, "Get", "ss", [MANAGER, "Status"])["ok"][0]
+    assert ALICE_ID not in status and lock_id not in status.lower(), status
+    tree = bob.call("/org/relink/central", "org.freedesktop.DBus.Introspectable", "Introspect")
+    assert central_path(ALICE_ID).rsplit("/", 1)[1] not in json.dumps(tree)
+    assert bob.error(lock_path, PROPS, "GetAll", "s", [PERIPHERAL]) == "org.freedesktop.DBus.Error.UnknownObject"
+    # read and change: exactly what an identifier that does not exist gets
+    mine, nowhere = attempts_on(ALICE_ID, lock_id), attempts_on(NOWHERE_ID, lock_id)
+    for name, call in mine.items():
+        got, unknown = bob.call(*call), bob.call(*nowhere[name])
+        if name == "Register":
+            assert got.get("error") == "org.relink.Error.NotPermitted", got
+            continue
+        if "error" not in unknown:   # e.g. Introspect of a path with no object: an empty node
+            assert got == unknown, f"{name}: {got} but for a missing identifier {unknown}"
+            continue
+        assert "error" in got, f"bob's {name} on alice's identifier succeeded: {got}"
+        assert got["error"] == unknown["error"], f"{name}: {got} but for a missing identifier {unknown}"
+        assert anonymised(got["message"], ALICE_ID) == anonymised(unknown["message"], NOWHERE_ID), \
+            f"{name}: the message tells alice's identifier apart: {got['message']!r} / {unknown['message']!r}"
+    # the internal control object is root's only
+    assert bob.error("/org/relink/control", "org.relink.Control1", "Status") == "org.relink.Error.NotPermitted"
+    assert bob.error("/org/relink/control", "org.relink.Control1", "Events", "st",
+                     [ALICE_ID, 0]) == "org.relink.Error.NotPermitted"
+
+    # alice's events keep flowing to alice, and only to her
+    for i in (1, 2, 3):
+        bench.cmd("push", peripheral="lock", value=f"a{i}".encode().hex())
+    alice.wait_for(lambda l: l["type"] == "event" and l.get("value") == "a3", 10, "a3 at alice")
+    heard = bob.request(op="signals", settle=1.0)["signals"]
+    about_alice = [s for s in heard if s["path"] in (central_path(ALICE_ID), lock_path)
+                   or ALICE_ID in json.dumps(s["body"])]
+    assert not about_alice, f"bob received alice's signals: {about_alice[:3]}"
+    assert any(s["path"] == central_path(BOB_ID) and s["member"] == "Event" for s in heard), \
+        f"bob's listener got none of his own events (the check above proves nothing): {heard[:5]}"
+    # nothing bob did changed alice's identifier
+    assert root.central(ALICE_ID, "Acknowledged") >= alice_before["Acknowledged"]
+    assert root.central(ALICE_ID, "Scanning") == alice_before["Scanning"]
+
+    # alice sees hers, not bob's
+    alice_cli = users(ALICE)
+    assert [i for i, _ in alice_cli.call("/org/relink", MANAGER, "ListIdentifiers")["ok"][0]] == [ALICE_ID]
+    assert alice_cli.error(central_path(BOB_ID), CENTRAL, "Events", "tu", [0, 10]) == \
+        alice_cli.error(central_path(NOWHERE_ID), CENTRAL, "Events", "tu", [0, 10])
+
+    # root sees and changes both
+    assert set(root.identifiers()) >= {ALICE_ID, BOB_ID}
+    assert root.call(central_path(ALICE_ID), CENTRAL, "Read", "sss", [lock_id, LOCK_SERVICE, LOCK_STATE])[0]
+    root.events(ALICE_ID, 0)
+    root.call(central_path(ALICE_ID), CENTRAL, "Scan", "asa{sv}", [[QUIET_SERVICE], {}])
+    assert root.central(ALICE_ID, "ScanServices") == [QUIET_SERVICE]
+    root.call(central_path(ALICE_ID), CENTRAL, "StopScan")
+    assert root.central(ALICE_ID, "Scanning") is False
+    assert alice.terminate() == 0
+    assert not any(l["type"] in ("contract", "error") for l in alice.snapshot()), alice.dump()
