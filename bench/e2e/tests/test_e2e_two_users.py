@@ -1,6 +1,6 @@
-"""Two Unix users on one bus: alice (nobody, 65534) runs the example lock
-client under her own UID; bob (UID 64123, no passwd entry needed) runs a
-client under his. Bob can neither list, read, change nor eavesdrop on
+"""Two Unix users on one bus: alice (`nobody`) runs the example lock client
+under her own UID; bob (`relink-e2e`, a system user scripts/setup.sh adds;
+dbus-daemon refuses UIDs with no passwd entry) runs a client under his. Bob can neither list, read, change nor eavesdrop on
 alice's identifier: every call naming it fails exactly as it does for an
 identifier that does not exist (Register: NotPermitted), the objects do not
 show, and none of its signals reach him, even with eavesdrop match rules.
@@ -30,8 +30,15 @@ from e2e_harness import (CENTRAL, EXAMPLE, LOCK_SERVICE, LOCK_STATE, LOCK_COMMAN
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                                 reason="needs root and setpriv to run clients under other UIDs")
 
-ALICE = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else 65534
-BOB = 64123
+def uid_of(name: str) -> int:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return -1
+
+
+ALICE = uid_of("nobody")
+BOB = uid_of("relink-e2e")
 ALICE_ID = "alice-lock"
 BOB_ID = "bob-band"
 NOWHERE_ID = "nobody-has-this"
@@ -168,6 +175,7 @@ def attempts_on(identifier: str, lock_id: str):
 
 
 def test_another_user_can_neither_list_read_change_nor_eavesdrop(bench, relinkd, root, users, runtime, clients):
+    assert ALICE > 0 and BOB > 0, "users nobody and relink-e2e are needed: run scripts/setup.sh as root"
     # alice: the example client under her UID, scanning, connecting, subscribing.
     alice = clients(bench.bus, ALICE_ID, argv_prefix=setpriv(ALICE), python=os.path.realpath(VENV_PY),
                     env=user_env(runtime), cwd="/")
