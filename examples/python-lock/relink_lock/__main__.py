@@ -36,9 +36,9 @@ class Output:
     def __init__(self, as_json: bool):
         self.as_json = as_json
 
-    def __call__(self, kind: str, text: str, **fields: Any) -> None:
+    def __call__(self, line_type: str, text: str, **fields: Any) -> None:
         if self.as_json:
-            print(json.dumps({"type": kind, **fields}), flush=True)
+            print(json.dumps({"type": line_type, **fields}), flush=True)
         else:
             print(text, flush=True)
 
