@@ -153,6 +153,8 @@ class Generator:
             if child.token == "{":
                 k, v = child.children
                 return {self._value_of(k): self._value_of(v) for _ in range(n)}
+            if child.token == "y":
+                return bytes(self.r.randint(0, 255) for _ in range(self.r.choice([0, 1, 4, 600])))
             return [self._value_of(child) for _ in range(n)]
         if tok == "(":
             return [self._value_of(c) for c in node.children]

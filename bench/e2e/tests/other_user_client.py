@@ -8,7 +8,7 @@ Reads one JSON request per line on stdin, answers one JSON line on stdout:
       -> {"ok": body} or {"error": name, "message": text}
   {"op": "signals"} -> {"signals": [{path, interface, member, sender, destination, body}]}
   {"op": "whoami"}  -> {"uid": ..., "unique_name": ...}
-Variants in a body are written {"$v": [signature, value]}; byte arrays as lists."""
+Variants in a body are written {"$v": [signature, value]}, byte arrays {"$b": hex}."""
 
 import asyncio
 import json
@@ -24,6 +24,8 @@ def to_dbus(value):
         if set(value) == {"$v"}:
             sig, inner = value["$v"]
             return Variant(sig, to_dbus(inner))
+        if set(value) == {"$b"}:
+            return bytes.fromhex(value["$b"])
         return {k: to_dbus(v) for k, v in value.items()}
     if isinstance(value, list):
         return [to_dbus(v) for v in value]

@@ -162,7 +162,7 @@ def attempts_on(identifier: str, lock_id: str):
         "Subscribe": (path, CENTRAL, "Subscribe", "sss", gatt),
         "Unsubscribe": (path, CENTRAL, "Unsubscribe", "sss", gatt),
         "Read": (path, CENTRAL, "Read", "sss", gatt),
-        "Write": (path, CENTRAL, "Write", "sssaya{sv}", [lock_id, LOCK_SERVICE, LOCK_COMMAND, list(b"unlock"), {}]),
+        "Write": (path, CENTRAL, "Write", "sssaya{sv}", [lock_id, LOCK_SERVICE, LOCK_COMMAND, {"$b": b"unlock".hex()}, {}]),
         "Events": (path, CENTRAL, "Events", "tu", [0, 100]),
         "Ack": (path, CENTRAL, "Ack", "t", [1]),
         "Watch": (path, CENTRAL, "Watch", "t", [0]),
