@@ -32,6 +32,7 @@ public final class Connection: Sendable {
     let objects = ObjectRegistry()
     let uidCache = Mutex<[String: UInt32]>([:])
     let serving = Mutex(false)
+    let objectFilter = Mutex<ObjectFilter?>(nil)
 
     private init(loop: ConnectionLoop, started: ConnectionLoop.Started) {
         self.loop = loop

@@ -66,6 +66,20 @@ public final class ExportedObject: Sendable {
         }
     }
 
+    /// As ``readableValues(_:)``, with computed properties (``DBusProperty/getter``) asked for `call`.
+    func readableValues(_ iface: DBusInterface, for call: MethodCall) async throws -> [DBusValue.DictionaryEntry] {
+        let current = values.withLock { $0[iface.name] ?? [:] }
+        var entries: [DBusValue.DictionaryEntry] = []
+        for p in iface.properties where p.access.readable {
+            if let getter = p.getter {
+                entries.append(.init(.string(p.name), .variant(try await getter(call))))
+            } else if let v = current[p.name] {
+                entries.append(.init(.string(p.name), .variant(v)))
+            }
+        }
+        return entries
+    }
+
     /// Sets (or, with nil, unsets) a property. When exported and the
     /// property emits changes, sends `PropertiesChanged` (unset properties
     /// are listed as invalidated). Setting an equal value sends nothing.
@@ -80,6 +94,14 @@ public final class ExportedObject: Sendable {
     /// Sets several properties of one interface; one `PropertiesChanged`.
     /// - Throws: as ``setValue(_:of:in:)``; nothing is changed on error.
     public func setValues(_ changes: [String: DBusValue?], in interface: String) throws(DBusError) {
+        try setValues(changes, in: interface, destinations: nil)
+    }
+
+    /// As ``setValues(_:in:)``; with `destinations`, `PropertiesChanged` is
+    /// unicast: one signal to each of these unique names (none for an
+    /// empty list) instead of one broadcast.
+    /// - Throws: as ``setValues(_:in:)``.
+    public func setValues(_ changes: [String: DBusValue?], in interface: String, destinations: [String]?) throws(DBusError) {
         guard let iface = self.interface(interface) else {
             throw DBusError(.unknownInterface, "no interface \(interface) at \(path)")
         }
@@ -101,21 +123,19 @@ public final class ExportedObject: Sendable {
             }
         }
         guard !changed.isEmpty || !invalidated.isEmpty, let loop = loop.withLock({ $0 }) else { return }
-        try loop.submit(
-            .send(
-                Message.signal(
-                    path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    body: [
-                        .string(interface), .dictionary(key: .string, value: .variant, changed),
-                        .array(.string, invalidated),
-                    ])))
+        let body: [DBusValue] = [.string(interface), .dictionary(key: .string, value: .variant, changed), .array(.string, invalidated)]
+        for destination in destinations.map({ $0.map(Optional.some) }) ?? [nil] {
+            try loop.submit(
+                .send(Message.signal(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", body: body, destination: destination)))
+        }
     }
 
-    /// Emits a declared signal of one of this object's interfaces.
+    /// Emits a declared signal of one of this object's interfaces, to
+    /// `destination` only (unicast) when given, else broadcast.
     /// - Throws: ``DBusError``: `UnknownInterface`, `UnknownMethod` for an
     ///   undeclared signal, `InvalidArgs` when the arguments do not match
     ///   its declaration, `Disconnected`; `Failed` when not exported.
-    public func emit(_ signal: String, in interface: String, _ arguments: [DBusValue] = []) throws(DBusError) {
+    public func emit(_ signal: String, in interface: String, _ arguments: [DBusValue] = [], destination: String? = nil) throws(DBusError) {
         guard let iface = self.interface(interface) else {
             throw DBusError(.unknownInterface, "no interface \(interface) at \(path)")
         }
@@ -126,7 +146,7 @@ public final class ExportedObject: Sendable {
             throw DBusError(.invalidArgs, "signal \(signal) takes '\(s.arguments.map(\.type.signature).joined())'")
         }
         guard let loop = loop.withLock({ $0 }) else { throw DBusError(.failed, "\(path) is not exported") }
-        let m = try Message.signal(path: path, interface: interface, member: signal, body: arguments)
+        let m = try Message.signal(path: path, interface: interface, member: signal, body: arguments, destination: destination)
         try loop.submit(.send(m))
     }
 

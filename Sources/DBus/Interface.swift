@@ -51,13 +51,19 @@ public struct DBusProperty: Sendable {
     /// Whether changes are announced with `PropertiesChanged`.
     public var emitsChanged: Bool
     public var onSet: SetHandler?
+    /// Computes the value per call (e.g. per caller) instead of reading the
+    /// stored one; `Get` and `GetAll` then answer asynchronously.
+    public typealias Getter = @Sendable (MethodCall) async throws -> DBusValue
+    public var getter: Getter?
 
-    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil) {
+    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil,
+                getter: Getter? = nil) {
         self.name = name
         self.type = type
         self.access = access
         self.emitsChanged = emitsChanged
         self.onSet = onSet
+        self.getter = getter
     }
 }
 
@@ -113,6 +119,12 @@ public struct MethodCall: Sendable {
     public let message: Message
     /// The connection the call arrived on (to emit signals or make calls).
     public let connection: Connection
+    let afterReplyActions = AfterReplyActions()
+
+    init(message: Message, connection: Connection) {
+        self.message = message
+        self.connection = connection
+    }
 
     /// The arguments.
     public var arguments: [DBusValue] { message.body }

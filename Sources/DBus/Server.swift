@@ -6,6 +6,13 @@ extension Connection {
     /// - Throws: ``DBusError``: `InvalidArgs` when the path is taken or the
     ///   object is exported elsewhere; `Disconnected`.
     public func export(_ object: ExportedObject) throws(DBusError) {
+        try export(object, announceTo: nil)
+    }
+
+    /// As ``export(_:)``; with `destinations`, `InterfacesAdded` is unicast
+    /// to each of these unique names (none for an empty list).
+    /// - Throws: as ``export(_:)``.
+    public func export(_ object: ExportedObject, announceTo destinations: [String]?) throws(DBusError) {
         let added = objects.state.withLock { s -> Bool in
             guard s.objects[object.path] == nil else { return false }
             s.objects[object.path] = object
@@ -15,9 +22,12 @@ extension Connection {
         object.attach(loop)
         if let manager = objects.manager(above: object.path) {
             guard case .dictionary(_, _, let entries) = object.managedValue() else { return }
-            try emitSignal(
-                path: manager, interface: Introspection.objectManager.name, member: "InterfacesAdded",
-                arguments: [.objectPath(object.path), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)])
+            for destination in destinations.map({ $0.map(Optional.some) }) ?? [nil] {
+                try emitSignal(
+                    path: manager, interface: Introspection.objectManager.name, member: "InterfacesAdded",
+                    arguments: [.objectPath(object.path), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)],
+                    destination: destination)
+            }
         }
     }
 
@@ -25,12 +35,21 @@ extension Connection {
     /// `InterfacesRemoved` is emitted. Does nothing when nothing is there.
     /// - Throws: ``DBusError`` (`Disconnected`).
     public func unexport(_ path: ObjectPath) throws(DBusError) {
+        try unexport(path, announceTo: nil)
+    }
+
+    /// As ``unexport(_:)``; with `destinations`, `InterfacesRemoved` is
+    /// unicast to each of these unique names (none for an empty list).
+    /// - Throws: as ``unexport(_:)``.
+    public func unexport(_ path: ObjectPath, announceTo destinations: [String]?) throws(DBusError) {
         guard let object = objects.state.withLock({ $0.objects.removeValue(forKey: path) }) else { return }
         object.attach(nil)
         if let manager = objects.manager(above: path) {
-            try emitSignal(
-                path: manager, interface: Introspection.objectManager.name, member: "InterfacesRemoved",
-                arguments: [.objectPath(path), .array(.string, object.interfaces.map { .string($0.name) })])
+            for destination in destinations.map({ $0.map(Optional.some) }) ?? [nil] {
+                try emitSignal(
+                    path: manager, interface: Introspection.objectManager.name, member: "InterfacesRemoved",
+                    arguments: [.objectPath(path), .array(.string, object.interfaces.map { .string($0.name) })], destination: destination)
+            }
         }
     }
 
@@ -71,10 +90,11 @@ extension Connection {
                     switch dispatch(call) {
                     case .reply(let reply):
                         reply.map(sendReply)
-                    case .work(let work):
+                    case .work(let after, let work):
                         group.addTask(executorPreference: handlerExecutor) {
                             let reply = await work()
                             if !call.noReplyExpected { self.sendReply(reply) }
+                            after?.run()
                         }
                     }
                 }
@@ -84,7 +104,8 @@ extension Connection {
 
     enum Dispatch {
         case reply(Message?)
-        case work(@Sendable () async -> Message)
+        /// Work answered by a child task; `after` runs once its reply is queued.
+        case work(after: AfterReplyActions? = nil, _ body: @Sendable () async -> Message)
     }
 
     private func sendReply(_ reply: Message) {
@@ -110,7 +131,7 @@ extension Connection {
     }
 
     /// Decides what to do with one call; runs on the serve loop, in order.
-    func dispatch(_ call: Message) -> Dispatch {
+    func dispatch(_ call: Message, filtered: Bool = true) -> Dispatch {
         func fail(_ name: DBusError.Name, _ text: String) -> Dispatch {
             .reply(call.noReplyExpected ? nil : Message.errorReply(to: call, DBusError(name, text)))
         }
@@ -121,6 +142,9 @@ extension Connection {
             }
         }
         guard let path = call.path, let member = call.member else { return fail(.unknownMethod, "call without path or member") }
+        if filtered, let filter = objectFilter.withLock({ $0 }), let answer = filteredDispatch(call, path: path, member: member, filter: filter) {
+            return answer
+        }
         let object = objects.object(at: path)
         let sig = call.signature.rawValue
         switch call.interface {
@@ -157,7 +181,7 @@ extension Connection {
             }
             let context = MethodCall(message: call, connection: self)
             let outTypes = method.outArguments.map(\.type)
-            return .work {
+            return .work(after: context.afterReplyActions) {
                 do {
                     let result = try await method.handler(context)
                     guard result.map(\.type) == outTypes else {
@@ -185,6 +209,14 @@ extension Connection {
             guard let iface = object.interface(iname) else { return fail(.unknownInterface, "no interface \(iname) at \(object.path)") }
             guard let p = iface.property(pname) else { return fail(.unknownProperty, "no property \(pname) in \(iname)") }
             guard p.access.readable else { return fail(.accessDenied, "property \(pname) is write-only") }
+            if let getter = p.getter {
+                let context = MethodCall(message: call, connection: self)
+                return .work {
+                    do { return try Message.methodReturn(to: call, body: [.variant(try await getter(context))]) } catch {
+                        return Self.errorMessage(error, for: call)
+                    }
+                }
+            }
             guard let v = object.value(of: pname, in: iname) else { return fail(.invalidArgs, "property \(pname) has no value") }
             return ok([.variant(v)])
         case "GetAll":
@@ -192,6 +224,16 @@ extension Connection {
             guard let iface = object.interface(iname) else {
                 if iname.hasPrefix("org.freedesktop.DBus.") { return ok([.dictionary(key: .string, value: .variant, [])]) }
                 return fail(.unknownInterface, "no interface \(iname) at \(object.path)")
+            }
+            if iface.properties.contains(where: { $0.getter != nil }) {
+                let context = MethodCall(message: call, connection: self)
+                return .work {
+                    do {
+                        return try Message.methodReturn(to: call, body: [.dictionary(key: .string, value: .variant, try await object.readableValues(iface, for: context))])
+                    } catch {
+                        return Self.errorMessage(error, for: call)
+                    }
+                }
             }
             return ok([.dictionary(key: .string, value: .variant, object.readableValues(iface))])
         case "Set":

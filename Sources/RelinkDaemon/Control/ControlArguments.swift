@@ -68,49 +68,80 @@ struct ControlArguments {
     /// `timeout_s` (d, 0 < t ≤ 86400; required when not pending until
     /// cancelled), `services` (as), `strategies` (as, in order, each once, of
     /// `known-identifier`, `already-connected`, `scan`; default all three in
-    /// that order). Unknown keys are refused.
-    func connectOptions(_ index: Int) throws(ControlError) -> ConnectionOptions {
-        guard case .dictionary(.string, .variant, let entries) = values[index] else {
-            throw .invalidArguments("options must be a{sv}")
-        }
+    /// that order); with `allowAddressType`, `address_type` (s, `public` or
+    /// `random`). Unknown keys are refused. `timeoutKey` names the timeout
+    /// (`timeout_s` on Control1, `timeout` on Central1).
+    func connectOptions(_ index: Int, timeoutKey: String = "timeout_s", allowAddressType: Bool = false) throws(ControlError) -> ConnectionOptions {
+        try connectRequest(index, timeoutKey: timeoutKey, allowAddressType: allowAddressType).options
+    }
+
+    /// `Connect`'s options with the address type asked for (public when not given).
+    func connectRequest(_ index: Int, timeoutKey: String, allowAddressType: Bool) throws(ControlError) -> (options: ConnectionOptions, addressKind: BluetoothAddress.Kind) {
+        var allowed: [String: DBusType] = [
+            "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
+        ]
+        if allowAddressType { allowed["address_type"] = .string }
+        let o = try options(index, allowed: allowed)
         var pending = true
+        if case .boolean(let b)? = o["pending_until_cancelled"] { pending = b }
         var timeout: Double?
+        if case .double(let d)? = o[timeoutKey] { timeout = d }
         var services: Set<BluetoothUUID> = []
+        if case .array(_, let items)? = o["services"] {
+            guard items.count <= 64 else { throw .invalidArguments("services: at most 64 UUIDs") }
+            for item in items { services.insert(try uuid(item, "services")) }
+        }
         var strategies = Strategy.defaultOrder
-        for entry in entries {
-            guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw .invalidArguments("options must be a{sv}") }
-            switch (key, value) {
-            case ("pending_until_cancelled", .boolean(let b)): pending = b
-            case ("timeout_s", .double(let d)): timeout = d
-            case ("services", .array(.string, let items)):
-                guard items.count <= 64 else { throw .invalidArguments("services: at most 64 UUIDs") }
-                for item in items { services.insert(try uuid(item, "services")) }
-            case ("strategies", .array(.string, let items)):
-                strategies = []
-                for item in items {
-                    switch item {
-                    case .string("known-identifier"): strategies.append(.knownIdentifier)
-                    case .string("already-connected"): strategies.append(.alreadyConnected)
-                    case .string("scan"): strategies.append(.scan)
-                    default: throw .invalidArguments("strategies: each is known-identifier, already-connected or scan")
-                    }
+        if case .array(_, let items)? = o["strategies"] {
+            strategies = []
+            for item in items {
+                switch item {
+                case .string("known-identifier"): strategies.append(.knownIdentifier)
+                case .string("already-connected"): strategies.append(.alreadyConnected)
+                case .string("scan"): strategies.append(.scan)
+                default: throw .invalidArguments("strategies: each is known-identifier, already-connected or scan")
                 }
-            case ("pending_until_cancelled", _), ("timeout_s", _), ("services", _), ("strategies", _):
-                throw .invalidArguments("option \(key) has the wrong type (pending_until_cancelled: b, timeout_s: d, services: as, strategies: as)")
-            default:
-                throw .invalidArguments("unknown option \(key.prefix(64).debugDescription)")
+            }
+        }
+        var kind = BluetoothAddress.Kind.public
+        if case .string(let text)? = o["address_type"] {
+            switch text {
+            case "public": kind = .public
+            case "random": kind = .random
+            default: throw .invalidArguments("address_type must be public or random")
             }
         }
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let timeout {
-            guard timeout.isFinite, timeout > 0, timeout <= 86_400 else { throw .invalidArguments("timeout_s must be in (0, 86400]") }
-            guard !pending || entries.contains(where: { $0.key == .string("pending_until_cancelled") }) == false else {
-                throw .invalidArguments("timeout_s conflicts with pending_until_cancelled=true")
+            guard timeout.isFinite, timeout > 0, timeout <= 86_400 else { throw .invalidArguments("\(timeoutKey) must be in (0, 86400]") }
+            guard o["pending_until_cancelled"] == nil || !pending else {
+                throw .invalidArguments("\(timeoutKey) conflicts with pending_until_cancelled=true")
             }
             deadline = .after(.milliseconds(Int64((timeout * 1000).rounded(.up))))
         } else if !pending {
-            throw .invalidArguments("timeout_s is required when pending_until_cancelled is false")
+            throw .invalidArguments("\(timeoutKey) is required when pending_until_cancelled is false")
         }
-        do { return try ConnectionOptions(strategies: strategies, deadline: deadline, services: services) } catch { throw .invalidArguments("\(error)") }
+        do { return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services), kind) } catch { throw .invalidArguments("\(error)") }
+    }
+
+    /// An `a{sv}` of options: at most 16 keys, each once, each one of
+    /// `allowed` with the type given there.
+    /// - Throws: ``ControlError/invalidArguments(_:)`` naming the key.
+    func options(_ index: Int, allowed: [String: DBusType]) throws(ControlError) -> [String: DBusValue] {
+        guard case .dictionary(.string, .variant, let entries) = values[index] else { throw .invalidArguments("options must be a{sv}") }
+        guard entries.count <= 16 else { throw .invalidArguments("options: at most 16 keys") }
+        var result: [String: DBusValue] = [:]
+        for entry in entries {
+            guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw .invalidArguments("options must be a{sv}") }
+            guard let type = allowed[key] else {
+                let known = allowed.keys.sorted().joined(separator: ", ")
+                throw .invalidArguments("unknown option \(String(key.prefix(64)).debugDescription) (known: \(known))")
+            }
+            guard value.type == type else {
+                throw .invalidArguments("option \(key) has the wrong type: expected \(type.signature), got \(value.type.signature)")
+            }
+            guard result.updateValue(value, forKey: key) == nil else { throw .invalidArguments("option \(key) given twice") }
+        }
+        return result
     }
 }

@@ -1,8 +1,8 @@
 import DBus
 import Restoration
 
-/// The minimal internal control path: `/org/relink/control` with
-/// `org.relink.Control1` (the full `org.relink.Manager1` API comes later).
+/// The internal control path (tests, bench): `/org/relink/control` with
+/// `org.relink.Control1`. Clients use `org.relink.Manager1` (docs/api/).
 ///
 /// | method | in | out |
 /// |---|---|---|
@@ -28,10 +28,16 @@ public enum ControlObject {
 
     /// The exported object, forwarding validated calls to `daemon`.
     /// - Throws: `DBusError` when the interface is invalid (a programming error).
-    public static func make(daemon: Daemon) throws -> ExportedObject {
+    /// Only callers whose user is root or `ownUID` (relinkd's own) are
+    /// answered; anyone else gets ``ControlError/notPermitted(_:)``.
+    public static func make(daemon: Daemon, identity: CallerIdentity = .bus, ownUID: UInt32) throws -> ExportedObject {
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                     _ parse: @escaping @Sendable (MethodCall) async throws(ControlError) -> ControlRequest) -> DBusMethod {
             DBusMethod(name, in: inArgs, out: outArgs) { call in
+                let caller = try await identity.caller(of: call)
+                guard caller.uid == 0 || caller.uid == ownUID else {
+                    throw ControlError.notPermitted("org.relink.Control1 is for root and relinkd's own user only")
+                }
                 let request = try await parse(call)
                 switch await daemon.submit(request) {
                 case .success(let values): return values
@@ -42,9 +48,7 @@ public enum ControlObject {
         let interface = DBusInterface(interfaceName, methods: [
             method("Register", [DBusArgument("id", .string)]) { call throws(ControlError) in
                 let a = try ControlArguments(call, count: 1)
-                let uid: UInt32
-                do { uid = try await call.callerUnixUser() } catch { throw .failed("cannot tell the caller's user: \(error)") }
-                return .register(try a.identifier(0), uid: uid)
+                return .register(try a.identifier(0), uid: try await identity.caller(of: call).uid)
             },
             method("Connect", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
                    [DBusArgument("peripheral", .string)]) { call throws(ControlError) in

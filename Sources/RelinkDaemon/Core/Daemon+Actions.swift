@@ -128,14 +128,14 @@ extension Daemon {
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
     func commit(_ mutations: [StoreMutation]) async throws(ControlError) {
         do {
-            try await store.apply(mutations)
+            committed(mutations, try await store.apply(mutations))
         } catch {
             switch error {
             case .unknownIdentifier(let id): throw .unknownIdentifier("restore identifier \(id) is not registered")
             case .invalidArgument(let m): throw .invalidArguments(m)
             case .invalidAcknowledgement: throw .invalidArguments("\(error)")
             case .unknownPeripheral(let m): throw .unknownPeripheral(m)
-            default: throw .failed("store: \(error)")
+            default: throw .storeFailed("store: \(error)")
             }
         }
     }

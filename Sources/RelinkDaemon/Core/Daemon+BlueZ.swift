@@ -47,6 +47,7 @@ extension Daemon {
         case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
+            if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             switch (property, new) {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))
@@ -98,6 +99,7 @@ extension Daemon {
                 await feed(intent, .advertisement(advertisement))
             case .identifier(let id):
                 let peripheral = await knownPeripheral(for: address)
+                discovered(peripheral, by: id)
                 do { try await emit(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
                     logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
                 }
@@ -116,6 +118,7 @@ extension Daemon {
             try await commit([.putPeripheral(row)])
             peripherals[id] = row
             peripheralByAddress[address.string] = id
+            peripheralChanged(id)
         } catch {
             logger.error("cannot store a peripheral", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
         }

@@ -33,6 +33,7 @@ extension Daemon {
             }
             try await commit(mutations)
             peripherals[peripheral] = row
+            peripheralChanged(peripheral)
             logger.info("name updated", metadata: [
                 "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_EVENT": "name-updated",
                 "RELINK_NAME_SOURCE": "\(change.source.rawValue)", "RELINK_NAME": "\(name)",

@@ -27,6 +27,7 @@ extension Daemon {
                 continue
             }
             identifiers.insert(id)
+            apiLoaded(id, entry)
             namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
             var state = IdentifierState(identifier: id, namePreference: namePreferences[id] ?? .gapName)
             if let scan = entry.scan {

@@ -64,6 +64,10 @@ public actor Daemon {
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
+    /// The client API's view: owners, outbox positions, attached clients.
+    var api = APIState()
+    /// The client API's exported objects; nil until ``attach(_:)``.
+    var publisher: APIPublisher?
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
@@ -96,6 +100,7 @@ public actor Daemon {
             try await bluez.waitUntilReady()
             try await startUp()
             isReady = true
+            await publishAll()
             onReady(statusSummary)
             startSpawned(in: &group)
             for await input in inputs {
@@ -150,6 +155,13 @@ public actor Daemon {
         case .control(let request, let reply):
             let result = await handleControl(request)
             reply.resume(returning: result)
+        case .api(let request, let caller, let reply):
+            let result = await handleAPI(request, from: caller)
+            reply.resume(returning: result)
+        case .startDelivery(let id, let client, let after):
+            await startDelivery(id, to: client, after: after)
+        case .clientLeft(let name):
+            clientLeft(name)
         case .stallForTesting(let duration):
             logger.warning("test hook: the loop stalls", metadata: ["duration": "\(duration)"])
             // Blocks this loop on purpose; nothing else runs on it meanwhile.

@@ -15,6 +15,13 @@ enum DaemonInput: Sendable {
     case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
     /// A control call, answered through the continuation after its store commit.
     case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
+    /// A client API call, answered through the continuation after its store commit.
+    case api(APIRequest, APICaller, CheckedContinuation<APIReply, Never>)
+    /// A `Register`/`Watch` reply was sent: send the client the stored
+    /// events above `after`, then live ones.
+    case startDelivery(RestoreIdentifier, client: String, after: Int64)
+    /// A unique name left the bus: detach it everywhere.
+    case clientLeft(String)
     /// Test hook: the loop blocks for this long, as a hung loop would, so
     /// that tests can see the watchdog pings stop.
     case stallForTesting(Duration)

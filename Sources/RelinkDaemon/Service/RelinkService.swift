@@ -3,6 +3,8 @@ import DBus
 import Logging
 import RelinkStore
 import ServiceLifecycle
+import Foundation
+import Restoration
 import Systemd
 
 /// relinkd as a swift-service-lifecycle `Service`: serves its bus
@@ -23,10 +25,19 @@ public struct RelinkService: Service {
     /// - Throws: `DBusError` from the bus; ``ControlError/failed(_:)`` when
     ///   another process owns `org.relink`; ``ControlError/invalidArguments(_:)``
     ///   for a bad adapter name.
-    public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger) async throws {
+    /// - Parameter identity: how callers' Unix users are learnt (the bus;
+    ///   tests may inject another mapping).
+    public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
+                identity: CallerIdentity = .bus) async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
         let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger)
-        try connection.export(try ControlObject.make(daemon: daemon))
+        try connection.export(try ControlObject.make(daemon: daemon, identity: identity, ownUID: getuid()))
+        let publisher = APIPublisher(connection: connection, identity: identity,
+                                     interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
+        try publisher.start(managerValues: [
+            "Version": .string(RelinkVersion.string), "Adapter": .string(adapter), "Ready": .boolean(false),
+        ])
+        await daemon.attach(publisher)
         let reply = try await connection.requestName(ControlObject.busName)
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             throw ControlError.failed("the bus name \(ControlObject.busName) is owned by another process")
@@ -58,6 +69,13 @@ public struct RelinkService: Service {
         let connection = self.connection, daemon = self.daemon, notifier = self.notifier, logger = self.logger
         try await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { group in
+                // Clients that leave the bus are detached (they were subscribed before serving).
+                let departures = try await connection.nameOwnerChanges()
+                group.addTask {
+                    for try await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
+                        daemon.noteClientLeft(change.name)
+                    }
+                }
                 group.addTask { try await connection.serve() }
                 group.addTask {
                     // STATUS= follows the links (systemctl status shows it).

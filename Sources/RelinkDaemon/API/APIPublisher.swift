@@ -1,0 +1,146 @@
+import DBus
+import Logging
+import Restoration
+import Synchronization
+
+/// The client API's exported objects on relinkd's connection, and what the
+/// per-caller filter needs to decide who sees which (a snapshot the
+/// daemon's loop keeps current).
+///
+/// Every signal about an identifier or a peripheral is sent with a
+/// destination (docs/api/access.md).
+final class APIPublisher: Sendable {
+    let connection: Connection
+    let identity: CallerIdentity
+    let logger: Logger
+    /// Builds the interfaces (they call back into the daemon).
+    let interfaces: APIInterfaces
+
+    private struct State {
+        var manager: ExportedObject?
+        var centrals: [RestoreIdentifier: ExportedObject] = [:]
+        var peripherals: [PeripheralID: ExportedObject] = [:]
+        /// Central path → owner UID.
+        var centralOwners: [ObjectPath: UInt32] = [:]
+        /// Peripheral path → users that may see it (root always may).
+        var peripheralViewers: [ObjectPath: Set<UInt32>] = [:]
+    }
+    private let state = Mutex(State())
+
+    init(connection: Connection, identity: CallerIdentity, interfaces: APIInterfaces, logger: Logger) {
+        self.connection = connection
+        self.identity = identity
+        self.interfaces = interfaces
+        self.logger = logger
+    }
+
+    /// Exports `/org/relink` with its object manager and installs the filter.
+    /// - Throws: `DBusError` when the path is taken.
+    func start(managerValues: [String: DBusValue]) throws {
+        connection.addObjectManager(at: APIPaths.manager)
+        let manager = try ExportedObject(path: APIPaths.manager, interfaces: [interfaces.manager], values: [APIPaths.managerInterface: managerValues])
+        state.withLock { $0.manager = manager }
+        try connection.export(manager)
+        connection.setObjectFilter { [weak self] path, sender in
+            guard let self else { return false }
+            return await self.mayView(path, sender: sender)
+        }
+    }
+
+    /// Whether the caller behind `sender` may see the object at `path`.
+    func mayView(_ path: ObjectPath, sender: String) async -> Bool {
+        let rule: (owner: UInt32?, viewers: Set<UInt32>?) = state.withLock { ($0.centralOwners[path], $0.peripheralViewers[path]) }
+        guard rule.owner != nil || rule.viewers != nil else { return true }
+        guard let uid = try? await identity.resolve(connection, sender) else { return false }
+        if uid == 0 { return true }
+        if let owner = rule.owner { return owner == uid }
+        return rule.viewers?.contains(uid) ?? false
+    }
+
+    /// Users allowed to see a peripheral (besides root).
+    func viewers(of peripheral: PeripheralID) -> Set<UInt32> {
+        state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] ?? [] }
+    }
+
+    func setViewers(_ uids: Set<UInt32>, of peripheral: PeripheralID) {
+        state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] = uids }
+    }
+
+    // MARK: Centrals
+
+    func exportCentral(_ id: RestoreIdentifier, owner: UInt32, values: [String: DBusValue], announceTo: [String]) {
+        let path = APIPaths.central(id.rawValue)
+        do {
+            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id)], values: [APIPaths.centralInterface: values])
+            state.withLock {
+                $0.centrals[id] = object
+                $0.centralOwners[path] = owner
+            }
+            try connection.export(object, announceTo: announceTo)
+        } catch {
+            logger.error("cannot export a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func updateCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue], to destinations: [String]) {
+        guard let object = state.withLock({ $0.centrals[id] }) else { return }
+        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: destinations) } catch {
+            logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func removeCentral(_ id: RestoreIdentifier, announceTo: [String]) {
+        let path = APIPaths.central(id.rawValue)
+        state.withLock {
+            $0.centrals[id] = nil
+            $0.centralOwners[path] = nil
+        }
+        do { try connection.unexport(path, announceTo: announceTo) } catch {
+            logger.warning("cannot remove a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Sends one `Central1.Event` to one client.
+    func sendEvent(_ id: RestoreIdentifier, sequence: Int64, kind: String, payload: String, to client: String) {
+        do {
+            try connection.emitSignal(
+                path: APIPaths.central(id.rawValue), interface: APIPaths.centralInterface, member: "Event",
+                arguments: [.uint64(UInt64(max(0, sequence))), .string(kind), .string(payload)], destination: client)
+        } catch {
+            logger.warning("cannot send an Event signal", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(client)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    // MARK: Peripherals
+
+    func hasPeripheral(_ id: PeripheralID) -> Bool { state.withLock { $0.peripherals[id] != nil } }
+
+    func exportPeripheral(_ id: PeripheralID, values: [String: DBusValue], announceTo: [String]) {
+        let path = APIPaths.peripheral(id)
+        do {
+            let object = try ExportedObject(path: path, interfaces: [APIInterfaces.peripheral], values: [APIPaths.peripheralInterface: values])
+            state.withLock {
+                $0.peripherals[id] = object
+                if $0.peripheralViewers[path] == nil { $0.peripheralViewers[path] = [] }
+            }
+            try connection.export(object, announceTo: announceTo)
+        } catch {
+            logger.error("cannot export a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    func updatePeripheral(_ id: PeripheralID, _ values: [String: DBusValue], to destinations: [String]) {
+        guard let object = state.withLock({ $0.peripherals[id] }) else { return }
+        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.peripheralInterface, destinations: destinations) } catch {
+            logger.warning("cannot update a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Sets Manager1's `Ready` (broadcast: it is about no identifier).
+    func setReady(_ ready: Bool) {
+        guard let object = state.withLock({ $0.manager }) else { return }
+        do { try object.setValue(.boolean(ready), of: "Ready", in: APIPaths.managerInterface) } catch {
+            logger.warning("cannot update Manager1.Ready", metadata: ["RELINK_ERROR": "\(error)"])
+        }
+    }
+}

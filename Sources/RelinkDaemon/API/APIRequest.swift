@@ -1,0 +1,35 @@
+import DBus
+import Restoration
+
+/// A client API call, with every argument validated.
+enum APIRequest: Sendable {
+    case register(RestoreIdentifier, nameRule: NamePreference?, replay: Bool)
+    case unregister(RestoreIdentifier)
+    case listIdentifiers
+    case status
+    case scan(RestoreIdentifier, ScanIntent)
+    case stopScan(RestoreIdentifier)
+    case connect(RestoreIdentifier, PeripheralRef, ConnectionOptions)
+    case cancel(RestoreIdentifier, PeripheralRef)
+    case subscribe(RestoreIdentifier, PeripheralRef, CharacteristicKey)
+    case unsubscribe(RestoreIdentifier, PeripheralRef, CharacteristicKey)
+    /// Resolves the characteristic on the link for a read or write (done
+    /// outside the loop).
+    case locate(RestoreIdentifier, PeripheralRef, CharacteristicKey)
+    case events(RestoreIdentifier, after: Int64, max: Int)
+    case ack(RestoreIdentifier, through: Int64)
+    case watch(RestoreIdentifier, after: Int64)
+    case unwatch(RestoreIdentifier)
+}
+
+/// What the loop answers to an API call.
+struct APIResult: Sendable {
+    /// The method's reply values.
+    var values: [DBusValue] = []
+    /// After the reply: start sending this identifier's events above `after`.
+    var delivery: (id: RestoreIdentifier, after: Int64)?
+    /// For reads and writes: the characteristic's BlueZ object.
+    var characteristic: ObjectPath?
+}
+
+typealias APIReply = Result<APIResult, ControlError>

@@ -1,0 +1,229 @@
+import DBus
+import Foundation
+import Logging
+import RelinkStore
+import Restoration
+
+// The client API's calls, handled by the daemon's loop in order, on the
+// same operations as Control1 (Core/Daemon+Operations.swift).
+extension Daemon {
+    /// Sends an API request to the loop and waits for its reply.
+    nonisolated func submit(_ request: APIRequest, from caller: APICaller) async -> APIReply {
+        await withCheckedContinuation { reply in
+            if case .terminated = inputContinuation.yield(.api(request, caller, reply)) {
+                reply.resume(returning: .failure(.failed("relinkd is stopping")))
+            }
+        }
+    }
+
+    /// After a `Register`/`Watch` reply: start sending events.
+    nonisolated func requestDelivery(_ id: CoreIdentifier, to client: String, after: Int64) {
+        inputContinuation.yield(.startDelivery(id, client: client, after: after))
+    }
+
+    /// A unique name left the bus.
+    nonisolated func noteClientLeft(_ name: String) {
+        inputContinuation.yield(.clientLeft(name))
+    }
+
+    func handleAPI(_ request: APIRequest, from caller: APICaller) async -> APIReply {
+        do {
+            return .success(try await api(request, from: caller))
+        } catch {
+            logger.info("API call refused", metadata: [
+                "RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)", "RELINK_CALLER_UID": "\(caller.uid)",
+            ])
+            return .failure(error)
+        }
+    }
+
+    /// The identifier, when the caller may see it; else `unknownIdentifier`
+    /// (another user's identifier looks exactly like a missing one).
+    func visible(_ id: CoreIdentifier, to caller: APICaller) throws(ControlError) -> CoreIdentifier {
+        guard identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
+            throw .unknownIdentifier("restore identifier \(id) is not registered")
+        }
+        return id
+    }
+
+    private func api(_ request: APIRequest, from caller: APICaller) async throws(ControlError) -> APIResult {
+        switch request {
+        case .register(let id, let rule, let replay):
+            return try await register(id, rule: rule, replay: replay, caller: caller)
+        case .unregister(let id):
+            try await unregister(try visible(id, to: caller))
+            return APIResult()
+        case .listIdentifiers:
+            let items = identifiers.sorted().filter { caller.mayUse(ownedBy: api.owners[$0] ?? 0) }.map { id in
+                DBusValue.structure([.string(id.rawValue), .objectPath(APIPaths.central(id.rawValue))])
+            }
+            return APIResult(values: [.array(.structure([.string, .objectPath]), items)])
+        case .status:
+            let json = statusJSON { caller.mayUse(ownedBy: self.api.owners[$0] ?? 0) }
+            return APIResult(values: [.string(json), .boolean(scans.isScanning)])
+        case .scan(let id, let scan):
+            try await setScan(try visible(id, to: caller), scan)
+            return APIResult()
+        case .stopScan(let id):
+            try await stopScan(try visible(id, to: caller))
+            return APIResult()
+        case .connect(let id, let ref, let options):
+            let id = try visible(id, to: caller)
+            let address = try address(of: ref)
+            let peripheral = try await addConnection(id, address: address, options: options)
+            return APIResult(values: [.objectPath(APIPaths.peripheral(peripheral))])
+        case .cancel(let id, let ref):
+            let id = try visible(id, to: caller)
+            let peripheral = try knownPeripheral(ref)
+            let subscriptions = planner.subscriptions.filter { $0.identifier == id && $0.peripheral == peripheral }
+            guard machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
+                throw .unknownPeripheral("\(id) has no connection intent or subscription for \(ref)")
+            }
+            for subscription in subscriptions.sorted(by: { $0.characteristic < $1.characteristic }) { try await removeSubscription(subscription) }
+            try await cancelConnection(id, peripheral: peripheral)
+            return APIResult()
+        case .subscribe(let id, let ref, let key):
+            let id = try visible(id, to: caller)
+            try await addSubscription(CoreSubscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key))
+            return APIResult()
+        case .unsubscribe(let id, let ref, let key):
+            let id = try visible(id, to: caller)
+            let subscription = CoreSubscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
+            guard planner.subscriptions.contains(subscription) else {
+                throw .unknownPeripheral("\(id) is not subscribed to \(key) on \(ref)")
+            }
+            try await removeSubscription(subscription)
+            return APIResult()
+        case .locate(let id, let ref, let key):
+            _ = try visible(id, to: caller)
+            return APIResult(characteristic: try await locate(ref, key))
+        case .events(let id, let after, let max):
+            let events = try await storedEvents(try visible(id, to: caller), after: after, limit: max)
+            return APIResult(values: [Self.eventArray(events)])
+        case .ack(let id, let through):
+            try await acknowledge(try visible(id, to: caller), through: through)
+            return APIResult()
+        case .watch(let id, let after):
+            let id = try visible(id, to: caller)
+            try attach(caller, to: id)
+            return APIResult(delivery: (id, after))
+        case .unwatch(let id):
+            let id = try visible(id, to: caller)
+            api.attachments[id]?[caller.name] = nil
+            return APIResult()
+        }
+    }
+
+    private func register(_ id: CoreIdentifier, rule: NamePreference?, replay: Bool, caller: APICaller) async throws(ControlError) -> APIResult {
+        let created: Bool
+        if identifiers.contains(id) {
+            let owner = api.owners[id] ?? 0
+            guard caller.mayUse(ownedBy: owner) else {
+                throw .notPermitted("restore identifier \(id) belongs to another user")
+            }
+            if let rule, rule != namePreferences[id] { try await changeNameRule(id, to: rule, owner: owner) }
+            created = false
+        } else {
+            try await createIdentifier(id, owner: caller.uid, namePreference: rule)
+            created = true
+        }
+        try attach(caller, to: id)
+        let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
+        let restored = await restoredState(id, new: created, cursor: cursor)
+        logger.info("client registered", metadata: [
+            "RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(caller.name)", "RELINK_CALLER_UID": "\(caller.uid)", "RELINK_NEW": "\(created)",
+        ])
+        return APIResult(values: [.objectPath(APIPaths.central(id.rawValue)), restored],
+                         delivery: (id, replay ? cursor.acknowledged : cursor.lastSequence))
+    }
+
+    private func changeNameRule(_ id: CoreIdentifier, to rule: NamePreference, owner: UInt32) async throws(ControlError) {
+        let limit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
+        do {
+            let record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
+                                                     namePreference: rule == .advertisingName ? .advertising : .gap,
+                                                     outboxLimit: limit, createdAt: Date())
+            try await commit([.putIdentifier(record)])
+        } catch let e as ControlError {
+            throw e
+        } catch { throw .invalidArguments("\(error)") }
+        namePreferences[id] = rule
+        centralChanged(id)
+    }
+
+    /// Attaches a client (not live until its reply is out).
+    private func attach(_ caller: APICaller, to id: CoreIdentifier) throws(ControlError) {
+        guard !api.recentlyLeft.contains(caller.name) else { throw .failed("the caller left the bus") }
+        api.attachments[id, default: [:]][caller.name] = Attachment(uid: caller.uid, live: false, cursor: 0)
+    }
+
+    /// Forgets an identifier: its scan, intents, subscriptions, outbox and object.
+    private func unregister(_ id: CoreIdentifier) async throws(ControlError) {
+        let storeID = try StoreMapping.storeIdentifier(id)
+        try await commit([.removeIdentifier(storeID)])
+        if scanIntents.removeValue(forKey: id) != nil { await apply(scans.unregister(.identifier(id))) }
+        let touched = Set(planner.subscriptions.filter { $0.identifier == id }.map(\.peripheral))
+            .union(machines.keys.filter { $0.identifier == id }.map(\.peripheral))
+        await run(planner.removeAll(of: id))
+        for intent in machines.keys.filter({ $0.identifier == id }).sorted() {
+            guard var machine = machines[intent] else { continue }
+            let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
+            machines[intent] = nil
+            // The rows and the outbox are gone with the identifier.
+            await perform(actions.filter {
+                switch $0 {
+                case .persist, .emit: false
+                default: true
+                }
+            }, for: intent)
+            if let newOwner = registry.release(intent) { immediate.append((newOwner, .ownershipGranted)) }
+        }
+        identifiers.remove(id)
+        namePreferences[id] = nil
+        let clients = api.clients(of: id)
+        api.attachments[id] = nil
+        api.outboxes[id] = nil
+        publisher?.removeCentral(id, announceTo: clients)
+        api.owners[id] = nil
+        for peripheral in touched { refreshViewers(of: peripheral) }
+        logger.info("identifier unregistered", metadata: ["RELINK_RESTORE_ID": "\(id)"])
+    }
+
+    /// The address of a peripheral reference.
+    private func address(of ref: PeripheralRef) throws(ControlError) -> BluetoothAddress {
+        switch ref {
+        case .address(let address): return address
+        case .id(let id):
+            guard let row = peripherals[id],
+                  let address = try? BluetoothAddress(parsing: row.address.address, kind: row.address.addressType == .random ? .random : .public)
+            else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            return address
+        }
+    }
+
+    /// The known peripheral a reference names.
+    private func knownPeripheral(_ ref: PeripheralRef) throws(ControlError) -> PeripheralID {
+        switch ref {
+        case .address(let address):
+            guard let id = peripheralID(for: address) else { throw .unknownPeripheral("relinkd knows no peripheral at \(address.string)") }
+            return id
+        case .id(let id):
+            guard peripherals[id] != nil else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            return id
+        }
+    }
+
+    /// The characteristic's BlueZ object on the current link.
+    private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(ControlError) -> ObjectPath {
+        let peripheral = try knownPeripheral(ref)
+        guard let row = peripherals[peripheral],
+              let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath), device.connected else {
+            throw .notConnected("\(ref) has no link")
+        }
+        guard let characteristic = await bluez.mirror.characteristic(
+            device: device.path, service: key.service.string, characteristic: key.characteristic.string) else {
+            throw .unknownPeripheral("\(ref) has no characteristic \(key) on its link")
+        }
+        return characteristic.path
+    }
+}

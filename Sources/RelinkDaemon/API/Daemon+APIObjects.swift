@@ -1,0 +1,185 @@
+import BlueZ
+import DBus
+import Foundation
+import RelinkStore
+import Restoration
+
+// The Central1 and Peripheral1 objects: published, kept current, and
+// announced only to the attached clients allowed to see them.
+extension Daemon {
+    /// Connects the client API's objects (before ``run(onReady:)``).
+    func attach(_ publisher: APIPublisher) {
+        self.publisher = publisher
+    }
+
+    /// Start-up hook (Daemon+Startup.swift): an identifier loaded from the store.
+    func apiLoaded(_ id: CoreIdentifier, _ entry: StoredState.Identifier) {
+        api.owners[id] = entry.record.ownerUID
+        api.outboxes[id] = OutboxCursor(entry.outbox, limit: entry.record.outboxLimit)
+    }
+
+    /// After start-up: every identifier's and peripheral's object, and `Ready`.
+    func publishAll() async {
+        for id in identifiers.sorted() { publishCentral(id) }
+        let mirror = await bluez.mirror
+        for (peripheral, row) in peripherals.sorted(by: { $0.key < $1.key }) {
+            publishPeripheral(peripheral, device: mirror.device(address: row.address.address, adapter: adapterPath))
+        }
+        for peripheral in peripherals.keys { refreshViewers(of: peripheral) }
+        publisher?.setReady(true)
+    }
+
+    // MARK: Central1
+
+    func centralValues(_ id: CoreIdentifier) -> [String: DBusValue] {
+        let scan = scanIntents[id]
+        return [
+            "Identifier": .string(id.rawValue), "Owner": .uint32(api.owners[id] ?? 0),
+            "NameRule": .string(namePreferences[id] == .advertisingName ? "advertising" : "gap"),
+            "Scanning": .boolean(scan != nil), "ScanServices": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
+            "AllowDuplicates": .boolean(scan?.allowDuplicates ?? false),
+        ].merging(outboxValues(id)) { $1 }
+    }
+
+    func outboxValues(_ id: CoreIdentifier) -> [String: DBusValue] {
+        let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
+        return [
+            "LastSequence": .uint64(UInt64(max(0, cursor.lastSequence))), "Acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
+            "DroppedEvents": .uint64(UInt64(max(0, cursor.droppedTotal))), "EventLimit": .uint32(UInt32(clamping: cursor.limit)),
+        ]
+    }
+
+    func publishCentral(_ id: CoreIdentifier) {
+        publisher?.exportCentral(id, owner: api.owners[id] ?? 0, values: centralValues(id), announceTo: api.clients(of: id))
+    }
+
+    /// The identifier's scan or name rule changed.
+    func centralChanged(_ id: CoreIdentifier) {
+        publisher?.updateCentral(id, centralValues(id), to: api.clients(of: id))
+    }
+
+    /// Its outbox moved (events appended or acknowledged).
+    func outboxChanged(_ id: CoreIdentifier) {
+        publisher?.updateCentral(id, outboxValues(id), to: api.clients(of: id))
+    }
+
+    // MARK: Peripheral1
+
+    /// Users that may see a peripheral: owners of identifiers with an
+    /// intent or a subscription on it, or that discovered it.
+    func refreshViewers(of peripheral: PeripheralID) {
+        guard let publisher else { return }
+        var uids = Set<UInt32>()
+        for intent in machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
+        for s in planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
+        for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }
+        publisher.setViewers(uids, of: peripheral)
+    }
+
+    /// Attached clients allowed to see a peripheral.
+    func peripheralAudience(_ peripheral: PeripheralID) -> [String] {
+        let viewers = publisher?.viewers(of: peripheral) ?? []
+        var names = Set<String>()
+        for clients in api.attachments.values {
+            for (name, a) in clients where a.uid == 0 || viewers.contains(a.uid) { names.insert(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Both names of a peripheral, newest known.
+    func names(of peripheral: PeripheralID) -> PeripheralNames {
+        if let names = peripheralNames[peripheral] { return names }
+        let row = peripherals[peripheral]
+        return PeripheralNames(advertising: row?.advertisingName.map { SeenName($0.name, seenAt: $0.seenAt) },
+                               gap: row?.gapName.map { SeenName($0.name, seenAt: $0.seenAt) })
+    }
+
+    func peripheralValues(_ peripheral: PeripheralID, device: Device?) -> [String: DBusValue] {
+        guard let row = peripherals[peripheral] else { return [:] }
+        let names = names(of: peripheral)
+        let resolved = names.resolved(preferring: .gapName)
+        func ms(_ date: Date?) -> DBusValue { .uint64(UInt64(max(0, Int64(((date?.timeIntervalSince1970 ?? 0) * 1000).rounded())))) }
+        var values: [String: DBusValue] = [
+            "Id": .string(peripheral.description), "Address": .string(row.address.address),
+            "AddressType": .string(row.address.addressType.rawValue), "Adapter": .string(row.address.adapter),
+            "AdvertisingName": .string(names.advertising?.value ?? ""), "AdvertisingNameSeen": ms(names.advertising?.seenAt),
+            "GAPName": .string(names.gap?.value ?? ""), "GAPNameSeen": ms(names.gap?.seenAt),
+            "Name": .string(resolved?.name ?? ""), "NameSource": .string(resolved?.source.rawValue ?? "none"),
+            "Services": .array(.string, Set(row.serviceUUIDs.map(\.canonical) + (device?.uuids ?? []).map { $0.lowercased() }).sorted().map { .string($0) }),
+            "LastSeen": ms(row.lastSeenAt),
+            "Connected": .boolean(device?.connected ?? false), "RSSI": .int16(device?.rssi ?? 0),
+        ]
+        if let last = api.lastSeen[peripheral] { values["LastSeen"] = ms(last) }
+        return values
+    }
+
+    func publishPeripheral(_ peripheral: PeripheralID, device: Device?) {
+        guard let publisher, peripherals[peripheral] != nil else { return }
+        publisher.exportPeripheral(peripheral, values: peripheralValues(peripheral, device: device), announceTo: peripheralAudience(peripheral))
+    }
+
+    /// Something of a peripheral changed (row, names; with `device`, its link and RSSI).
+    func peripheralChanged(_ peripheral: PeripheralID, device: Device? = nil) {
+        guard let publisher else { return }
+        guard publisher.hasPeripheral(peripheral) else { return publishPeripheral(peripheral, device: device) }
+        var values = peripheralValues(peripheral, device: device)
+        if device == nil {
+            values["Connected"] = nil
+            values["RSSI"] = nil
+        }
+        publisher.updatePeripheral(peripheral, values, to: peripheralAudience(peripheral))
+    }
+
+    /// The link or the advertisement of a peripheral changed (from the mirror).
+    func peripheralSeen(_ peripheral: PeripheralID, device: Device) {
+        api.lastSeen[peripheral] = Date()
+        peripheralChanged(peripheral, device: device)
+    }
+
+    /// A scan of `id` discovered `peripheral`: its owner may now see it.
+    func discovered(_ peripheral: PeripheralID, by id: CoreIdentifier) {
+        guard let owner = api.owners[id], api.discoveredBy[owner, default: []].insert(peripheral).inserted else { return }
+        refreshViewers(of: peripheral)
+    }
+
+    // MARK: Restored state
+
+    /// `Register`'s `restored` dictionary.
+    func restoredState(_ id: CoreIdentifier, new: Bool, cursor: OutboxCursor) async -> DBusValue {
+        let intents = machines.filter { $0.key.identifier == id }
+        let subscriptions = planner.subscriptions.filter { $0.identifier == id }
+        let wanted = Set(intents.keys.map(\.peripheral)).union(subscriptions.map(\.peripheral)).sorted()
+        let preference = namePreferences[id] ?? .gapName
+        var entries: [DBusValue] = []
+        for peripheral in wanted {
+            let row = peripherals[peripheral]
+            let state = intents[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Self.stateName($0.state) } ?? "none"
+            let subs = subscriptions.filter { $0.peripheral == peripheral }.map(\.characteristic).sorted().map {
+                DBusValue.structure([.string($0.service.string), .string($0.characteristic.string)])
+            }
+            entries.append(Self.dict([
+                "object": .objectPath(APIPaths.peripheral(peripheral)), "id": .string(peripheral.description),
+                "address": .string(row?.address.address ?? ""), "state": .string(state),
+                "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.canonical) }),
+                "subscriptions": .array(.structure([.string, .string]), subs),
+                "name": .string(names(of: peripheral).resolved(preferring: preference)?.name ?? ""),
+            ]))
+        }
+        let scan = scanIntents[id]
+        return Self.dict([
+            "new": .boolean(new),
+            "peripherals": .array(.dictionary(key: .string, value: .variant), entries),
+            "scan_services": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
+            "scan_options": Self.dict(["allow_duplicates": .boolean(scan?.allowDuplicates ?? false)]),
+            "scanning": .boolean(scan != nil),
+            "last_sequence": .uint64(UInt64(max(0, cursor.lastSequence))),
+            "acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
+            "dropped_events": .uint64(UInt64(max(0, cursor.droppedTotal))),
+        ])
+    }
+
+    /// An `a{sv}`, keys sorted.
+    static func dict(_ values: [String: DBusValue]) -> DBusValue {
+        .dictionary(key: .string, value: .variant, values.sorted { $0.key < $1.key }.map { .init(.string($0.key), .variant($0.value)) })
+    }
+}

@@ -1,0 +1,144 @@
+import DBus
+import Foundation
+import Logging
+import RelinkStore
+import Restoration
+
+// The operations behind both Control1 and the client API: each validates
+// against the daemon's state, commits to the store, and only then changes
+// the daemon and acts.
+extension Daemon {
+    func requireRegistered(_ id: CoreIdentifier) throws(ControlError) {
+        guard identifiers.contains(id) else { throw .unknownIdentifier("restore identifier \(id) is not registered") }
+    }
+
+    /// Creates an identifier owned by `owner`, durably, and publishes its object.
+    /// - Throws: ``ControlError`` (`invalidArguments`, `storeFailed`).
+    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?) async throws(ControlError) {
+        let preference = namePreference ?? .gapName
+        let record: RestoreIdentifierRecord
+        do {
+            record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
+                                                 namePreference: preference == .advertisingName ? .advertising : .gap, createdAt: Date())
+        } catch let e as ControlError {
+            throw e
+        } catch { throw .invalidArguments("\(error)") }
+        try await commit([.putIdentifier(record)])
+        identifiers.insert(id)
+        namePreferences[id] = preference
+        api.owners[id] = owner
+        api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
+        publishCentral(id)
+        logger.info("identifier registered", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)"])
+    }
+
+    /// Creates a connection intent (durable before anything acts on it).
+    /// - Throws: ``ControlError`` (`alreadyExists`, `storeFailed`, `failed`).
+    func addConnection(_ id: CoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(ControlError) -> PeripheralID {
+        let peripheral = await knownPeripheral(for: address, services: options.services)
+        guard peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
+        let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
+        if let existing = machines[intent], !existing.state.isTerminal {
+            throw .alreadyExists("\(id) already has a connection intent for \(address.string)")
+        }
+        try await rememberServices(options.services, of: peripheral)
+        // A failed commit leaves no machine behind and is the reply.
+        try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
+        var machine = Machine(intent: intent, options: options, knownAddress: address, clock: clock)
+        let actions: [Machine.Action]
+        switch registry.claim(intent) {
+        case .owner: actions = machine.start()
+        case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+        }
+        machines[intent] = machine
+        await perform(actions, for: intent)
+        refreshViewers(of: peripheral)
+        return peripheral
+    }
+
+    /// Ends `id`'s connection intent for `peripheral` (nothing when none).
+    /// - Throws: ``ControlError`` (`storeFailed`).
+    func cancelConnection(_ id: CoreIdentifier, peripheral: PeripheralID) async throws(ControlError) {
+        let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
+        guard var machine = machines[intent] else { return }
+        let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
+        machines[intent] = nil
+        await perform(actions, for: intent)
+        // cancel's persist removed the row; make sure even if it failed.
+        try await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(id), peripheral: peripheral.uuid)])
+        if let newOwner = registry.release(intent) { immediate.append((newOwner, .ownershipGranted)) }
+        refreshViewers(of: peripheral)
+    }
+
+    /// Adds a durable subscription (nothing when it exists).
+    /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
+    func addSubscription(_ subscription: CoreSubscription) async throws(ControlError) {
+        if planner.subscriptions.contains(subscription) { return }
+        try await commit([.addSubscription(try StoreMapping.storeSubscription(subscription))])
+        await run(planner.subscribe(subscription))
+        refreshViewers(of: subscription.peripheral)
+    }
+
+    /// Removes a subscription (nothing when it does not exist).
+    /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
+    func removeSubscription(_ subscription: CoreSubscription) async throws(ControlError) {
+        guard planner.subscriptions.contains(subscription) else { return }
+        try await commit([.removeSubscription(try StoreMapping.storeSubscription(subscription))])
+        await run(planner.unsubscribe(subscription))
+        refreshViewers(of: subscription.peripheral)
+    }
+
+    /// Replaces the identifier's scan.
+    /// - Throws: ``ControlError`` (`storeFailed`).
+    func setScan(_ id: CoreIdentifier, _ scan: CoreScanIntent) async throws(ControlError) {
+        let row = StoreScanIntent(
+            identifier: try StoreMapping.storeIdentifier(id),
+            serviceUUIDs: scan.services.compactMap(StoreMapping.storeUUID).sorted(), allowDuplicates: scan.allowDuplicates, updatedAt: Date())
+        try await commit([.putScanIntent(row)])
+        scanIntents[id] = scan
+        await apply(scans.register(scan, for: .identifier(id)))
+        centralChanged(id)
+    }
+
+    /// Ends the identifier's scan.
+    /// - Throws: ``ControlError`` (`storeFailed`).
+    func stopScan(_ id: CoreIdentifier) async throws(ControlError) {
+        try await commit([.removeScanIntent(try StoreMapping.storeIdentifier(id))])
+        scanIntents[id] = nil
+        await apply(scans.unregister(.identifier(id)))
+        centralChanged(id)
+    }
+
+    /// Stored events above `after`, oldest first, at most `limit`.
+    /// - Throws: ``ControlError`` (`unknownIdentifier`, `failed`).
+    func storedEvents(_ id: CoreIdentifier, after: Int64, limit: Int) async throws(ControlError) -> [OutboxEvent] {
+        do { return try await store.events(for: try StoreMapping.storeIdentifier(id), after: after, limit: limit) } catch let e as ControlError {
+            throw e
+        } catch { throw .failed("store: \(error)") }
+    }
+
+    /// Deletes events up to `through`.
+    /// - Throws: ``ControlError`` (`invalidArguments` beyond the last event, `storeFailed`).
+    func acknowledge(_ id: CoreIdentifier, through: Int64) async throws(ControlError) {
+        try await commit([.acknowledgeEvents(try StoreMapping.storeIdentifier(id), through: through)])
+    }
+
+    /// `a(tss)` of events.
+    static func eventArray(_ events: [OutboxEvent]) -> DBusValue {
+        .array(.structure([.uint64, .string, .string]), events.map { event in
+            .structure([.uint64(UInt64(max(0, event.sequence))), .string(event.kind), .string(String(decoding: event.payload, as: UTF8.self))])
+        })
+    }
+
+    /// Keeps the wanted services on the peripheral's row (they feed
+    /// auto-connect and the scan strategy after a restart).
+    private func rememberServices(_ services: Set<CoreUUID>, of peripheral: PeripheralID) async throws(ControlError) {
+        guard var row = peripherals[peripheral] else { return }
+        let wanted = Set(row.serviceUUIDs).union(services.compactMap(StoreMapping.storeUUID)).sorted()
+        guard wanted != row.serviceUUIDs.sorted() else { return }
+        row.serviceUUIDs = wanted
+        try await commit([.putPeripheral(row)])
+        peripherals[peripheral] = row
+        peripheralChanged(peripheral)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Restoration
+import Testing
+@testable import RelinkDaemon
+
+/// The event payloads documented in docs/api/events.md: the JSON the outbox
+/// stores (and `Central1.Event` carries) has the documented shape.
+@Suite struct APIEventPayloadTests {
+    static let peripheral = PeripheralID(UUID(uuidString: "1B4E28BA-2FA1-11D2-883F-0016D3CCA427") ?? UUID())
+    static let address = try? BluetoothAddress(parsing: "00:00:00:00:00:02")
+    static let service = (try? BluetoothUUID(parsing: "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"))
+    static let characteristic = (try? BluetoothUUID(parsing: "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"))
+
+    static func samples() throws -> [RelinkEvent] {
+        let service = try #require(Self.service), characteristic = try #require(Self.characteristic)
+        let address = try #require(Self.address)
+        let failure = ConnectionFailure(.timeout, errorName: "org.relink.Error.Timeout", message: "overall deadline passed")
+        var names = PeripheralNames()
+        _ = names.sawAdvertisingName("RLK-7F3A", at: Date(timeIntervalSince1970: 1_790_000_000))
+        let gapChange = names.sawGAPName("Front Door", at: Date(timeIntervalSince1970: 1_790_000_005))
+        let change = try #require(gapChange)
+        return [
+            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "RLK-7F3A", serviceUUIDs: [service], rssi: -61)),
+            .connected(peripheral: peripheral, address: address, route: .knownIdentifier),
+            .restored(peripheral: peripheral, address: address, route: .alreadyConnected),
+            .failedToConnect(peripheral: peripheral, reason: failure),
+            .disconnected(peripheral: peripheral, reason: nil),
+            .valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: [1, 255]),
+            .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
+        ]
+    }
+
+    static func json(_ event: RelinkEvent) throws -> (String, [String: Any]) {
+        let draft = try StoreMapping.draft(event, for: try RestoreIdentifier("org.example.lock"))
+        let text = String(decoding: draft.payload, as: UTF8.self)
+        let object = try #require(try JSONSerialization.jsonObject(with: draft.payload) as? [String: Any])
+        return (text, object)
+    }
+
+    @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
+        let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated"]
+        for (event, key) in zip(try Self.samples(), expectedKeys) {
+            let (text, object) = try Self.json(event)
+            if ProcessInfo.processInfo.environment["RELINK_PRINT_PAYLOADS"] == "1" { print("PAYLOAD \(event.name) \(text)") }
+            #expect(Array(object.keys) == [key], "\(event.name): \(text)")
+            let inner = try #require(object[key] as? [String: Any])
+            #expect((inner["peripheral"] as? [String: Any])?["uuid"] as? String == "1B4E28BA-2FA1-11D2-883F-0016D3CCA427")
+        }
+    }
+
+    @Test func fieldsAreAsDocumented() throws {
+        let samples = try Self.samples()
+        let discovered = try #require(try Self.json(samples[0]).1["discovered"] as? [String: Any])
+        let advertisement = try #require(discovered["advertisement"] as? [String: Any])
+        #expect((advertisement["address"] as? [String: Any])?["address"] as? String == "00:00:00:00:00:02")
+        #expect((advertisement["address"] as? [String: Any])?["type"] as? String == "public")
+        #expect(advertisement["localName"] as? String == "RLK-7F3A")
+        #expect(advertisement["rssi"] as? Int == -61)
+        let connected = try #require(try Self.json(samples[1]).1["connected"] as? [String: Any])
+        #expect(connected["route"] as? String == "knownIdentifier")
+        let failed = try #require(try Self.json(samples[3]).1["failedToConnect"] as? [String: Any])
+        #expect((failed["reason"] as? [String: Any])?["failureClass"] as? String == "timeout")
+        let disconnected = try #require(try Self.json(samples[4]).1["disconnected"] as? [String: Any])
+        #expect(disconnected["reason"] == nil, "a requested disconnection has no reason key")
+        let notified = try #require(try Self.json(samples[5]).1["valueNotified"] as? [String: Any])
+        #expect(notified["value"] as? [Int] == [1, 255])
+        #expect((notified["characteristic"] as? [String: Any])?["service"] as? String == "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b")
+        let named = try #require(try Self.json(samples[6]).1["nameUpdated"] as? [String: Any])
+        let update = try #require(named["update"] as? [String: Any])
+        #expect((update["resolved"] as? [String: Any])?["name"] as? String == "Front Door")
+        #expect((update["change"] as? [String: Any])?["source"] as? String == "gap")
+    }
+}
