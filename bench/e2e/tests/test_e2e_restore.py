@@ -124,6 +124,9 @@ def test_relinkd_sigkilled_and_restarted_while_client_away(bench, relinkd, root,
     c2.wait_for(lambda l: l["type"] == "acked" and l["sequence"] >= stored[-1][0], 15, "the replay acked")
     check_replay(c2, acked, [(s, k) for s, k, _ in stored], values)
     assert c2.terminate() == 0
+    import os, json
+    if os.environ.get("E2E_DEBUG"):
+        print("\n".join(json.dumps(l)[:250] for l in c1.snapshot() + c2.snapshot()))
 
 
 def test_client_reattaches_when_relinkd_restarts_under_it(bench, relinkd, root, clients):
