@@ -1,0 +1,118 @@
+import DBus
+import Foundation
+import Testing
+
+/// Restore on register through org.relink.Manager1: the restored state
+/// first, then every unacknowledged event exactly once, in order, as
+/// unicast Event signals that follow the reply.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct APIRegisterTests {
+    static let id = Harness.id
+
+    /// Values carried by value-notified events, in order.
+    static func values(_ events: [APIClient.Event]) -> [UInt8] {
+        events.compactMap { ControlClient.Event(seq: $0.sequence, kind: $0.kind, payload: $0.payload).value?.first }
+    }
+
+    @Test func registerRestoresStateAndReplaysUnacknowledgedEventsOnceInOrder() async throws {
+        try await Harness.with { h in
+            // First client: register, connect, subscribe; receive live events.
+            let first = try await APIClient.connect(h.bench.busAddress)
+            let (central, restored, _) = try await first.register(Self.id)
+            #expect(central.rawValue == "/org/relink/central/org_2eexample_2elock")
+            #expect(restored["new"] == .boolean(true))
+            #expect(restored["peripherals"] == .array(.dictionary(key: .string, value: .variant), []))
+            #expect(restored["last_sequence"] == .uint64(0))
+            let connectReply = try await first.central(central, "Connect", [
+                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
+            ])
+            let peripheralPath = try connectReply.decode(ObjectPath.self)
+            #expect(peripheralPath.rawValue.hasPrefix("/org/relink/peripheral/"))
+            try await first.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await eventually(timeout: .seconds(30), "a live connected Event") { first.events.contains { $0.kind == "connected" } }
+            try await h.push([1, 2])
+            try await eventually(timeout: .seconds(10), "live values 1, 2") { Self.values(first.events).contains(2) }
+            #expect(Self.values(first.events) == [1, 2])
+            #expect(first.events.allSatisfy { $0.path == central.rawValue })
+
+            // The client goes away ("killed"); events keep being stored.
+            first.close()
+            try await h.push([3, 4])
+            let stored = try await h.control.events(Self.id)
+            let lastSequence = try #require(stored.last?.seq)
+
+            // A new client registers: restored state, then the replay.
+            let second = try await APIClient.connect(h.bench.busAddress)
+            let again = try await second.register(Self.id)
+            #expect(again.restored["new"] == .boolean(false))
+            #expect(again.restored["last_sequence"] == .uint64(lastSequence))
+            #expect(again.restored["acknowledged"] == .uint64(0))
+            guard case .array(_, let peripherals)? = again.restored["peripherals"], let lock = peripherals.first,
+                  case .dictionary(_, _, let entries) = lock else {
+                Issue.record("no restored peripheral: \(again.restored)")
+                return
+            }
+            let fields = Dictionary(uniqueKeysWithValues: entries.compactMap { e -> (String, DBusValue)? in
+                guard case .string(let k) = e.key else { return nil }
+                return (k, e.value.unwrapped)
+            })
+            #expect(fields["address"] == .string(Harness.lockAddress))
+            #expect(fields["state"] == .string("connected"))
+            #expect(fields["object"] == .objectPath(peripheralPath))
+            #expect(fields["subscriptions"] == .array(.structure([.string, .string]), [.structure([.string(Harness.lockService), .string(Harness.lockState)])]))
+            try await second.waitForEvents(stored.count)
+            try await Task.sleep(for: .milliseconds(300))
+            let replayed = second.events
+            #expect(replayed.map(\.sequence) == stored.map(\.seq), "every stored event once, in order")
+            #expect(Self.values(replayed) == [1, 2, 3, 4])
+            // The reply went out before the first Event (relinkd's serials are in send order).
+            #expect(replayed.allSatisfy { $0.serial > again.serial }, "an Event preceded the Register reply")
+
+            // Live events follow the replay; acknowledged ones are not replayed again.
+            try await h.push([5])
+            try await eventually(timeout: .seconds(10), "live value 5") { Self.values(second.events).contains(5) }
+            let upTo = try #require(second.events.first { Self.values([$0]) == [3] }?.sequence)
+            try await second.central(again.central, "Ack", [.uint64(upTo)])
+            second.close()
+
+            let third = try await APIClient.connect(h.bench.busAddress)
+            defer { third.close() }
+            let last = try await third.register(Self.id)
+            #expect(last.restored["acknowledged"] == .uint64(upTo))
+            let expected = try await h.control.events(Self.id).map(\.seq)
+            #expect(expected.first.map { $0 > upTo } ?? false)
+            try await third.waitForEvents(expected.count)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(third.events.map(\.sequence) == expected)
+            #expect(Self.values(third.events) == [4, 5])
+            #expect(h.relinkd?.process.isRunning == true)
+        }
+    }
+
+    @Test func replayAfterRelinkdWasKilled() async throws {
+        try await Harness.with { h in
+            let first = try await APIClient.connect(h.bench.busAddress)
+            let (central, _, _) = try await first.register(Self.id)
+            try await first.central(central, "Connect", [
+                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
+            ])
+            try await first.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await h.waitForEvents("connected", count: 1)
+            try await h.push([7])
+            first.close()
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([8])
+            let stored = try await h.control.events(Self.id)
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let again = try await client.register(Self.id)
+            #expect(again.restored["new"] == .boolean(false))
+            try await client.waitForEvents(stored.count)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(client.events.map(\.sequence) == stored.map(\.seq))
+            #expect(Self.values(client.events).filter { $0 < Harness.firstProbe } == [7, 8])
+            #expect(client.events.contains { $0.kind == "restored" })
+        }
+    }
+}
