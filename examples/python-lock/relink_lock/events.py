@@ -112,6 +112,10 @@ class Event:
             return f"{self.address} {adv.get('localName') or ''}".strip()
         if self.kind in ("connected", "restored"):
             return f"{self.address} (peripheral {self.peripheral})"
+        if self.kind == "name-updated":
+            update = body.get("update") if isinstance(body.get("update"), dict) else {}
+            resolved = update.get("resolved") if isinstance(update.get("resolved"), dict) else {}
+            return f"name {resolved.get('name', '')!r} (from {resolved.get('source', '?')})"
         if self.kind in ("disconnected", "failed-to-connect"):
             return f"peripheral {self.peripheral}: {json.dumps(body.get('reason'))[:100]}"
         return json.dumps(body)[:120]
