@@ -129,7 +129,7 @@ def test_fuzz_every_method_relinkd_answers_rejects_and_keeps_state(bench, relink
                                                "org.freedesktop.DBus.Error.PropertyReadOnly",
                                                "org.freedesktop.DBus.Error.InvalidArgs"))]
     members = collections.Counter(f"{c.interface.rsplit('.', 1)[-1]}.{c.member}" for c in calls)
-    print(f"fuzz: {count} calls in {elapsed:.1f} s; per method {dict(sorted(members.items()))}")
+    print(f"fuzz: {count} calls in {elapsed:.1f} s ({count / elapsed:.0f}/s); per method {dict(sorted(members.items()))}")
     print(f"fuzz: replies {dict(errors.most_common())}")
 
     assert relinkd.alive, f"{tag} relinkd died:\n{relinkd.log_tail()}"
@@ -144,4 +144,3 @@ def test_fuzz_every_method_relinkd_answers_rejects_and_keeps_state(bench, relink
     # Still fully working: a value pushed now is stored with the next sequence.
     bench.cmd("push", peripheral="lock", state="unlocked")
     wait_until(lambda: root.central(TARGET, "LastSequence") == last + 1, 10, "the next value stored")
-    assert elapsed < 60, f"{tag} took {elapsed:.1f} s"
