@@ -11,7 +11,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests"))
+BENCH = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(BENCH, "tests"))
+sys.path.insert(0, BENCH)   # relinkbench (the bench's bus configuration)
 from benchproc import BenchProcess  # noqa: E402
 from e2e_harness import Caller, LockClient, Relinkd  # noqa: E402
 
