@@ -98,6 +98,7 @@ import Testing
             let managed = try await other.call(APIClient.manager, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
                 .decode([ObjectPath: [String: [String: DBusValue]]].self)
             #expect(!managed.keys.contains(central) && !managed.keys.contains(peripheral), "\(managed.keys)")
+            #expect(!managed.keys.contains { $0.rawValue.hasPrefix("/org/relink/control") || $0.rawValue.hasPrefix("/org/relink/autoconnect") })
             let status = try await other.call(APIClient.manager, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Manager1"), .string("Status")])
             #expect(!"\(status.body)".contains(Harness.id))
             // Control1 is for root and relinkd's own user.

@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import Logging
 import Restoration
 import Synchronization
@@ -27,6 +28,12 @@ final class APIPublisher: Sendable {
     }
     private let state = Mutex(State())
 
+    /// relinkd's internal objects, shown only to root and relinkd's own user.
+    static let controlPath = ObjectPath(trustedConstant: ControlObject.pathString)
+    static let autoConnectPath = ObjectPath(trustedConstant: "/org/relink/autoconnect")
+    /// relinkd's own UID.
+    let ownUID = getuid()
+
     init(connection: Connection, identity: CallerIdentity, interfaces: APIInterfaces, logger: Logger) {
         self.connection = connection
         self.identity = identity
@@ -50,9 +57,11 @@ final class APIPublisher: Sendable {
     /// Whether the caller behind `sender` may see the object at `path`.
     func mayView(_ path: ObjectPath, sender: String) async -> Bool {
         let rule: (owner: UInt32?, viewers: Set<UInt32>?) = state.withLock { ($0.centralOwners[path], $0.peripheralViewers[path]) }
-        guard rule.owner != nil || rule.viewers != nil else { return true }
+        let isInternal = path.isDescendant(of: Self.controlPath, orSelf: true) || path.isDescendant(of: Self.autoConnectPath, orSelf: true)
+        guard rule.owner != nil || rule.viewers != nil || isInternal else { return true }
         guard let uid = try? await identity.resolve(connection, sender) else { return false }
-        if uid == 0 { return true }
+        if uid == 0 || (isInternal && uid == ownUID) { return true }
+        if isInternal { return false }
         if let owner = rule.owner { return owner == uid }
         return rule.viewers?.contains(uid) ?? false
     }

@@ -124,7 +124,7 @@ extension Daemon {
             if let rule, rule != namePreferences[id] { try await changeNameRule(id, to: rule, owner: owner) }
             created = false
         } else {
-            try await createIdentifier(id, owner: caller.uid, namePreference: rule)
+            try await createIdentifier(id, owner: caller.uid, namePreference: rule, caller: caller.name)
             created = true
         }
         try attach(caller, to: id)
@@ -180,10 +180,10 @@ extension Daemon {
         }
         identifiers.remove(id)
         namePreferences[id] = nil
-        let clients = api.clients(of: id)
+        let audience = audience(ofOwner: api.owners[id] ?? 0)
         api.attachments[id] = nil
         api.outboxes[id] = nil
-        publisher?.removeCentral(id, announceTo: clients)
+        publisher?.removeCentral(id, announceTo: audience)
         api.owners[id] = nil
         for peripheral in touched { refreshViewers(of: peripheral) }
         logger.info("identifier unregistered", metadata: ["RELINK_RESTORE_ID": "\(id)"])

@@ -49,8 +49,18 @@ extension Daemon {
         ]
     }
 
-    func publishCentral(_ id: CoreIdentifier) {
-        publisher?.exportCentral(id, owner: api.owners[id] ?? 0, values: centralValues(id), announceTo: api.clients(of: id))
+    func publishCentral(_ id: CoreIdentifier, alsoTo caller: String? = nil) {
+        let owner = api.owners[id] ?? 0
+        publisher?.exportCentral(id, owner: owner, values: centralValues(id), announceTo: audience(ofOwner: owner, plus: caller))
+    }
+
+    /// Attached clients (of any identifier) that may see an identifier of `owner`.
+    func audience(ofOwner owner: UInt32, plus extra: String? = nil) -> [String] {
+        var names = Set(extra.map { [$0] } ?? [])
+        for clients in api.attachments.values {
+            for (name, a) in clients where a.uid == 0 || a.uid == owner { names.insert(name) }
+        }
+        return names.sorted()
     }
 
     /// The identifier's scan or name rule changed.

@@ -14,6 +14,7 @@ extension Daemon {
         case .reset(.initial):
             break
         case .reset(.bluetoothdRestarted):
+            publisher?.setReady(true)
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             planner.resetAll()
             awaitingGatt = [:]
@@ -24,6 +25,7 @@ extension Daemon {
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
             logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            publisher?.setReady(false)
             planner.resetAll()
             awaitingGatt = [:]
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }

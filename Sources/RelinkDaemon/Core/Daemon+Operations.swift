@@ -14,7 +14,7 @@ extension Daemon {
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.
     /// - Throws: ``ControlError`` (`invalidArguments`, `storeFailed`).
-    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?) async throws(ControlError) {
+    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?, caller: String? = nil) async throws(ControlError) {
         let preference = namePreference ?? .gapName
         let record: RestoreIdentifierRecord
         do {
@@ -28,7 +28,7 @@ extension Daemon {
         namePreferences[id] = preference
         api.owners[id] = owner
         api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
-        publishCentral(id)
+        publishCentral(id, alsoTo: caller)
         logger.info("identifier registered", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)"])
     }
 

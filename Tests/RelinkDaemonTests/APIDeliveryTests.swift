@@ -1,0 +1,166 @@
+import DBus
+import Foundation
+import Synchronization
+import Testing
+
+/// Who receives what: Event and PropertiesChanged signals are unicast to
+/// attached clients only; Watch/Unwatch; detach when a client leaves;
+/// Unregister forgets everything.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct APIDeliveryTests {
+    /// Every signal from relinkd that reaches a connection with a broad rule.
+    final class Eavesdropper: Sendable {
+        let connection: Connection
+        let seen = Mutex<[Message]>([])
+        let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+        init(_ bus: String) async throws {
+            connection = try await Connection.connect(to: .address(bus))
+            let stream = try await connection.signals(matching: MatchRule())
+            let t = Task { [weak self] in
+                do { for try await m in stream { self?.seen.withLock { $0.append(m) } } } catch {}
+            }
+            task.withLock { $0 = t }
+        }
+
+        /// Signals from `sender` about identifiers or peripherals.
+        func aboutObjects(from sender: String) -> [String] {
+            func ours(_ path: String) -> Bool { path.hasPrefix("/org/relink/central") || path.hasPrefix("/org/relink/peripheral") }
+            return seen.withLock { $0 }.filter { m in
+                guard m.sender == sender else { return false }
+                if ours(m.path?.rawValue ?? "") || m.interface == "org.relink.Central1" { return true }
+                if case .objectPath(let p)? = m.body.first { return ours(p.rawValue) }
+                return false
+            }.map { "\($0.path?.rawValue ?? "") \($0.interface ?? "").\($0.member ?? "")" }
+        }
+
+        func close() {
+            task.withLock { $0?.cancel() }
+            connection.close()
+        }
+    }
+
+    @Test func signalsAreUnicastToAttachedClientsOnly() async throws {
+        try await Harness.with { h in
+            let spy = try await Eavesdropper(h.bench.busAddress)
+            defer { spy.close() }
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let changes = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            let changed = Mutex<[String]>([])
+            let changeTask = Task { do { for try await m in changes { changed.withLock { $0.append(m.path?.rawValue ?? "") } } } catch {} }
+            defer { changeTask.cancel() }
+
+            let added = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
+            var addedIterator = added.makeAsyncIterator()
+            let (central, _, _) = try await client.register(Harness.id)
+            let announcement = try #require(try await addedIterator.next())
+            #expect(announcement.body.first == .objectPath(central), "the registering client is told of its new object")
+            try await client.central(central, "Connect", [
+                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
+            ])
+            try await client.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await h.waitForEvents("connected", count: 1)
+            try await h.push([1, 2, 3])
+            try await eventually(timeout: .seconds(10), "3 values at the client") { APIRegisterTests.values(client.events).count >= 3 }
+            try await eventually(timeout: .seconds(10), "PropertiesChanged of the central") { changed.withLock { $0.contains(central.rawValue) } }
+            try await Task.sleep(for: .milliseconds(500))
+            let relinkd = try #require(try await client.connection.nameOwner(of: "org.relink"))
+            #expect(spy.aboutObjects(from: relinkd).isEmpty, "a broad match rule received \(spy.aboutObjects(from: relinkd))")
+            // The spy still works: it sees broadcasts such as NameOwnerChanged.
+            #expect(spy.seen.withLock { $0 }.contains { $0.member == "NameOwnerChanged" })
+        }
+    }
+
+    @Test func watchUnwatchAndDetachOnLeaving() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([1])
+            let stored = try await h.control.events(Harness.id)
+            let watcher = try await APIClient.connect(h.bench.busAddress)
+            defer { watcher.close() }
+            let central = try ObjectPath("/org/relink/central/org_2eexample_2elock")
+            // Watch from the first event: the rest of the outbox, then live.
+            try await watcher.central(central, "Watch", [.uint64(stored[0].seq)])
+            try await watcher.waitForEvents(stored.count - 1)
+            try await h.push([2])
+            try await eventually(timeout: .seconds(10), "live value 2") { APIRegisterTests.values(watcher.events).contains(2) }
+            #expect(watcher.events.map(\.sequence) == Array(watcher.events.map(\.sequence).sorted()))
+            #expect(Set(watcher.events.map(\.sequence)).count == watcher.events.count, "an event came twice")
+            #expect(!watcher.events.contains { $0.sequence <= stored[0].seq })
+            try await watcher.central(central, "Unwatch")
+            let count = watcher.events.count
+            try await h.push([3])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(watcher.events.count == count, "events after Unwatch")
+
+            // A client that leaves the bus is detached (relinkd keeps storing and stays up).
+            let leaving = try await APIClient.connect(h.bench.busAddress)
+            _ = try await leaving.register(Harness.id)
+            leaving.close()
+            try await h.push([4])
+            try await eventually(timeout: .seconds(10), "value 4 stored") { (try? await h.testValues())?.contains(4) == true }
+            #expect(h.relinkd?.process.isRunning == true)
+            #expect(h.relinkd?.log.contains("client detached") == true)
+        }
+    }
+
+    @Test func unregisterForgetsTheIdentifier() async throws {
+        try await Harness.with { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let (central, _, _) = try await client.register(Harness.id)
+            try await client.central(central, "Connect", [
+                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
+            ])
+            try await client.central(central, "Scan", [.array(.string, []), APIClient.options()])
+            try await h.waitForEvents("connected", count: 1)
+            try await client.call(APIClient.manager, "org.relink.Manager1", "Unregister", [.string(Harness.id)])
+            let list = try await client.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self)
+            #expect(list.isEmpty)
+            do {
+                try await client.central(central, "StopScan")
+                Issue.record("the central survived Unregister")
+            } catch let error as DBusError {
+                #expect(error.name == .unknownObject)
+            }
+            let status = try await h.control.status()
+            #expect((status["identifiers"] as? [Any])?.isEmpty == true)
+            #expect(status["discovering"] as? Bool == false)
+            // Gone after a restart too, and the name is free again.
+            h.killRelinkd()
+            try await h.startRelinkd()
+            #expect(try await client.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self).isEmpty)
+            let again = try await client.register(Harness.id)
+            #expect(again.restored["new"] == .boolean(true))
+            #expect(again.restored["last_sequence"] == .uint64(0))
+        }
+    }
+
+    @Test func readyFollowsBluetoothd() async throws {
+        try await Harness.with { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let stream = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: APIClient.manager))
+            let seen = Mutex<[DBusValue]>([])
+            let task = Task {
+                do {
+                    for try await m in stream {
+                        if let (_, changed, _) = try? m.decode(String.self, [String: DBusValue].self, [String].self), let ready = changed["Ready"] {
+                            seen.withLock { $0.append(ready) }
+                        }
+                    }
+                } catch {}
+            }
+            defer { task.cancel() }
+            try await h.bench.restartBlueZ()
+            try await eventually(timeout: .seconds(20), "Ready false, then true") {
+                seen.withLock { $0 }.starts(with: [.boolean(false), .boolean(true)])
+            }
+            let ready = try await client.call(APIClient.manager, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Manager1"), .string("Ready")])
+            #expect(ready.body == [.variant(.boolean(true))])
+        }
+    }
+}

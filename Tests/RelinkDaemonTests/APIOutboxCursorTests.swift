@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import RelinkStore
+import Testing
+@testable import RelinkDaemon
+
+/// relinkd tracks each outbox's position in memory (LastSequence,
+/// Acknowledged, DroppedEvents) instead of reading the store per event:
+/// the tracking must agree with the real store, also past the bound.
+@Suite struct APIOutboxCursorTests {
+    @Test(arguments: [1, 2, 3])
+    func cursorFollowsTheStoreThroughAppendsDropsAndAcks(seed: UInt64) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relink-cursor-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try RelinkStore(directory: directory, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let id = try RestoreIdentifier("org.example.cursor")
+        let limit = 5
+        try await store.apply([.putIdentifier(try RestoreIdentifierRecord(id: id, ownerUID: 0, outboxLimit: limit, createdAt: Date()))])
+        var cursor = OutboxCursor(limit: limit)
+        var random = SplitMix(seed: seed)
+        for step in 0..<300 {
+            if random.next() % 3 == 0, cursor.lastSequence > 0 {
+                let through = Int64(random.next() % UInt64(cursor.lastSequence + 1))
+                try await store.apply([.acknowledgeEvents(id, through: through)])
+                cursor.acknowledged(through: through)
+            } else {
+                let draft = try OutboxEventDraft(identifier: id, kind: "test", payload: Data("{}".utf8), createdAt: Date())
+                let commit = try await store.apply([.appendEvent(draft)])
+                cursor.appended(try #require(commit.appendedSequences.first))
+            }
+            let truth = OutboxCursor(try await store.outboxStatus(for: id), limit: limit)
+            #expect(cursor == truth, "step \(step)")
+            let stored = try await store.events(for: id, after: 0, limit: 100)
+            #expect(stored.first?.sequence ?? cursor.next == cursor.first, "step \(step)")
+            #expect(stored.allSatisfy { $0.sequence > cursor.acknowledged })
+            if cursor == truth { continue }
+            return
+        }
+        #expect(cursor.droppedTotal > 0, "the bound was never reached")
+    }
+}
+
+/// A small seeded generator (deterministic runs).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
