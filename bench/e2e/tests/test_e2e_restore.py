@@ -145,3 +145,37 @@ def test_client_reattaches_when_relinkd_restarts_under_it(bench, relinkd, root, 
     seqs = [e["sequence"] for e in c1.events()]
     assert seqs == list(range(1, len(seqs) + 1)), seqs
     assert c1.terminate() == 0
+
+
+def test_past_the_bound_the_oldest_are_dropped_visibly_and_the_rest_replayed_once(bench, relinkd, root, clients):
+    """More unacknowledged events than EventLimit while the client is away:
+    the oldest are dropped, DroppedEvents and the restored state say so, the
+    client sees the gap, and the newest EventLimit are replayed once, in order."""
+    c1, acked = start_first_client(bench, clients, root)
+    c1.kill9()
+    limit = root.central(IDENT, "EventLimit")
+    assert root.central(IDENT, "DroppedEvents") == 0
+    over = 25
+    for i in range(limit + over):
+        push(bench, f"flood-{i}")
+    wait_until(lambda: stored_values(root, acked)[-1:] == [f"flood-{limit + over - 1}"], 60, "the last value stored")
+    last = root.central(IDENT, "LastSequence")
+    dropped = root.central(IDENT, "DroppedEvents")
+    assert last - acked == limit + over, "every pushed value was appended (sequence numbers)"
+    assert dropped == over
+    stored = root.events(IDENT, 0)
+    assert len(stored) == limit and stored[0][0] == acked + over + 1 and stored[-1][0] == last
+
+    c2 = clients(bench.bus, IDENT)
+    c2.wait_for(lambda l: l["type"] == "acked" and l["sequence"] >= last, 30, "the replay acked")
+    lines = c2.snapshot()
+    r = lines[0]["restored"]
+    assert (r["dropped_events"], r["acknowledged"], r["last_sequence"]) == (dropped, acked, last)
+    assert any(l["type"] == "warning" and l["dropped_events"] == dropped for l in lines)
+    gaps = [l for l in lines if l["type"] == "gap"]
+    assert [(g["first"], g["last"]) for g in gaps] == [(acked + 1, acked + over)]
+    events = c2.events()
+    assert [e["sequence"] for e in events] == list(range(acked + over + 1, last + 1))
+    assert values_of(events) == [f"flood-{i}" for i in range(over, limit + over)]
+    assert c2.terminate() == 0
+    assert root.central(IDENT, "Acknowledged") == last
