@@ -133,6 +133,10 @@ def test_fuzz_every_method_relinkd_answers_rejects_and_keeps_state(bench, relink
     print(f"fuzz: replies {dict(errors.most_common())}")
 
     assert relinkd.alive, f"{tag} relinkd died:\n{relinkd.log_tail()}"
+    if os.environ.get("E2E_DEBUG"):
+        with open(relinkd.log_path, errors="replace") as f:
+            levels = collections.Counter(l.split(" ", 2)[1] for l in f if l[:4].isdigit() and " " in l)
+        print(f"fuzz: relinkd log lines by level {dict(levels)}")
     assert not unanswered, f"{tag} {len(unanswered)} calls got no reply, e.g. {unanswered[0].describe()}"
     assert not accepted, f"{tag} {len(accepted)} malformed calls succeeded, e.g.:\n" + \
         "\n".join(c.describe() for c in accepted[:5])
