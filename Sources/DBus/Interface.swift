@@ -84,12 +84,18 @@ public struct DBusInterface: Sendable {
     public var methods: [DBusMethod]
     public var properties: [DBusProperty]
     public var signals: [DBusSignal]
+    /// The error name replied to a call of one of these methods whose
+    /// signature differs (`org.freedesktop.DBus.Error.InvalidArgs` when nil),
+    /// for services that promise their own error names for bad arguments.
+    public var invalidSignatureError: DBusError.Name?
 
-    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = []) {
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = [],
+                invalidSignatureError: DBusError.Name? = nil) {
         self.name = name
         self.methods = methods
         self.properties = properties
         self.signals = signals
+        self.invalidSignatureError = invalidSignatureError
     }
 
     /// Checks every name and type.

@@ -173,11 +173,11 @@ extension Connection {
             guard let object else { return fail(.unknownObject, "no object at \(path)") }
             let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
             if let name = call.interface, candidates.isEmpty { return fail(.unknownInterface, "no interface \(name) at \(path)") }
-            guard let method = candidates.lazy.compactMap({ $0.methods.first { $0.name == member } }).first else {
+            guard let (iface, method) = candidates.lazy.compactMap({ i in i.methods.first { $0.name == member }.map { (i, $0) } }).first else {
                 return fail(.unknownMethod, "no method \(member) at \(path)")
             }
             guard sig == method.inSignature else {
-                return fail(.invalidArgs, "\(member) takes '\(method.inSignature)', got '\(sig)'")
+                return fail(iface.invalidSignatureError ?? .invalidArgs, "\(member) takes '\(method.inSignature)', got '\(sig)'")
             }
             let context = MethodCall(message: call, connection: self)
             let outTypes = method.outArguments.map(\.type)

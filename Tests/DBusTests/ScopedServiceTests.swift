@@ -37,7 +37,7 @@ import Testing
         ], properties: [
             DBusProperty("Caller", .string, emitsChanged: false, getter: { call in .string(call.sender) }),
             DBusProperty("Count", .uint32),
-        ], signals: [DBusSignal("Hi", [.init("text", .string)])])
+        ], signals: [DBusSignal("Hi", [.init("text", .string)])], invalidSignatureError: .init("org.relink.Test.Error.BadArguments"))
     }
 
     @Test func afterReplyUnicastComputedPropertiesAndFilter() async throws {
@@ -66,6 +66,14 @@ import Testing
             let hi = try #require(mine.all.first { $0.member == "Hi" })
             #expect(hi.serial > reply.serial)
             #expect(hi.destination == client.uniqueName)
+
+            // A call with the wrong signature gets the interface's own error name.
+            do {
+                _ = try await client.call(destination: Self.name, path: Self.shown, interface: Self.iface, method: "Hello", arguments: [.uint32(1)])
+                Issue.record("a wrong signature was accepted")
+            } catch let e as DBusError {
+                #expect(e.name.rawValue == "org.relink.Test.Error.BadArguments")
+            }
 
             // Unicast PropertiesChanged.
             try visible.setValues(["Count": .uint32(5)], in: Self.iface, destinations: [client.uniqueName])

@@ -113,6 +113,16 @@ import Testing
             #expect(owner.body == [.variant(.uint32(Self.otherUID))])
             #expect(try await other.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self).count == 1)
             #expect(try await root.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self).count == 2)
+            // Once its own identifier wants the lock, the other user sees the peripheral (and is told).
+            let added = try await other.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
+            var addedIterator = added.makeAsyncIterator()
+            let same = try await other.central(own, "Connect", [.string(Harness.lockAddress), APIClient.options()]).decode(ObjectPath.self)
+            #expect(same == peripheral)
+            let announcement = try #require(try await addedIterator.next())
+            #expect(announcement.body.first == .objectPath(peripheral))
+            let seen = try await other.call(peripheral, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Peripheral1"), .string("Address")])
+            #expect(seen.body == [.variant(.string(Harness.lockAddress))])
             let rootManaged = try await root.call(APIClient.manager, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
                 .decode([ObjectPath: [String: [String: DBusValue]]].self)
             #expect(rootManaged.keys.contains(central) && rootManaged.keys.contains(own) && rootManaged.keys.contains(peripheral))

@@ -31,7 +31,7 @@ import Testing
         Case(method: "Register", arguments: [.string("ok"), opts(["name_rule": .string("loudest")])], error: invalid, central: false),
         Case(method: "Register", arguments: [.string("ok"), .dictionary(key: .string, value: .variant,
             (0..<17).map { .init(.string("k\($0)"), .variant(.boolean(true))) })], error: invalid, central: false),
-        Case(method: "Register", arguments: [.string("ok")], error: "org.freedesktop.DBus.Error.InvalidArgs", central: false),
+        Case(method: "Register", arguments: [.string("ok")], error: invalid, central: false),
         Case(method: "Unregister", arguments: [.string("nobody")], error: "org.relink.Error.UnknownIdentifier", central: false),
         Case(method: "Unregister", arguments: [.string("bad id")], error: invalid, central: false),
         // Central1
@@ -62,7 +62,8 @@ import Testing
         Case(method: "Events", arguments: [.uint64(0), .uint32(0)], error: invalid),
         Case(method: "Events", arguments: [.uint64(0), .uint32(10_001)], error: invalid),
         Case(method: "Events", arguments: [.uint64(.max), .uint32(10)], error: invalid),
-        Case(method: "Events", arguments: [.string("0"), .uint32(10)], error: "org.freedesktop.DBus.Error.InvalidArgs"),
+        Case(method: "Events", arguments: [.string("0"), .uint32(10)], error: invalid),
+        Case(method: "Ack", arguments: [], error: invalid),
         Case(method: "Ack", arguments: [.uint64(5)], error: invalid),
         Case(method: "Watch", arguments: [.uint64(.max)], error: invalid),
         Case(method: "NoSuchMethod", arguments: [], error: "org.freedesktop.DBus.Error.UnknownMethod"),

@@ -10,6 +10,8 @@ struct APIInterfaces: Sendable {
     let identity: CallerIdentity
     /// Largest `Write` value.
     static let writeLimit = 512
+    /// What a call with the wrong signature gets (docs/api/errors.md).
+    static let invalidArguments = DBusError.Name("org.relink.Error.InvalidArguments")
     /// Largest `Events` page.
     static let eventsLimit = 10_000
 
@@ -59,7 +61,7 @@ struct APIInterfaces: Sendable {
             DBusProperty("Status", .string, emitsChanged: false, getter: { call in
                 try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.first ?? .string("{}")
             }),
-        ])
+        ], invalidSignatureError: Self.invalidArguments)
     }
 
     // MARK: Central1
@@ -133,7 +135,7 @@ struct APIInterfaces: Sendable {
             method("Unwatch", []) { _ throws(ControlError) in .unwatch(id) },
         ], properties: Self.centralProperties, signals: [
             DBusSignal("Event", [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
-        ])
+        ], invalidSignatureError: Self.invalidArguments)
     }
 
     /// A BlueZ failure of a read or write as the API's error.

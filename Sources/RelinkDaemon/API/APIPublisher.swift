@@ -71,8 +71,44 @@ final class APIPublisher: Sendable {
         state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] ?? [] }
     }
 
-    func setViewers(_ uids: Set<UInt32>, of peripheral: PeripheralID) {
-        state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] = uids }
+    /// Sets who may see a peripheral; returns who gained and who lost sight of it.
+    @discardableResult
+    func setViewers(_ uids: Set<UInt32>, of peripheral: PeripheralID) -> (gained: Set<UInt32>, lost: Set<UInt32>) {
+        let old = state.withLock { s -> Set<UInt32> in
+            defer { s.peripheralViewers[APIPaths.peripheral(peripheral)] = uids }
+            return s.peripheralViewers[APIPaths.peripheral(peripheral)] ?? []
+        }
+        return (uids.subtracting(old), old.subtracting(uids))
+    }
+
+    /// Tells clients that a peripheral object appeared for them (`added`)
+    /// or disappeared (its visibility changed), with `InterfacesAdded` or
+    /// `InterfacesRemoved` unicast to each.
+    func announcePeripheral(_ peripheral: PeripheralID, added: Bool, to clients: [String]) {
+        guard !clients.isEmpty, let object = state.withLock({ $0.peripherals[peripheral] }) else { return }
+        let interface = APIInterfaces.peripheral
+        let body: DBusValue
+        let member: String
+        if added {
+            let props = interface.properties.compactMap { p in
+                object.value(of: p.name, in: interface.name).map { DBusValue.DictionaryEntry(.string(p.name), .variant($0)) }
+            }
+            member = "InterfacesAdded"
+            body = .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [
+                .init(.string(interface.name), .dictionary(key: .string, value: .variant, props)),
+            ])
+        } else {
+            member = "InterfacesRemoved"
+            body = .array(.string, [.string(interface.name)])
+        }
+        for client in clients {
+            do {
+                try connection.emitSignal(path: APIPaths.manager, interface: "org.freedesktop.DBus.ObjectManager", member: member,
+                                          arguments: [.objectPath(object.path), body], destination: client)
+            } catch {
+                logger.warning("cannot announce a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+            }
+        }
     }
 
     // MARK: Centrals

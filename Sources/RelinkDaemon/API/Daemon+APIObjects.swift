@@ -25,7 +25,11 @@ extension Daemon {
         for (peripheral, row) in peripherals.sorted(by: { $0.key < $1.key }) {
             publishPeripheral(peripheral, device: mirror.device(address: row.address.address, adapter: adapterPath))
         }
-        for peripheral in peripherals.keys { refreshViewers(of: peripheral) }
+        // Viewers of every peripheral in one pass (not one pass per peripheral).
+        var viewers: [PeripheralID: Set<UInt32>] = [:]
+        for intent in machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
+        for s in planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
+        for (peripheral, uids) in viewers { publisher?.setViewers(uids, of: peripheral) }
         publisher?.setReady(true)
     }
 
@@ -83,7 +87,18 @@ extension Daemon {
         for intent in machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
         for s in planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
         for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }
-        publisher.setViewers(uids, of: peripheral)
+        let (gained, lost) = publisher.setViewers(uids, of: peripheral)
+        // Root saw it all along; others learn of it now (or lose it).
+        func clients(of users: Set<UInt32>) -> [String] {
+            guard !users.isEmpty else { return [] }
+            var names = Set<String>()
+            for attached in api.attachments.values {
+                for (name, a) in attached where a.uid != 0 && users.contains(a.uid) { names.insert(name) }
+            }
+            return names.sorted()
+        }
+        publisher.announcePeripheral(peripheral, added: true, to: clients(of: gained))
+        publisher.announcePeripheral(peripheral, added: false, to: clients(of: lost))
     }
 
     /// Attached clients allowed to see a peripheral.

@@ -100,7 +100,9 @@ public actor Daemon {
             try await bluez.waitUntilReady()
             try await startUp()
             isReady = true
+            let publishing = clock.now
             await publishAll()
+            logger.debug("client API objects published", metadata: ["RELINK_DURATION": "\(clock.now - publishing)", "RELINK_IDENTIFIERS": "\(identifiers.count)"])
             onReady(statusSummary)
             startSpawned(in: &group)
             for await input in inputs {
