@@ -413,3 +413,26 @@ class Generator:
             sig = self.rand_signature("t")
             return Call(path, iface, "Watch", sig, self.rand_values(sig), why="wrong signature")
         return Call(path, iface, "Watch", "t", [0], why="unknown identifier")
+
+
+R = "org.relink.Error."
+F = "org.freedesktop.DBus.Error."
+
+
+def expected_errors(call: Call, known_paths: set[str]) -> set[str] | None:
+    """The error names docs/api allows for a generated call; None: any
+    documented error (read-only calls, property access)."""
+    if call.read_only or call.interface == PROPS:
+        return None
+    if call.path not in known_paths:   # a central object that does not exist
+        return {F + "UnknownObject", R + "UnknownIdentifier", R + "InvalidArguments"}
+    why = call.why
+    if why == "wrong signature":
+        return {R + "InvalidArguments"}
+    if why == "unknown peripheral UUID":
+        return {R + "UnknownPeripheral"}
+    if why == "already exists":
+        return {R + "AlreadyExists"}
+    if why == "unknown identifier":   # Unregister of a name never registered (maybe malformed)
+        return {R + "UnknownIdentifier", R + "InvalidArguments"}
+    return {R + "InvalidArguments"}
