@@ -16,6 +16,7 @@ interpreter, under setpriv. Needs root (CI runs as root)."""
 import json
 import os
 import pwd
+import random
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,7 @@ import pytest
 from dbus_fast import Message, MessageType
 
 from benchproc import BenchProcess
+from e2e_fuzzgen import Generator
 from e2e_harness import (CENTRAL, EXAMPLE, LOCK_SERVICE, LOCK_STATE, LOCK_COMMAND, MANAGER, PERIPHERAL, PROPS,
                          VENV_PY, Caller, LockClient, Relinkd, central_path, die_with_parent, wait_until)
 
@@ -68,7 +70,8 @@ def runtime():
     import dbus_fast
     shutil.copytree(os.path.dirname(dbus_fast.__file__), os.path.join(d, "dbus_fast"))
     shutil.copytree(os.path.join(EXAMPLE, "relink_lock"), os.path.join(d, "relink_lock"))
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "other_user_client.py"), d)
+    for name in ("other_user_client.py", "e2e_fuzzgen.py"):
+        shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), d)
     for root_dir, dirs, files in os.walk(d):
         for n in dirs:
             os.chmod(os.path.join(root_dir, n), 0o755)
@@ -300,6 +303,38 @@ def test_another_user_cannot_eavesdrop_alices_events(scenario):
     # The check above could fail: bob's listener does get his own events.
     assert any(s["path"] == central_path(BOB_ID) and s["member"] == "Event" for s in heard), \
         f"bob's listener got none of his own events: {heard[:5]}"
+
+
+def test_another_users_random_calls_on_alices_identifier_all_fail_and_change_nothing(scenario):
+    """The fuzz generator, run by bob against alice's identifier: 2,000 seeded
+    calls, every one naming alice's identifier or objects refused (nothing
+    read either), every one answered, alice's state and outbox unchanged."""
+    seed = int(os.environ.get("RELINK_FUZZ_SEED", random.randrange(2**32)))
+    root, alice_path = scenario.root, central_path(ALICE_ID)
+    before = (scenario.alice_state(), root.events(ALICE_ID, 0), root.identifiers())
+    args = {"target": ALICE_ID, "target_path": alice_path, "lock_address": scenario.bench.address("lock"),
+            "lock_id": scenario.lock_id, "peripheral_paths": [scenario.lock_path],
+            "last_sequence": before[0]["LastSequence"]}
+    out = scenario.bob.request(op="fuzz", seed=seed, count=2000, generator=args)
+    calls = [c for c in (lambda g: [g.next() for _ in range(2000)])(Generator(random.Random(seed), **args))]
+    print(f"bob's fuzz: seed {seed}, 2000 calls in {out['seconds']:.1f} s")
+    wrong = []
+    for c, reply in zip(calls, out["replies"]):
+        if reply == "no-reply":
+            wrong.append((c, "no reply"))
+        elif reply is None and (c.path != "/org/relink" or c.member not in ("ListIdentifiers", "Get", "GetAll")):
+            wrong.append((c, "succeeded"))
+        elif reply is not None and c.path != "/org/relink" and reply not in (
+                "org.relink.Error.UnknownIdentifier", "org.freedesktop.DBus.Error.UnknownObject",
+                "org.relink.Error.InvalidArguments"):
+            wrong.append((c, reply))
+        elif c.member == "Register" and reply not in ("org.relink.Error.InvalidArguments",
+                                                      "org.relink.Error.NotPermitted"):
+            wrong.append((c, reply))
+    assert not wrong, f"[seed {seed}] {len(wrong)} of bob's calls were not refused as they should be:\n" + \
+        "\n".join(f"{c.describe()}\n    -> {r}" for c, r in wrong[:8])
+    assert scenario.relinkd.alive
+    assert (scenario.alice_state(), root.events(ALICE_ID, 0), root.identifiers()) == before
 
 
 def test_control1_is_root_only(scenario):
