@@ -137,8 +137,10 @@ def test_client_reattaches_when_relinkd_restarts_under_it(bench, relinkd, root, 
     c1.wait_for(lambda l: l["type"] == "relinkd" and l["present"] is False, 10, "relinkd gone")
     relinkd.start()
     c1.wait_for(lambda l: l["type"] == "relinkd" and l["present"] is True, 10, "relinkd back")
+    wait_until(lambda: len([l for l in c1.snapshot() if l["type"] == "restored"]) == 2, 10,
+               "the second restored state")
     restored = [l for l in c1.snapshot() if l["type"] == "restored"]
-    assert len(restored) == 2 and restored[1]["restored"]["acknowledged"] == acked
+    assert restored[1]["restored"]["acknowledged"] == acked and restored[1]["restored"]["new"] is False
     wait_until(lambda: push(bench, "again") or "again" in values_of(c1.events()), 30,
                "a value after relinkd's restart", 0.5)
     assert not any(l["type"] in ("contract", "error") for l in c1.snapshot()), c1.dump()
