@@ -11,7 +11,7 @@ SIGTERM or Ctrl-C: acknowledge, leave the bus, exit 0 (relinkd keeps the link).
 
 Exit status: 0 on SIGTERM/SIGINT, 1 on a relinkd error, 3 when the bus or
 relinkd cannot be reached, 4 when relinkd broke the event contract (an event
-before the Register reply, a duplicate sequence).
+before the Register reply, a sequence repeated within one attachment).
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ from dbus_fast import Message, MessageType
 
 from .events import LOCK_SERVICE, LOCK_STATE, Event
 from .relink import Central, Relink, RelinkError
+
+
+RELINKD_GONE = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
+                "org.freedesktop.DBus.Error.NameHasNoOwner")
 
 
 class Output:
@@ -57,6 +61,7 @@ class LockClient:
         self.reply_seen = False
         self.last = 0          # newest sequence processed (printed)
         self.acked = 0         # newest sequence acknowledged to relinkd
+        self.attached = 0      # newest sequence received in this attachment (Register)
         self.lock: str | None = None    # the lock's peripheral UUID, once known
         self.connecting = False
 
@@ -89,6 +94,7 @@ class LockClient:
         self.print_restored(restored)
         self.last = max(self.last, int(restored.get("acknowledged", 0)))
         self.acked = int(restored.get("acknowledged", 0))
+        self.attached = self.acked
         mine = [p for p in restored.get("peripherals", []) if self.is_lock(p)]
         if mine:
             p = mine[0]
@@ -144,8 +150,14 @@ class LockClient:
     # -- events ----------------------------------------------------------------
 
     async def handle(self, event: Event) -> None:
+        if event.sequence <= self.attached:
+            raise Contract(f"event {event.sequence} delivered twice in one attachment (after {self.attached})")
+        self.attached = event.sequence
         if event.sequence <= self.last:
-            raise Contract(f"event {event.sequence} delivered again (already processed {self.last})")
+            # Replayed after relinkd restarted before our Ack reached it: already
+            # processed (events are handled idempotently, by sequence number).
+            self.out("skip", f"#{event.sequence:<4} already processed", sequence=event.sequence)
+            return
         if event.sequence != self.last + 1:
             self.out("gap", f"warning: events {self.last + 1}..{event.sequence - 1} were dropped",
                      first=self.last + 1, last=event.sequence - 1)
@@ -162,7 +174,15 @@ class LockClient:
 
     async def ack(self) -> None:
         if self.central is not None and self.last > self.acked:
-            await self.central.ack(self.last)
+            try:
+                await self.central.ack(self.last)
+            except RelinkError as e:
+                if e.name not in RELINKD_GONE:
+                    raise
+                # relinkd is away: it replays what we did not ack when we register again.
+                self.out("ack-later", f"ack: relinkd is away ({e.name}); #{self.last} will be acked later",
+                         sequence=self.last)
+                return
             self.acked = self.last
             self.out("acked", f"ack: through #{self.last}", sequence=self.last)
 
@@ -202,7 +222,6 @@ class LockClient:
             self.out("relinkd", "relinkd left the bus; waiting for it to come back", present=False)
             return
         self.out("relinkd", "relinkd is back: registering again", present=True)
-        self.acked = 0  # whatever the old relinkd took is durable; ack again what we printed
         self.connecting = self.lock is not None
         await self.register()
 
