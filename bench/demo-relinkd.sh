@@ -15,7 +15,7 @@ RELINKD=${RELINKD:-.build/debug/relinkd}
 [ -x "$RELINKD" ] || { echo "demo: $RELINKD missing: run 'swift build' first" >&2; exit 1; }
 [ -x .venv/bin/python ] || { echo "demo: .venv missing: run scripts/setup.sh first" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/relink-demo-XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/relink-demo-XXXXXX")
 bench_pid=""; relinkd_pid=""; client_pid=""
 stop() { [ -n "$1" ] && kill "$1" 2>/dev/null && wait "$1" 2>/dev/null || true; }
 cleanup() { stop "$client_pid"; stop "$relinkd_pid"; stop "$bench_pid"; rm -rf "$work"; }
