@@ -7,6 +7,7 @@ same with relinkd SIGKILLed and restarted while the client is away."""
 
 import json
 import os
+import time
 
 from e2e_harness import LOCK_SERVICE, LOCK_STATE, event_value, wait_until
 
@@ -80,8 +81,10 @@ def test_client_sigkilled_gets_restored_state_then_missed_events_once_in_order(b
     stored = root.events(IDENT, acked)
     assert [s for s, _, _ in stored] == list(range(acked + 1, acked + 1 + len(stored)))
 
+    spawned = time.monotonic()
     c2 = clients(bench.bus, IDENT)
     c2.wait_for(lambda l: l["type"] == "acked" and l["sequence"] >= stored[-1][0], 15, "the replay acked")
+    print(f"new client process to its missed events processed and acked: {time.monotonic() - spawned:.2f} s")
     check_replay(c2, acked, [(s, k) for s, k, _ in stored], missed)
     # Live events follow the replay, numbered on.
     push(bench, "after")
