@@ -1,102 +1,159 @@
 #!/usr/bin/env bash
-# The main job: relinkd on the simulated bench keeps a lock link alive
-# across a SIGKILL of relinkd and an out-of-range spell, with no client
-# present, and nothing notified while it ran is lost from the outbox.
-# Drives relinkd through its internal control object with busctl.
+# The main job: relinkd on the simulated bench (a lock and a band) with two
+# clients of its public D-Bus API:
+#   * the example Python lock program (examples/python-lock), restore
+#     identifier "front-door": scans, connects the lock, subscribes to its state;
+#   * a heart-rate stream from the band, identifier "wrist", set up with
+#     busctl calls on org.relink.Manager1 / Central1.
+# Mid-stream, the lock program and then relinkd are SIGKILLed; values keep
+# coming; relinkd restarts and restores both links by itself; the lock
+# program comes back, gets its restored state first, then every event it
+# missed, once each, in order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RELINKD=${RELINKD:-.build/debug/relinkd}
 [ -x "$RELINKD" ] || { echo "demo: $RELINKD missing: run 'swift build' first" >&2; exit 1; }
+[ -x .venv/bin/python ] || { echo "demo: .venv missing: run scripts/setup.sh first" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/relink-demo-XXXXXX)
-bench_pid=""; relinkd_pid=""
-cleanup() {
-  [ -n "$relinkd_pid" ] && kill "$relinkd_pid" 2>/dev/null && wait "$relinkd_pid" 2>/dev/null || true
-  [ -n "$bench_pid" ] && kill "$bench_pid" 2>/dev/null && wait "$bench_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
+work=$(mktemp -d "${TMPDIR:-/tmp}/relink-demo-XXXXXX")
+bench_pid=""; relinkd_pid=""; client_pid=""
+stop() { [ -n "$1" ] && kill "$1" 2>/dev/null && wait "$1" 2>/dev/null || true; }
+cleanup() { stop "$client_pid"; stop "$relinkd_pid"; stop "$bench_pid"; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+note() { printf '   %s\n' "$*"; }
 
-bench/run-bench --lock lock --no-stdin > "$work/ready.json" 2> "$work/bench.log" &
+bench/run-bench --lock lock --band band --no-stdin > "$work/ready.json" 2> "$work/bench.log" &
 bench_pid=$!
-for _ in $(seq 100); do [ -s "$work/ready.json" ] && break; sleep 0.1; done
-BUS=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["bus"])' "$work/ready.json")
-DIR=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["dir"])' "$work/ready.json")
-LOCK=00:00:00:00:00:02
-SVC=8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b
-STATE=8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b
-ctl() { busctl --address="$BUS" --json=short call org.relink /org/relink/control org.relink.Control1 "$@"; }
+for _ in $(seq 300); do [ -s "$work/ready.json" ] && break; sleep 0.1; done
+field() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])' "$work/ready.json" "$1"; }
+BUS=$(field bus); DIR=$(field dir)
+BAND=00:00:00:00:00:03
+HR_SVC=0000180d-0000-1000-8000-00805f9b34fb
+HR_CHAR=00002a37-0000-1000-8000-00805f9b34fb
+WRIST=/org/relink/central/wrist
+
+bus() { busctl --address="$BUS" --json=short "$@"; }
+manager_prop() { bus get-property org.relink /org/relink org.relink.Manager1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])'; }
+wrist() { bus call org.relink "$WRIST" org.relink.Central1 "$@"; }
 benchctl() { bench/benchctl --dir "$DIR" "$@" >/dev/null; }
 
 start_relinkd() {
   "$RELINKD" --bus-address "$BUS" --state-directory "$work/state" --log-destination stderr --log-level info \
     2>> "$work/relinkd.log" &
   relinkd_pid=$!
-  for _ in $(seq 100); do ctl Status >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "demo: relinkd did not come up" >&2; cat "$work/relinkd.log" >&2; exit 1
+  for _ in $(seq 100); do manager_prop Ready >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "demo: relinkd did not come up" >&2; tail -20 "$work/relinkd.log" >&2; exit 1
 }
-lock_state() {
-  ctl Status | python3 -c 'import json,sys
-s=json.loads(json.load(sys.stdin)["data"][0])
-print(next((c["state"] for i in s["identifiers"] for c in i["connections"]), "none"))'
+# The links as relinkd's Status shows them (identifier: peripheral state).
+links() {
+  manager_prop Status | python3 -c 'import json,sys
+s=json.loads(sys.stdin.read())
+for i in s.get("identifiers", []):
+    for c in i.get("connections", []):
+        print("   link  %-11s %s  %s" % (i["id"], c.get("address", ""), c.get("state")))'
 }
-wait_state() {
-  for _ in $(seq 300); do [ "$(lock_state)" = "$1" ] && { echo "lock link: $1"; return 0; }; sleep 0.1; done
-  echo "demo: lock never reached $1 (now $(lock_state))" >&2; tail -20 "$work/relinkd.log" >&2; exit 1
+wait_links() {  # wait until both links are connected
+  for _ in $(seq 300); do
+    [ "$(links | grep -c ' connected$' || true)" -ge 2 ] && { links; return 0; }
+    sleep 0.1
+  done
+  echo "demo: links did not come back:" >&2; links >&2; tail -20 "$work/relinkd.log" >&2; exit 1
 }
-echo 0 > "$work/shown"
-# Prints the events stored for the identifier since the last call: the
-# outbox keeps them whether or not a client is there to read them.
-events() {
-  ctl Events st front-door "$(cat "$work/shown")" | python3 -c 'import json,sys
-last=sys.argv[1]
-for seq, kind, payload in json.load(sys.stdin)["data"][0]:
-    body=next(iter(json.loads(payload).values()), {})
-    if kind=="value-notified": detail="value "+bytes(body.get("value", [])).decode("utf-8","replace")
-    elif kind in ("disconnected","failed-to-connect","name-updated"): detail=json.dumps(body.get("reason", body.get("update", "")))[:80]
-    else: detail=body.get("address", {}).get("address", "")
-    print(f"  #{seq:<3} {kind:<16} {detail}")
-    last=seq
-open(sys.argv[2],"w").write(str(last))' "$(cat "$work/shown")" "$work/shown"
+start_client() {
+  examples/python-lock/relink-lock --bus "$BUS" --identifier front-door >> "$work/client.log" 2>&1 &
+  client_pid=$!
+}
+shown=0
+client_output() {  # what the lock program printed since the last call
+  local total; total=$(wc -l < "$work/client.log")
+  if [ "$total" -gt "$shown" ]; then sed -n "$((shown + 1)),${total}p" "$work/client.log" | sed 's/^/   lock program | /'; fi
+  shown=$total
+}
+wait_client() {  # wait until the lock program printed a line matching the regex $1
+  for _ in $(seq 200); do grep -qE -- "$1" "$work/client.log" && return 0; sleep 0.1; done
+  echo "demo: the lock program never printed '$1'" >&2; cat "$work/client.log" >&2; exit 1
+}
+wait_client_count() {  # wait until $1 occurs at least $2 times
+  for _ in $(seq 200); do [ "$(grep -c -- "$1" "$work/client.log" || true)" -ge "$2" ] && return 0; sleep 0.1; done
+  echo "demo: the lock program printed '$1' fewer than $2 times" >&2; cat "$work/client.log" >&2; exit 1
+}
+band_after=0
+band_stream() {  # the band's heart-rate values stored since the last call, with the counter
+  wrist Events tu "$band_after" 10000 | python3 -c 'import json,sys
+rows=json.load(sys.stdin)["data"][0]
+vals=[]
+for seq, kind, payload in rows:
+    body=next(iter(json.loads(payload).values()))
+    if kind=="value-notified":
+        v=bytes(body["value"]); vals.append((seq, v[1], int.from_bytes(v[2:6], "little")))
+    else:
+        print(f"   wrist  #{seq:<4} {kind}")
+if vals:
+    gaps=[(a[2], b[2]) for a, b in zip(vals, vals[1:]) if b[2] != a[2] + 1]
+    print(f"   wrist  #{vals[0][0]}..#{vals[-1][0]}: {len(vals)} heart-rate values, band counter {vals[0][2]}..{vals[-1][2]}"
+          + ("" if not gaps else f"; counter jumps {gaps} (sent while relinkd was down: nobody was subscribed)"))
+print(rows[-1][0] if rows else sys.argv[1], file=open(sys.argv[2], "w"))' "$band_after" "$work/band_after"
+  band_after=$(cat "$work/band_after")
 }
 
-say "bench up on $BUS (lock $LOCK); relinkd starts with an empty state directory"
+say "bench up: lock 00:00:00:00:00:02 and band $BAND on a private bus; relinkd starts with an empty store"
 start_relinkd
-say "client: register 'front-door', connect the lock (pending until cancelled), subscribe to its state"
-ctl Register s front-door >/dev/null
-ctl Connect ssa{sv} front-door "$LOCK" 1 pending_until_cancelled b true >/dev/null
-ctl Subscribe ssss front-door "$LOCK" "$SVC" "$STATE" >/dev/null
-wait_state connected
-sleep 0.5
-benchctl push lock state=unlocked
-benchctl push lock state=locked
-sleep 0.5
-events
+note "relinkd $(manager_prop Version) on $(manager_prop Adapter), ready: $(manager_prop Ready)"
 
-say "SIGKILL relinkd while connected and subscribed; start it again with no client present"
-kill -9 "$relinkd_pid"; wait "$relinkd_pid" 2>/dev/null || true
-start_relinkd
-wait_state connected
-sleep 0.5
-benchctl push lock state=unlocked
-sleep 0.5
-events
+say "the lock program registers 'front-door', scans, connects the lock, subscribes to its state"
+start_client
+pushed=()
+push_lock() { benchctl push lock state="$1"; pushed+=("$1"); }
+wait_client "subscribe: lock state"
+wait_client "^#[0-9]+ +connected"
+push_lock unlocked; push_lock locked
+wait_client_count "lock state = " 2
+client_output
 
-say "the lock goes out of range: relinkd keeps the connection pending"
-benchctl out_of_range lock
-for _ in $(seq 100); do [ "$(lock_state)" != connected ] && break; sleep 0.1; done
-echo "lock link: $(lock_state)"
+say "a second identifier 'wrist' streams the band's heart rate (2 values/s) through busctl"
+bus call org.relink /org/relink org.relink.Manager1 Register 'sa{sv}' wrist 0 >/dev/null
+wrist Connect 'sa{sv}' "$BAND" 0 >/dev/null
+wrist Subscribe sss "$BAND" "$HR_SVC" "$HR_CHAR" >/dev/null
+wait_links
 sleep 2
-say "back in range: relinkd reconnects and re-subscribes by itself"
-benchctl in_range lock
-wait_state connected
+band_stream
+
+say "SIGKILL the lock program mid-stream: the lock keeps notifying; relinkd stores the events"
+kill -9 "$client_pid"; wait "$client_pid" 2>/dev/null || true; client_pid=""
+for s in unlocked locked unlocked; do push_lock $s; sleep 0.2; done
+front_door() { bus get-property org.relink /org/relink/central/front_2ddoor org.relink.Central1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])'; }
 sleep 0.5
-benchctl push lock state=locked
-sleep 0.5
-events
+note "front-door: $(front_door LastSequence) events stored, acknowledged through $(front_door Acknowledged)"
+
+say "SIGKILL relinkd too, with both links up and the band streaming; start it again, no client present"
+kill -9 "$relinkd_pid"; wait "$relinkd_pid" 2>/dev/null || true; relinkd_pid=""
+sleep 1
+start_relinkd
+wait_links
+push_lock locked
+sleep 2
+
+say "the lock program comes back: restored state first, then every event it missed, once, in order"
+last=$(front_door LastSequence)
+start_client
+wait_client_count "restored: identifier" 2
+wait_client "^ack: through #$last\$"
+client_output
+
+say "the band's stream, across relinkd's SIGKILL"
+band_stream
 
 say "what relinkd logged (decisions carry RELINK_* fields; under systemd they go to the journal)"
-grep -E "RELINK_DECISION=(connect-failed|scan-matched|connected|restored)" "$work/relinkd.log" | tail -6 | cut -c1-220 || true
+grep -E "RELINK_DECISION=(connect-failed|scan-matched|connected|restored)" "$work/relinkd.log" | tail -6 | sed "s/ MESSAGE_ID=.*//" | cut -c1-160 || true
+kill -TERM "$client_pid"; wait "$client_pid" 2>/dev/null || true; client_pid=""
+client_output
+
+say "check: every lock value pushed reached the lock program once, in order, across both kills"
+got=$(sed -n "s/.*lock state = '\(.*\)'$/\1/p" "$work/client.log" | tr '\n' ' ')
+want="${pushed[*]} "
+note "pushed:  $want"
+note "printed: $got"
+[ "$got" = "$want" ] || { echo "demo: FAILED: the lock program did not print exactly the values pushed" >&2; exit 1; }
 echo; echo "demo: OK"

@@ -34,5 +34,12 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   echo "$want" > "$stamp"
 fi
 
+# A second unprivileged user for the two-user end-to-end test (bench/e2e),
+# beside nobody: a system user with no home and no login. Root only (as CI).
+if [ "$(id -u)" -eq 0 ] && ! getent passwd relink-e2e >/dev/null; then
+  echo "setup: adding system user relink-e2e (two-user tests)"
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin relink-e2e
+fi
+
 command -v swift >/dev/null || { echo "setup: swift not found on PATH (expected Swift 6.2 or newer)" >&2; exit 1; }
 echo "setup: ok ($(swift --version 2>/dev/null | head -1))"

@@ -11,7 +11,7 @@ swift build --build-tests
 status=0
 if [ -d bench/tests ] && ls bench/tests/test_*.py >/dev/null 2>&1; then
   echo "== bench tests (pytest)"
-  .venv/bin/python -m pytest -q bench/tests bench/relink/tests || status=$?
+  .venv/bin/python -m pytest -q bench/tests bench/relink/tests bench/e2e/tests || status=$?
 fi
 
 echo "== swift test"

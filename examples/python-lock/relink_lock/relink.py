@@ -1,0 +1,127 @@
+"""A thin client for relinkd's D-Bus API (org.relink.Manager1 and Central1),
+over dbus-fast. Only what the lock program needs; every call is a plain
+method call and every failure a RelinkError carrying the org.relink.Error.*
+name relinkd replied with."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+BUS_NAME = "org.relink"
+MANAGER_PATH = "/org/relink"
+MANAGER = "org.relink.Manager1"
+CENTRAL = "org.relink.Central1"
+
+
+class RelinkError(Exception):
+    """A D-Bus error reply: `name` is e.g. org.relink.Error.InvalidArguments."""
+
+    def __init__(self, name: str, text: str):
+        super().__init__(f"{name}: {text}")
+        self.name = name
+        self.text = text
+
+
+def plain(value: Any) -> Any:
+    """Variants unwrapped, recursively, so restored state prints as JSON."""
+    if isinstance(value, Variant):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+class Relink:
+    """One connection to the bus relinkd is on."""
+
+    def __init__(self, bus: MessageBus):
+        self.bus = bus
+        #: The last Register call sent, so that a message handler can tell
+        #: its reply (which must come before any Event signal) apart.
+        self.register_message: Message | None = None
+
+    @classmethod
+    async def connect(cls, address: str | None) -> "Relink":
+        """Connects to `address`, or to the system bus (DBUS_SYSTEM_BUS_ADDRESS
+        honoured) when None. Raises OSError when the bus cannot be reached."""
+        bus = MessageBus(bus_address=address, bus_type=BusType.SYSTEM) if address \
+            else MessageBus(bus_type=BusType.SYSTEM)
+        await bus.connect()
+        return cls(bus)
+
+    def on_message(self, handler: Callable[[Message], None]) -> None:
+        """`handler` sees every incoming message, in the order they arrive
+        (replies included); it must not block."""
+        def wrapped(msg: Message) -> None:
+            handler(msg)
+            return None
+        self.bus.add_message_handler(wrapped)
+
+    async def call(self, path: str, interface: str, member: str, signature: str = "",
+                   body: list[Any] | None = None) -> list[Any]:
+        """Calls relinkd; returns the reply's body. Raises RelinkError."""
+        return await self.send(Message(destination=BUS_NAME, path=path, interface=interface,
+                                       member=member, signature=signature, body=body or []))
+
+    async def send(self, msg: Message) -> list[Any]:
+        """Sends a method call; returns the reply's body. Raises RelinkError."""
+        reply = await self.bus.call(msg)
+        if reply.message_type == MessageType.ERROR:
+            text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
+            raise RelinkError(reply.error_name or "?", text)
+        return reply.body
+
+    async def register(self, identifier: str, options: dict[str, Variant] | None = None
+                       ) -> tuple[str, dict[str, Any]]:
+        """Manager1.Register: (central object path, restored state)."""
+        self.register_message = Message(destination=BUS_NAME, path=MANAGER_PATH, interface=MANAGER,
+                                        member="Register", signature="sa{sv}",
+                                        body=[identifier, options or {}])
+        central, restored = await self.send(self.register_message)
+        return central, plain(restored)
+
+    async def watch_owner(self) -> None:
+        """Asks the bus for NameOwnerChanged of org.relink (relinkd leaving
+        and coming back)."""
+        await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                    interface="org.freedesktop.DBus", member="AddMatch", signature="s",
+                                    body=["type='signal',sender='org.freedesktop.DBus',"
+                                          "member='NameOwnerChanged',arg0='org.relink'"]))
+
+    def close(self) -> None:
+        self.bus.disconnect()
+
+
+class Central:
+    """Central1 of one identifier."""
+
+    def __init__(self, relink: Relink, path: str):
+        self.relink = relink
+        self.path = path
+
+    async def _call(self, member: str, signature: str = "", body: list[Any] | None = None) -> list[Any]:
+        return await self.relink.call(self.path, CENTRAL, member, signature, body)
+
+    async def scan(self, services: list[str], allow_duplicates: bool = False) -> None:
+        await self._call("Scan", "asa{sv}", [services, {"allow_duplicates": Variant("b", allow_duplicates)}])
+
+    async def stop_scan(self) -> None:
+        await self._call("StopScan")
+
+    async def connect(self, peripheral: str) -> str:
+        """Connect with no timeout: the intent stays pending until cancelled."""
+        (path,) = await self._call("Connect", "sa{sv}", [peripheral, {}])
+        return path
+
+    async def subscribe(self, peripheral: str, service: str, characteristic: str) -> None:
+        await self._call("Subscribe", "sss", [peripheral, service, characteristic])
+
+    async def ack(self, sequence: int) -> None:
+        await self._call("Ack", "t", [sequence])
