@@ -5,11 +5,12 @@ import Synchronization
 /// name, whether an object exists for it.
 ///
 /// Install with ``Connection/setObjectFilter(_:)``. While one is installed,
-/// `Introspect`, `Get`, `GetAll` and `GetManagedObjects` are answered
-/// asynchronously (after asking the filter) instead of in bus order by
-/// the serve loop; an object the filter hides is answered as absent
-/// (`org.freedesktop.DBus.Error.UnknownObject`), left out of
-/// `GetManagedObjects` and of the child nodes in introspection data.
+/// every call to an exported object (its own methods, `Introspect`, `Get`,
+/// `GetAll`, `Set`) and `GetManagedObjects` is answered after asking the
+/// filter; an object the filter hides is answered as absent
+/// (`org.freedesktop.DBus.Error.UnknownObject`, whatever the method or its
+/// arguments), left out of `GetManagedObjects` and of the child nodes in
+/// introspection data.
 public typealias ObjectFilter = @Sendable (_ path: ObjectPath, _ sender: String) async -> Bool
 
 /// Actions to run once a method call's reply has been handed to the

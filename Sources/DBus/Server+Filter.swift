@@ -38,8 +38,27 @@ extension Connection {
                 case .work(_, let work): return await work()
                 }
             }
-        default:
+        case "org.freedesktop.DBus.Peer":
             return nil
+        default:
+            // A method of an object the caller may not see is answered as
+            // if there were no object, before the signature or the
+            // arguments are looked at: the error must not depend on
+            // whether the object exists.
+            guard objects.object(at: path) != nil else { return nil }
+            let after = AfterReplyActions()
+            return .work(after: after) {
+                guard await filter(path, sender) else {
+                    return Message.errorReply(to: call, DBusError(.unknownObject, "no object at \(path)"))
+                }
+                switch self.dispatch(call, filtered: false) {
+                case .reply(let m): return m ?? Message.errorReply(to: call, DBusError(.failed, "no reply"))
+                case .work(let inner, let work):
+                    let reply = await work()
+                    if let inner { after.add { inner.run() } }
+                    return reply
+                }
+            }
         }
     }
 

@@ -80,8 +80,10 @@ import Testing
                 ("StopScan", []), ("Events", [.uint64(0), .uint32(10)]), ("Ack", [.uint64(0)]), ("Watch", [.uint64(0)]),
                 ("Cancel", [.string(Harness.lockAddress)]), ("Connect", [.string(Harness.lockAddress), APIClient.options()]),
             ] {
-                await expectError("org.relink.Error.UnknownIdentifier") { try await other.central(central, method, args) }
+                // As for a path with no identifier behind it.
+                await expectError("org.freedesktop.DBus.Error.UnknownObject") { try await other.central(central, method, args) }
             }
+            await expectError("org.freedesktop.DBus.Error.UnknownObject") { try await other.central(central, "Ack", [.string("wrong type")]) }
             await expectError("org.relink.Error.UnknownIdentifier") {
                 try await other.call(APIClient.manager, "org.relink.Manager1", "Unregister", [.string(Harness.id)])
             }
@@ -101,8 +103,8 @@ import Testing
             #expect(!managed.keys.contains { $0.rawValue.hasPrefix("/org/relink/control") || $0.rawValue.hasPrefix("/org/relink/autoconnect") })
             let status = try await other.call(APIClient.manager, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Manager1"), .string("Status")])
             #expect(!"\(status.body)".contains(Harness.id))
-            // Control1 is for root and relinkd's own user.
-            await expectError("org.relink.Error.NotPermitted") {
+            // Control1 is for root and relinkd's own user: for others it does not exist.
+            await expectError("org.freedesktop.DBus.Error.UnknownObject") {
                 try await other.call(try ObjectPath("/org/relink/control"), "org.relink.Control1", "Status")
             }
 

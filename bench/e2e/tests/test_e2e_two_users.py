@@ -262,11 +262,6 @@ def test_another_user_can_neither_read_nor_change_alices_identifier(scenario):
                             "a value after bob's attempts")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "relinkd (api 12b5e12): Central1 methods on another user's identifier reply "
-    "org.relink.Error.UnknownIdentifier, on a path with no identifier "
-    "org.freedesktop.DBus.Error.UnknownObject: the caller can tell the identifier exists "
-    "(docs/api/access.md says it cannot)"))
 def test_another_user_cannot_tell_alices_identifier_exists(scenario):
     """Every call naming alice's identifier fails exactly as for an identifier
     that does not exist: same error name, same message but for the name."""
@@ -339,9 +334,11 @@ def test_another_users_random_calls_on_alices_identifier_all_fail_and_change_not
 
 def test_control1_is_root_only(scenario):
     bob = scenario.bob
-    assert bob.error("/org/relink/control", "org.relink.Control1", "Status") == "org.relink.Error.NotPermitted"
+    # For anyone but root and relinkd's user, Control1 does not exist.
+    assert bob.error("/org/relink/control", "org.relink.Control1", "Status") == \
+        "org.freedesktop.DBus.Error.UnknownObject"
     assert bob.error("/org/relink/control", "org.relink.Control1", "Events", "st",
-                     [ALICE_ID, 0]) == "org.relink.Error.NotPermitted"
+                     [ALICE_ID, 0]) == "org.freedesktop.DBus.Error.UnknownObject"
     assert json.loads(scenario.root.call("/org/relink/control", "org.relink.Control1", "Status")[0])
 
 
