@@ -51,12 +51,18 @@ enum RowDecoding {
 
     /// `connection_intent` columns in table order.
     static func connectionIntent(_ row: Row) throws -> ConnectionIntent {
+        var cache = IdentifierCache()
+        return try connectionIntent(row, cache: &cache)
+    }
+
+    /// As `connectionIntent(_:)`, validating each distinct identifier text once (rows come ordered by identifier).
+    static func connectionIntent(_ row: Row, cache: inout IdentifierCache) throws -> ConnectionIntent {
         let strategies = try strategyList(row[5])
         let stepMs: Int64? = row[3]
         let overallMs: Int64? = row[4]
         do {
             return try ConnectionIntent(
-                identifier: identifier(row[0]), peripheral: uuid(row, 1, "connection_intent.peripheral_id"),
+                identifier: cache.identifier(row[0]), peripheral: uuid(row, 1, "connection_intent.peripheral_id"),
                 state: enumValue(row[2], "connection_intent.state"),
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
                 strategies: strategies, requestedAt: Date(storedMilliseconds: row[6]), attempts: row[7],
@@ -79,7 +85,13 @@ enum RowDecoding {
 
     /// `subscription` columns: identifier, peripheral_id, service_uuid, characteristic_uuid, created_at.
     static func subscription(_ row: Row) throws -> Subscription {
-        Subscription(identifier: try identifier(row[0]), peripheral: try uuid(row, 1, "subscription.peripheral_id"),
+        var cache = IdentifierCache()
+        return try subscription(row, cache: &cache)
+    }
+
+    /// As `subscription(_:)`, validating each distinct identifier text once.
+    static func subscription(_ row: Row, cache: inout IdentifierCache) throws -> Subscription {
+        Subscription(identifier: try cache.identifier(row[0]), peripheral: try uuid(row, 1, "subscription.peripheral_id"),
                      service: try bluetoothUUID(row, 2, "subscription.service_uuid"),
                      characteristic: try bluetoothUUID(row, 3, "subscription.characteristic_uuid"),
                      createdAt: Date(storedMilliseconds: row[4]))
@@ -107,5 +119,18 @@ enum RowDecoding {
     static func event(_ row: Row) throws -> OutboxEvent {
         OutboxEvent(identifier: try identifier(row[0]), sequence: row[1], kind: row[2], payload: row[3],
                     createdAt: Date(storedMilliseconds: row[4]))
+    }
+}
+
+/// Remembers the last validated restore identifier, so that consecutive rows
+/// of one identifier (the load reads them ordered by identifier) are validated once.
+struct IdentifierCache {
+    private var last: RestoreIdentifier?
+
+    mutating func identifier(_ text: String) throws -> RestoreIdentifier {
+        if let last, last.rawValue == text { return last }
+        let value = try RowDecoding.identifier(text)
+        last = value
+        return value
     }
 }

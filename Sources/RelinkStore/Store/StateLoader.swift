@@ -11,12 +11,13 @@ struct StateLoader {
             scans[scan.identifier.rawValue] = scan
         }
         var connections: [String: [ConnectionIntent]] = [:]
+        var cache = IdentifierCache()
         try Row.fetchCursor(db, sql: """
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
                 attempts, last_error_class, last_error_message
             FROM connection_intent ORDER BY identifier, peripheral_id
             """).forEach { row in
-            let intent = try RowDecoding.connectionIntent(row)
+            let intent = try RowDecoding.connectionIntent(row, cache: &cache)
             connections[intent.identifier.rawValue, default: []].append(intent)
         }
         var subscriptions: [String: [Subscription]] = [:]
@@ -24,7 +25,7 @@ struct StateLoader {
             SELECT identifier, peripheral_id, service_uuid, characteristic_uuid, created_at
             FROM subscription ORDER BY identifier, peripheral_id, service_uuid, characteristic_uuid
             """).forEach { row in
-            let subscription = try RowDecoding.subscription(row)
+            let subscription = try RowDecoding.subscription(row, cache: &cache)
             subscriptions[subscription.identifier.rawValue, default: []].append(subscription)
         }
         var pending: [String: Int] = [:]
