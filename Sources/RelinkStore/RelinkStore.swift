@@ -18,8 +18,14 @@ public final class RelinkStore: Sendable {
     /// non-empty means this store started EMPTY and the daemon should say so.
     public let quarantined: [QuarantinedFile]
 
+    /// Whether the previous writer closed the store with
+    /// `close(markingCleanStop: true)`: every write it made had committed.
+    /// False after a crash, and for a new or quarantined database.
+    public let openedAfterCleanStop: Bool
+
     private let pool: DatabasePool
     private let committer: GroupCommitter
+    private let marker: CleanStopMarker
 
     /// Opens the store in `directory` (created with mode 0700 if missing),
     /// creating or migrating the database.
@@ -34,6 +40,10 @@ public final class RelinkStore: Sendable {
         (pool, quarantined) = try opener.open()
         databasePath = opener.databasePath
         committer = GroupCommitter(pool: pool)
+        marker = CleanStopMarker(directory: directory)
+        // Consumed in every case, so that it never outlives the run it describes.
+        let clean = marker.consume()
+        openedAfterCleanStop = clean && quarantined.isEmpty
     }
 
     /// Applies `mutations` in order, in one transaction, and returns after the commit.
@@ -76,10 +86,11 @@ public final class RelinkStore: Sendable {
             try await pool.read { db in
                 guard let row = try Row.fetchOne(db, sql: """
                     SELECT next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq,
-                        (SELECT COUNT(*) FROM outbox_event WHERE identifier = ?1)
+                        (SELECT COUNT(*) FROM outbox_event WHERE identifier = ?1),
+                        (SELECT MIN(seq) FROM outbox_event WHERE identifier = ?1)
                     FROM restore_identifier WHERE id = ?1
                     """, arguments: [identifier.rawValue]) else { throw StoreError.unknownIdentifier(identifier) }
-                return try StateLoader.outboxStatus(row, startingAt: 0, pendingCount: row[4])
+                return try StateLoader.outboxStatus(row, startingAt: 0, pendingCount: row[4], firstSequence: row[5])
             }
         }
     }
@@ -105,9 +116,13 @@ public final class RelinkStore: Sendable {
     }
 
     /// Stops accepting writes, waits for queued ones, checkpoints the WAL into
-    /// the database file, and closes the database.
-    /// - Throws: `StoreError.io` when SQLite cannot close (a statement still running).
-    public func close() throws(StoreError) {
+    /// the database file, and closes the database. With `markingCleanStop`,
+    /// then leaves the marker that the next opener reads as
+    /// `openedAfterCleanStop` (the caller vouches that nothing it showed
+    /// anyone is missing from the store).
+    /// - Throws: `StoreError.io` when SQLite cannot close (a statement still
+    ///   running) or the marker cannot be written.
+    public func close(markingCleanStop: Bool = false) throws(StoreError) {
         committer.close()
         do {
             try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -115,6 +130,7 @@ public final class RelinkStore: Sendable {
         } catch {
             throw StoreError.from(error)
         }
+        if markingCleanStop { try marker.write() }
     }
 
     /// Test hook: every outbox event, grouped by identifier, oldest first.

@@ -96,7 +96,8 @@ public struct TortureModel: Sendable, Equatable {
                 connections: entry.connections.values.sorted { $0.peripheral.uuidString.lowercased() < $1.peripheral.uuidString.lowercased() },
                 subscriptions: entry.subscriptions.values.sorted(),
                 outbox: OutboxStatus(nextSequence: entry.nextSequence, pendingCount: entry.events.count,
-                                     droppedTotal: entry.droppedTotal, droppedRange: entry.droppedRange))
+                                     droppedTotal: entry.droppedTotal, droppedRange: entry.droppedRange,
+                                     firstSequence: entry.events.first?.sequence))
         }
         let peripherals = peripherals.values.sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() }
         return StoredState(identifiers: ids, peripherals: peripherals)

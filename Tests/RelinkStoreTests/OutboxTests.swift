@@ -23,7 +23,7 @@ struct OutboxTests {
         // Sequence numbers are never reused, also after everything was acknowledged.
         try await store.apply([.acknowledgeEvents(id, through: 5)])
         #expect(try await store.apply([.appendEvent(Fixtures.event(id, "e6"))]).appendedSequences == [6])
-        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 7, pendingCount: 1, droppedTotal: 0, droppedRange: nil))
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 7, pendingCount: 1, droppedTotal: 0, droppedRange: nil, firstSequence: 6))
 
         await #expect(throws: StoreError.invalidAcknowledgement(id, through: 7, nextSequence: 7)) {
             try await store.apply([.acknowledgeEvents(id, through: 7)])
@@ -42,18 +42,18 @@ struct OutboxTests {
         try await store.apply([.putIdentifier(Fixtures.identifier("lock", limit: 3))])
         for n in 1...7 { try await store.apply([.appendEvent(Fixtures.event(id, "e\(n)"))]) }
         #expect(try await store.events(for: id).map(\.sequence) == [5, 6, 7])
-        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 3, droppedTotal: 4, droppedRange: 1...4))
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 3, droppedTotal: 4, droppedRange: 1...4, firstSequence: 5))
 
         // Acknowledging into the dropped range narrows it; past it clears it; the total stays.
         try await store.apply([.acknowledgeEvents(id, through: 2)])
         #expect(try await store.outboxStatus(for: id).droppedRange == 3...4)
         try await store.apply([.acknowledgeEvents(id, through: 5)])
-        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 2, droppedTotal: 4, droppedRange: nil))
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 2, droppedTotal: 4, droppedRange: nil, firstSequence: 6))
 
         // Lowering the bound trims at once.
         try await store.apply([.putIdentifier(Fixtures.identifier("lock", limit: 1))])
         #expect(try await store.events(for: id).map(\.sequence) == [7])
-        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 1, droppedTotal: 5, droppedRange: 6...6))
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 8, pendingCount: 1, droppedTotal: 5, droppedRange: 6...6, firstSequence: 7))
         #expect(try await store.loadState().identifiers.first?.outbox == store.outboxStatus(for: id))
     }
 

@@ -25,12 +25,19 @@ public struct OutboxEvent: Hashable, Sendable, Codable {
     }
 }
 
-/// An event to append; the store assigns its sequence number.
+/// An event to append. The store assigns its sequence number, unless the
+/// writer chose one (`sequence`), as relinkd does to show an event to
+/// attached clients before its commit.
 public struct OutboxEventDraft: Hashable, Sendable, Codable {
     public var identifier: RestoreIdentifier
     public var kind: String
     public var payload: Data
     public var createdAt: Date
+    /// The sequence number chosen by the writer, or nil for the store's
+    /// next one. A chosen number must be at least the identifier's next
+    /// sequence number (`OutboxStatus.nextSequence`): numbers are never
+    /// reused, and may skip.
+    public var sequence: Int64?
 
     /// - Throws: `StoreError.invalidArgument` for an empty or too long kind or a too large payload.
     public init(identifier: RestoreIdentifier, kind: String, payload: Data, createdAt: Date) throws(StoreError) {

@@ -26,7 +26,8 @@ public enum StoreMutation: Hashable, Sendable {
     /// Removes a subscription; nothing if there is none.
     case removeSubscription(Subscription)
     /// Appends an event to the identifier's outbox; the store assigns the
-    /// sequence number and drops the oldest events past the bound.
+    /// sequence number (unless the draft carries one) and drops the oldest
+    /// events past the bound.
     case appendEvent(OutboxEventDraft)
     /// Deletes the identifier's events up to and including `through`.
     case acknowledgeEvents(RestoreIdentifier, through: Int64)
@@ -36,5 +37,10 @@ public enum StoreMutation: Hashable, Sendable {
 public struct StoreCommit: Hashable, Sendable {
     /// Sequence numbers given to the `.appendEvent` mutations, in order.
     public var appendedSequences: [Int64]
-    public init(appendedSequences: [Int64]) { self.appendedSequences = appendedSequences }
+    /// Everything the mutations did to outboxes, in order.
+    public var outboxEffects: [OutboxEffect]
+    public init(appendedSequences: [Int64], outboxEffects: [OutboxEffect] = []) {
+        self.appendedSequences = appendedSequences
+        self.outboxEffects = outboxEffects
+    }
 }

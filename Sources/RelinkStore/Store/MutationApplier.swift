@@ -8,9 +8,10 @@ struct MutationApplier {
 
     func apply(_ mutations: [StoreMutation]) throws -> StoreCommit {
         var appended: [Int64] = []
+        var effects: [OutboxEffect] = []
         for mutation in mutations {
             switch mutation {
-            case .putIdentifier(let record): try putIdentifier(record)
+            case .putIdentifier(let record): try putIdentifier(record, &effects)
             case .removeIdentifier(let id):
                 try db.cachedStatement(sql: "DELETE FROM restore_identifier WHERE id = ?").execute( arguments: [id.rawValue])
             case .putScanIntent(let scan): try putScanIntent(scan)
@@ -29,14 +30,18 @@ struct MutationApplier {
                     DELETE FROM subscription
                     WHERE identifier = ? AND peripheral_id = ? AND service_uuid = ? AND characteristic_uuid = ?
                     """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.service.storedBlob, s.characteristic.storedBlob])
-            case .appendEvent(let draft): appended.append(try OutboxWriter(db: db).append(draft))
-            case .acknowledgeEvents(let id, let through): try OutboxWriter(db: db).acknowledge(id, through: through)
+            case .appendEvent(let draft):
+                let (sequence, dropped) = try OutboxWriter(db: db).append(draft)
+                appended.append(sequence)
+                effects.append(.appended(draft.identifier, sequence: sequence))
+                if let dropped { effects.append(dropped) }
+            case .acknowledgeEvents(let id, let through): effects.append(try OutboxWriter(db: db).acknowledge(id, through: through))
             }
         }
-        return StoreCommit(appendedSequences: appended)
+        return StoreCommit(appendedSequences: appended, outboxEffects: effects)
     }
 
-    private func putIdentifier(_ record: RestoreIdentifierRecord) throws {
+    private func putIdentifier(_ record: RestoreIdentifierRecord, _ effects: inout [OutboxEffect]) throws {
         try db.cachedStatement(sql: """
             INSERT INTO restore_identifier (id, owner_uid, name_preference, outbox_limit, created_at)
             VALUES (?, ?, ?, ?, ?)
@@ -44,7 +49,7 @@ struct MutationApplier {
                 name_preference = excluded.name_preference, outbox_limit = excluded.outbox_limit
             """).execute( arguments: [record.id.rawValue, Int64(record.ownerUID), record.namePreference.rawValue,
                              record.outboxLimit, record.createdAt.storedMilliseconds])
-        try OutboxWriter(db: db).trim(record.id)
+        if let dropped = try OutboxWriter(db: db).trim(record.id) { effects.append(dropped) }
     }
 
     private func putScanIntent(_ scan: ScanIntent) throws {

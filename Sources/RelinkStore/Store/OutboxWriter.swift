@@ -8,45 +8,53 @@ import GRDB
 struct OutboxWriter {
     let db: Database
 
-    /// Appends an event and returns its sequence number.
-    func append(_ draft: OutboxEventDraft) throws -> Int64 {
-        guard let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
-                                                arguments: [draft.identifier.rawValue])
+    /// Appends an event and returns its sequence number, with what the
+    /// bound dropped to make room.
+    /// - Throws: `StoreError.unknownIdentifier`; `.invalidArgument` for a
+    ///   chosen sequence number below the identifier's next one.
+    func append(_ draft: OutboxEventDraft) throws -> (sequence: Int64, dropped: OutboxEffect?) {
+        guard let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
+                                            arguments: [draft.identifier.rawValue])
         else { throw StoreError.unknownIdentifier(draft.identifier) }
+        let sequence = draft.sequence ?? next
+        guard sequence >= next else {
+            throw StoreError.invalidArgument("event sequence \(sequence) of \(draft.identifier) is below its next sequence \(next)")
+        }
         try db.cachedStatement(sql: "INSERT INTO outbox_event (identifier, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)").execute(
                        arguments: [draft.identifier.rawValue, sequence, draft.kind, draft.payload, draft.createdAt.storedMilliseconds])
         try db.cachedStatement(sql: "UPDATE restore_identifier SET next_event_seq = ? WHERE id = ?").execute(
                        arguments: [sequence + 1, draft.identifier.rawValue])
-        try trim(draft.identifier)
-        return sequence
+        return (sequence, try trim(draft.identifier))
     }
 
     /// Drops the oldest events past the identifier's bound, counting them.
-    func trim(_ id: RestoreIdentifier) throws {
+    @discardableResult
+    func trim(_ id: RestoreIdentifier) throws -> OutboxEffect? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT outbox_limit, (SELECT COUNT(*) FROM outbox_event WHERE identifier = ?1)
             FROM restore_identifier WHERE id = ?1
-            """), arguments: [id.rawValue]) else { return }
+            """), arguments: [id.rawValue]) else { return nil }
         let limit: Int64 = row[0]
         let count: Int64 = row[1]
-        guard count > limit else { return }
+        guard count > limit else { return nil }
         let excess = count - limit
         guard let newest = try Int64.fetchOne(db.cachedStatement(sql: """
             SELECT MAX(seq) FROM (SELECT seq FROM outbox_event WHERE identifier = ? ORDER BY seq LIMIT ?)
             """), arguments: [id.rawValue, excess]),
             let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(seq) FROM outbox_event WHERE identifier = ?"),
                                             arguments: [id.rawValue])
-        else { return }
+        else { return nil }
         try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, newest])
         try db.cachedStatement(sql: """
             UPDATE restore_identifier SET dropped_total = dropped_total + ?,
                 dropped_first_seq = COALESCE(dropped_first_seq, ?), dropped_last_seq = ?
             WHERE id = ?
             """).execute( arguments: [excess, oldest, newest, id.rawValue])
+        return .dropped(id, count: excess, range: oldest...newest, first: try lowestStored(id))
     }
 
     /// Deletes events up to and including `through`.
-    func acknowledge(_ id: RestoreIdentifier, through: Int64) throws {
+    func acknowledge(_ id: RestoreIdentifier, through: Int64) throws -> OutboxEffect {
         guard let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
                                             arguments: [id.rawValue])
         else { throw StoreError.unknownIdentifier(id) }
@@ -54,6 +62,7 @@ struct OutboxWriter {
             throw StoreError.invalidAcknowledgement(id, through: through, nextSequence: next)
         }
         try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, through])
+        let deleted = db.changesCount
         try db.cachedStatement(sql: """
             UPDATE restore_identifier SET
                 dropped_first_seq = CASE WHEN dropped_last_seq <= ?1 THEN NULL
@@ -62,5 +71,10 @@ struct OutboxWriter {
                 dropped_last_seq = CASE WHEN dropped_last_seq <= ?1 THEN NULL ELSE dropped_last_seq END
             WHERE id = ?2
             """).execute( arguments: [through, id.rawValue])
+        return .acknowledged(id, through: through, deleted: deleted, first: try lowestStored(id))
+    }
+
+    private func lowestStored(_ id: RestoreIdentifier) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(seq) FROM outbox_event WHERE identifier = ?"), arguments: [id.rawValue])
     }
 }

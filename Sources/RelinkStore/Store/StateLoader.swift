@@ -28,9 +28,9 @@ struct StateLoader {
             let subscription = try RowDecoding.subscription(row, cache: &cache)
             subscriptions[subscription.identifier.rawValue, default: []].append(subscription)
         }
-        var pending: [String: Int] = [:]
-        try Row.fetchCursor(db, sql: "SELECT identifier, COUNT(*) FROM outbox_event GROUP BY identifier").forEach { row in
-            pending[row[0]] = row[1]
+        var pending: [String: (count: Int, first: Int64?)] = [:]
+        try Row.fetchCursor(db, sql: "SELECT identifier, COUNT(*), MIN(seq) FROM outbox_event GROUP BY identifier").forEach { row in
+            pending[row[0]] = (row[1], row[2])
         }
         var identifiers: [StoredState.Identifier] = []
         try Row.fetchCursor(db, sql: """
@@ -43,7 +43,8 @@ struct StateLoader {
             identifiers.append(StoredState.Identifier(
                 record: record, scan: scans[key], connections: connections[key] ?? [],
                 subscriptions: subscriptions[key] ?? [],
-                outbox: try Self.outboxStatus(row, startingAt: 5, pendingCount: pending[key] ?? 0)))
+                outbox: try Self.outboxStatus(row, startingAt: 5, pendingCount: pending[key]?.count ?? 0,
+                                              firstSequence: pending[key]?.first)))
         }
         var peripherals: [PeripheralRecord] = []
         let peripheralRows = try Row.fetchCursor(db, sql: """
@@ -56,7 +57,7 @@ struct StateLoader {
     }
 
     /// Decodes next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq from `row[index...]`.
-    static func outboxStatus(_ row: Row, startingAt index: Int, pendingCount: Int) throws -> OutboxStatus {
+    static func outboxStatus(_ row: Row, startingAt index: Int, pendingCount: Int, firstSequence: Int64?) throws -> OutboxStatus {
         let first: Int64? = row[index + 2]
         let last: Int64? = row[index + 3]
         var range: ClosedRange<Int64>?
@@ -64,6 +65,7 @@ struct StateLoader {
             guard first <= last else { throw StoreError.corruptRow("dropped sequence range") }
             range = first...last
         }
-        return OutboxStatus(nextSequence: row[index], pendingCount: pendingCount, droppedTotal: row[index + 1], droppedRange: range)
+        return OutboxStatus(nextSequence: row[index], pendingCount: pendingCount, droppedTotal: row[index + 1], droppedRange: range,
+                            firstSequence: firstSequence)
     }
 }
