@@ -46,6 +46,10 @@ public struct RelinkRestoredState: Sendable, Hashable {
     public var acknowledged: UInt64
     /// Events dropped because the outbox was full.
     public var droppedEvents: UInt64
+    /// The dropped sequence numbers not yet acknowledged past (nil: none).
+    /// Other gaps in the numbers are skips after a crash of relinkd, not
+    /// losses of stored events (docs/api/events.md, "Sequence numbers").
+    public var droppedRange: ClosedRange<UInt64>?
 
     /// Decodes the `restored` dictionary.
     /// - Throws: ``RelinkClientError`` (`Failed`) when a key relinkd
@@ -74,5 +78,11 @@ public struct RelinkRestoredState: Sendable, Hashable {
         lastSequence = try r.required("last_sequence")
         acknowledged = try r.required("acknowledged")
         droppedEvents = try r.value("dropped_events", default: 0)
+        if case .structure(let bounds)? = restored["dropped_range"]?.unwrapped, bounds.count == 2,
+           case .uint64(let first) = bounds[0], case .uint64(let last) = bounds[1], first > 0, first <= last {
+            droppedRange = first...last
+        } else {
+            droppedRange = nil
+        }
     }
 }

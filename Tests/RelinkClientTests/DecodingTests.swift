@@ -22,6 +22,7 @@ import Testing
             ("scan_services", .array(.string, [.string("0000180d-0000-1000-8000-00805f9b34fb")])),
             ("scan_options", dict([("allow_duplicates", .boolean(true))])), ("scanning", .boolean(true)),
             ("last_sequence", .uint64(12)), ("acknowledged", .uint64(7)), ("dropped_events", .uint64(1)),
+            ("dropped_range", .structure([.uint64(8), .uint64(8)])),
         ]
         entries.removeAll { $0.0 == key }
         if let replacing { entries.removeAll { $0.0 == replacing.0 }; entries.append(replacing) }
@@ -41,6 +42,9 @@ import Testing
         #expect(state.scanServices == ["0000180d-0000-1000-8000-00805f9b34fb"])
         #expect(state.allowDuplicates && state.scanning)
         #expect(state.lastSequence == 12 && state.acknowledged == 7 && state.droppedEvents == 1)
+        #expect(state.droppedRange == 8...8)
+        let none = try RelinkRestoredState(Self.restored(replacing: ("dropped_range", .structure([.uint64(0), .uint64(0)]))))
+        #expect(none.droppedRange == nil)
     }
 
     @Test func restoredStateWithMissingOrMistypedKeysIsAnError() throws {

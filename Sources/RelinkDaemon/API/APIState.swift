@@ -31,6 +31,7 @@ struct Attachment: Sendable, Hashable {
 struct APIState: Sendable {
     var owners: [RestoreIdentifier: UInt32] = [:]
     var outboxes: [RestoreIdentifier: OutboxCursor] = [:]
+    var sequencers: [RestoreIdentifier: EventSequencer] = [:]
     var attachments: [RestoreIdentifier: [String: Attachment]] = [:]
     /// Peripherals each user's identifiers discovered since relinkd started.
     var discoveredBy: [UInt32: Set<PeripheralID>] = [:]

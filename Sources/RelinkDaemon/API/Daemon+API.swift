@@ -183,6 +183,7 @@ extension Daemon {
         let audience = audience(ofOwner: api.owners[id] ?? 0)
         api.attachments[id] = nil
         api.outboxes[id] = nil
+        api.sequencers[id] = nil
         publisher?.removeCentral(id, announceTo: audience)
         api.owners[id] = nil
         for peripheral in touched { refreshViewers(of: peripheral) }

@@ -4,32 +4,82 @@ import RelinkStore
 import Restoration
 
 // Event delivery: replay after a Register/Watch reply, then live events
-// after each commit, unicast to each attached client.
+// as they happen (before their commit, within the sequencer's window),
+// unicast to each attached client.
 extension Daemon {
     /// How many stored events one replay read takes.
     static let replayPage = 1000
 
-    /// Hook of ``commit(_:)``: called with what was just committed.
-    func committed(_ mutations: [StoreMutation], _ commit: StoreCommit) {
-        var appended = commit.appendedSequences.makeIterator()
+    /// Numbers the events among `mutations` (each once: a retried list keeps
+    /// its numbers) and sends attached clients those that may go out before
+    /// their commit (``EventSequencer``). Called just before the list goes
+    /// to the store, in the same actor turn, so that numbering order is
+    /// commit order.
+    func numberEvents(_ mutations: inout [StoreMutation]) {
         var touched: [CoreIdentifier] = []
-        for mutation in mutations {
-            switch mutation {
-            case .appendEvent(let draft):
-                guard let sequence = appended.next(), let id = try? StoreMapping.coreIdentifier(draft.identifier) else { continue }
-                api.outboxes[id]?.appended(sequence)
-                if touched.last != id { touched.append(id) }
-                deliverLive(id, sequence: sequence, kind: draft.kind, payload: String(decoding: draft.payload, as: UTF8.self))
-            case .acknowledgeEvents(let storeID, let through):
-                guard let id = try? StoreMapping.coreIdentifier(storeID) else { continue }
-                api.outboxes[id]?.acknowledged(through: through)
-                touched.append(id)
-            default:
-                continue
-            }
+        for index in mutations.indices {
+            guard case .appendEvent(var draft) = mutations[index], draft.sequence == nil,
+                  let id = try? StoreMapping.coreIdentifier(draft.identifier), var sequencer = api.sequencers[id] else { continue }
+            draft.sequence = sequencer.number(kind: draft.kind, payload: String(decoding: draft.payload, as: UTF8.self))
+            api.sequencers[id] = sequencer
+            mutations[index] = .appendEvent(draft)
+            if touched.last != id { touched.append(id) }
         }
-        for id in Set(touched) { outboxChanged(id) }
+        for id in Set(touched) { releaseEvents(id) }
     }
+
+    /// Sends the identifier's events that may go out now to its live clients.
+    private func releaseEvents(_ id: CoreIdentifier, committedThrough: Int64 = 0) {
+        guard var sequencer = api.sequencers[id], let cursor = api.outboxes[id] else { return }
+        let out = sequencer.release(nextStored: cursor.nextStored, committedThrough: committedThrough)
+        api.sequencers[id] = sequencer
+        for event in out { deliverLive(id, sequence: event.sequence, kind: event.kind, payload: event.payload) }
+    }
+
+    /// Hook of ``commitNow(_:final:)``: called with what was just committed.
+    func committed(_ mutations: [StoreMutation], _ commit: StoreCommit) {
+        var appended: [CoreIdentifier: [Int64]] = [:]
+        var touched: Set<CoreIdentifier> = []
+        for effect in commit.outboxEffects {
+            guard let id = try? StoreMapping.coreIdentifier(effect.identifier) else { continue }
+            api.outboxes[id]?.apply(effect)
+            touched.insert(id)
+            if case .appended(_, let sequence) = effect { appended[id, default: []].append(sequence) }
+        }
+        for (id, sequences) in appended {
+            releaseEvents(id, committedThrough: sequences.max() ?? 0)
+            api.sequencers[id]?.committed(Set(sequences))
+        }
+        for id in touched { outboxChanged(id) }
+    }
+
+    /// Hook of ``commitNow(_:final:)`` when a list failed for good: its
+    /// events are not stored. Those no client saw are journalled as lost.
+    func notCommitted(_ mutations: [StoreMutation], error: ControlError) {
+        var failed: [CoreIdentifier: Set<Int64>] = [:]
+        for case .appendEvent(let draft) in mutations {
+            guard let sequence = draft.sequence, let id = try? StoreMapping.coreIdentifier(draft.identifier) else { continue }
+            failed[id, default: []].insert(sequence)
+        }
+        for (id, sequences) in failed {
+            guard let lost = api.sequencers[id]?.failed(sequences) else { continue }
+            for event in lost {
+                logger.error("event not stored and not delivered", metadata: [
+                    "RELINK_RESTORE_ID": "\(id)", "RELINK_EVENT": "\(event.kind)", "RELINK_SEQUENCE": "\(event.sequence)", "RELINK_ERROR": "\(error)",
+                ])
+            }
+            if sequences.count > lost.count {
+                logger.error("events shown to clients could not be stored", metadata: [
+                    "RELINK_RESTORE_ID": "\(id)", "RELINK_COUNT": "\(sequences.count - lost.count)", "RELINK_ERROR": "\(error)",
+                ])
+            }
+            releaseEvents(id)
+        }
+    }
+
+    /// Whether everything shown to a client is stored: relinkd may then
+    /// leave the clean-stop marker (``EventSequencer``).
+    var eventsSettled: Bool { api.sequencers.values.allSatisfy(\.settled) }
 
     private func deliverLive(_ id: CoreIdentifier, sequence: Int64, kind: String, payload: String) {
         guard let clients = api.attachments[id], let publisher else { return }
@@ -39,11 +89,14 @@ extension Daemon {
         }
     }
 
-    /// Sends a client the stored events above `after`, then makes it live.
+    /// Sends a client the stored events above `after`, then the events
+    /// already out to others and not yet committed, then makes it live.
     func startDelivery(_ id: CoreIdentifier, to client: String, after: Int64) async {
         guard api.attachments[id]?[client] != nil, let publisher else { return }
         var cursor = after
         while true {
+            // A read started now sees every commit up to `stored`.
+            let stored = api.outboxes[id]?.lastSequence ?? 0
             let page: [OutboxEvent]
             do { page = try await storedEvents(id, after: cursor, limit: Self.replayPage) } catch {
                 logger.error("cannot read events to replay", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
@@ -55,7 +108,12 @@ extension Daemon {
                 publisher.sendEvent(id, sequence: event.sequence, kind: event.kind, payload: String(decoding: event.payload, as: UTF8.self), to: client)
                 cursor = event.sequence
             }
-            if page.count < Self.replayPage { break }
+            // More pages, or commits made while this one was read.
+            if page.count < Self.replayPage, (api.outboxes[id]?.lastSequence ?? 0) <= stored { break }
+        }
+        for event in api.sequencers[id]?.released(after: cursor) ?? [] {
+            publisher.sendEvent(id, sequence: event.sequence, kind: event.kind, payload: event.payload, to: client)
+            cursor = event.sequence
         }
         api.attachments[id]?[client]?.live = true
         api.attachments[id]?[client]?.cursor = cursor

@@ -16,6 +16,7 @@ extension Daemon {
     func apiLoaded(_ id: CoreIdentifier, _ entry: StoredState.Identifier) {
         api.owners[id] = entry.record.ownerUID
         api.outboxes[id] = OutboxCursor(entry.outbox, limit: entry.record.outboxLimit)
+        api.sequencers[id] = EventSequencer(nextStored: entry.outbox.nextSequence, cleanStart: store.openedAfterCleanStop)
     }
 
     /// After start-up: every identifier's and peripheral's object, and `Ready`.
@@ -200,6 +201,8 @@ extension Daemon {
             "last_sequence": .uint64(UInt64(max(0, cursor.lastSequence))),
             "acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
             "dropped_events": .uint64(UInt64(max(0, cursor.droppedTotal))),
+            "dropped_range": .structure([.uint64(UInt64(max(0, cursor.droppedRange?.lowerBound ?? 0))),
+                                         .uint64(UInt64(max(0, cursor.droppedRange?.upperBound ?? 0)))]),
         ])
     }
 

@@ -1,14 +1,17 @@
 import RelinkStore
 
-/// One identifier's outbox position as the client API shows it, kept in
-/// step with the store's rules (Sources/RelinkStore/Store/OutboxWriter.swift)
-/// so that no read is needed per event: stored events are the contiguous
-/// range `first..<next`; past `limit` the oldest are dropped.
+/// One identifier's stored outbox as the client API shows it, kept in step
+/// with the store by the effects each commit reports
+/// (`StoreCommit.outboxEffects`), so that no read is needed per event.
+/// Stored sequence numbers increase but may skip (relinkd chooses them, see
+/// ``EventSequencer``).
 struct OutboxCursor: Sendable, Hashable {
-    /// The oldest stored event's sequence number (== `next` when none).
-    var first: Int64
-    /// The sequence number the next event gets.
-    var next: Int64
+    /// One above the highest sequence number ever stored (`next_event_seq`).
+    var nextStored: Int64
+    /// The lowest stored sequence number (nil: none stored).
+    var first: Int64?
+    /// Stored events (neither acknowledged nor dropped).
+    var pending: Int
     /// The bound (`outbox_limit`).
     var limit: Int64
     /// Events dropped by the bound since the identifier was created.
@@ -17,8 +20,9 @@ struct OutboxCursor: Sendable, Hashable {
     var droppedRange: ClosedRange<Int64>?
 
     init(_ status: OutboxStatus, limit: Int) {
-        next = status.nextSequence
-        first = status.nextSequence - Int64(status.pendingCount)
+        nextStored = status.nextSequence
+        first = status.firstSequence
+        pending = status.pendingCount
         self.limit = Int64(limit)
         droppedTotal = status.droppedTotal
         droppedRange = status.droppedRange
@@ -29,31 +33,44 @@ struct OutboxCursor: Sendable, Hashable {
         self.init(OutboxStatus(nextSequence: 1, pendingCount: 0, droppedTotal: 0, droppedRange: nil), limit: limit)
     }
 
-    /// The newest event's sequence number (0: none yet).
-    var lastSequence: Int64 { next - 1 }
-    /// Every event at or below it was acknowledged or dropped.
-    var acknowledged: Int64 { (droppedRange?.lowerBound ?? first) - 1 }
-
-    /// An event with sequence number `sequence` was appended.
-    mutating func appended(_ sequence: Int64) {
-        next = max(next, sequence + 1)
-        let count = next - first
-        guard count > limit else { return }
-        let excess = count - limit
-        let newest = first + excess - 1
-        droppedTotal += excess
-        droppedRange = (droppedRange?.lowerBound ?? first)...newest
-        first = newest + 1
+    /// The newest stored event's sequence number (0: none yet).
+    var lastSequence: Int64 { nextStored - 1 }
+    /// Every stored event at or below it was acknowledged or dropped.
+    var acknowledged: Int64 {
+        if let droppedRange { return droppedRange.lowerBound - 1 }
+        return (first ?? nextStored) - 1
     }
 
-    /// Events up to and including `through` were acknowledged.
-    mutating func acknowledged(through: Int64) {
-        first = max(first, through + 1)
-        guard let range = droppedRange else { return }
-        if range.upperBound <= through {
-            droppedRange = nil
-        } else if range.lowerBound <= through {
-            droppedRange = (through + 1)...range.upperBound
+    /// Follows one committed effect on this identifier's outbox.
+    mutating func apply(_ effect: OutboxEffect) {
+        switch effect {
+        case .appended(_, let sequence):
+            nextStored = max(nextStored, sequence + 1)
+            pending += 1
+            if first == nil { first = sequence }
+        case .dropped(_, let count, let range, let lowest):
+            pending -= Int(count)
+            droppedTotal += count
+            droppedRange = min(droppedRange?.lowerBound ?? range.lowerBound, range.lowerBound)...range.upperBound
+            first = lowest
+        case .acknowledged(_, let through, let deleted, let lowest):
+            pending -= deleted
+            first = lowest
+            guard let range = droppedRange else { return }
+            if range.upperBound <= through {
+                droppedRange = nil
+            } else if range.lowerBound <= through {
+                droppedRange = (through + 1)...range.upperBound
+            }
+        }
+    }
+}
+
+extension OutboxEffect {
+    /// The identifier whose outbox changed.
+    var identifier: RestoreIdentifier {
+        switch self {
+        case .appended(let id, _), .dropped(let id, _, _, _), .acknowledged(let id, _, _, _): id
         }
     }
 }

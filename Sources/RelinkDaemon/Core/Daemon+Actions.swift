@@ -147,19 +147,26 @@ extension Daemon {
         try await commitNow(mutations)
     }
 
-    /// Applies mutations durably, now.
+    /// Applies mutations durably, now. Events among them are numbered and
+    /// may reach attached clients before the commit (``EventSequencer``).
+    /// - Parameter final: false when the caller retries the list's parts
+    ///   after a failure (its events then keep their numbers).
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
-    func commitNow(_ mutations: [StoreMutation]) async throws(ControlError) {
+    func commitNow(_ mutations: [StoreMutation], final: Bool = true) async throws(ControlError) {
+        var mutations = mutations
+        numberEvents(&mutations)
         do {
             committed(mutations, try await store.apply(mutations))
         } catch {
-            switch error {
-            case .unknownIdentifier(let id): throw .unknownIdentifier("restore identifier \(id) is not registered")
-            case .invalidArgument(let m): throw .invalidArguments(m)
-            case .invalidAcknowledgement: throw .invalidArguments("\(error)")
-            case .unknownPeripheral(let m): throw .unknownPeripheral(m)
-            default: throw .storeFailed("store: \(error)")
+            let failure: ControlError = switch error {
+            case .unknownIdentifier(let id): .unknownIdentifier("restore identifier \(id) is not registered")
+            case .invalidArgument(let m): .invalidArguments(m)
+            case .invalidAcknowledgement: .invalidArguments("\(error)")
+            case .unknownPeripheral(let m): .unknownPeripheral(m)
+            default: .storeFailed("store: \(error)")
             }
+            if final { notCommitted(mutations, error: failure) }
+            throw failure
         }
     }
 

@@ -100,12 +100,14 @@ extension Daemon {
     /// costs only itself (as it would have unbatched); each failure is
     /// journalled, as ``perform(_:for:)`` journals store failures.
     func flushCommits() async {
-        let requests = batch.requests
+        var requests = batch.requests
         batch.requests = []
         guard !requests.isEmpty else { return }
+        // Numbered once, so that the retries below keep the numbers clients may have seen.
+        for index in requests.indices { numberEvents(&requests[index].mutations) }
         var committed = requests
         do {
-            try await commitNow(requests.flatMap(\.mutations))
+            try await commitNow(requests.flatMap(\.mutations), final: false)
         } catch {
             committed = []
             for request in requests {

@@ -28,6 +28,7 @@ extension Daemon {
         namePreferences[id] = preference
         api.owners[id] = owner
         api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
+        api.sequencers[id] = EventSequencer(nextStored: 1, cleanStart: true)
         publishCentral(id, alsoTo: caller)
         logger.info("identifier registered", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)"])
     }

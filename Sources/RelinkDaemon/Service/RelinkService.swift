@@ -98,7 +98,9 @@ public struct RelinkService: Service {
                 group.cancelAll()
             }
         }
-        do { try store.close() } catch { logger.warning("closing the store failed", metadata: ["RELINK_ERROR": "\(error)"]) }
+        // The marker lets the next run number events on without a skip.
+        let settled = await daemon.eventsSettled
+        do { try store.close(markingCleanStop: settled) } catch { logger.warning("closing the store failed", metadata: ["RELINK_ERROR": "\(error)"]) }
         connection.close()
     }
 }

@@ -62,6 +62,7 @@ class LockClient:
         self.last = 0          # newest sequence processed (printed)
         self.acked = 0         # newest sequence acknowledged to relinkd
         self.attached = 0      # newest sequence received in this attachment (Register)
+        self.dropped = (0, 0)  # dropped sequence range from the restored state (0, 0: none)
         self.lock: str | None = None    # the lock's peripheral UUID, once known
         self.connecting = False
 
@@ -94,6 +95,10 @@ class LockClient:
         self.print_restored(restored)
         self.last = max(self.last, int(restored.get("acknowledged", 0)))
         self.acked = int(restored.get("acknowledged", 0))
+        # Numbers the bound dropped (not yet acknowledged past); other gaps are
+        # numbers relinkd skipped after a crash, never given to an event.
+        first, last = restored.get("dropped_range", (0, 0))
+        self.dropped = (int(first), int(last))
         self.attached = self.acked
         mine = [p for p in restored.get("peripherals", []) if self.is_lock(p)]
         if mine:
@@ -159,8 +164,13 @@ class LockClient:
             self.out("skip", f"#{event.sequence:<4} already processed", sequence=event.sequence)
             return
         if event.sequence != self.last + 1:
-            self.out("gap", f"warning: events {self.last + 1}..{event.sequence - 1} were dropped",
-                     first=self.last + 1, last=event.sequence - 1)
+            first, last = self.last + 1, event.sequence - 1
+            lo, hi = self.dropped
+            if lo and lo <= first and last <= hi:
+                self.out("gap", f"warning: events {first}..{last} were dropped", first=first, last=last)
+            else:
+                self.out("renumbered", f"note: numbers {first}..{last} were not used (relinkd restarted after a crash)",
+                         first=first, last=last)
         self.last = event.sequence
         self.out("event", f"#{event.sequence:<4} {event.kind:<16} {event.describe()}",
                  sequence=event.sequence, kind=event.kind, payload=event.payload,
