@@ -12,9 +12,10 @@ extension Daemon {
 
     /// Numbers the events among `mutations` (each once: a retried list keeps
     /// its numbers) and sends attached clients those that may go out before
-    /// their commit (``EventSequencer``). Called just before the list goes
-    /// to the store, in the same actor turn, so that numbering order is
-    /// commit order.
+    /// their commit (``EventSequencer``). Called when a write is gathered
+    /// (``enqueue(_:)``) or, for a direct commit, just before the list goes
+    /// to the store in the same actor turn; gathered writes are committed
+    /// before any later direct one, so numbering order is commit order.
     func numberEvents(_ mutations: inout [StoreMutation]) {
         var touched: [CoreIdentifier] = []
         for index in mutations.indices {

@@ -140,7 +140,7 @@ extension Daemon {
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
     func commit(_ mutations: [StoreMutation]) async throws(ControlError) {
         if batch.isOpen {
-            batch.requests.append(RestoreBatch.Request(mutations: mutations))
+            enqueue(RestoreBatch.Request(mutations: mutations))
             return
         }
         await flushCommits()  // gathered writes come first

@@ -22,7 +22,7 @@ extension Daemon {
         batch.depth -= 1
         guard batch.depth == 0 else { return }
         for peripheral in batch.released {
-            batch.requests += batch.held.release(peripheral)  // after the link's `connected`
+            for request in batch.held.release(peripheral) { enqueue(request) }  // after the link's `connected`
         }
         batch.released = []
         let notifies = batch.notifies
@@ -70,7 +70,17 @@ extension Daemon {
 
     func gather(_ mutations: [StoreMutation], event: RelinkEvent, to ids: [CoreIdentifier]) {
         let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: event.peripheral) }
-        batch.requests.append(RestoreBatch.Request(mutations: mutations, notes: notes))
+        enqueue(RestoreBatch.Request(mutations: mutations, notes: notes))
+    }
+
+    /// Adds a request to the next commit. Its events are numbered now, so
+    /// that the list's order is numbering order, and go to attached clients
+    /// at once when the sequencer allows (``numberEvents(_:)``), not after
+    /// the commit.
+    func enqueue(_ request: RestoreBatch.Request) {
+        var request = request
+        numberEvents(&request.mutations)
+        batch.requests.append(request)
     }
 
     /// The ``DaemonInput/flushCommits`` input.
@@ -100,11 +110,11 @@ extension Daemon {
     /// costs only itself (as it would have unbatched); each failure is
     /// journalled, as ``perform(_:for:)`` journals store failures.
     func flushCommits() async {
-        var requests = batch.requests
+        let requests = batch.requests
         batch.requests = []
         guard !requests.isEmpty else { return }
-        // Numbered once, so that the retries below keep the numbers clients may have seen.
-        for index in requests.indices { numberEvents(&requests[index].mutations) }
+        // Numbered when gathered (``enqueue(_:)``); the retries below keep
+        // the numbers clients may have seen.
         var committed = requests
         do {
             try await commitNow(requests.flatMap(\.mutations), final: false)
