@@ -538,18 +538,25 @@ async def run(args) -> dict:
             contenders.append(c)
             return c
 
+        # Back in range: the contenders take turns, a round of samples each,
+        # so that a drift of the bench over the run (BlueZoo slows down as
+        # it runs) weighs on both alike.
+        rounds = max(1, min(args.rounds, args.reps_in_range))
+        for r in range(rounds):
+            reps = args.reps_in_range // rounds + (1 if r < args.reps_in_range % rounds else 0)
+            for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
+                c = make(kind)
+                name = c.name
+                res = results.setdefault(name, {})
+                print(f"[{name}] back in range x{reps} (round {r + 1} of {rounds})", file=sys.stderr, flush=True)
+                res.setdefault("in_range", []).extend(await measure_in_range(c, bench, prober, reps, args.away))
+                await c.close()
+                await disconnect_all(bus, bench)
         for kind in args.contenders:
-            c = make(kind)
-            name = c.name
-            res = results.setdefault(name, {})
-            print(f"[{name}] back in range x{args.reps_in_range}", file=sys.stderr, flush=True)
-            res["in_range"] = await measure_in_range(c, bench, prober, args.reps_in_range, args.away)
-            await c.close()
-            await disconnect_all(bus, bench)
             for n in args.links:
                 c = make(kind)
-                print(f"[{name}] restore N={n} x{args.reps}", file=sys.stderr, flush=True)
-                res[f"restore_{n}"] = await measure_restore(c, bench, prober, args.reps, n)
+                print(f"[{c.name}] restore N={n} x{args.reps}", file=sys.stderr, flush=True)
+                results.setdefault(c.name, {})[f"restore_{n}"] = await measure_restore(c, bench, prober, args.reps, n)
                 await c.close()
                 await disconnect_all(bus, bench)
         if args.keep_logs:
@@ -576,7 +583,7 @@ def report(results: dict, args) -> None:
     names = list(results)
     delivery = ("relinkd client: Central1.Event signals" if args.relinkd_client == "signal"
                 else f"relinkd Events polled every {args.poll_ms:g} ms")
-    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range) and {args.reps} (restore); probe every {args.probe_ms:g} ms, "
+    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds) and {args.reps} (restore); probe every {args.probe_ms:g} ms, "
           f"{delivery}; bench connect timeout "
           f"{args.connect_timeout:g} s, lock away {args.away:g} s")
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
@@ -598,6 +605,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
     p.add_argument("--reps", type=int, default=9, help="restore repetitions per N")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="back in range: the contenders alternate this many rounds of samples")
     p.add_argument("--reps-in-range", type=int, default=15,
                    help="back-in-range repetitions (the bench completes a pending Connect on a "
                         "50 ms poll, so this figure needs more samples)")
