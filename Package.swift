@@ -53,7 +53,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
-        .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Seeded mutation stream and model for the store's crash test (tests and the writer share it).
         .target(name: "RelinkStoreTorture", dependencies: ["RelinkStore"], swiftSettings: strict),
         // Crash-test writer, open probe and benchmark for the restore store.

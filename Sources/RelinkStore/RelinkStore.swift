@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// The restore store: everything clients asked for, per restore identifier,
 /// in one SQLite database (WAL, `synchronous=FULL`) in the state directory.
@@ -26,6 +27,9 @@ public final class RelinkStore: Sendable {
     private let pool: DatabasePool
     private let committer: GroupCommitter
     private let marker: CleanStopMarker
+    /// The state as loaded while the file was checked at open; used by the
+    /// first `loadState()` unless something was written since.
+    private let preloaded: Mutex<Result<StoredState, StoreError>?>
 
     /// Opens the store in `directory` (created with mode 0700 if missing),
     /// creating or migrating the database.
@@ -37,7 +41,9 @@ public final class RelinkStore: Sendable {
     ///   or read-only disk or other I/O failure. Each is logged at critical.
     public init(directory: String, policy: StoreOpenPolicy = .quarantineAndStartEmpty, logger: Logger) throws(StoreOpenError) {
         let opener = StoreOpener(directory: directory, policy: policy, logger: logger)
-        (pool, quarantined) = try opener.open()
+        let opened = try opener.open()
+        (pool, quarantined) = (opened.pool, opened.quarantined)
+        preloaded = Mutex(opened.preloaded)
         databasePath = opener.databasePath
         committer = GroupCommitter(pool: pool)
         marker = CleanStopMarker(directory: directory)
@@ -54,14 +60,16 @@ public final class RelinkStore: Sendable {
     ///   failures; `.closed` after `close()`. On any error nothing of the list is stored.
     @discardableResult
     public func apply(_ mutations: [StoreMutation]) async throws(StoreError) -> StoreCommit {
-        try await committer.submit(mutations)
+        preloaded.withLock { $0 = nil }
+        return try await committer.submit(mutations)
     }
 
     /// Loads every identifier with its intents, subscriptions and outbox
     /// status, and every peripheral, from one consistent snapshot.
     /// - Throws: `StoreError.corruptRow` for a row the schema should not allow, `.io` and others from SQLite.
     public func loadState() async throws(StoreError) -> StoredState {
-        try await mappingErrors { try await pool.read { db in try StateLoader(db: db).load() } }
+        if let early = preloaded.withLock({ p in defer { p = nil }; return p }) { return try early.get() }
+        return try await mappingErrors { try await pool.read { db in try StateLoader(db: db).load() } }
     }
 
     /// Events of `identifier` with a sequence number above `after`, oldest first, at most `limit`.

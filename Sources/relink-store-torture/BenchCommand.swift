@@ -55,7 +55,7 @@ struct BenchCommand: AsyncParsableCommand {
         cpuSamples.sort()
         openSamples.sort()
         openCPUSamples.sort()
-        print("open alone (header check, quick_check, migration check): median \(Self.ms(openSamples[openSamples.count / 2])) ms, CPU median \(Self.ms(openCPUSamples[openCPUSamples.count / 2])) ms")
+        print("open (header and schema checks, then quick_check on one reader while the state loads on two others): median \(Self.ms(openSamples[openSamples.count / 2])) ms, CPU median \(Self.ms(openCPUSamples[openCPUSamples.count / 2])) ms")
         print("open+load CPU time of the process: median \(Self.ms(cpuSamples[cpuSamples.count / 2])) ms, min \(Self.ms(cpuSamples[0])) ms")
         print("load average while measuring: \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?") on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let counts = loaded.map { ($0.identifiers.count, $0.peripherals.count, $0.identifiers.reduce(0) { $0 + $1.subscriptions.count }) }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,14 +15,22 @@ struct StoreOpener {
 
     var databasePath: String { directory + "/" + RelinkStore.databaseFileName }
 
-    func open() throws(StoreOpenError) -> (DatabasePool, [QuarantinedFile]) {
+    /// What an open produced: the pool, files moved aside, and the whole
+    /// state when it was loaded while the file was checked (nil: not loaded).
+    struct Opened {
+        var pool: DatabasePool
+        var quarantined: [QuarantinedFile]
+        var preloaded: Result<StoredState, StoreError>?
+    }
+
+    func open() throws(StoreOpenError) -> Opened {
         try prepareDirectory()
         var quarantined: [QuarantinedFile] = []
         // At most two rounds: the file found, then (after moving it aside) a fresh one.
         for _ in 0..<2 {
             switch attempt() {
-            case .success(let pool):
-                return (pool, quarantined)
+            case .success(let (pool, preloaded)):
+                return Opened(pool: pool, quarantined: quarantined, preloaded: preloaded)
             case .failure(.storage(let error)):
                 throw .storage(error)
             case .failure(.bad(let reason)):
@@ -56,7 +65,7 @@ struct StoreOpener {
         return .stateDirectoryUnusable(path: directory, reason: reason)
     }
 
-    private func attempt() -> Result<DatabasePool, Failure> {
+    private func attempt() -> Result<(DatabasePool, Result<StoredState, StoreError>?), Failure> {
         if FileManager.default.fileExists(atPath: databasePath), access(databasePath, R_OK | W_OK) != 0 {
             return .failure(.bad(.inaccessible(String(cString: strerror(errno)))))
         }
@@ -72,16 +81,58 @@ struct StoreOpener {
             return .failure(Self.classify(error))
         }
         do {
-            if let reason = try pool.read(Self.inspect) {
+            if let reason = try pool.read(Self.schemaProblem) {
                 try? pool.close()
                 return .failure(.bad(reason))
             }
-            try StoreMigrations.migrator.migrate(pool)
-            return .success(pool)
+            guard try pool.read({ db in try StoreMigrations.migrator.hasCompletedMigrations(db) }) else {
+                // A new or older database: checked whole before it is migrated.
+                if let reason = try pool.read(Self.integrityProblem) {
+                    try? pool.close()
+                    return .failure(.bad(reason))
+                }
+                try StoreMigrations.migrator.migrate(pool)
+                return .success((pool, nil))
+            }
+            // The usual start: the whole-file check and the load of the state
+            // run at once on separate readers (nothing writes meanwhile: the
+            // store is not handed out yet); a bad check discards the load.
+            let (integrity, preloaded) = Self.checkAndLoad(pool)
+            if let reason = try integrity.get() {
+                try? pool.close()
+                return .failure(.bad(reason))
+            }
+            return .success((pool, preloaded))
         } catch {
             try? pool.close()
             return .failure(Self.classify(error))
         }
+    }
+
+    /// `quick_check`, the identifiers and the peripherals, on three readers at once.
+    static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
+        let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
+        let identifiers = Mutex<Result<[StoredState.Identifier], StoreError>>(.success([]))
+        let peripherals = Mutex<Result<[PeripheralRecord], StoreError>>(.success([]))
+        DispatchQueue.concurrentPerform(iterations: 3) { part in
+            switch part {
+            case 0:
+                let result = Result { try pool.read(Self.integrityProblem) }
+                integrity.withLock { $0 = result }
+            case 1:
+                let result = Result { try pool.read { db in try StateLoader(db: db).identifiers() } }.mapError(StoreError.from)
+                identifiers.withLock { $0 = result }
+            default:
+                let result = Result { try pool.read { db in try StateLoader(db: db).peripherals() } }.mapError(StoreError.from)
+                peripherals.withLock { $0 = result }
+            }
+        }
+        let loaded: Result<StoredState, StoreError>
+        switch (identifiers.withLock { $0 }, peripherals.withLock { $0 }) {
+        case (.success(let ids), .success(let rows)): loaded = .success(StoredState(identifiers: ids, peripherals: rows))
+        case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
+        }
+        return (integrity.withLock { $0 }, loaded)
     }
 
     private static func classify(_ error: any Error) -> Failure {
@@ -102,10 +153,15 @@ struct StoreOpener {
         return .corrupt("not an SQLite database: bad file header")
     }
 
-    /// Why an opened database cannot be used, or nil when it can.
-    static func inspect(_ db: Database) throws -> BadStateReason? {
+    /// SQLite's check of the whole file (`quick_check`: every page and
+    /// record, without comparing indexes to tables), or nil when sound.
+    static func integrityProblem(_ db: Database) throws -> BadStateReason? {
         let check = try String.fetchAll(db, sql: "PRAGMA quick_check(5)")
-        if check != ["ok"] { return .corrupt(check.joined(separator: "; ")) }
+        return check == ["ok"] ? nil : .corrupt(check.joined(separator: "; "))
+    }
+
+    /// A schema from a newer relink, or nil.
+    static func schemaProblem(_ db: Database) throws -> BadStateReason? {
         let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         var unknown: [String] = []
         if try db.tableExists("grdb_migrations") {

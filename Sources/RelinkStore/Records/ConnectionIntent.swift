@@ -3,7 +3,7 @@ import Foundation
 /// A connection a restore identifier asked for, with what relinkd last knew of it.
 public struct ConnectionIntent: Hashable, Sendable, Codable {
     /// The last known state of the link, as stored.
-    public enum State: String, Hashable, Sendable, Codable {
+    public enum State: String, Hashable, Sendable, Codable, CaseIterable {
         case pending
         case connecting
         case connected

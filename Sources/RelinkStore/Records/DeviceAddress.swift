@@ -1,7 +1,7 @@
 /// Where a peripheral lives for BlueZ: adapter, Bluetooth address and address type.
 public struct DeviceAddress: Hashable, Sendable, Codable, CustomStringConvertible {
     /// BlueZ's two LE address types.
-    public enum AddressType: String, Hashable, Sendable, Codable {
+    public enum AddressType: String, Hashable, Sendable, Codable, CaseIterable {
         case `public`
         case random
     }

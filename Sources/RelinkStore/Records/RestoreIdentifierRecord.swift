@@ -3,7 +3,7 @@ import Foundation
 /// A restore identifier as stored: who owns it and its options.
 public struct RestoreIdentifierRecord: Hashable, Sendable, Codable {
     /// Which of a peripheral's two names is "the" name for this identifier.
-    public enum NamePreference: String, Hashable, Sendable, Codable {
+    public enum NamePreference: String, Hashable, Sendable, Codable, CaseIterable {
         /// The GAP Device Name once known, else the advertising name (CoreBluetooth's rule).
         case gap
         /// The most recent advertising name, else the GAP name.

@@ -73,7 +73,7 @@ enum RowDecoding {
         }
     }
 
-    private static let defaultStrategyText = ConnectionIntent.defaultStrategies.map(\.rawValue).joined(separator: ",")
+    static let defaultStrategyText = ConnectionIntent.defaultStrategies.map(\.rawValue).joined(separator: ",")
 
     /// Parses a comma-separated strategy list (the default order without splitting).
     static func strategyList(_ text: String) throws -> [ConnectionIntent.Strategy] {

@@ -1,59 +1,148 @@
+import Foundation
 import GRDB
 
-/// Reads the whole state (without outbox events) in one read transaction.
+/// Reads the whole state (without outbox events). The two halves (the
+/// identifiers with what hangs on them; the peripherals) can run on two
+/// readers at once; rows are decoded straight from SQLite's columns
+/// (``RawColumns``), as strictly as ``RowDecoding``: a value the schema's
+/// CHECKs should have prevented raises `StoreError.corruptRow`.
 struct StateLoader {
     let db: Database
 
     func load() throws -> StoredState {
+        StoredState(identifiers: try identifiers(), peripherals: try peripherals())
+    }
+
+    /// Every identifier with its scan intent, connection intents, subscriptions and outbox status.
+    func identifiers() throws -> [StoredState.Identifier] {
         var scans: [String: ScanIntent] = [:]
-        try Row.fetchCursor(db, sql: "SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent").forEach { row in
-            let scan = try RowDecoding.scanIntent(row)
-            scans[scan.identifier.rawValue] = scan
+        try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent") { c, cache in
+            let id = try cache.identifier(c, 0)
+            scans[id.rawValue] = ScanIntent(identifier: id, serviceUUIDs: try c.uuidList(1, "scan_intent.service_uuids"),
+                                            allowDuplicates: c.int64(2) != 0, updatedAt: Date(storedMilliseconds: c.int64(3)))
         }
         var connections: [String: [ConnectionIntent]] = [:]
-        var cache = IdentifierCache()
-        try Row.fetchCursor(db, sql: """
+        var run: [ConnectionIntent] = []
+        try rows("""
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
                 attempts, last_error_class, last_error_message
             FROM connection_intent ORDER BY identifier, peripheral_id
-            """).forEach { row in
-            let intent = try RowDecoding.connectionIntent(row, cache: &cache)
-            connections[intent.identifier.rawValue, default: []].append(intent)
+            """) { c, cache in
+            let intent = try Self.connectionIntent(c, &cache)
+            if let last = run.last, last.identifier != intent.identifier {
+                connections[last.identifier.rawValue] = run
+                run.removeAll(keepingCapacity: true)
+            }
+            run.append(intent)
         }
+        if let last = run.last { connections[last.identifier.rawValue] = run }
         var subscriptions: [String: [Subscription]] = [:]
-        try Row.fetchCursor(db, sql: """
+        var subscriptionRun: [Subscription] = []
+        try rows("""
             SELECT identifier, peripheral_id, service_uuid, characteristic_uuid, created_at
             FROM subscription ORDER BY identifier, peripheral_id, service_uuid, characteristic_uuid
-            """).forEach { row in
-            let subscription = try RowDecoding.subscription(row, cache: &cache)
-            subscriptions[subscription.identifier.rawValue, default: []].append(subscription)
+            """) { c, cache in
+            let subscription = Subscription(
+                identifier: try cache.identifier(c, 0), peripheral: try c.uuid(1, "subscription.peripheral_id"),
+                service: BluetoothUUID(value: try c.uuid(2, "subscription.service_uuid")),
+                characteristic: BluetoothUUID(value: try c.uuid(3, "subscription.characteristic_uuid")),
+                createdAt: Date(storedMilliseconds: c.int64(4)))
+            if let last = subscriptionRun.last, last.identifier != subscription.identifier {
+                subscriptions[last.identifier.rawValue] = subscriptionRun
+                subscriptionRun.removeAll(keepingCapacity: true)
+            }
+            subscriptionRun.append(subscription)
         }
+        if let last = subscriptionRun.last { subscriptions[last.identifier.rawValue] = subscriptionRun }
         var pending: [String: (count: Int, first: Int64?)] = [:]
         try Row.fetchCursor(db, sql: "SELECT identifier, COUNT(*), MIN(seq) FROM outbox_event GROUP BY identifier").forEach { row in
             pending[row[0]] = (row[1], row[2])
         }
         var identifiers: [StoredState.Identifier] = []
-        try Row.fetchCursor(db, sql: """
+        try rows("""
             SELECT id, owner_uid, name_preference, outbox_limit, created_at,
                 next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq
             FROM restore_identifier ORDER BY id
-            """).forEach { row in
-            let record = try RowDecoding.identifierRecord(row)
-            let key = record.id.rawValue
+            """) { c, cache in
+            let id = try cache.identifier(c, 0)
+            guard let ownerUID = UInt32(exactly: c.int64(1)) else { throw StoreError.corruptRow("owner_uid") }
+            let record: RestoreIdentifierRecord
+            do {
+                record = try RestoreIdentifierRecord(id: id, ownerUID: ownerUID, namePreference: c.enumValue(2, "name_preference"),
+                                                     outboxLimit: Int(c.int64(3)), createdAt: Date(storedMilliseconds: c.int64(4)))
+            } catch { throw StoreError.corruptRow("restore_identifier: \(error)") }
+            let key = id.rawValue
+            let first = c.optionalInt64(7), last = c.optionalInt64(8)
+            var range: ClosedRange<Int64>?
+            if let first, let last {
+                guard first <= last else { throw StoreError.corruptRow("dropped sequence range") }
+                range = first...last
+            }
             identifiers.append(StoredState.Identifier(
                 record: record, scan: scans[key], connections: connections[key] ?? [],
                 subscriptions: subscriptions[key] ?? [],
-                outbox: try Self.outboxStatus(row, startingAt: 5, pendingCount: pending[key]?.count ?? 0,
-                                              firstSequence: pending[key]?.first)))
+                outbox: OutboxStatus(nextSequence: c.int64(5), pendingCount: pending[key]?.count ?? 0, droppedTotal: c.int64(6),
+                                     droppedRange: range, firstSequence: pending[key]?.first)))
         }
+        return identifiers
+    }
+
+    /// Every peripheral, by id.
+    func peripherals() throws -> [PeripheralRecord] {
         var peripherals: [PeripheralRecord] = []
-        let peripheralRows = try Row.fetchCursor(db, sql: """
+        try rows("""
             SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
                 gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
             FROM peripheral ORDER BY id
-            """)
-        while let row = try peripheralRows.next() { peripherals.append(try RowDecoding.peripheral(row)) }
-        return StoredState(identifiers: identifiers, peripherals: peripherals)
+            """) { c, _ in
+            let address: DeviceAddress
+            do {
+                address = try DeviceAddress(adapter: c.text(1) ?? "", address: c.text(2) ?? "",
+                                            addressType: c.enumValue(3, "peripheral.address_type"))
+            } catch { throw StoreError.corruptRow("peripheral address") }
+            let advertised = c.text(4), gap = c.text(6)
+            do {
+                peripherals.append(try PeripheralRecord(
+                    id: c.uuid(0, "peripheral.id"), address: address,
+                    advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: c.optionalInt64(5) ?? 0)) },
+                    gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: c.optionalInt64(7) ?? 0)) },
+                    alias: c.text(8), serviceUUIDs: c.uuidList(9, "peripheral.service_uuids"),
+                    lastSeenAt: c.optionalInt64(10).map(Date.init(storedMilliseconds:)),
+                    createdAt: Date(storedMilliseconds: c.int64(11))))
+            } catch { throw StoreError.corruptRow("peripheral: \(error)") }
+        }
+        return peripherals
+    }
+
+    /// Steps `sql` and hands each row's columns to `body`.
+    private func rows(_ sql: String, _ body: (RawColumns, inout RawIdentifierCache) throws -> Void) throws {
+        let statement = try db.makeStatement(sql: sql)
+        let columns = RawColumns(statement)
+        var cache = RawIdentifierCache()
+        let cursor = try Row.fetchCursor(statement)
+        while try cursor.next() != nil { try body(columns, &cache) }
+    }
+
+    /// `connection_intent` columns in table order.
+    private static func connectionIntent(_ c: RawColumns, _ cache: inout RawIdentifierCache) throws(StoreError) -> ConnectionIntent {
+        let strategies: [ConnectionIntent.Strategy]
+        if c.textEquals(5, RowDecoding.defaultStrategyText) {
+            strategies = ConnectionIntent.defaultStrategies
+        } else {
+            do { strategies = try RowDecoding.strategyList(c.text(5) ?? "") } catch { throw .corruptRow("connection_intent.strategies") }
+        }
+        let stepMs = c.optionalInt64(3), overallMs = c.optionalInt64(4)
+        do {
+            return try ConnectionIntent(
+                identifier: cache.identifier(c, 0), peripheral: c.uuid(1, "connection_intent.peripheral_id"),
+                state: c.enumValue(2, "connection_intent.state"),
+                stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
+                strategies: strategies, requestedAt: Date(storedMilliseconds: c.int64(6)), attempts: Int(c.int64(7)),
+                lastErrorClass: c.text(8), lastErrorMessage: c.text(9))
+        } catch {
+            if case .invalidArgument(let why) = error { throw .corruptRow("connection_intent: \(why)") }
+            throw error
+        }
     }
 
     /// Decodes next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq from `row[index...]`.
@@ -67,5 +156,22 @@ struct StateLoader {
         }
         return OutboxStatus(nextSequence: row[index], pendingCount: pendingCount, droppedTotal: row[index + 1], droppedRange: range,
                             firstSequence: firstSequence)
+    }
+}
+
+/// Remembers the last validated restore identifier, comparing the column's
+/// bytes, so that consecutive rows of one identifier (rows come ordered by
+/// identifier) are validated, and made into a `String`, once.
+struct RawIdentifierCache {
+    private var last: RestoreIdentifier?
+
+    mutating func identifier(_ c: RawColumns, _ index: CInt) throws(StoreError) -> RestoreIdentifier {
+        if let last, c.textEquals(index, last.rawValue) { return last }
+        guard let text = c.text(index) else { throw .corruptRow("restore identifier") }
+        do {
+            let value = try RestoreIdentifier(text)
+            last = value
+            return value
+        } catch { throw .corruptRow("restore identifier") }
     }
 }

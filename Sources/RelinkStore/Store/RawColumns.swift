@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Reads the current row of a stepping statement straight from SQLite's
+/// column accessors, without building GRDB `Row` values or `Data`: the
+/// start-up load reads some 30,000 rows (`State/README.md`, benchmarks).
+/// Valid only while the statement is on a row.
+struct RawColumns {
+    let statement: SQLiteStatement
+
+    init(_ statement: Statement) { self.statement = statement.sqliteStatement }
+
+    func isNull(_ index: CInt) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
+
+    func int64(_ index: CInt) -> Int64 { sqlite3_column_int64(statement, index) }
+
+    func optionalInt64(_ index: CInt) -> Int64? { isNull(index) ? nil : int64(index) }
+
+    /// The column's bytes as text (nil for NULL).
+    func withText<T>(_ index: CInt, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
+        guard !isNull(index), let pointer = sqlite3_column_text(statement, index) else { return nil }
+        return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index))))
+    }
+
+    func text(_ index: CInt) -> String? { withText(index) { String(decoding: $0, as: UTF8.self) } }
+
+    /// The column's bytes as a BLOB (nil for NULL; empty for a zero-length BLOB).
+    func withBlob<T>(_ index: CInt, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard !isNull(index) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// A 16-byte BLOB as a UUID.
+    /// - Throws: `StoreError.corruptRow(column)` for NULL or another length.
+    func uuid(_ index: CInt, _ column: String) throws(StoreError) -> UUID {
+        let value: UUID?? = withBlob(index) { bytes in bytes.count == 16 ? Self.uuid(bytes, at: 0) : nil }
+        guard let value = value ?? nil else { throw .corruptRow(column) }
+        return value
+    }
+
+    /// A BLOB of 16-byte UUIDs.
+    /// - Throws: `StoreError.corruptRow` for NULL or a length not a multiple of 16.
+    func uuidList(_ index: CInt, _ column: String) throws(StoreError) -> [BluetoothUUID] {
+        let list: [BluetoothUUID]?? = withBlob(index) { bytes in
+            guard bytes.count % 16 == 0 else { return nil }
+            var result: [BluetoothUUID] = []
+            result.reserveCapacity(bytes.count / 16)
+            var offset = 0
+            while offset < bytes.count {
+                result.append(BluetoothUUID(value: Self.uuid(bytes, at: offset)))
+                offset += 16
+            }
+            return result
+        }
+        guard let list = list ?? nil else { throw .corruptRow("bad UUID list in \(column)") }
+        return list
+    }
+
+    private static func uuid(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UUID {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])) }
+        return UUID(uuid: value)
+    }
+
+    /// A text column that must be one of an enumeration's raw values.
+    /// - Throws: `StoreError.corruptRow(column)` otherwise (NULL included).
+    func enumValue<E: RawRepresentable<String> & CaseIterable>(_ index: CInt, _ column: String) throws(StoreError) -> E {
+        let found: E?? = withText(index) { bytes in
+            E.allCases.first { Self.equal($0.rawValue, bytes) }
+        }
+        guard let value = found ?? nil else { throw .corruptRow(column) }
+        return value
+    }
+
+    /// Whether a text column holds exactly `text`'s bytes.
+    func textEquals(_ index: CInt, _ text: String) -> Bool {
+        withText(index) { bytes in Self.equal(text, bytes) } ?? false
+    }
+
+    /// Byte equality of a (native, contiguous) string and a buffer, by memcmp.
+    static func equal(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == bytes.count else { return false }
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
+        return utf8.withContiguousStorageIfAvailable { mine in
+            guard let other = mine.baseAddress else { return true }
+            return memcmp(other, base, bytes.count) == 0
+        } ?? utf8.elementsEqual(bytes)
+    }
+}
