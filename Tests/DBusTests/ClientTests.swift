@@ -110,8 +110,10 @@ import Testing
                 } catch let e as DBusError {
                     #expect(e.name == .noReply)
                 }
-                let elapsed = ContinuousClock.now - start
-                #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(3))
+                // Not before its timeout. (That it fired well before the 5 s
+                // reply is shown by the NoReply error itself: no wall-clock
+                // upper bound, which a loaded machine would break.)
+                #expect(ContinuousClock.now - start >= .milliseconds(190))
                 #expect(client.loop.state.withLock { $0.pending.isEmpty })
                 // The connection still works.
                 #expect(try await EchoService.echo(client, .int32(1)) == .int32(1))
