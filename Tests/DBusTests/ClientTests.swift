@@ -136,10 +136,9 @@ import Testing
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 #expect(client.loop.state.withLock { $0.pending.count } == 1)
-                let start = ContinuousClock.now
                 task.cancel()
+                // CancellationError, not the reply the 10 s handler would send at last.
                 await #expect(throws: CancellationError.self) { try await task.value }
-                #expect(ContinuousClock.now - start < .seconds(2))
                 #expect(client.loop.state.withLock { $0.pending.isEmpty && $0.serialByToken.isEmpty })
                 // Cancelled before it starts.
                 let early = Task {
