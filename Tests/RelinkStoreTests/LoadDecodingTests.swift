@@ -38,19 +38,39 @@ struct LoadDecodingTests {
         try queue.close()
     }
 
-    @Test("a bad value in each table is corruptRow", arguments: [
-        ("UPDATE connection_intent SET peripheral_id = x'0102'", "connection_intent.peripheral_id"),
-        ("UPDATE connection_intent SET state = 'flying'", "connection_intent.state"),
-        ("UPDATE connection_intent SET strategies = 'knownIdentifier,teleport'", "connection_intent.strategies"),
-        ("UPDATE subscription SET identifier = 'bad id!'", "restore identifier"),
-        ("UPDATE subscription SET characteristic_uuid = x'00'", "subscription.characteristic_uuid"),
-        ("UPDATE peripheral SET address_type = 'sideways'", "peripheral address"),
-        ("UPDATE peripheral SET service_uuids = x'0001020304'", "peripheral"),
-        ("UPDATE scan_intent SET service_uuids = x'0011'", "scan_intent.service_uuids"),
-        ("UPDATE restore_identifier SET name_preference = 'loudest'", "restore_identifier"),
-        ("UPDATE restore_identifier SET owner_uid = -1", "owner_uid"),
-    ])
-    func badValues(sql: String, column: String) async throws {
+    /// Values the schema forbids, per table and column kind.
+    static let corruptions: [String] = [
+        // UUID BLOBs of the wrong length.
+        "UPDATE peripheral SET id = x'0102'",
+        "UPDATE connection_intent SET peripheral_id = zeroblob(15)",
+        "UPDATE subscription SET peripheral_id = zeroblob(17)",
+        "UPDATE subscription SET service_uuid = zeroblob(15)",
+        "UPDATE subscription SET characteristic_uuid = x'00'",
+        "UPDATE scan_intent SET service_uuids = zeroblob(15)",
+        "UPDATE peripheral SET service_uuids = x'0001020304'",
+        // Identifier text the rules forbid, in each table.
+        "UPDATE restore_identifier SET id = '-starts-with-dash'",
+        "UPDATE scan_intent SET identifier = 'has space'",
+        "UPDATE connection_intent SET identifier = 'bad/slash'",
+        "UPDATE subscription SET identifier = ''",
+        // Enum text outside its set.
+        "UPDATE restore_identifier SET name_preference = 'loudest'",
+        "UPDATE connection_intent SET state = 'flying'",
+        "UPDATE connection_intent SET strategies = 'knownIdentifier,teleport'",
+        "UPDATE peripheral SET address_type = 'sideways'",
+        // Other values the schema forbids.
+        "UPDATE peripheral SET address = 'not-an-address'",
+        "UPDATE restore_identifier SET owner_uid = -1",
+        "UPDATE restore_identifier SET outbox_limit = 0",
+        "UPDATE connection_intent SET attempts = -3",
+        "UPDATE scan_intent SET allow_duplicates = 2",
+        "UPDATE restore_identifier SET dropped_first_seq = 5, dropped_last_seq = 2",
+        // (Another storage type than the column's cannot be written: the
+        // tables are STRICT. The decoder checks storage types anyway.)
+    ]
+
+    @Test("a value the schema forbids, in any table, is corruptRow through the new decoder", arguments: corruptions)
+    func badValues(sql: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         _ = try await populated(directory)
@@ -61,9 +81,63 @@ struct LoadDecodingTests {
             _ = try await store.loadState()
             Issue.record("loaded despite \(sql)")
         } catch {
-            guard case .corruptRow(let what) = error else { Issue.record("\(error)"); return }
-            #expect(what.contains(column), "\(what)")
+            guard case .corruptRow = error else { Issue.record("\(sql): \(error)"); return }
         }
+    }
+
+    /// Overwrites the root page of `subscription_by_peripheral` (one page in
+    /// this small file): `quick_check` reports it, while the load, which never
+    /// reads that index, succeeds. So only the concurrent check can refuse it.
+    private func damageIndexPage(_ directory: TemporaryDirectory) async throws {
+        let path = directory.path + "/" + RelinkStore.databaseFileName
+        let queue = try DatabaseQueue(path: path)
+        let (root, pageSize) = try await queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'subscription_by_peripheral'") ?? 0,
+             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+        }
+        try queue.close()
+        #expect(root > 1)
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+        handle.write(Data((0..<pageSize).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        try handle.close()
+        let damaged = try DatabaseQueue(path: path)
+        #expect(try await damaged.read { try String.fetchAll($0, sql: "PRAGMA quick_check(5)") } != ["ok"])
+        #expect(try await damaged.read { try StateLoader(db: $0).load() }.identifiers.count == 1, "the load alone does not notice")
+        try damaged.close()
+    }
+
+    @Test("a file only quick_check finds corrupt is refused under .refuse, untouched, while the load ran beside the check")
+    func checkFailureRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try await populated(directory)
+        try await damageIndexPage(directory)
+        let path = directory.path + "/" + RelinkStore.databaseFileName
+        let before = FileManager.default.contents(atPath: path)
+        let logs = LogCapture()
+        #expect {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        } throws: { error in
+            guard let error = error as? StoreOpenError, case .badState(.corrupt, let at) = error else { return false }
+            return at == path && error.exitStatus == 65
+        }
+        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(logs.loud.map(\.level) == [.critical])
+    }
+
+    @Test("a file only quick_check finds corrupt is moved aside and what was loaded meanwhile is discarded")
+    func checkFailureQuarantinedDiscardsLoad() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try await populated(directory)
+        try await damageIndexPage(directory)
+        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: LogCapture().logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.count == 1)
+        #expect(try await store.loadState() == StoredState(identifiers: [], peripherals: []))
+        let moved = try #require(store.quarantined.first?.quarantinedPath)
+        #expect(moved.hasSuffix("-corrupt.sqlite"))
     }
 
     @Test("the preloaded state equals a fresh read, and a write makes the next load read again")

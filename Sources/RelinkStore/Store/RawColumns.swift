@@ -13,21 +13,43 @@ struct RawColumns {
 
     func isNull(_ index: CInt) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
 
-    func int64(_ index: CInt) -> Int64 { sqlite3_column_int64(statement, index) }
+    /// An INTEGER column.
+    /// - Throws: `StoreError.corruptRow` for NULL or another storage type.
+    func int64(_ index: CInt) throws(StoreError) -> Int64 {
+        guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else { throw .corruptRow(columnName(index)) }
+        return sqlite3_column_int64(statement, index)
+    }
 
-    func optionalInt64(_ index: CInt) -> Int64? { isNull(index) ? nil : int64(index) }
+    /// An INTEGER column that may be NULL.
+    /// - Throws: `StoreError.corruptRow` for another storage type.
+    func optionalInt64(_ index: CInt) throws(StoreError) -> Int64? { isNull(index) ? nil : try int64(index) }
 
-    /// The column's bytes as text (nil for NULL).
+    /// A boolean stored as 0 or 1.
+    /// - Throws: `StoreError.corruptRow` for anything else.
+    func bool(_ index: CInt) throws(StoreError) -> Bool {
+        switch try int64(index) {
+        case 0: return false
+        case 1: return true
+        default: throw .corruptRow(columnName(index))
+        }
+    }
+
+    private func columnName(_ index: CInt) -> String {
+        sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "column \(index)"
+    }
+
+    /// The column's bytes as text (nil for NULL or another storage type).
     func withText<T>(_ index: CInt, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
-        guard !isNull(index), let pointer = sqlite3_column_text(statement, index) else { return nil }
+        // Only TEXT: SQLite would convert a number or BLOB to text silently.
+        guard sqlite3_column_type(statement, index) == SQLITE_TEXT, let pointer = sqlite3_column_text(statement, index) else { return nil }
         return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index))))
     }
 
     func text(_ index: CInt) -> String? { withText(index) { String(decoding: $0, as: UTF8.self) } }
 
-    /// The column's bytes as a BLOB (nil for NULL; empty for a zero-length BLOB).
+    /// The column's bytes as a BLOB (nil for NULL or another storage type).
     func withBlob<T>(_ index: CInt, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
-        guard !isNull(index) else { return nil }
+        guard sqlite3_column_type(statement, index) == SQLITE_BLOB else { return nil }
         let count = Int(sqlite3_column_bytes(statement, index))
         guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -19,7 +19,7 @@ struct StateLoader {
         try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent") { c, cache in
             let id = try cache.identifier(c, 0)
             scans[id.rawValue] = ScanIntent(identifier: id, serviceUUIDs: try c.uuidList(1, "scan_intent.service_uuids"),
-                                            allowDuplicates: c.int64(2) != 0, updatedAt: Date(storedMilliseconds: c.int64(3)))
+                                            allowDuplicates: try c.bool(2), updatedAt: Date(storedMilliseconds: try c.int64(3)))
         }
         var connections: [String: [ConnectionIntent]] = [:]
         var run: [ConnectionIntent] = []
@@ -46,7 +46,7 @@ struct StateLoader {
                 identifier: try cache.identifier(c, 0), peripheral: try c.uuid(1, "subscription.peripheral_id"),
                 service: BluetoothUUID(value: try c.uuid(2, "subscription.service_uuid")),
                 characteristic: BluetoothUUID(value: try c.uuid(3, "subscription.characteristic_uuid")),
-                createdAt: Date(storedMilliseconds: c.int64(4)))
+                createdAt: Date(storedMilliseconds: try c.int64(4)))
             if let last = subscriptionRun.last, last.identifier != subscription.identifier {
                 subscriptions[last.identifier.rawValue] = subscriptionRun
                 subscriptionRun.removeAll(keepingCapacity: true)
@@ -65,14 +65,14 @@ struct StateLoader {
             FROM restore_identifier ORDER BY id
             """) { c, cache in
             let id = try cache.identifier(c, 0)
-            guard let ownerUID = UInt32(exactly: c.int64(1)) else { throw StoreError.corruptRow("owner_uid") }
+            guard let ownerUID = UInt32(exactly: try c.int64(1)) else { throw StoreError.corruptRow("owner_uid") }
             let record: RestoreIdentifierRecord
             do {
                 record = try RestoreIdentifierRecord(id: id, ownerUID: ownerUID, namePreference: c.enumValue(2, "name_preference"),
-                                                     outboxLimit: Int(c.int64(3)), createdAt: Date(storedMilliseconds: c.int64(4)))
+                                                     outboxLimit: Int(try c.int64(3)), createdAt: Date(storedMilliseconds: try c.int64(4)))
             } catch { throw StoreError.corruptRow("restore_identifier: \(error)") }
             let key = id.rawValue
-            let first = c.optionalInt64(7), last = c.optionalInt64(8)
+            let first = try c.optionalInt64(7), last = try c.optionalInt64(8)
             var range: ClosedRange<Int64>?
             if let first, let last {
                 guard first <= last else { throw StoreError.corruptRow("dropped sequence range") }
@@ -81,7 +81,7 @@ struct StateLoader {
             identifiers.append(StoredState.Identifier(
                 record: record, scan: scans[key], connections: connections[key] ?? [],
                 subscriptions: subscriptions[key] ?? [],
-                outbox: OutboxStatus(nextSequence: c.int64(5), pendingCount: pending[key]?.count ?? 0, droppedTotal: c.int64(6),
+                outbox: OutboxStatus(nextSequence: try c.int64(5), pendingCount: pending[key]?.count ?? 0, droppedTotal: try c.int64(6),
                                      droppedRange: range, firstSequence: pending[key]?.first)))
         }
         return identifiers
@@ -104,11 +104,11 @@ struct StateLoader {
             do {
                 peripherals.append(try PeripheralRecord(
                     id: c.uuid(0, "peripheral.id"), address: address,
-                    advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: c.optionalInt64(5) ?? 0)) },
-                    gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: c.optionalInt64(7) ?? 0)) },
+                    advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: try c.optionalInt64(5) ?? 0)) },
+                    gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: try c.optionalInt64(7) ?? 0)) },
                     alias: c.text(8), serviceUUIDs: c.uuidList(9, "peripheral.service_uuids"),
-                    lastSeenAt: c.optionalInt64(10).map(Date.init(storedMilliseconds:)),
-                    createdAt: Date(storedMilliseconds: c.int64(11))))
+                    lastSeenAt: try c.optionalInt64(10).map(Date.init(storedMilliseconds:)),
+                    createdAt: Date(storedMilliseconds: try c.int64(11))))
             } catch { throw StoreError.corruptRow("peripheral: \(error)") }
         }
         return peripherals
@@ -131,13 +131,13 @@ struct StateLoader {
         } else {
             do { strategies = try RowDecoding.strategyList(c.text(5) ?? "") } catch { throw .corruptRow("connection_intent.strategies") }
         }
-        let stepMs = c.optionalInt64(3), overallMs = c.optionalInt64(4)
+        let stepMs = try c.optionalInt64(3), overallMs = try c.optionalInt64(4)
         do {
             return try ConnectionIntent(
                 identifier: cache.identifier(c, 0), peripheral: c.uuid(1, "connection_intent.peripheral_id"),
                 state: c.enumValue(2, "connection_intent.state"),
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
-                strategies: strategies, requestedAt: Date(storedMilliseconds: c.int64(6)), attempts: Int(c.int64(7)),
+                strategies: strategies, requestedAt: Date(storedMilliseconds: try c.int64(6)), attempts: Int(try c.int64(7)),
                 lastErrorClass: c.text(8), lastErrorMessage: c.text(9))
         } catch {
             if case .invalidArgument(let why) = error { throw .corruptRow("connection_intent: \(why)") }
