@@ -8,7 +8,8 @@ public struct OutboxEvent: Hashable, Sendable, Codable {
     public static let maximumPayloadBytes = 64 * 1024
 
     public var identifier: RestoreIdentifier
-    /// Sequence number, increasing by one per appended event of this identifier, never reused.
+    /// Sequence number: increasing per appended event of this identifier, never
+    /// reused; by one, unless the writer chose to skip (`OutboxEventDraft.sequence`).
     public var sequence: Int64
     /// What happened (`connected`, `value-notified`, ...), chosen by the daemon.
     public var kind: String
