@@ -107,13 +107,7 @@ public final class RelinkStore: Sendable {
     /// - Throws: a storage error.
     public func peripheral(at address: DeviceAddress) async throws(StoreError) -> PeripheralRecord? {
         try await mappingErrors {
-            try await pool.read { db in
-                try Row.fetchOne(db, sql: """
-                    SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
-                        gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
-                    FROM peripheral WHERE adapter = ? AND address = ? AND address_type = ?
-                    """, arguments: [address.adapter, address.address, address.addressType.rawValue]).map(RowDecoding.peripheral)
-            }
+            try await pool.read { db in try StateLoader(db: db).peripherals(at: address).first }
         }
     }
 

@@ -65,12 +65,3 @@ struct OutboxCursor: Sendable, Hashable {
         }
     }
 }
-
-extension OutboxEffect {
-    /// The identifier whose outbox changed.
-    var identifier: RestoreIdentifier {
-        switch self {
-        case .appended(let id, _), .dropped(let id, _, _, _), .acknowledged(let id, _, _, _): id
-        }
-    }
-}

@@ -81,11 +81,14 @@ struct StoreOpener {
             return .failure(Self.classify(error))
         }
         do {
-            if let reason = try pool.read(Self.schemaProblem) {
+            let (problem, current) = try pool.read { db in
+                (try Self.schemaProblem(db), try StoreMigrations.migrator.hasCompletedMigrations(db))
+            }
+            if let reason = problem {
                 try? pool.close()
                 return .failure(.bad(reason))
             }
-            guard try pool.read({ db in try StoreMigrations.migrator.hasCompletedMigrations(db) }) else {
+            guard current else {
                 // A new or older database: checked whole before it is migrated.
                 if let reason = try pool.read(Self.integrityProblem) {
                     try? pool.close()

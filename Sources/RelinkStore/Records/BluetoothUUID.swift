@@ -60,7 +60,7 @@ extension [BluetoothUUID] {
     }
 
     /// Parses the stored form; throws `StoreError.corruptRow` when its length is not a multiple of 16.
-    static func fromStoredList(_ data: Data, column: String) throws(StoreError) -> [BluetoothUUID] {
+    static func fromStoredList(_ data: UnsafeRawBufferPointer, column: String) throws(StoreError) -> [BluetoothUUID] {
         guard data.count % 16 == 0 else { throw .corruptRow("bad UUID list in \(column)") }
         var result: [BluetoothUUID] = []
         result.reserveCapacity(data.count / 16)

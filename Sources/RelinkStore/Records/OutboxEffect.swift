@@ -10,3 +10,12 @@ public enum OutboxEffect: Hashable, Sendable {
     /// stored; `first` is the lowest stored one left.
     case acknowledged(RestoreIdentifier, through: Int64, deleted: Int, first: Int64?)
 }
+
+extension OutboxEffect {
+    /// The identifier whose outbox changed.
+    public var identifier: RestoreIdentifier {
+        switch self {
+        case .appended(let id, _), .dropped(let id, _, _, _), .acknowledged(let id, _, _, _): id
+        }
+    }
+}

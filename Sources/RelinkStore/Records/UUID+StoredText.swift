@@ -47,12 +47,10 @@ extension UUID {
     var storedBlob: Data { withUnsafeBytes(of: uuid) { Data($0) } }
 
     /// Reads 16 bytes at `offset` of a stored BLOB; nil when too short.
-    init?(storedBlob data: Data, offset: Int = 0) {
-        guard offset >= 0, data.count >= offset + 16 else { return nil }
+    init?(storedBlob bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        guard offset >= 0, bytes.count >= offset + 16 else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { out in
-            data.withUnsafeBytes { bytes in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])) }
-        }
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])) }
         self.init(uuid: value)
     }
 }

@@ -48,7 +48,7 @@ struct RawColumns {
     func text(_ index: CInt) -> String? { withText(index) { String(decoding: $0, as: UTF8.self) } }
 
     /// The column's bytes as a BLOB (nil for NULL or another storage type).
-    func withBlob<T>(_ index: CInt, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+    func withBlob<T, E: Error>(_ index: CInt, _ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T? {
         guard sqlite3_column_type(statement, index) == SQLITE_BLOB else { return nil }
         let count = Int(sqlite3_column_bytes(statement, index))
         guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -58,7 +58,7 @@ struct RawColumns {
     /// A 16-byte BLOB as a UUID.
     /// - Throws: `StoreError.corruptRow(column)` for NULL or another length.
     func uuid(_ index: CInt, _ column: String) throws(StoreError) -> UUID {
-        let value: UUID?? = withBlob(index) { bytes in bytes.count == 16 ? Self.uuid(bytes, at: 0) : nil }
+        let value: UUID?? = withBlob(index) { bytes in bytes.count == 16 ? UUID(storedBlob: bytes) : nil }
         guard let value = value ?? nil else { throw .corruptRow(column) }
         return value
     }
@@ -66,25 +66,9 @@ struct RawColumns {
     /// A BLOB of 16-byte UUIDs.
     /// - Throws: `StoreError.corruptRow` for NULL or a length not a multiple of 16.
     func uuidList(_ index: CInt, _ column: String) throws(StoreError) -> [BluetoothUUID] {
-        let list: [BluetoothUUID]?? = withBlob(index) { bytes in
-            guard bytes.count % 16 == 0 else { return nil }
-            var result: [BluetoothUUID] = []
-            result.reserveCapacity(bytes.count / 16)
-            var offset = 0
-            while offset < bytes.count {
-                result.append(BluetoothUUID(value: Self.uuid(bytes, at: offset)))
-                offset += 16
-            }
-            return result
-        }
+        let list: [BluetoothUUID]?? = try withBlob(index) { bytes throws(StoreError) in try [BluetoothUUID].fromStoredList(bytes, column: column) }
         guard let list = list ?? nil else { throw .corruptRow("bad UUID list in \(column)") }
         return list
-    }
-
-    private static func uuid(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UUID {
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])) }
-        return UUID(uuid: value)
     }
 
     /// A text column that must be one of an enumeration's raw values.

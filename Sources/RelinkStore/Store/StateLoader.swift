@@ -72,12 +72,7 @@ struct StateLoader {
                                                      outboxLimit: Int(try c.int64(3)), createdAt: Date(storedMilliseconds: try c.int64(4)))
             } catch { throw StoreError.corruptRow("restore_identifier: \(error)") }
             let key = id.rawValue
-            let first = try c.optionalInt64(7), last = try c.optionalInt64(8)
-            var range: ClosedRange<Int64>?
-            if let first, let last {
-                guard first <= last else { throw StoreError.corruptRow("dropped sequence range") }
-                range = first...last
-            }
+            let range = try Self.droppedRange(try c.optionalInt64(7), try c.optionalInt64(8))
             identifiers.append(StoredState.Identifier(
                 record: record, scan: scans[key], connections: connections[key] ?? [],
                 subscriptions: subscriptions[key] ?? [],
@@ -87,14 +82,16 @@ struct StateLoader {
         return identifiers
     }
 
-    /// Every peripheral, by id.
-    func peripherals() throws -> [PeripheralRecord] {
+    /// Every peripheral, by id; or only the one at `address`.
+    func peripherals(at address: DeviceAddress? = nil) throws -> [PeripheralRecord] {
         var peripherals: [PeripheralRecord] = []
+        let filter = address == nil ? "" : "WHERE adapter = ? AND address = ? AND address_type = ?"
+        let arguments: StatementArguments = address.map { [$0.adapter, $0.address, $0.addressType.rawValue] } ?? []
         try rows("""
             SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
                 gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
-            FROM peripheral ORDER BY id
-            """) { c, _ in
+            FROM peripheral \(filter) ORDER BY id
+            """, arguments: arguments) { c, _ in
             let address: DeviceAddress
             do {
                 address = try DeviceAddress(adapter: c.text(1) ?? "", address: c.text(2) ?? "",
@@ -115,11 +112,12 @@ struct StateLoader {
     }
 
     /// Steps `sql` and hands each row's columns to `body`.
-    private func rows(_ sql: String, _ body: (RawColumns, inout RawIdentifierCache) throws -> Void) throws {
+    private func rows(_ sql: String, arguments: StatementArguments = [],
+                      _ body: (RawColumns, inout RawIdentifierCache) throws -> Void) throws {
         let statement = try db.makeStatement(sql: sql)
         let columns = RawColumns(statement)
         var cache = RawIdentifierCache()
-        let cursor = try Row.fetchCursor(statement)
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
         while try cursor.next() != nil { try body(columns, &cache) }
     }
 
@@ -147,15 +145,16 @@ struct StateLoader {
 
     /// Decodes next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq from `row[index...]`.
     static func outboxStatus(_ row: Row, startingAt index: Int, pendingCount: Int, firstSequence: Int64?) throws -> OutboxStatus {
-        let first: Int64? = row[index + 2]
-        let last: Int64? = row[index + 3]
-        var range: ClosedRange<Int64>?
-        if let first, let last {
-            guard first <= last else { throw StoreError.corruptRow("dropped sequence range") }
-            range = first...last
-        }
-        return OutboxStatus(nextSequence: row[index], pendingCount: pendingCount, droppedTotal: row[index + 1], droppedRange: range,
-                            firstSequence: firstSequence)
+        OutboxStatus(nextSequence: row[index], pendingCount: pendingCount, droppedTotal: row[index + 1],
+                     droppedRange: try droppedRange(row[index + 2], row[index + 3]), firstSequence: firstSequence)
+    }
+
+    /// `dropped_first_seq`, `dropped_last_seq` as a range (nil: none dropped).
+    /// - Throws: `StoreError.corruptRow` when the first is above the last.
+    static func droppedRange(_ first: Int64?, _ last: Int64?) throws(StoreError) -> ClosedRange<Int64>? {
+        guard let first, let last else { return nil }
+        guard first <= last else { throw .corruptRow("dropped sequence range") }
+        return first...last
     }
 }
 
