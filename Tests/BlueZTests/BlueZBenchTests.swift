@@ -282,7 +282,7 @@ actor EventLog {
     func append(_ e: BlueZEvent) { events.append(e) }
     func contains(_ e: BlueZEvent) -> Bool { events.contains(e) }
     func values(of characteristic: ObjectPath) -> [[UInt8]] {
-        events.compactMap { if case .mirror(.valueUpdated(characteristic, _, let v)) = $0 { v } else { nil } }
+        events.compactMap { if case .mirror(.valueUpdated(let u)) = $0, u.characteristic == characteristic { u.value } else { nil } }
     }
     func nameChanges(of device: ObjectPath) -> [NameChange] {
         events.compactMap { if case .mirror(.nameChanged(device, let c)) = $0 { c } else { nil } }

@@ -65,10 +65,33 @@ import Testing
         let bytes = Array("Front Door".utf8)
         let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
                                               changed: ["Value": .array(.byte, bytes.map { .byte($0) })], invalidated: [])
-        #expect(events.contains(.valueUpdated(characteristic: nameChr, device: lock, value: bytes)))
+        // The value comes with its routing facts, as they were when it arrived.
+        #expect(events.contains(.valueUpdated(ValueUpdate(
+            characteristic: nameChr, value: bytes, characteristicUUID: GAP.deviceNameUUID, serviceUUID: GAP.serviceUUID.lowercased(),
+            device: lock, adapter: hci0, address: "00:00:00:00:00:02", addressType: "public", connected: true))))
         #expect(events.contains(.nameChanged(device: lock, NameChange(kind: .gap, old: nil, new: "Front Door"))))
         #expect(mirror.device(lock)?.names.gapNameSource == .characteristic)
         #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A")
+    }
+
+    @Test func valueOfAnUnplacedCharacteristicCarriesWhatIsKnown() {
+        var mirror = Mirror()
+        _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
+        // Its service object never arrived (a racing InterfacesRemoved).
+        _ = mirror.interfacesAdded(path: nameChr, interfaces: [BlueZInterface.gattCharacteristic: [
+            "UUID": .string("8E7F1A01-4B2C-4D1E-9A3F-72656C696E6B"), "Service": .objectPath(gapSvc),
+        ]])
+        let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
+                                              changed: ["Value": .array(.byte, [.byte(7)])], invalidated: [])
+        guard case .valueUpdated(let update)? = events.first(where: { if case .valueUpdated = $0 { true } else { false } }) else {
+            Issue.record("no valueUpdated in \(events)")
+            return
+        }
+        #expect(update.serviceUUID == nil)
+        #expect(update.characteristicUUID == "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b")
+        #expect(update.device == lock)
+        #expect(update.connected == false)
+        #expect(update.value == [7])
     }
 
     @Test func removalDropsObjectsAndTellsAddress() {

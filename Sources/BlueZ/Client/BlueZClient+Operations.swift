@@ -88,7 +88,7 @@ extension BlueZClient {
     }
 
     /// Starts notifications: values then arrive as
-    /// ``MirrorEvent/valueUpdated(characteristic:device:value:)``. A second
+    /// ``MirrorEvent/valueUpdated(_:)``. A second
     /// call is success. bluetoothd ends the session when this client leaves
     /// the bus, so call it again after a restart or a reset.
     /// - Throws: ``BlueZError``.

@@ -13,9 +13,12 @@ import struct Foundation.Date
 public actor BlueZClient {
     public nonisolated let connection: Connection
     let logger: Logger
-    /// Ordered events for upper layers (unbounded: nothing is dropped).
+    /// Ordered events for upper layers (unbounded: nothing is dropped),
+    /// unless a sink takes them (``deliverEvents(to:)``).
     public nonisolated let events: AsyncStream<BlueZEvent>
     let continuation: AsyncStream<BlueZEvent>.Continuation
+    /// Where events go instead of ``events``, if set.
+    private var sink: (@Sendable (BlueZEvent) -> Void)?
 
     /// The current copy of bluetoothd's object tree.
     public private(set) var mirror = Mirror()
@@ -83,6 +86,18 @@ public actor BlueZClient {
         }
     }
 
+    /// Hands every later event to `sink`, in order, on this actor, instead
+    /// of yielding it to ``events``: one task switch fewer per event for a
+    /// consumer that queues them itself (relinkd's loop). Call it before
+    /// ``run()``; events already yielded stay in ``events``.
+    public func deliverEvents(to sink: @escaping @Sendable (BlueZEvent) -> Void) {
+        self.sink = sink
+    }
+
+    func emit(_ event: BlueZEvent) {
+        if let sink { sink(event) } else { continuation.yield(event) }
+    }
+
     /// Returns once ``run()`` has built the first mirror.
     public func waitUntilReady(timeout: Duration = .seconds(10)) async throws {
         try await wait(timeout: timeout, "the first mirror") { _ in true }
@@ -104,7 +119,7 @@ public actor BlueZClient {
             logger.warning("bluetoothd left the bus", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
             owner = nil
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
-            continuation.yield(.serviceLost)
+            emit(.serviceLost)
         }
     }
 
@@ -124,11 +139,11 @@ public actor BlueZClient {
             owner = nil
             heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
-            continuation.yield(.serviceLost)
+            emit(.serviceLost)
             return
         }
         mirror = Mirror(managedObjects: snapshot.objects, knownNames: names)
-        continuation.yield(.reset(reason))
+        emit(.reset(reason))
         while !heldSignals.isEmpty {
             let held = heldSignals
             heldSignals = []
@@ -202,7 +217,7 @@ public actor BlueZClient {
             .flatMap({ mirror.characteristics(of: $0.path).first { $0.uuid == GAP.deviceNameUUID } }) else { return }
         do {
             let value = try await read(c.path)
-            for event in mirror.gapNameRead(characteristic: c.path, value: value) { continuation.yield(.mirror(event)) }
+            for event in mirror.gapNameRead(characteristic: c.path, value: value) { emit(.mirror(event)) }
         } catch {
             logger.debug("GAP name read failed", metadata: ["device": "\(device)", "RELINK_ERROR": "\(error)"])
         }
@@ -250,7 +265,7 @@ public actor BlueZClient {
         }
         var powered: [(ObjectPath, Bool)] = []
         for event in events {
-            continuation.yield(.mirror(event))
+            emit(.mirror(event))
             if case .propertyChanged(let p, BlueZInterface.device, "ServicesResolved", _, .boolean(true)?) = event {
                 gapReadRequests.yield(p)
             }
@@ -267,7 +282,7 @@ public actor BlueZClient {
         resumeWaiters()
         for (adapter, on) in powered {
             if on { await reapply(adapter: adapter) }
-            continuation.yield(.adapterPowered(adapter, on))
+            emit(.adapterPowered(adapter, on))
         }
     }
 }

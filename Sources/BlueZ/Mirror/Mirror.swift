@@ -127,8 +127,7 @@ public struct Mirror: Sendable {
             nameTrackers[path] = tracker
         case BlueZInterface.gattCharacteristic:
             if let value = changed.bytes("Value") {
-                let device = devicePath(containing: path)
-                events.append(.valueUpdated(characteristic: path, device: device, value: value))
+                events.append(.valueUpdated(valueUpdate(path, characteristic: props, value: value)))
                 if props.string("UUID")?.lowercased() == GAP.deviceNameUUID {
                     events += gapNameRead(characteristic: path, value: value, at: date)
                 }
@@ -137,6 +136,17 @@ public struct Mirror: Sendable {
             break
         }
         return events
+    }
+
+    /// A value with its routing facts, by direct lookups (no scan of the tree).
+    private func valueUpdate(_ path: ObjectPath, characteristic props: InterfaceProperties, value: [UInt8]) -> ValueUpdate {
+        let device = devicePath(containing: path)
+        let deviceProps = device.flatMap { objects[$0]?[BlueZInterface.device] }
+        return ValueUpdate(
+            characteristic: path, value: value, characteristicUUID: (props.string("UUID") ?? "").lowercased(),
+            serviceUUID: props.path("Service").flatMap { objects[$0]?[BlueZInterface.gattService]?.string("UUID")?.lowercased() },
+            device: device, adapter: deviceProps?.path("Adapter"), address: deviceProps?.string("Address"),
+            addressType: deviceProps?.string("AddressType"), connected: deviceProps?.bool("Connected") ?? false)
     }
 
     /// Records a read of the GAP Device Name characteristic.

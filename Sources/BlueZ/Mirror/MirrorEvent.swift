@@ -15,7 +15,43 @@ public enum MirrorEvent: Sendable, Hashable {
     case propertyChanged(path: ObjectPath, interface: String, property: String, old: DBusValue?, new: DBusValue?)
     /// A characteristic's `Value` changed: a notification or a read.
     /// BlueZ emits this for every notification, even with an unchanged value.
-    case valueUpdated(characteristic: ObjectPath, device: ObjectPath?, value: [UInt8])
+    case valueUpdated(ValueUpdate)
     /// One of a device's names changed.
     case nameChanged(device: ObjectPath, NameChange)
+}
+
+/// A characteristic's new value with what a receiver needs to route it,
+/// taken from the mirror when the signal was applied: the receiver does not
+/// have to ask the mirror again (a notification is relinkd's hot path).
+public struct ValueUpdate: Sendable, Hashable {
+    public var characteristic: ObjectPath
+    public var value: [UInt8]
+    /// The characteristic's UUID (lower case).
+    public var characteristicUUID: String
+    /// The UUID (lower case) of the service the characteristic is in; nil
+    /// when the service object is not known.
+    public var serviceUUID: String?
+    /// The device the characteristic belongs to, nil when not known.
+    public var device: ObjectPath?
+    /// That device's adapter, address, address type and link state when
+    /// the value arrived.
+    public var adapter: ObjectPath?
+    public var address: String?
+    public var addressType: String?
+    public var connected: Bool
+
+    public init(
+        characteristic: ObjectPath, value: [UInt8], characteristicUUID: String, serviceUUID: String? = nil,
+        device: ObjectPath? = nil, adapter: ObjectPath? = nil, address: String? = nil, addressType: String? = nil, connected: Bool = false
+    ) {
+        self.characteristic = characteristic
+        self.value = value
+        self.characteristicUUID = characteristicUUID
+        self.serviceUUID = serviceUUID
+        self.device = device
+        self.adapter = adapter
+        self.address = address
+        self.addressType = addressType
+        self.connected = connected
+    }
 }

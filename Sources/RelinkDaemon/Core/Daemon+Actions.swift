@@ -295,7 +295,12 @@ extension Daemon {
 
     /// The core's address of a BlueZ device.
     static func address(of device: Device) -> BluetoothAddress? {
-        guard let text = device.address else { return nil }
-        return try? BluetoothAddress(parsing: text.uppercased(), kind: device.addressType == "random" ? .random : .public)
+        address(device.address, type: device.addressType)
+    }
+
+    /// The core's address for BlueZ's `Address` and `AddressType`.
+    static func address(_ text: String?, type: String?) -> BluetoothAddress? {
+        guard let text else { return nil }
+        return try? BluetoothAddress(parsing: text.uppercased(), kind: type == "random" ? .random : .public)
     }
 }

@@ -45,6 +45,20 @@ extension Daemon {
         }
     }
 
+    /// Whether ``handleBlueZ(_:)`` does anything with an event: the BlueZ
+    /// layer's sink drops the others before they reach the loop.
+    nonisolated static func handles(_ event: BlueZEvent) -> Bool {
+        guard case .mirror(let change) = event else { return true }
+        switch change {
+        case .deviceAdded, .gattCharacteristicAdded, .nameChanged, .valueUpdated:
+            return true
+        case .propertyChanged(_, let interface, _, _, _):
+            return interface == BlueZInterface.device
+        default:
+            return false
+        }
+    }
+
     private func handleMirror(_ change: MirrorEvent) async {
         switch change {
         case .deviceAdded(let device):
@@ -80,8 +94,8 @@ extension Daemon {
             await run(planner.linkUp(peripheral))
         case .nameChanged(let device, let change):
             await nameSeen(device: device, gap: change.kind == .gap, name: change.new)
-        case .valueUpdated(let characteristic, let devicePath, let value):
-            await notified(characteristic: characteristic, device: devicePath, value: value)
+        case .valueUpdated(let update):
+            notified(update)
         default:
             break
         }
@@ -133,20 +147,22 @@ extension Daemon {
 
     /// A characteristic's value changed: a notification on an armed
     /// characteristic goes to each subscribed identifier's outbox once.
-    private func notified(characteristic: ObjectPath, device devicePath: ObjectPath?, value: [UInt8]) async {
-        let mirror = await bluez.mirror
-        guard let devicePath, let device = mirror.device(devicePath), let address = Self.address(of: device),
+    /// The hot path: everything needed comes with the update (no call to
+    /// the mirror's actor).
+    private func notified(_ update: ValueUpdate) {
+        guard update.adapter == adapterPath,
+              let address = Self.address(update.address, type: update.addressType),
               let peripheral = peripheralID(for: address),
-              let c = mirror.characteristic(characteristic),
-              let service = mirror.services(of: devicePath).first(where: { $0.path == c.service }),
-              let serviceUUID = try? CoreUUID(parsing: service.uuid), let characteristicUUID = try? CoreUUID(parsing: c.uuid)
+              let service = update.serviceUUID, let serviceUUID = try? CoreUUID(parsing: service),
+              let characteristicUUID = try? CoreUUID(parsing: update.characteristicUUID)
         else { return }
+        let characteristic = update.characteristic, value = update.value
         let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
         let ids = planner.route(peripheral, characteristic: key)
         guard planner.armedCharacteristics(of: peripheral).contains(key) else {
             // On a session bluetoothd re-armed at the reconnection, before
             // relinkd saw the link up: kept for after its `connected` event.
-            guard !ids.isEmpty, device.connected, batch.held.holds(peripheral, key, on: characteristic) else { return }
+            guard !ids.isEmpty, update.connected, batch.held.holds(peripheral, key, on: characteristic) else { return }
             do {
                 var mutations: [StoreMutation] = []
                 let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: key, value: value)

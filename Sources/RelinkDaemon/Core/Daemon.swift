@@ -96,10 +96,13 @@ public actor Daemon {
     public func run(onReady: @Sendable (String) -> Void = { _ in }) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             let bluez = self.bluez, continuation = self.inputContinuation
-            group.addTask { try await bluez.run() }
-            group.addTask {
-                for await event in bluez.events { continuation.yield(.bluez(event)) }
+            // Straight into the loop's queue, without a forwarding task, and
+            // only what the loop acts on (not, e.g., the `Value` property
+            // change that comes with every notification).
+            await bluez.deliverEvents { event in
+                if Self.handles(event) { continuation.yield(.bluez(event)) }
             }
+            group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
             try await startUp()
             isReady = true
