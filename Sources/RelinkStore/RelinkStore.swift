@@ -64,6 +64,17 @@ public final class RelinkStore: Sendable {
         return try await committer.submit(mutations)
     }
 
+    /// ``apply(_:)`` without waiting: the writer queue calls `completion`
+    /// with the outcome once the commit has returned (durable, as for
+    /// ``apply(_:)``). Requests submitted one after another are applied,
+    /// and completed, in that order, each in its own savepoint: one
+    /// request's invalid data fails only that request. A writer that must
+    /// not wait for the disk (relinkd's loop) submits this way and goes on.
+    public func submit(_ mutations: [StoreMutation], completion: @escaping @Sendable (Result<StoreCommit, StoreError>) -> Void) {
+        preloaded.withLock { $0 = nil }
+        committer.submit(mutations, completion: completion)
+    }
+
     /// Loads every identifier with its intents, subscriptions and outbox
     /// status, and every peripheral, from one consistent snapshot.
     /// - Throws: `StoreError.corruptRow` for a row the schema should not allow, `.io` and others from SQLite.

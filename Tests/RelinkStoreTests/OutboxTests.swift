@@ -1,5 +1,6 @@
 import Foundation
 @testable import RelinkStore
+import Synchronization
 import Testing
 
 @Suite("Event outbox")
@@ -81,5 +82,43 @@ struct OutboxTests {
         #expect(sequences.sorted() == Array(1...180))
         #expect(outcomes.filter { if case .failure(.unknownIdentifier(ghost)) = $0 { true } else { false } }.count == 20)
         #expect(try await store.events(for: id, limit: 1000).map(\.sequence) == Array(1...180))
+    }
+
+    @Test("submit without waiting: requests apply and complete in submission order, each on its own")
+    func submitOrder() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("fast")
+        let ghost = try Fixtures.id("ghost")
+        try await store.apply([.putIdentifier(Fixtures.identifier("fast", limit: 100_000))])
+        let completions = try await withCheckedThrowingContinuation { (done: CheckedContinuation<[(Int, Result<StoreCommit, StoreError>)], any Error>) in
+            let seen = Mutex<[(Int, Result<StoreCommit, StoreError>)]>([])
+            do {
+                for n in 0..<300 {
+                    // Every 7th names an unknown identifier: it fails alone.
+                    let draft = try Fixtures.event(n % 7 == 3 ? ghost : id, "\(n)")
+                    store.submit([.appendEvent(draft)]) { result in
+                        let all = seen.withLock { $0.append((n, result)); return $0.count == 300 ? $0 : nil }
+                        if let all { done.resume(returning: all) }
+                    }
+                }
+            } catch {
+                done.resume(throwing: error)
+            }
+        }
+        #expect(completions.map(\.0) == Array(0..<300))
+        let stored = completions.compactMap { n, result in (try? result.get()).map { (n, $0.appendedSequences) } }
+        #expect(stored.count == 300 - 43)
+        #expect(stored.flatMap(\.1) == Array(1...Int64(300 - 43)))
+        #expect(completions.filter { if case .failure(.unknownIdentifier(ghost)) = $0.1 { true } else { false } }.count == 43)
+        #expect(try await store.events(for: id, limit: 1000).map { String(decoding: $0.payload, as: UTF8.self) }
+                == stored.map { "\($0.0)" })
+        try store.close()
+        // After close, a submission is refused at once.
+        let refused = Mutex<Result<StoreCommit, StoreError>?>(nil)
+        store.submit([.appendEvent(try Fixtures.event(id, "late"))]) { result in refused.withLock { $0 = result } }
+        #expect(refused.withLock { if case .failure(.closed)? = $0 { true } else { false } })
     }
 }

@@ -11,7 +11,8 @@ import Synchronization
 /// queue (`asyncWriteWithoutTransaction`), which picks up every request
 /// queued by the time it runs.
 final class GroupCommitter: Sendable {
-    typealias Completion = CheckedContinuation<StoreCommit, any Error>
+    /// Called once per request, on the writer queue, in submission order.
+    typealias Completion = @Sendable (Result<StoreCommit, StoreError>) -> Void
 
     private struct Pending {
         var mutations: [StoreMutation]
@@ -33,23 +34,28 @@ final class GroupCommitter: Sendable {
     /// returns after the commit.
     /// - Throws: `StoreError` (request-scoped errors leave other requests unaffected).
     func submit(_ mutations: [StoreMutation]) async throws(StoreError) -> StoreCommit {
-        do {
-            return try await withCheckedThrowingContinuation { (completion: Completion) in
-                let action: Action = state.withLock { state in
-                    if state.closed { return .refuse }
-                    state.queue.append(Pending(mutations: mutations, completion: completion))
-                    if state.flushScheduled { return .none }
-                    state.flushScheduled = true
-                    return .schedule
-                }
-                switch action {
-                case .refuse: completion.resume(throwing: StoreError.closed)
-                case .schedule: pool.asyncWriteWithoutTransaction { [self] db in flush(db) }
-                case .none: break
-                }
-            }
-        } catch {
-            throw StoreError.from(error)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<StoreCommit, StoreError>, Never>) in
+            submit(mutations) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Queues `mutations` for the next transaction without waiting:
+    /// `completion` gets the outcome after the commit. Requests submitted
+    /// one after another are applied, and completed, in that order
+    /// (a refusal because the store is closed completes at once).
+    func submit(_ mutations: [StoreMutation], completion: @escaping Completion) {
+        let action: Action = state.withLock { state in
+            if state.closed { return .refuse }
+            state.queue.append(Pending(mutations: mutations, completion: completion))
+            if state.flushScheduled { return .none }
+            state.flushScheduled = true
+            return .schedule
+        }
+        switch action {
+        case .refuse: completion(.failure(.closed))
+        case .schedule: pool.asyncWriteWithoutTransaction { [self] db in flush(db) }
+        case .none: break
         }
     }
 
@@ -78,11 +84,11 @@ final class GroupCommitter: Sendable {
             }
         } catch {
             let failure = StoreError.from(error)
-            for request in batch { request.completion.resume(throwing: failure) }
+            for request in batch { request.completion(.failure(failure)) }
             return
         }
         for (request, result) in zip(batch, results) {
-            request.completion.resume(with: result.mapError { $0 as any Error })
+            request.completion(result)
         }
     }
 
