@@ -23,7 +23,7 @@ extension Daemon {
                 ])
             }
         }
-        await endBatch()
+        endBatch()
     }
 
     private func perform(_ action: Machine.Action, for intent: ConnectionIntentID) async throws(ControlError) {
@@ -143,31 +143,25 @@ extension Daemon {
             enqueue(RestoreBatch.Request(mutations: mutations))
             return
         }
-        await flushCommits()  // gathered writes come first
+        submitGathered()  // gathered writes come first
         try await commitNow(mutations)
     }
 
-    /// Applies mutations durably, now. Events among them are numbered and
-    /// may reach attached clients before the commit (``EventSequencer``).
-    /// - Parameter final: false when the caller retries the list's parts
-    ///   after a failure (its events then keep their numbers).
+    /// Applies mutations durably, now: after every write handed to the
+    /// store before, and returns once this one is committed. Events among
+    /// them are numbered and may reach attached clients before the commit
+    /// (``EventSequencer``).
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
-    func commitNow(_ mutations: [StoreMutation], final: Bool = true) async throws(ControlError) {
+    func commitNow(_ mutations: [StoreMutation]) async throws(ControlError) {
         var mutations = mutations
         numberEvents(&mutations)
-        do {
-            committed(mutations, try await store.apply(mutations))
-        } catch {
-            let failure: ControlError = switch error {
-            case .unknownIdentifier(let id): .unknownIdentifier("restore identifier \(id) is not registered")
-            case .invalidArgument(let m): .invalidArguments(m)
-            case .invalidAcknowledgement: .invalidArguments("\(error)")
-            case .unknownPeripheral(let m): .unknownPeripheral(m)
-            default: .storeFailed("store: \(error)")
-            }
-            if final { notCommitted(mutations, error: failure) }
-            throw failure
+        let ticket = submit(RestoreBatch.Request(mutations: mutations))
+        awaitedCommits.insert(ticket)
+        await settleCommits(through: ticket)
+        guard let outcome = commitOutcomes.removeValue(forKey: ticket) else {
+            throw .storeFailed("store: the commit's outcome was lost")
         }
+        if case .failure(let error) = outcome { throw Self.controlError(error) }
     }
 
     private func connect(_ address: BluetoothAddress, for intent: ConnectionIntentID) async {

@@ -13,11 +13,13 @@ extension Daemon {
         batch.depth += 1
     }
 
-    /// Closes a scope. At the outermost one, issues every gathered
-    /// StartNotify concurrently and, meanwhile, commits every gathered store
-    /// request in one transaction; returns when both are done (so before
-    /// the current input's handling ends and anything is acknowledged).
-    func endBatch() async {
+    /// Closes a scope. At the outermost one, hands every gathered store
+    /// request to the store and issues every gathered StartNotify, all
+    /// without waiting: the loop goes on with its next input while the disk
+    /// and bluetoothd work (``CommitPipeline``; StartNotify outcomes come
+    /// back as ``DaemonInput/notifyDone(_:_:_:)``). Whatever must come after
+    /// the commit (a client's call) waits for it (``flushCommits()``).
+    func endBatch() {
         precondition(batch.depth > 0, "endBatch without beginBatch")
         batch.depth -= 1
         guard batch.depth == 0 else { return }
@@ -27,27 +29,19 @@ extension Daemon {
         batch.released = []
         let notifies = batch.notifies
         batch.notifies = []
-        guard !notifies.isEmpty else {
-            await flushCommits()
-            return
-        }
         let bluez = self.bluez
-        await withTaskGroup(of: (RestoreBatch.Notify, ConnectionFailure?).self) { group in
-            for notify in notifies {
-                group.addTask {
-                    do {
-                        try await bluez.startNotify(notify.characteristic)
-                        return (notify, nil)
-                    } catch {
-                        return (notify, FailureMapping.failure(error))
-                    }
+        for notify in notifies {
+            let issued = batch.held.issue(notify.peripheral)
+            spawned.append {
+                do {
+                    try await bluez.startNotify(notify.characteristic)
+                    return [.notifyDone(notify, issued, nil)]
+                } catch {
+                    return [.notifyDone(notify, issued, FailureMapping.failure(error))]
                 }
             }
-            await flushCommits()
-            for await (notify, failure) in group {
-                notifyDone(notify, failure: failure)
-            }
         }
+        submitGathered()
     }
 
     /// Appends an event to the outbox of each identifier in the next
@@ -83,54 +77,100 @@ extension Daemon {
         batch.requests.append(request)
     }
 
-    /// The ``DaemonInput/flushCommits`` input.
-    func flushQueuedCommits() async {
+    /// The ``DaemonInput/flushCommits`` input: the gathered writes go to
+    /// the store; the loop does not wait for them.
+    func flushQueuedCommits() {
         batch.flushQueued = false
-        await flushCommits()
+        submitGathered()
     }
 
-    /// A StartNotify's outcome, handled in the same input that issued it.
-    private func notifyDone(_ notify: RestoreBatch.Notify, failure: ConnectionFailure?) {
+    /// A StartNotify's outcome. One about a link that has gone down since
+    /// (or a bluetoothd that has gone) changes nothing but the record of
+    /// sessions that still stand: the planner re-arms at the next link-up.
+    func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
         let metadata: Logger.Metadata = ["RELINK_PERIPHERAL": "\(notify.peripheral)", "RELINK_CHARACTERISTIC": "\(notify.key)"]
         guard let failure else {
+            guard batch.held.sessionsLast(since: issued) else { return }
             batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
             gattRetries[notify.peripheral] = nil
             logger.info("notifications armed", metadata: metadata)
             return
         }
-        planner.startNotifyFailed(notify.peripheral, notify.key)
-        batch.held.ended(notify.peripheral, notify.key)
         logger.warning("StartNotify failed", metadata: metadata.merging([
             "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
         ]) { $1 })
+        guard batch.held.sameLink(notify.peripheral, since: issued) else { return }
+        planner.startNotifyFailed(notify.peripheral, notify.key)
+        batch.held.ended(notify.peripheral, notify.key)
     }
 
-    /// Applies every gathered store request in one transaction. If that
-    /// fails, applies them one by one, in order, so that one bad request
-    /// costs only itself (as it would have unbatched); each failure is
-    /// journalled, as ``perform(_:for:)`` journals store failures.
-    func flushCommits() async {
+    /// Hands one request to the store without waiting; its outcome is
+    /// handled in submission order by ``drainCommits()``.
+    @discardableResult
+    func submit(_ request: RestoreBatch.Request) -> UInt64 {
+        let ticket = commits.issue()
+        inFlight[ticket] = request
+        let commits = self.commits, continuation = inputContinuation
+        store.submit(request.mutations) { outcome in
+            if commits.finish(ticket, outcome) { continuation.yield(.commitsDone) }
+        }
+        return ticket
+    }
+
+    /// Hands every gathered request to the store, in order, each on its
+    /// own (the store's group commit makes them one transaction, and a bad
+    /// one fails alone).
+    func submitGathered() {
         let requests = batch.requests
         batch.requests = []
-        guard !requests.isEmpty else { return }
-        // Numbered when gathered (``enqueue(_:)``); the retries below keep
-        // the numbers clients may have seen.
-        var committed = requests
-        do {
-            try await commitNow(requests.flatMap(\.mutations), final: false)
-        } catch {
-            committed = []
-            for request in requests {
-                do {
-                    try await commitNow(request.mutations)
-                    committed.append(request)
-                } catch {
+        for request in requests { submit(request) }
+    }
+
+    /// Commits every gathered write and returns once every commit handed
+    /// to the store so far has returned and been handled.
+    func flushCommits() async {
+        submitGathered()
+        await settleCommits(through: commits.lastIssued)
+    }
+
+    /// Waits for the commits up to `ticket`, then handles what is ready.
+    func settleCommits(through ticket: UInt64) async {
+        await commits.wait(through: ticket)
+        drainCommits()
+    }
+
+    /// Handles the commits that have returned, in submission order: the
+    /// outbox mirror and the sequencer learn what is stored (``committed(_:_:)``),
+    /// failures are journalled (``notCommitted(_:error:)``), and events get
+    /// their journal line.
+    func drainCommits() {
+        for (ticket, outcome) in commits.take() {
+            guard let request = inFlight.removeValue(forKey: ticket) else { continue }
+            let awaited = awaitedCommits.remove(ticket) != nil
+            if awaited { commitOutcomes[ticket] = outcome }
+            switch outcome {
+            case .success(let commit):
+                committed(request.mutations, commit)
+                for note in request.notes {
+                    logger.info("event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
+                }
+            case .failure(let error):
+                notCommitted(request.mutations, error: Self.controlError(error))
+                if !awaited {
                     logger.error("cannot store a machine's change", metadata: ["RELINK_ERROR": "\(error)"])
                 }
             }
         }
-        for note in committed.flatMap(\.notes) {
-            logger.info("event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
+    }
+
+    /// The daemon's error for a store error.
+    static func controlError(_ error: StoreError) -> ControlError {
+        switch error {
+        case .unknownIdentifier(let id): .unknownIdentifier("restore identifier \(id) is not registered")
+        case .invalidArgument(let m): .invalidArguments(m)
+        case .invalidAcknowledgement: .invalidArguments("\(error)")
+        case .unknownPeripheral(let m): .unknownPeripheral(m)
+        default: .storeFailed("store: \(error)")
         }
     }
 }

@@ -75,7 +75,8 @@ extension Daemon {
         let adoptions = batch.adoptions ?? []
         batch.adoptions = nil
         await adopt(adoptions)
-        await endBatch()
+        endBatch()
+        await flushCommits()  // stored before any client is answered
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging([
             "RELINK_IDENTIFIERS": "\(identifiers.count)", "RELINK_INTENTS": "\(plan.resume.count)",
             "RELINK_SUBSCRIPTIONS": "\(plan.subscriptions.count)", "RELINK_SCANS": "\(plan.scans.count)",

@@ -64,6 +64,12 @@ public actor Daemon {
     /// Store writes, StartNotify calls and start-up adoptions gathered to be
     /// carried out together (see ``RestoreBatch``).
     var batch = RestoreBatch()
+    /// Store commits in flight, and their requests by ticket.
+    let commits = CommitPipeline()
+    var inFlight: [UInt64: RestoreBatch.Request] = [:]
+    /// Tickets a caller waits for (``commitNow(_:)``), and their outcomes.
+    var awaitedCommits: Set<UInt64> = []
+    var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
@@ -105,6 +111,7 @@ public actor Daemon {
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
             try await startUp()
+            startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
             isReady = true
             let publishing = clock.now
             await publishAll()
@@ -155,14 +162,12 @@ public actor Daemon {
             await feed(intent, machineInput)
         case .gattCheck(let peripheral, let generation):
             await gattCheck(peripheral, generation: generation)
-        case .notifyFailed(let peripheral, let key, let failure):
-            planner.startNotifyFailed(peripheral, key)
-            logger.warning("StartNotify failed", metadata: [
-                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",
-                "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
-            ])
+        case .notifyDone(let notify, let issued, let failure):
+            notifyDone(notify, issued, failure: failure)
         case .flushCommits:
-            await flushQueuedCommits()
+            flushQueuedCommits()
+        case .commitsDone:
+            drainCommits()
         case .control(let request, let reply):
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)

@@ -11,11 +11,13 @@ enum DaemonInput: Sendable {
     case machine(ConnectionIntentID, Machine.Input)
     /// The grace period for a subscribed characteristic to appear on a link ended.
     case gattCheck(PeripheralID, generation: UInt64)
-    /// StartNotify failed on the link: arm it again at the next link-up.
-    case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
+    /// A StartNotify issued at the end of a batch returned (nil: success).
+    case notifyDone(RestoreBatch.Notify, HeldSessions.Issued, ConnectionFailure?)
     /// Commit the store writes gathered since the last commit (notified
     /// values of several inputs: one commit for all of them).
     case flushCommits
+    /// Commits handed to the store have returned (``CommitPipeline``).
+    case commitsDone
     /// A control call, answered through the continuation after its store commit.
     case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
     /// A client API call, answered through the continuation after its store commit.

@@ -21,6 +21,31 @@ struct HeldSessions: Sendable {
     private var paths: [PeripheralID: [CharacteristicKey: ObjectPath]] = [:]
     private var early: [PeripheralID: [RestoreBatch.Request]] = [:]
     static let limit = 64
+    /// Grows when every session ends (``endAll()``).
+    private var epoch: UInt64 = 0
+    /// Per peripheral, grows when its link goes down (``linkDown(_:)``).
+    private var links: [PeripheralID: UInt64] = [:]
+
+    /// When a StartNotify was issued: its outcome arrives later, and may by
+    /// then be about a link, or a bluetoothd, that is gone.
+    struct Issued: Sendable, Equatable {
+        var epoch: UInt64
+        var link: UInt64
+    }
+
+    /// Stamps a StartNotify issued now on the peripheral's link.
+    func issue(_ peripheral: PeripheralID) -> Issued {
+        Issued(epoch: epoch, link: links[peripheral, default: 0])
+    }
+
+    /// Whether every session still stands as when `issued` was stamped
+    /// (a session outlives its link, not its bluetoothd).
+    func sessionsLast(since issued: Issued) -> Bool { issued.epoch == epoch }
+
+    /// Whether the peripheral's link is the one `issued` was stamped on.
+    func sameLink(_ peripheral: PeripheralID, since issued: Issued) -> Bool {
+        issued.epoch == epoch && issued.link == links[peripheral, default: 0]
+    }
 
     /// StartNotify succeeded on `path`.
     mutating func started(_ peripheral: PeripheralID, _ key: CharacteristicKey, on path: ObjectPath) {
@@ -36,6 +61,7 @@ struct HeldSessions: Sendable {
     mutating func endAll() {
         paths = [:]
         early = [:]
+        epoch += 1
     }
 
     /// Whether relinkd holds a session on this characteristic object.
@@ -62,6 +88,7 @@ struct HeldSessions: Sendable {
     /// The link went down: kept values are dropped.
     mutating func linkDown(_ peripheral: PeripheralID) {
         early[peripheral] = nil
+        links[peripheral, default: 0] += 1
     }
 
     /// How many values are kept for a peripheral (for tests and the journal).
