@@ -89,10 +89,12 @@ public struct RelinkService: Service {
                         }
                     }
                 }
-                try await daemon.run { summary in
-                    logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
-                    do { _ = try notifier.ready(status: summary) } catch {
-                        logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
+                try await withTaskExecutorPreference(connection.executor) {
+                    try await daemon.run { summary in
+                        logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
+                        do { _ = try notifier.ready(status: summary) } catch {
+                            logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
+                        }
                     }
                 }
                 group.cancelAll()
