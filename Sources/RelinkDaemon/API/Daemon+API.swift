@@ -30,11 +30,34 @@ extension Daemon {
         do {
             return .success(try await api(request, from: caller))
         } catch {
-            logger.info("API call refused", metadata: [
-                "RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)", "RELINK_CALLER_UID": "\(caller.uid)",
-            ])
+            logAPIRefusal(error, from: caller)
             return .failure(error)
         }
+    }
+
+    func logAPIRefusal(_ error: ControlError, from caller: APICaller) {
+        logger.info("API call refused", metadata: [
+            "RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)", "RELINK_CALLER_UID": "\(caller.uid)",
+        ])
+    }
+
+    /// `Ack`, without holding the loop for its commit: the acknowledgement
+    /// goes to the store behind every write handed to it before (so behind
+    /// the events it acknowledges), and the reply goes out once it is
+    /// committed (``drainCommits()``). A client acknowledges every event;
+    /// a value notified meanwhile must not wait for that fsync.
+    func acknowledge(_ id: CoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
+        let mutation: StoreMutation
+        do throws(ControlError) {
+            mutation = .acknowledgeEvents(try StoreMapping.storeIdentifier(try visible(id, to: caller)), through: through)
+        } catch {
+            logAPIRefusal(error, from: caller)
+            reply.resume(returning: .failure(error))
+            return
+        }
+        submitGathered()
+        let ticket = submit(RestoreBatch.Request(mutations: [mutation]))
+        acknowledgements[ticket] = (caller, reply)
     }
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`

@@ -148,6 +148,7 @@ extension Daemon {
             guard let request = inFlight.removeValue(forKey: ticket) else { continue }
             let awaited = awaitedCommits.remove(ticket) != nil
             if awaited { commitOutcomes[ticket] = outcome }
+            let acknowledgement = acknowledgements.removeValue(forKey: ticket)
             switch outcome {
             case .success(let commit):
                 committed(request.mutations, commit)
@@ -156,9 +157,16 @@ extension Daemon {
                 }
             case .failure(let error):
                 notCommitted(request.mutations, error: Self.controlError(error))
-                if !awaited {
+                if !awaited && acknowledgement == nil {
                     logger.error("cannot store a machine's change", metadata: ["RELINK_ERROR": "\(error)"])
                 }
+            }
+            if let (caller, reply) = acknowledgement {
+                reply.resume(returning: outcome.map { _ in APIResult() }.mapError { error in
+                    let refusal = Self.controlError(error)
+                    logAPIRefusal(refusal, from: caller)
+                    return refusal
+                })
             }
         }
     }

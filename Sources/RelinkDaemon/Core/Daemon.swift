@@ -70,6 +70,8 @@ public actor Daemon {
     /// Tickets a caller waits for (``commitNow(_:)``), and their outcomes.
     var awaitedCommits: Set<UInt64> = []
     var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
+    /// `Ack` calls answered when their commit returns, by ticket.
+    var acknowledgements: [UInt64: (APICaller, CheckedContinuation<APIReply, Never>)] = [:]
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
@@ -172,6 +174,8 @@ public actor Daemon {
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)
             reply.resume(returning: result)
+        case .api(.ack(let id, let through), let caller, let reply):
+            acknowledge(id, through: through, from: caller, reply: reply)
         case .api(let request, let caller, let reply):
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleAPI(request, from: caller)
