@@ -40,6 +40,25 @@ import Testing
         #expect(!held.holds(peripheral, key, on: path), "bluetoothd gone: every session ended")
     }
 
+    @Test func aStartNotifyOutcomeIsJudgedAgainstTheLinkItWasIssuedOn() {
+        var held = HeldSessions()
+        let other = PeripheralID()
+        let issued = held.issue(peripheral)
+        #expect(held.sameLink(peripheral, since: issued) && held.sessionsLast(since: issued))
+        held.linkDown(other)
+        #expect(held.sameLink(peripheral, since: issued), "another peripheral's link does not matter")
+        held.linkDown(peripheral)
+        // The link went down (and maybe up again) meanwhile: a failure is
+        // about a link that is gone, but a session outlives its link.
+        #expect(!held.sameLink(peripheral, since: issued))
+        #expect(held.sessionsLast(since: issued))
+        let again = held.issue(peripheral)
+        #expect(held.sameLink(peripheral, since: again))
+        held.endAll()
+        // bluetoothd went away: no session of either stamp stands.
+        #expect(!held.sessionsLast(since: again) && !held.sameLink(peripheral, since: again))
+    }
+
     @Test func keptValuesAreReleasedOnceInOrderAndDroppedWithTheLink() {
         var held = HeldSessions()
         let kept = [held.keep(request(1), for: peripheral), held.keep(request(2), for: peripheral)]

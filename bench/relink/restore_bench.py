@@ -7,8 +7,11 @@ Measures, for each contender:
   * back in range: the lock (connected, subscribed) goes out of range; once the
     client has seen the link drop and the lock has stayed away --away seconds,
     it comes back in range (clock starts just before `in_range` is sent); a
-    fresh probe value is pushed every --probe-ms until the first one reaches
-    the client. One link, --reps-in-range times.
+    fresh probe value is pushed every P ms until the first one reaches the
+    client. One link, --reps-in-range times for each P in --probe-ms
+    (default 2,20: with 2 ms the figure shows when values flow again, to
+    within the bench's push rate; with 20 ms both contenders are usually
+    armed before the second probe, and it shows the delivery hop).
   * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
     the client process is SIGKILLed (BlueZ keeps the links, as it does when
     a process dies); the clock starts just before the new process is spawned;
@@ -528,7 +531,7 @@ async def run(args) -> dict:
     try:
         await bench.start()
         bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
-        prober = Prober(bench, args.probe_ms)
+        prober = Prober(bench, args.restore_probe_ms)
 
         def make(kind: str) -> Contender:
             c = (Relinkd(bench, work, args.relinkd, args.poll_ms, args.relinkd_client) if kind == "relinkd"
@@ -542,16 +545,20 @@ async def run(args) -> dict:
         # so that a drift of the bench over the run (BlueZoo slows down as
         # it runs) weighs on both alike.
         rounds = max(1, min(args.rounds, args.reps_in_range))
-        for r in range(rounds):
-            reps = args.reps_in_range // rounds + (1 if r < args.reps_in_range % rounds else 0)
-            for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
-                c = make(kind)
-                name = c.name
-                res = results.setdefault(name, {})
-                print(f"[{name}] back in range x{reps} (round {r + 1} of {rounds})", file=sys.stderr, flush=True)
-                res.setdefault("in_range", []).extend(await measure_in_range(c, bench, prober, reps, args.away))
-                await c.close()
-                await disconnect_all(bus, bench)
+        for period in args.probe_ms:
+            key = in_range_key(period)
+            for r in range(rounds):
+                reps = args.reps_in_range // rounds + (1 if r < args.reps_in_range % rounds else 0)
+                for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
+                    c = make(kind)
+                    name = c.name
+                    res = results.setdefault(name, {})
+                    print(f"[{name}] back in range, probe every {period:g} ms, x{reps} (round {r + 1} of {rounds})",
+                          file=sys.stderr, flush=True)
+                    res.setdefault(key, []).extend(
+                        await measure_in_range(c, bench, Prober(bench, period), reps, args.away))
+                    await c.close()
+                    await disconnect_all(bus, bench)
         for kind in args.contenders:
             for n in args.links:
                 c = make(kind)
@@ -579,17 +586,21 @@ async def run(args) -> dict:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def in_range_key(period_ms: float) -> str:
+    return f"in_range_{period_ms:g}ms"
+
+
 def report(results: dict, args) -> None:
     names = list(results)
     delivery = ("relinkd client: Central1.Event signals" if args.relinkd_client == "signal"
                 else f"relinkd Events polled every {args.poll_ms:g} ms")
-    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds) and {args.reps} (restore); probe every {args.probe_ms:g} ms, "
-          f"{delivery}; bench connect timeout "
+    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds) and {args.reps} (restore); "
+          f"restore probes every {args.restore_probe_ms:g} ms; {delivery}; bench connect timeout "
           f"{args.connect_timeout:g} s, lock away {args.away:g} s")
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
     print(header)
     print("-" * len(header))
-    rows = [("back in range -> notifications", "in_range")] + \
+    rows = [(f"back in range, probe {period:g} ms", in_range_key(period)) for period in args.probe_ms] + \
            [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
     for label, key in rows:
         print(f"{label:<34}" + "".join(f"{fmt(results[n][key]):>26}" for n in names))
@@ -612,7 +623,9 @@ def main() -> int:
                         "50 ms poll, so this figure needs more samples)")
     p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
     p.add_argument("--contenders", default="relinkd,bleak", help="relinkd,bleak or one of them")
-    p.add_argument("--probe-ms", type=float, default=20)
+    p.add_argument("--probe-ms", default="2,20",
+                   help="comma-separated probe periods for the back-in-range samples (each its own row)")
+    p.add_argument("--restore-probe-ms", type=float, default=20, help="probe period of the restore runs")
     p.add_argument("--relinkd-client", choices=("signal", "poll"), default="signal",
                    help="how the relinkd client gets events: Central1.Event signals after "
                         "Manager1.Register (what a real client does), or polling Control1.Events")
@@ -625,6 +638,7 @@ def main() -> int:
     p.add_argument("--json", help="also write the raw figures (seconds) here")
     args = p.parse_args()
     args.links = [int(x) for x in args.links.split(",")]
+    args.probe_ms = [float(x) for x in args.probe_ms.split(",")]
     args.contenders = args.contenders.split(",")
     async def guarded() -> dict:
         # SIGTERM/SIGINT cancel the run, which unwinds through its cleanup.

@@ -14,9 +14,10 @@ extension Daemon {
     ///
     /// Concurrent, not link after link: every machine is started first; the
     /// adopting Connects are then issued together and their results fed to
-    /// the machines in order, every StartNotify is issued together, and all
-    /// the store writes (pending, restored, connected) are one commit, made
-    /// before this returns, so before any client is answered.
+    /// the machines in order, all the store writes (pending, restored,
+    /// connected) are one commit, made before this returns, so before any
+    /// client is answered, and every StartNotify is issued together as the
+    /// loop starts (its outcome comes back as an input).
     /// - Throws: ``ControlError/failed(_:)`` when the store cannot be read.
     func startUp() async throws(ControlError) {
         let stored: StoredState

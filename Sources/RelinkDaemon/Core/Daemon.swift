@@ -10,11 +10,12 @@ import Restoration
 ///
 /// One loop drains one input stream (BlueZ events, operation results,
 /// timers, control calls) and handles each input to the end before the
-/// next. Slow BlueZ operations (Connect, Disconnect) and timers run as child
-/// tasks of the loop's task group and report back as inputs; stale timer
-/// tokens are ignored by the machines. Every state change and event is
-/// committed to the store before the loop goes on, and a control call is
-/// answered only after its commit.
+/// next. Slow BlueZ operations (Connect, Disconnect, StartNotify) and timers
+/// run as child tasks of the loop's task group and report back as inputs;
+/// stale timer tokens are ignored by the machines. Every state change and
+/// event goes to the store in order, and the loop goes on without waiting
+/// for the disk (``CommitPipeline``); a control or client call waits for
+/// every earlier commit and is answered only after its own.
 public actor Daemon {
     let bluez: BlueZClient
     let store: RelinkStore

@@ -6,12 +6,13 @@ import Restoration
 /// Work the daemon gathers while it handles one input (or restores the
 /// whole store at start-up) and carries out together at the end:
 ///
-/// * store writes of machine actions (`persist`, `emit`), applied as one
-///   durable commit instead of one per action, still before the input's
-///   handling ends (so before any control call is answered and before any
-///   client can read the events);
+/// * store writes of machine actions (`persist`, `emit`), handed to the
+///   store together at the scope's end (one group commit, not one per
+///   action; committed before any later control call is answered and
+///   before any client can read them from the store);
 /// * `StartNotify` calls, issued concurrently with each other and with that
-///   commit instead of one after another;
+///   commit instead of one after another, their outcomes reported back as
+///   inputs;
 /// * at start-up only, the `Connect` calls that adopt links BlueZ still
 ///   holds (BlueZ answers them at once), issued concurrently, their results
 ///   fed back into the machines in the order the machines asked.

@@ -61,15 +61,16 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     out = tmp_path / "figures.json"
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "relink", "restore_bench.py"),
                         "--relinkd", RELINKD, "--reps", "1", "--reps-in-range", "1",
-                        "--links", "1,2", "--json", str(out)],
+                        "--links", "1,2", "--probe-ms", "2,20", "--json", str(out)],
                        capture_output=True, text=True, timeout=240,
                        env=dict(os.environ, TMPDIR=str(tmp_path)))  # every child inherits it
     assert p.returncode == 0, p.stderr[-3000:]
     results = json.loads(out.read_text())["results"]
     assert set(results) == {"relinkd", "bleak-retry-connector"}
     for figures in results.values():
-        for key in ("in_range", "restore_1", "restore_2"):
+        for key in ("in_range_2ms", "in_range_20ms", "restore_1", "restore_2"):
             assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
     assert "restart -> 2 link(s) restored" in p.stdout
+    assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout
     assert processes_mentioning(str(tmp_path)) == []
     assert [d.name for d in tmp_path.iterdir()] == ["figures.json"]  # work and bench directories gone
