@@ -11,7 +11,10 @@ Measures, for each contender:
     client. One link, --reps-in-range times for each P in --probe-ms
     (default 2,20: with 2 ms the figure shows when values flow again, to
     within the bench's push rate; with 20 ms both contenders are usually
-    armed before the second probe, and it shows the delivery hop).
+    armed before the second probe, and it shows the delivery hop). Also
+    reported: the part after BlueZ reported the link up (`Connected`, seen
+    on the bench's own bus connection), which is the contender's own work;
+    the part before is the bench's (BlueZoo completes the pending Connect).
   * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
     the client process is SIGKILLed (BlueZ keeps the links, as it does when
     a process dies); the clock starts just before the new process is spawned;
@@ -455,35 +458,82 @@ class Prober:
             collector.cancel()
 
 
+def device_path(bench: Bench, name: str) -> str:
+    return "/org/bluez/hci0/dev_" + bench.address(name).replace(":", "_")
+
+
+class LinkWatch:
+    """Stamps (CLOCK_MONOTONIC) each time BlueZ reports the lock's link up
+    (`Connected` true on its Device1 on hci0), seen on the bench's own bus
+    connection: when the link came up is the bench's doing, the same for
+    both contenders; what each does after it is its own."""
+
+    def __init__(self, bus: MessageBus, path: str):
+        self.bus, self.path = bus, path
+        self.ups: asyncio.Queue = asyncio.Queue()
+        self.rule = (f"type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
+                     f"member='PropertiesChanged',path='{path}'")
+
+    def _on(self, msg: Message) -> None:
+        if (msg.message_type == MessageType.SIGNAL and msg.path == self.path and msg.member == "PropertiesChanged"
+                and msg.body and msg.body[0] == "org.bluez.Device1"):
+            connected = msg.body[1].get("Connected")
+            if connected is not None and connected.value is True:
+                self.ups.put_nowait(time.monotonic())
+
+    async def __aenter__(self) -> "LinkWatch":
+        self.bus.add_message_handler(self._on)
+        await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                    interface="org.freedesktop.DBus", member="AddMatch", signature="s",
+                                    body=[self.rule]))
+        return self
+
+    async def __aexit__(self, *_) -> None:
+        self.bus.remove_message_handler(self._on)
+        await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                    interface="org.freedesktop.DBus", member="RemoveMatch", signature="s",
+                                    body=[self.rule]))
+
+    def clear(self) -> None:
+        while not self.ups.empty():
+            self.ups.get_nowait()
+
+
 async def disconnect_all(bus: MessageBus, bench: Bench) -> None:
     """Leave no link behind for the next contender."""
     for name in bench.locks:
-        path = "/org/bluez/hci0/dev_" + bench.address(name).replace(":", "_")
+        path = device_path(bench, name)
         await bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.Device1",
                                member="Disconnect"))
 
 
-async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float) -> list[float]:
+async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float,
+                           watch: LinkWatch) -> tuple[list[float], list[float]]:
+    """Back in range -> first probe at the client, and link up -> that probe."""
     await c.setup([0])
     await prober.until_all(c, [0], 60)
-    out = []
+    out, after_up = [], []
     for _ in range(reps):
         c.arrivals.clear()
         await bench.cmd("out_of_range", peripheral=bench.locks[0])
         await asyncio.wait_for(c.arrivals.drops.get(), 30)
         await asyncio.sleep(away)
+        watch.clear()
         t0 = time.monotonic()
         wall0 = time.time()
         await bench.cmd("in_range", peripheral=bench.locks[0])
         t_reply = time.monotonic()
         arrived = await prober.until_all(c, [0], 60)
+        up = await asyncio.wait_for(watch.ups.get(), 5)
         out.append(arrived[0] - t0)
+        after_up.append(arrived[0] - up)
         if DEBUG:
             print(f"  in_range sent at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
-                  f"replied +{(t_reply - t0) * 1000:.0f} ms, probe arrived +{(arrived[0] - t0) * 1000:.0f} ms",
+                  f"replied +{(t_reply - t0) * 1000:.0f} ms, link up +{(up - t0) * 1000:.1f} ms, "
+                  f"probe arrived +{(arrived[0] - t0) * 1000:.1f} ms",
                   file=sys.stderr)
         await asyncio.sleep(0.3)
-    return out
+    return out, after_up
 
 
 async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int) -> list[float]:
@@ -555,8 +605,10 @@ async def run(args) -> dict:
                     res = results.setdefault(name, {})
                     print(f"[{name}] back in range, probe every {period:g} ms, x{reps} (round {r + 1} of {rounds})",
                           file=sys.stderr, flush=True)
-                    res.setdefault(key, []).extend(
-                        await measure_in_range(c, bench, Prober(bench, period), reps, args.away))
+                    async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
+                        total, after_up = await measure_in_range(c, bench, Prober(bench, period), reps, args.away, watch)
+                    res.setdefault(key, []).extend(total)
+                    res.setdefault(key + "_after_link_up", []).extend(after_up)
                     await c.close()
                     await disconnect_all(bus, bench)
         for kind in args.contenders:
@@ -600,7 +652,9 @@ def report(results: dict, args) -> None:
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
     print(header)
     print("-" * len(header))
-    rows = [(f"back in range, probe {period:g} ms", in_range_key(period)) for period in args.probe_ms] + \
+    rows = [row for period in args.probe_ms for row in (
+                (f"back in range, probe {period:g} ms", in_range_key(period)),
+                (f"  of which after link up", in_range_key(period) + "_after_link_up"))] + \
            [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
     for label, key in rows:
         print(f"{label:<34}" + "".join(f"{fmt(results[n][key]):>26}" for n in names))

@@ -68,8 +68,11 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     results = json.loads(out.read_text())["results"]
     assert set(results) == {"relinkd", "bleak-retry-connector"}
     for figures in results.values():
-        for key in ("in_range_2ms", "in_range_20ms", "restore_1", "restore_2"):
+        for key in ("in_range_2ms", "in_range_20ms", "restore_1", "restore_2",
+                    "in_range_2ms_after_link_up", "in_range_20ms_after_link_up"):
             assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
+        for key in ("in_range_2ms", "in_range_20ms"):
+            assert figures[key + "_after_link_up"][0] < figures[key][0], (key, figures)
     assert "restart -> 2 link(s) restored" in p.stdout
     assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout
     assert processes_mentioning(str(tmp_path)) == []
