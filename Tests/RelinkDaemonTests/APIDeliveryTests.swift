@@ -73,6 +73,59 @@ import Testing
         }
     }
 
+    /// relinkd's loop does not wait for the disk: with SQLite's write lock
+    /// held by another process (as a slow or stalled disk would hold the
+    /// commit), every value still reaches the attached client, and all are
+    /// stored once the lock is released. (Before session 4 the loop waited
+    /// in the first value's commit and the others stayed queued.)
+    @Test func valuesReachAClientWhileTheDiskIsHeld() async throws {
+        try await Harness.with { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let (central, _, _) = try await client.register(Harness.id)
+            try await client.central(central, "Connect", [
+                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
+            ])
+            try await client.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await h.waitForEvents("connected", count: 1)
+
+            // Another process takes the database's write lock and keeps it
+            // 4.5 s (relinkd's writer waits up to 5 s for it).
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            holder.arguments = ["-c", """
+                import sqlite3, sys, time
+                c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+                c.execute("BEGIN IMMEDIATE")
+                print("held", flush=True)
+                time.sleep(4.5)
+                c.execute("ROLLBACK")
+                """, h.directory + "/state/relink.sqlite"]
+            let out = Pipe()
+            holder.standardOutput = out
+            try holder.run()
+            defer { if holder.isRunning { holder.terminate() } }
+            let line = try await Task.detached { String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }.value
+            #expect(line.hasPrefix("held"), "the lock holder said \(line.debugDescription)")
+
+            let values: [UInt8] = [31, 32, 33]
+            for value in values {
+                try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await eventually(timeout: .seconds(4), "values \(values) at the client") {
+                values.allSatisfy(APIRegisterTests.values(client.events).contains)
+            }
+            #expect(holder.isRunning, "the values arrived only after the lock was released")
+            holder.waitUntilExit()
+            try await eventually(timeout: .seconds(10), "values \(values) stored") {
+                let stored = (try? await h.testValues()) ?? []
+                return values.allSatisfy(stored.contains)
+            }
+            #expect(h.relinkd?.log.contains("cannot store") == false)
+        }
+    }
+
     @Test func watchUnwatchAndDetachOnLeaving() async throws {
         try await Harness.with { h in
             try await h.connectAndSubscribeLock()
