@@ -81,15 +81,21 @@ public struct RelinkRegisterOptions: Sendable, Hashable {
     public var nameRule: NameRule?
     /// Replay stored, unacknowledged events after the reply (default true).
     public var replay: Bool
+    /// How many unacknowledged events relinkd keeps for the identifier
+    /// (1 to 100,000); nil leaves the bound as it is (1,000 for a new
+    /// identifier). A lower bound drops the oldest at once.
+    public var eventLimit: UInt32?
 
-    public init(nameRule: NameRule? = nil, replay: Bool = true) {
+    public init(nameRule: NameRule? = nil, replay: Bool = true, eventLimit: UInt32? = nil) {
         self.nameRule = nameRule
         self.replay = replay
+        self.eventLimit = eventLimit
     }
 
     var dictionary: [String: DBusValue] {
         var out: [String: DBusValue] = ["replay": .boolean(replay)]
         if let nameRule { out["name_rule"] = .string(nameRule.rawValue) }
+        if let eventLimit { out["event_limit"] = .uint32(eventLimit) }
         return out
     }
 }

@@ -66,6 +66,16 @@ final class APIClient: Sendable {
         try await call(path, "org.relink.Central1", method, arguments)
     }
 
+    /// `Connect` to the bench's lock (pending until cancelled), then, if
+    /// asked, `Subscribe` to its lock state.
+    func connectLock(_ central: ObjectPath, subscribe: Bool) async throws {
+        try await self.central(central, "Connect", [
+            .string(Harness.lockAddress), Self.options(["services": .array(.string, [.string(Harness.lockService)])]),
+        ])
+        guard subscribe else { return }
+        try await self.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+    }
+
     /// Waits until at least `count` events arrived.
     func waitForEvents(_ count: Int, timeout: Duration = .seconds(30)) async throws {
         try await eventually(timeout: timeout, "\(count) Event signals (have \(events.count))") { self.events.count >= count }

@@ -57,10 +57,7 @@ import Testing
             let (central, _, _) = try await client.register(Harness.id)
             let announcement = try #require(try await addedIterator.next())
             #expect(announcement.body.first == .objectPath(central), "the registering client is told of its new object")
-            try await client.central(central, "Connect", [
-                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
-            ])
-            try await client.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await client.connectLock(central, subscribe: true)
             try await h.waitForEvents("connected", count: 1)
             try await h.push([1, 2, 3])
             try await eventually(timeout: .seconds(10), "3 values at the client") { APIRegisterTests.values(client.events).count >= 3 }
@@ -83,10 +80,7 @@ import Testing
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
             let (central, _, _) = try await client.register(Harness.id)
-            try await client.central(central, "Connect", [
-                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
-            ])
-            try await client.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await client.connectLock(central, subscribe: true)
             try await h.waitForEvents("connected", count: 1)
 
             // Another process takes the database's write lock and keeps it
@@ -164,9 +158,7 @@ import Testing
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
             let (central, _, _) = try await client.register(Harness.id)
-            try await client.central(central, "Connect", [
-                .string(Harness.lockAddress), APIClient.options(["services": .array(.string, [.string(Harness.lockService)])]),
-            ])
+            try await client.connectLock(central, subscribe: false)
             try await client.central(central, "Scan", [.array(.string, []), APIClient.options()])
             try await h.waitForEvents("connected", count: 1)
             try await client.call(APIClient.manager, "org.relink.Manager1", "Unregister", [.string(Harness.id)])

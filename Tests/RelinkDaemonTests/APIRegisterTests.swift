@@ -115,4 +115,58 @@ import Testing
             #expect(client.events.contains { $0.kind == "restored" })
         }
     }
+
+    /// `event_limit`: an identifier's own bound, set at creation, changed
+    /// by a later Register (a lower one drops the oldest at once, counted),
+    /// durable across a SIGKILL of relinkd.
+    @Test func eventLimitIsSetChangedAndKept() async throws {
+        try await Harness.with { h in
+            func eventLimit(_ client: APIClient, _ central: ObjectPath) async throws -> DBusValue? {
+                try await client.call(central, "org.freedesktop.DBus.Properties", "Get", [.string("org.relink.Central1"), .string("EventLimit")]).body.first
+            }
+            let first = try await APIClient.connect(h.bench.busAddress)
+            defer { first.close() }
+            let (central, restored, _) = try await first.register(Harness.id, ["event_limit": .uint32(3)])
+            #expect(restored["new"] == .boolean(true))
+            #expect(try await eventLimit(first, central) == .variant(.uint32(3)))
+            try await first.connectLock(central, subscribe: true)
+            try await h.waitForEvents("connected", count: 1)
+            for value in [1, 2, 3, 4, 5] as [UInt8] {
+                try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await eventually(timeout: .seconds(10), "value 5 in the outbox") { (try? await h.testValues())?.contains(5) == true }
+            // Nothing acknowledged: of all events so far (connected, names,
+            // the 5 values) the newest 3 are kept, the others dropped.
+            func kept(_ restored: [String: DBusValue]) -> UInt64? {
+                guard case .uint64(let last)? = restored["last_sequence"]?.unwrapped,
+                      case .uint64(let dropped)? = restored["dropped_events"]?.unwrapped else { return nil }
+                return last - dropped
+            }
+            let second = try await APIClient.connect(h.bench.busAddress)
+            defer { second.close() }
+            let again = try await second.register(Harness.id)
+            #expect(kept(again.restored) == 3)
+            try await second.waitForEvents(3)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(second.events.count == 3)
+            #expect(Self.values(second.events) == [3, 4, 5])
+
+            // A lower bound trims at once; the change is durable.
+            let third = try await APIClient.connect(h.bench.busAddress)
+            defer { third.close() }
+            let lowered = try await third.register(Harness.id, ["event_limit": .uint32(2), "replay": .boolean(false)])
+            #expect(kept(lowered.restored) == 2)
+            #expect(try await eventLimit(third, central) == .variant(.uint32(2)))
+            h.killRelinkd()
+            try await h.startRelinkd()
+            let fourth = try await APIClient.connect(h.bench.busAddress)
+            defer { fourth.close() }
+            let restarted = try await fourth.register(Harness.id)
+            #expect(try await eventLimit(fourth, central) == .variant(.uint32(2)))
+            // (After a SIGKILL the numbers skip 128: count the stored events.)
+            let stored = try await fourth.central(central, "Events", [.uint64(0), .uint32(100)]).body.first
+            if case .array(_, let events)? = stored { #expect(events.count == 2) } else { Issue.record("Events replied \(String(describing: stored))") }
+        }
+    }
 }

@@ -29,6 +29,12 @@ import Testing
             #expect(central["Identifier"] as? String == Self.id)
             #expect(central["Scanning"] as? Bool == false)
             #expect((try await h.ok("show", Self.id)).stdout.contains("Identifier: front-door"))
+            // --event-limit changes the bound; relinkd refuses one out of range.
+            #expect(central["EventLimit"] as? Int == 1000)
+            try await h.ok("register", Self.id, "--event-limit", "5000")
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["EventLimit"] as? Int == 5000)
+            let tooMany = try await h.ctl("register", Self.id, "--event-limit", "100001")
+            #expect(tooMany.status == 1 && tooMany.stderr.contains("event_limit"), "\(tooMany)")
 
             // scan and stop-scan show in the Central1 properties.
             try await h.ok("scan", Self.id, "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b")

@@ -37,7 +37,7 @@ struct APIInterfaces: Sendable {
             method("Register", [DBusArgument("identifier", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
                    [DBusArgument("central", .objectPath), DBusArgument("restored", .dictionary(key: .string, value: .variant))]) { a throws(ControlError) in
                 let id = try a.identifier(0)
-                let o = try a.options(1, allowed: ["name_rule": .string, "replay": .boolean])
+                let o = try a.options(1, allowed: ["name_rule": .string, "replay": .boolean, "event_limit": .uint32])
                 var rule: NamePreference?
                 switch o["name_rule"] {
                 case .string("gap")?: rule = .gapName
@@ -47,7 +47,14 @@ struct APIInterfaces: Sendable {
                 }
                 var replay = true
                 if case .boolean(let b)? = o["replay"] { replay = b }
-                return .register(id, nameRule: rule, replay: replay)
+                var eventLimit: Int?
+                if case .uint32(let n)? = o["event_limit"] {
+                    guard (1...StoreMapping.maximumEventLimit).contains(Int(n)) else {
+                        throw .invalidArguments("event_limit must be 1...\(StoreMapping.maximumEventLimit), got \(n)")
+                    }
+                    eventLimit = Int(n)
+                }
+                return .register(id, nameRule: rule, replay: replay, eventLimit: eventLimit)
             },
             method("Unregister", [DBusArgument("identifier", .string)]) { a throws(ControlError) in .unregister(try a.identifier(0)) },
             method("ListIdentifiers", [], [DBusArgument("identifiers", .array(.structure([.string, .objectPath])))]) { _ throws(ControlError) in .listIdentifiers },

@@ -3,7 +3,7 @@ import Restoration
 
 /// A client API call, with every argument validated.
 enum APIRequest: Sendable {
-    case register(RestoreIdentifier, nameRule: NamePreference?, replay: Bool)
+    case register(RestoreIdentifier, nameRule: NamePreference?, replay: Bool, eventLimit: Int?)
     case unregister(RestoreIdentifier)
     case listIdentifiers
     case status

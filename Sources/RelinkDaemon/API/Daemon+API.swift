@@ -71,8 +71,8 @@ extension Daemon {
 
     private func api(_ request: APIRequest, from caller: APICaller) async throws(ControlError) -> APIResult {
         switch request {
-        case .register(let id, let rule, let replay):
-            return try await register(id, rule: rule, replay: replay, caller: caller)
+        case .register(let id, let rule, let replay, let eventLimit):
+            return try await register(id, rule: rule, replay: replay, eventLimit: eventLimit, caller: caller)
         case .unregister(let id):
             try await unregister(try visible(id, to: caller))
             return APIResult()
@@ -137,17 +137,21 @@ extension Daemon {
         }
     }
 
-    private func register(_ id: CoreIdentifier, rule: NamePreference?, replay: Bool, caller: APICaller) async throws(ControlError) -> APIResult {
+    private func register(_ id: CoreIdentifier, rule: NamePreference?, replay: Bool, eventLimit: Int?,
+                          caller: APICaller) async throws(ControlError) -> APIResult {
         let created: Bool
         if identifiers.contains(id) {
             let owner = api.owners[id] ?? 0
             guard caller.mayUse(ownedBy: owner) else {
                 throw .notPermitted("restore identifier \(id) belongs to another user")
             }
-            if let rule, rule != namePreferences[id] { try await changeNameRule(id, to: rule, owner: owner) }
+            let currentLimit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
+            if (rule != nil && rule != namePreferences[id]) || (eventLimit != nil && eventLimit != currentLimit) {
+                try await updateIdentifier(id, rule: rule ?? namePreferences[id] ?? .gapName, eventLimit: eventLimit ?? currentLimit, owner: owner)
+            }
             created = false
         } else {
-            try await createIdentifier(id, owner: caller.uid, namePreference: rule, caller: caller.name)
+            try await createIdentifier(id, owner: caller.uid, namePreference: rule, eventLimit: eventLimit, caller: caller.name)
             created = true
         }
         try attach(caller, to: id)
@@ -160,18 +164,24 @@ extension Daemon {
                          delivery: (id, replay ? cursor.acknowledged : cursor.lastSequence))
     }
 
-    private func changeNameRule(_ id: CoreIdentifier, to rule: NamePreference, owner: UInt32) async throws(ControlError) {
-        let limit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
+    /// Changes an identifier's name rule or event bound, durably. A lower
+    /// bound drops the oldest unacknowledged events at once (counted as
+    /// dropped, as the bound always does).
+    private func updateIdentifier(_ id: CoreIdentifier, rule: NamePreference, eventLimit: Int, owner: UInt32) async throws(ControlError) {
         do {
             let record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
                                                      namePreference: rule == .advertisingName ? .advertising : .gap,
-                                                     outboxLimit: limit, createdAt: Date())
+                                                     outboxLimit: eventLimit, createdAt: Date())
             try await commit([.putIdentifier(record)])
         } catch let e as ControlError {
             throw e
         } catch { throw .invalidArguments("\(error)") }
         namePreferences[id] = rule
+        api.outboxes[id]?.limit = Int64(eventLimit)
         centralChanged(id)
+        logger.info("identifier changed", metadata: [
+            "RELINK_RESTORE_ID": "\(id)", "RELINK_NAME_RULE": "\(rule)", "RELINK_EVENT_LIMIT": "\(eventLimit)",
+        ])
     }
 
     /// Attaches a client (not live until its reply is out).

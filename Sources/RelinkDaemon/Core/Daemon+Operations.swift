@@ -14,12 +14,14 @@ extension Daemon {
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.
     /// - Throws: ``ControlError`` (`invalidArguments`, `storeFailed`).
-    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?, caller: String? = nil) async throws(ControlError) {
+    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?, eventLimit: Int? = nil,
+                          caller: String? = nil) async throws(ControlError) {
         let preference = namePreference ?? .gapName
         let record: RestoreIdentifierRecord
         do {
             record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
-                                                 namePreference: preference == .advertisingName ? .advertising : .gap, createdAt: Date())
+                                                 namePreference: preference == .advertisingName ? .advertising : .gap,
+                                                 outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
         } catch let e as ControlError {
             throw e
         } catch { throw .invalidArguments("\(error)") }
@@ -30,7 +32,9 @@ extension Daemon {
         api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
         api.sequencers[id] = EventSequencer(nextStored: 1, cleanStart: true)
         publishCentral(id, alsoTo: caller)
-        logger.info("identifier registered", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)"])
+        logger.info("identifier registered", metadata: [
+            "RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)", "RELINK_EVENT_LIMIT": "\(record.outboxLimit)",
+        ])
     }
 
     /// Creates a connection intent (durable before anything acts on it).

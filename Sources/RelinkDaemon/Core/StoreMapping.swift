@@ -10,6 +10,9 @@ import Restoration
 /// phases are kept as a `pending` row with `lastErrorClass` `idle` or
 /// `failed.<class>` (so a restart does not resume them).
 enum StoreMapping {
+    /// The highest event bound an identifier may ask for (`event_limit`).
+    static let maximumEventLimit = RestoreIdentifierRecord.maximumOutboxLimit
+
     /// Marker in `lastErrorClass` for an intent that went idle.
     static let idleMarker = "idle"
     /// Prefix in `lastErrorClass` for an intent that gave up.

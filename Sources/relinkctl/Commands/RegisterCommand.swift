@@ -7,6 +7,8 @@ struct RegisterCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The restore identifier.") var identifier: String
     @Option(name: .customLong("name-rule"), help: "gap or advertising.") var nameRule: String?
+    @Option(name: .customLong("event-limit"), help: "Unacknowledged events to keep, 1 to 100000 (a lower bound drops the oldest at once).")
+    var eventLimit: UInt32?
 
     func run() async throws {
         _ = try RelinkPaths.central(for: identifier)
@@ -17,6 +19,7 @@ struct RegisterCommand: AsyncParsableCommand {
             }
             options.nameRule = rule
         }
+        options.eventLimit = eventLimit
         let manager = try await global.manager()
         defer { manager.close() }
         let (path, state) = try await manager.register(identifier, options: options)
