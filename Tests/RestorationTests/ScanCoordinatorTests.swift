@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Restoration
 
@@ -21,6 +22,39 @@ struct ScanCoordinatorTests {
         #expect(coordinator.unregister(connectionScan) == .stop)
         #expect(!coordinator.isScanning)
         #expect(coordinator.unregister(connectionScan) == nil)
+    }
+
+    /// The coordinator keeps the merged filter as counts (start-up registers
+    /// thousands of scans one by one); after any sequence of registrations,
+    /// replacements and removals it must equal a merge of the intents left.
+    @Test func theKeptFilterAlwaysEqualsAFreshMerge() {
+        // A fixed-seed linear congruential generator: the same sequence every run.
+        var state: UInt64 = 6
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let services = [Fixtures.lockService, Fixtures.heartRate, Fixtures.uuid("180F"), Fixtures.uuid("1812")]
+        let clients = (0..<40).map { ScanClient.connection(ConnectionIntentID(identifier: Fixtures.lockIdentifier, peripheral: PeripheralID(UUIDFixture.make($0)))) }
+        var coordinator = ScanCoordinator()
+        var changes = 0
+        for step in 0..<3000 {
+            let client = clients[Int(next() % UInt64(clients.count))]
+            if next() % 3 == 0 {
+                _ = coordinator.unregister(client)
+            } else {
+                let chosen = Set(services.filter { _ in next() % 2 == 0 })
+                let rssi: Int16? = next() % 3 == 0 ? nil : -Int16(next() % 100)
+                let intent = ScanIntent(services: chosen, allowDuplicates: next() % 5 == 0, minimumRSSI: rssi, lowDuty: next() % 2 == 0)
+                if coordinator.register(intent, for: client) != nil { changes += 1 }
+            }
+            let expected = DiscoveryFilter.merging(coordinator.intents.values)
+            guard coordinator.filter == expected else {
+                Issue.record("step \(step): kept \(String(describing: coordinator.filter)), merged \(String(describing: expected))")
+                return
+            }
+        }
+        #expect(changes > 20, "the sequence should change the filter often (\(changes))")
     }
 
     @Test func anIntentWithoutUUIDsMeansAll() {
@@ -83,5 +117,11 @@ struct ScanCoordinatorTests {
         _ = coordinator.register(ScanIntent(minimumRSSI: -70), for: lockScan)
         #expect(coordinator.deliver(Advertisement(address: lock, rssi: -90)).isEmpty)
         #expect(coordinator.deliver(Advertisement(address: lock, rssi: -60)) == [lockScan])
+    }
+}
+
+enum UUIDFixture {
+    static func make(_ n: Int) -> UUID {
+        UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", n)) ?? UUID()
     }
 }

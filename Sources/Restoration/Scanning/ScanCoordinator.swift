@@ -32,6 +32,10 @@ public struct ScanCoordinator: Sendable {
     public private(set) var intents: [ScanClient: ScanIntent] = [:]
     public private(set) var filter: DiscoveryFilter?
     private var seen: [ScanClient: SeenAddresses] = [:]
+    /// The merged filter's ingredients, kept as intents come and go, so a
+    /// change costs the same with 10 or 10,000 intents (at start-up each
+    /// pending connection registers its scan in turn).
+    private var tally = FilterTally()
 
     public init(seenLimit: Int = 4096) {
         self.seenLimit = max(1, seenLimit)
@@ -45,13 +49,14 @@ public struct ScanCoordinator: Sendable {
     /// new coalescing session for the client.
     public mutating func register(_ intent: ScanIntent, for client: ScanClient) -> Change? {
         if intents[client] != intent { seen[client] = nil }
-        intents[client] = intent
+        if let old = intents.updateValue(intent, forKey: client) { tally.remove(old) }
+        tally.add(intent)
         return refilter()
     }
 
     /// Removes the intent of `client`; `.stop` when it was the last.
     public mutating func unregister(_ client: ScanClient) -> Change? {
-        intents[client] = nil
+        if let old = intents.removeValue(forKey: client) { tally.remove(old) }
         seen[client] = nil
         return refilter()
     }
@@ -64,7 +69,7 @@ public struct ScanCoordinator: Sendable {
     }
 
     private mutating func refilter() -> Change? {
-        let merged = DiscoveryFilter.merging(intents.values)
+        let merged = tally.filter
         defer { filter = merged }
         switch (filter, merged) {
         case (nil, nil): return nil
@@ -125,5 +130,48 @@ struct SeenAddresses: Sendable {
             head = 0
         }
         return true
+    }
+}
+
+/// What ``DiscoveryFilter/merging(_:)`` computes from every intent, kept as
+/// counts so that adding or removing one intent is cheap.
+struct FilterTally: Sendable {
+    private var count = 0
+    /// Intents that want every peripheral (no services).
+    private var everything = 0
+    private var serviceCounts: [BluetoothUUID: Int] = [:]
+    /// The services of the intents that name some, as a set.
+    private var services: Set<BluetoothUUID> = []
+    private var duplicates = 0
+    private var withoutRSSI = 0
+    private var rssiCounts: [Int16: Int] = [:]
+    private var notLowDuty = 0
+
+    mutating func add(_ intent: ScanIntent) { apply(intent, 1) }
+    mutating func remove(_ intent: ScanIntent) { apply(intent, -1) }
+
+    private mutating func apply(_ intent: ScanIntent, _ delta: Int) {
+        count += delta
+        if intent.services.isEmpty { everything += delta }
+        for service in intent.services {
+            let n = serviceCounts[service, default: 0] + delta
+            serviceCounts[service] = n > 0 ? n : nil
+            if n > 0 { services.insert(service) } else { services.remove(service) }
+        }
+        if intent.allowDuplicates { duplicates += delta }
+        if let rssi = intent.minimumRSSI {
+            let n = rssiCounts[rssi, default: 0] + delta
+            rssiCounts[rssi] = n > 0 ? n : nil
+        } else {
+            withoutRSSI += delta
+        }
+        if !intent.lowDuty { notLowDuty += delta }
+    }
+
+    /// The merged filter; nil when there is no intent.
+    var filter: DiscoveryFilter? {
+        guard count > 0 else { return nil }
+        return DiscoveryFilter(services: everything > 0 ? [] : services, duplicateData: duplicates > 0,
+                               minimumRSSI: withoutRSSI > 0 ? nil : rssiCounts.keys.min(), lowDuty: notLowDuty == 0)
     }
 }
