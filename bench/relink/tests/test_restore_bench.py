@@ -77,3 +77,17 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout
     assert processes_mentioning(str(tmp_path)) == []
     assert [d.name for d in tmp_path.iterdir()] == ["figures.json"]  # work and bench directories gone
+
+
+TORTURE = os.path.join(ROOT, ".build", "release", "relink-store-torture")
+
+
+@pytest.mark.skipif(not (os.access(RELINKD, os.X_OK) and os.access(TORTURE, os.X_OK)),
+                    reason="release relinkd and relink-store-torture not built")
+def test_the_startup_benchmark_reports_ready_time_and_memory(tmp_path):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "relink", "startup_bench.py"),
+                        "--identifiers", "3", "--per-identifier", "2", "--runs", "1"],
+                       capture_output=True, text=True, timeout=240, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "3 identifiers, 6 connection intents: ready median" in p.stdout, p.stdout
+    assert processes_mentioning("relink-startup-") == []
