@@ -56,8 +56,7 @@ extension Daemon {
             return
         }
         submitGathered()
-        let ticket = submit(RestoreBatch.Request(mutations: [mutation]))
-        acknowledgements[ticket] = (caller, reply)
+        submit(RestoreBatch.Request(mutations: [mutation]), for: .acknowledgement(caller, reply))
     }
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`
@@ -123,9 +122,10 @@ extension Daemon {
         case .events(let id, let after, let max):
             let events = try await storedEvents(try visible(id, to: caller), after: after, limit: max)
             return APIResult(values: [Self.eventArray(events)])
-        case .ack(let id, let through):
-            try await acknowledge(try visible(id, to: caller), through: through)
-            return APIResult()
+        case .ack:
+            // The loop answers `Ack` itself, without waiting for its commit
+            // (``handle(_:)``, ``acknowledge(_:through:from:reply:)``).
+            preconditionFailure("Ack reached the waiting API path")
         case .watch(let id, let after):
             let id = try visible(id, to: caller)
             try attach(caller, to: id)

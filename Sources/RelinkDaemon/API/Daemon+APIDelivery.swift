@@ -10,12 +10,12 @@ extension Daemon {
     /// How many stored events one replay read takes.
     static let replayPage = 1000
 
-    /// Numbers the events among `mutations` (each once: a retried list keeps
-    /// its numbers) and sends attached clients those that may go out before
-    /// their commit (``EventSequencer``). Called when a write is gathered
-    /// (``enqueue(_:)``) or, for a direct commit, just before the list goes
-    /// to the store in the same actor turn; gathered writes are committed
-    /// before any later direct one, so numbering order is commit order.
+    /// Numbers the events among `mutations` (each once) and sends attached
+    /// clients those that may go out before their commit
+    /// (``EventSequencer``). Called when a write is gathered (``enqueue(_:)``)
+    /// or, for a direct commit, just before it goes to the store in the same
+    /// actor turn; the store applies requests in the order they are handed
+    /// to it, so numbering order is commit order.
     func numberEvents(_ mutations: inout [StoreMutation]) {
         var touched: [CoreIdentifier] = []
         for index in mutations.indices {
@@ -37,7 +37,8 @@ extension Daemon {
         for event in out { deliverLive(id, sequence: event.sequence, kind: event.kind, payload: event.payload) }
     }
 
-    /// Hook of ``commitNow(_:final:)``: called with what was just committed.
+    /// Called by ``drainCommits()``, in submission order, with what a
+    /// request's commit stored.
     func committed(_ mutations: [StoreMutation], _ commit: StoreCommit) {
         var appended: [CoreIdentifier: [Int64]] = [:]
         var touched: Set<CoreIdentifier> = []
@@ -54,7 +55,7 @@ extension Daemon {
         for id in touched { outboxChanged(id) }
     }
 
-    /// Hook of ``commitNow(_:final:)`` when a list failed for good: its
+    /// Called by ``drainCommits()`` when a request's commit failed: its
     /// events are not stored. Those no client saw are journalled as lost.
     func notCommitted(_ mutations: [StoreMutation], error: ControlError) {
         var failed: [CoreIdentifier: Set<Int64>] = [:]

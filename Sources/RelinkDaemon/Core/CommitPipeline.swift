@@ -89,3 +89,18 @@ final class CommitPipeline: Sendable {
         }
     }
 }
+
+/// A store request handed to the store, and who waits for its outcome.
+struct InFlightCommit: Sendable {
+    enum Waiter: Sendable {
+        /// Nobody but the loop: a failure is journalled.
+        case loop
+        /// ``Daemon/commitNow(_:)``, which takes the outcome and throws on failure.
+        case caller
+        /// A client's `Ack`, answered with the outcome.
+        case acknowledgement(APICaller, CheckedContinuation<APIReply, Never>)
+    }
+
+    var request: RestoreBatch.Request
+    var waiter: Waiter
+}

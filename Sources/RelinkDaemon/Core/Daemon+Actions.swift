@@ -102,16 +102,13 @@ extension Daemon {
     /// journals it (inside a batch scope: at the scope's commit).
     func emit(_ event: RelinkEvent, to ids: [CoreIdentifier]) async throws(ControlError) {
         guard !ids.isEmpty else { return }
-        var mutations: [StoreMutation] = []
-        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
+        let request = try Self.eventRequest(event, to: ids)
         if batch.isOpen {
-            gather(mutations, event: event, to: ids)
+            enqueue(request)
             return
         }
-        try await commit(mutations)
-        for id in ids {
-            logger.info("event \(event.name)", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_PERIPHERAL": "\(event.peripheral)", "RELINK_EVENT": "\(event.name)"])
-        }
+        submitGathered()  // gathered writes come first
+        try await commitNow(request)
     }
 
     /// Writes a machine's record (and the peripheral's address when it changed).
@@ -144,7 +141,7 @@ extension Daemon {
             return
         }
         submitGathered()  // gathered writes come first
-        try await commitNow(mutations)
+        try await commitNow(RestoreBatch.Request(mutations: mutations))
     }
 
     /// Applies mutations durably, now: after every write handed to the
@@ -152,11 +149,10 @@ extension Daemon {
     /// them are numbered and may reach attached clients before the commit
     /// (``EventSequencer``).
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
-    func commitNow(_ mutations: [StoreMutation]) async throws(ControlError) {
-        var mutations = mutations
-        numberEvents(&mutations)
-        let ticket = submit(RestoreBatch.Request(mutations: mutations))
-        awaitedCommits.insert(ticket)
+    func commitNow(_ request: RestoreBatch.Request) async throws(ControlError) {
+        var request = request
+        numberEvents(&request.mutations)
+        let ticket = submit(request, for: .caller)
         await settleCommits(through: ticket)
         guard let outcome = commitOutcomes.removeValue(forKey: ticket) else {
             throw .storeFailed("store: the commit's outcome was lost")

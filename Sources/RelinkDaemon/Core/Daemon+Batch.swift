@@ -53,18 +53,21 @@ extension Daemon {
     /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
     func emitGathered(_ event: RelinkEvent, to ids: [CoreIdentifier]) throws(ControlError) {
         guard !ids.isEmpty else { return }
-        var mutations: [StoreMutation] = []
-        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
-        gather(mutations, event: event, to: ids)
+        enqueue(try Self.eventRequest(event, to: ids))
         if !batch.isOpen && !batch.flushQueued {
             batch.flushQueued = true
             inputContinuation.yield(.flushCommits)
         }
     }
 
-    func gather(_ mutations: [StoreMutation], event: RelinkEvent, to ids: [CoreIdentifier]) {
+    /// The store request that appends `event` to the outbox of each of
+    /// `ids`, with the journal line each gets once it is committed.
+    /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
+    static func eventRequest(_ event: RelinkEvent, to ids: [CoreIdentifier]) throws(ControlError) -> RestoreBatch.Request {
+        var mutations: [StoreMutation] = []
+        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
         let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: event.peripheral) }
-        enqueue(RestoreBatch.Request(mutations: mutations, notes: notes))
+        return RestoreBatch.Request(mutations: mutations, notes: notes)
     }
 
     /// Adds a request to the next commit. Its events are numbered now, so
@@ -105,11 +108,11 @@ extension Daemon {
     }
 
     /// Hands one request to the store without waiting; its outcome is
-    /// handled in submission order by ``drainCommits()``.
+    /// handled in submission order by ``drainCommits()``, for `waiter`.
     @discardableResult
-    func submit(_ request: RestoreBatch.Request) -> UInt64 {
+    func submit(_ request: RestoreBatch.Request, for waiter: InFlightCommit.Waiter = .loop) -> UInt64 {
         let ticket = commits.issue()
-        inFlight[ticket] = request
+        inFlight[ticket] = InFlightCommit(request: request, waiter: waiter)
         let commits = self.commits, continuation = inputContinuation
         store.submit(request.mutations) { outcome in
             if commits.finish(ticket, outcome) { continuation.yield(.commitsDone) }
@@ -145,23 +148,24 @@ extension Daemon {
     /// their journal line.
     func drainCommits() {
         for (ticket, outcome) in commits.take() {
-            guard let request = inFlight.removeValue(forKey: ticket) else { continue }
-            let awaited = awaitedCommits.remove(ticket) != nil
-            if awaited { commitOutcomes[ticket] = outcome }
-            let acknowledgement = acknowledgements.removeValue(forKey: ticket)
+            guard let commit = inFlight.removeValue(forKey: ticket) else { continue }
             switch outcome {
-            case .success(let commit):
-                committed(request.mutations, commit)
-                for note in request.notes {
+            case .success(let stored):
+                committed(commit.request.mutations, stored)
+                for note in commit.request.notes {
                     logger.info("event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
                 }
             case .failure(let error):
-                notCommitted(request.mutations, error: Self.controlError(error))
-                if !awaited && acknowledgement == nil {
+                notCommitted(commit.request.mutations, error: Self.controlError(error))
+            }
+            switch commit.waiter {
+            case .loop:
+                if case .failure(let error) = outcome {
                     logger.error("cannot store a machine's change", metadata: ["RELINK_ERROR": "\(error)"])
                 }
-            }
-            if let (caller, reply) = acknowledgement {
+            case .caller:
+                commitOutcomes[ticket] = outcome
+            case .acknowledgement(let caller, let reply):
                 reply.resume(returning: outcome.map { _ in APIResult() }.mapError { error in
                     let refusal = Self.controlError(error)
                     logAPIRefusal(refusal, from: caller)

@@ -46,7 +46,8 @@ extension Daemon {
     }
 
     /// Whether ``handleBlueZ(_:)`` does anything with an event: the BlueZ
-    /// layer's sink drops the others before they reach the loop.
+    /// layer's sink drops the others before they reach the loop. Keep it in
+    /// step with the cases of `handleMirror(_:)`.
     nonisolated static func handles(_ event: BlueZEvent) -> Bool {
         guard case .mirror(let change) = event else { return true }
         switch change {
@@ -164,11 +165,8 @@ extension Daemon {
             // relinkd saw the link up: kept for after its `connected` event.
             guard !ids.isEmpty, update.connected, batch.held.holds(peripheral, key, on: characteristic) else { return }
             do {
-                var mutations: [StoreMutation] = []
-                let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: key, value: value)
-                for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
-                let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: peripheral) }
-                if !batch.held.keep(RestoreBatch.Request(mutations: mutations, notes: notes), for: peripheral) {
+                let request = try Self.eventRequest(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
+                if !batch.held.keep(request, for: peripheral) {
                     logger.warning("too many values before the link was reported up; the oldest was dropped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
                 }
             } catch {

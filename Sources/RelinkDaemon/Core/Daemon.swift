@@ -65,14 +65,11 @@ public actor Daemon {
     /// Store writes, StartNotify calls and start-up adoptions gathered to be
     /// carried out together (see ``RestoreBatch``).
     var batch = RestoreBatch()
-    /// Store commits in flight, and their requests by ticket.
+    /// Store commits in flight, and by ticket their requests and who waits.
     let commits = CommitPipeline()
-    var inFlight: [UInt64: RestoreBatch.Request] = [:]
-    /// Tickets a caller waits for (``commitNow(_:)``), and their outcomes.
-    var awaitedCommits: Set<UInt64> = []
+    var inFlight: [UInt64: InFlightCommit] = [:]
+    /// Outcomes of the commits ``commitNow(_:)`` waits for, by ticket.
     var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
-    /// `Ack` calls answered when their commit returns, by ticket.
-    var acknowledgements: [UInt64: (APICaller, CheckedContinuation<APIReply, Never>)] = [:]
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
