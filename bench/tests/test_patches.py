@@ -487,3 +487,106 @@ def test_temporary_devices_expire_unless_connected(fresh_bench):
 
 async def _gone(c: Client, path: str) -> bool:
     return path not in await c.objects()
+
+
+class _Profile:
+    """A GattProfile1 object (UUIDs only), exported on a client's bus."""
+
+    def __new__(cls, uuids: list[str]):
+        from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_property
+
+        class Profile(ServiceInterface):
+            def __init__(self):
+                super().__init__("org.bluez.GattProfile1")
+                self.uuids = uuids
+
+            @dbus_property(access=PropertyAccess.READ)
+            def UUIDs(self) -> "as":  # noqa: F821 (D-Bus signature)
+                return self.uuids
+
+        return Profile()
+
+
+async def register_profile(c: Client, app: str, uuids: list[str]) -> None:
+    c.bus.export(f"{app}/profile0", _Profile(uuids))
+    await c.call("RegisterApplication", "oa{sv}", [app, {}], path="/org/bluez/hci0",
+                 iface="org.bluez.GattManager1")
+
+
+def test_background_auto_connect_through_a_gatt_profile(bench):
+    """BlueZ: a GattProfile1 in a registered application puts known devices
+    offering its UUIDs on the kernel's auto-connect list; Disconnect() turns
+    that off until the next Connect(); the UUIDs are read once."""
+    async def go():
+        async with Client(bench.bus) as c:
+            lock, band = bench.path("lock"), bench.path("band")
+            await found(c, bench, "lock", "band")
+            for dev in (lock, band):  # known, not temporary
+                await c.connect(dev)
+                await c.disconnect(dev)
+            t = time.monotonic()
+            await register_profile(c, "/test/app", [LOCK_SERVICE])
+            # Registering probes the known devices: the lock (advertising,
+            # disconnected) is connected with no Connect() call.
+            await c.wait_change(lock, "ServicesResolved", True, t, timeout=5)
+            # The same application again: AlreadyExists (its UUIDs stay).
+            with pytest.raises(BusError) as e:
+                await c.call("RegisterApplication", "oa{sv}", ["/test/app", {}],
+                             path="/org/bluez/hci0", iface="org.bluez.GattManager1")
+            assert e.value.name == "org.bluez.Error.AlreadyExists"
+            # Disconnect(): no auto-connect until the next Connect().
+            await c.disconnect(lock)
+            await asyncio.sleep(0.5)
+            assert await c.get(lock, DEV, "Connected") is False
+            await c.connect(lock)
+            # The link drops (out of range); back in range, the lock is
+            # connected with no Connect() pending; the band (not in the
+            # profile) is not.
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            bench.cmd("out_of_range", peripheral="band")
+            await asyncio.sleep(0.3)
+            t = time.monotonic()
+            bench.cmd("in_range", peripheral="lock")
+            bench.cmd("in_range", peripheral="band")
+            await c.wait_change(lock, "ServicesResolved", True, t, timeout=5)
+            assert await c.get(band, DEV, "Connected") is False
+            # Unregistered: no more auto-connect.
+            await c.call("UnregisterApplication", "o", ["/test/app"], path="/org/bluez/hci0",
+                         iface="org.bluez.GattManager1")
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            bench.cmd("in_range", peripheral="lock")
+            await asyncio.sleep(0.5)
+            assert await c.get(lock, DEV, "Connected") is False
+            # A profile without UUIDs fails the registration.
+            with pytest.raises(BusError) as e:
+                await register_profile(c, "/test/empty", [])
+            assert e.value.name == "org.bluez.Error.Failed"
+    run(go())
+
+
+def test_background_auto_connect_ends_when_its_client_leaves(bench):
+    async def go():
+        lock = bench.path("lock")
+        async with Client(bench.bus) as c:
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            async with Client(bench.bus) as holder:
+                await register_profile(holder, "/holder/app", [LOCK_SERVICE])
+                t = time.monotonic()
+                bench.cmd("out_of_range", peripheral="lock")
+                await c.wait_change(lock, "Connected", False, t, timeout=5)
+                t = time.monotonic()
+                bench.cmd("in_range", peripheral="lock")
+                await c.wait_change(lock, "Connected", True, t, timeout=5)
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            await asyncio.sleep(0.2)  # the holder's leaving reaches BlueZoo
+            bench.cmd("in_range", peripheral="lock")
+            await asyncio.sleep(0.5)
+            assert await c.get(lock, DEV, "Connected") is False
+    run(go())

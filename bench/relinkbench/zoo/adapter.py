@@ -1,5 +1,7 @@
 """Adapter1, patched: per-client discovery sessions and filters (applied),
-power-off that drops links, peripherals whose application vanishes."""
+power-off that drops links, peripherals whose application vanishes, and
+GattManager1 applications whose GattProfile1 objects ask for background
+auto-connect."""
 
 from typing import Any, Optional
 
@@ -7,12 +9,13 @@ import sdbus
 
 from bluezoo import events
 from bluezoo.adapter import Adapter
-from bluezoo.exceptions import (DBusBluezDoesNotExistError, DBusBluezFailedError,
-                                DBusBluezInProgressError, DBusBluezNotReadyError)
+from bluezoo.exceptions import (DBusBluezAlreadyExistsError, DBusBluezDoesNotExistError,
+                                DBusBluezFailedError, DBusBluezInProgressError,
+                                DBusBluezNotReadyError)
 from bluezoo.gatt import GattManager
 from bluezoo.log import logger
-from bluezoo.utils import (NoneTask, create_background_task, dbus_method_async_except_logging,
-                           dbus_property_async_except_logging)
+from bluezoo.utils import (BluetoothUUID, NoneTask, create_background_task,
+                           dbus_method_async_except_logging, dbus_property_async_except_logging)
 
 from .discovery_filter import DiscoveryFilter
 
@@ -26,6 +29,16 @@ class BenchAdapter(Adapter):
         # D-Bus client -> its filter (kept until it sets another or leaves the bus)
         self.filters: dict[str, DiscoveryFilter] = {}
         self.filter_subscriptions: dict[str, Any] = {}
+        # (D-Bus client, application path) -> the service UUIDs of its
+        # GattProfile1 objects, read once at RegisterApplication (bluetoothd
+        # never reads them again: a client changes them by registering anew).
+        self.profiles: dict[tuple[str, str], frozenset[BluetoothUUID]] = {}
+
+    def auto_connect_uuids(self) -> frozenset[BluetoothUUID]:
+        """Service UUIDs of every registered application's GattProfile1
+        objects: known devices offering one are auto-connected."""
+        live = [uuids for key, uuids in self.profiles.items() if key in self.gatt_apps]
+        return frozenset().union(*live) if live else frozenset()
 
     def active_filters(self) -> list[Optional[DiscoveryFilter]]:
         """The filter of every client with a discovery session (None: no filter)."""
@@ -112,6 +125,36 @@ class BenchAdapter(Adapter):
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
+    async def RegisterApplication(self, application: str, options: dict[str, tuple[str, Any]]) -> None:
+        """BlueZ (src/gatt-database.c): a second registration of the same
+        application is AlreadyExists; each GattProfile1 object's UUIDs become
+        auto-connect profiles, and a profile without UUIDs fails the
+        registration. BlueZoo ignores GattProfile1 and re-registers silently."""
+        sender = sdbus.get_current_message().sender
+        if (sender, application) in self.gatt_apps:
+            raise DBusBluezAlreadyExistsError("Already Exists")
+        await super().RegisterApplication(application, options)
+        app = self.gatt_apps.get((sender, application))
+        if app is None:
+            raise DBusBluezFailedError("Failed to register application")
+        try:
+            profiles = profile_uuids(await app.get_managed_objects())
+        except ValueError as e:
+            await super().UnregisterApplication(application)
+            raise DBusBluezFailedError(f"Failed to register application: {e}")
+        self.profiles[sender, application] = profiles
+        if profiles:
+            logger.info(f"Background auto-connect on {self} for {sorted(profiles)} ({sender})")
+            # A new profile probes every known device again, which turns
+            # auto-connect back on after a Disconnect (device_probe_profile).
+            for dev in self.devices.values():
+                if profiles & {BluetoothUUID(u) for u in dev.uuids}:
+                    dev.auto_connect_disabled = False
+        for key in [k for k in self.profiles if k not in self.gatt_apps]:
+            del self.profiles[key]
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
     async def RemoveDevice(self, device: str) -> None:
         if device not in self.devices:
             raise DBusBluezDoesNotExistError("Does Not Exist")
@@ -142,3 +185,23 @@ class BenchAdapter(Adapter):
         await GattManager._GattManager__del_gatt_application(self, app)
         # The peripheral program is gone: so is the link to it.
         self.mock.peer_vanished(self)
+
+
+GATT_PROFILE = "org.bluez.GattProfile1"
+
+
+def profile_uuids(managed: dict) -> frozenset[BluetoothUUID]:
+    """The UUIDs of every GattProfile1 object in a GetManagedObjects reply
+    (values plain or as (signature, value) variants)."""
+    uuids: set[BluetoothUUID] = set()
+    for path, interfaces in managed.items():
+        props = interfaces.get(GATT_PROFILE)
+        if props is None:
+            continue
+        value = props.get("UUIDs")
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+            value = value[1]
+        if not value:
+            raise ValueError(f"{path}: GattProfile1 without UUIDs")
+        uuids.update(BluetoothUUID(u) for u in value)
+    return frozenset(uuids)

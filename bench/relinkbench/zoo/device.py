@@ -20,6 +20,9 @@ from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
 
 GAP_SERVICE = BluetoothUUID("1800")
 GAP_DEVICE_NAME = BluetoothUUID("2a00")
+# How often a pending connection (Connect or background auto-connect) looks
+# for its peer advertising, in seconds.
+LINK_POLL = 0.05
 
 
 @dataclass
@@ -50,6 +53,9 @@ class BenchDevice(Device):
         self.cancel_reason: Optional[str] = None
         self.user_alias: Optional[str] = None
         self.lost_task = NoneTask()
+        # BlueZ's disable_auto_connect: Disconnect() on a device that is not
+        # Trusted stops background auto-connect until the next Connect().
+        self.auto_connect_disabled = False
         super().__init__(peer_adapter, **kwargs)
 
     # -- advertising reports -------------------------------------------------
@@ -157,8 +163,32 @@ class BenchDevice(Device):
             if loop.time() >= deadline:
                 logger.info(f"Connecting {self} failed: peer not reachable")
                 raise DBusBluezFailedError("le-connection-abort-by-local")
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(LINK_POLL)
         await self._establish(peer_adapter)
+
+    def wants_auto_connect(self, uuids) -> bool:
+        """BlueZ: a known (non-temporary) LE device offering a service of an
+        auto-connect profile is on the kernel's auto-connect list, unless a
+        Disconnect() turned that off; the kernel connects it when it
+        advertises (mgmt Add Device, action 0x02)."""
+        return (not self.is_peer_view and not self.temporary and not self.auto_connect_disabled
+                and not self.connected and self.connecting_task.done() and self.lost_task.done()
+                and bool(uuids & {BluetoothUUID(u) for u in self.uuids}))
+
+    def auto_connect(self, peer_adapter) -> None:
+        """The kernel's background connection to an advertising peer: no
+        Connect() call; clients see Connected and ServicesResolved."""
+        async def attempt():
+            logger.info(f"Auto-connecting {self} (background)")
+            try:
+                await self._establish(peer_adapter)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception(f"Auto-connecting {self} failed")
+
+        self.cancel_reason = None
+        self.connecting_task = asyncio.create_task(attempt())
 
     async def _establish(self, peer_adapter) -> None:
         logger.info(f"Connected {self} on {self.adapter}")
@@ -329,6 +359,7 @@ class BenchDevice(Device):
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
     async def Connect(self) -> None:
+        self.auto_connect_disabled = False
         await self.connect()
 
     @sdbus.dbus_method_async_override()
@@ -336,6 +367,8 @@ class BenchDevice(Device):
     async def Disconnect(self) -> None:
         if self.connecting_task.done() and not self.connected:
             raise DBusBluezNotConnectedError("Not Connected")
+        if not self.trusted:
+            self.auto_connect_disabled = True
         await self.disconnect()
 
     @sdbus.dbus_property_async_override()

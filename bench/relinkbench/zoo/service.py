@@ -11,7 +11,7 @@ from bluezoo.utils import BluetoothUUID
 from .adapter import BenchAdapter
 from .config import CONFIG
 from .control import ZooControl
-from .device import AdvReport, BenchDevice
+from .device import LINK_POLL, AdvReport, BenchDevice
 
 
 class BenchService(BluezMockService):
@@ -21,10 +21,33 @@ class BenchService(BluezMockService):
         self.control = ZooControl(self)
         self.control.export_to_dbus("/org/relinkbench")
         self.janitor = asyncio.create_task(self._expire_temporary_devices())
+        self.auto_connector = asyncio.create_task(self._auto_connect())
 
     async def cleanup(self):
         self.janitor.cancel()
+        self.auto_connector.cancel()
         await super().cleanup()
+
+    async def _auto_connect(self) -> None:
+        """The kernel's auto-connect list: every LINK_POLL seconds (the same
+        cadence at which a pending Connect looks for its peer), connect each
+        device that wants it and whose peer advertises."""
+        while True:
+            await asyncio.sleep(LINK_POLL)
+            try:
+                for adapter in list(self.adapters.values()):
+                    if not adapter.powered:
+                        continue
+                    uuids = adapter.auto_connect_uuids()
+                    if not uuids:
+                        continue
+                    for dev in list(adapter.devices.values()):
+                        if dev.wants_auto_connect(uuids):
+                            peer = self.connectable_adapter(dev.address)
+                            if peer is not None:
+                                dev.auto_connect(peer)
+            except Exception:
+                logger.exception("Background auto-connect pass failed")
 
     async def _expire_temporary_devices(self) -> None:
         """BlueZ removes a temporary device TemporaryTimeout after it was last seen."""
