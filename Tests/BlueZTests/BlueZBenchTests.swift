@@ -169,8 +169,6 @@ import Testing
 
     /// The GattProfile1 application for background auto-connect is
     /// accepted by bluetoothd, and registered again with a restarted one.
-    /// (The bench has no kernel, so the reconnection itself is not
-    /// simulated.)
     @Test func autoConnectProfileIsRegisteredAgainAfterBluetoothdRestart() async throws {
         try await withClient { bench, client, _ in
             try await client.setAutoConnect(uuids: [Self.lockService], root: try ObjectPath("/org/relink/autoconnect"))
@@ -181,6 +179,39 @@ import Testing
             try await waitUntil(timeout: .seconds(10)) {
                 await client.autoConnectRegistrations.contains { $0.owner != ownerBefore && $0.owner != nil && $0.adapter == Self.hci0 }
             }
+        }
+    }
+
+    /// The bench's bluetoothd auto-connects known devices offering a
+    /// profile's UUIDs, reading them once at registration (as BlueZ does):
+    /// a change of UUIDs takes effect, and an empty list ends auto-connect.
+    @Test func autoConnectFollowsTheProfilesUUIDs() async throws {
+        try await withClient { bench, client, _ in
+            let root = try ObjectPath("/org/relink/autoconnect")
+            try await discover(client)
+            try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
+            try await client.connect(Self.lockPath)
+            try await client.waitForServices(Self.lockPath)
+            func awayAndBack() async throws {
+                try await bench.outOfRange("lock")
+                try await client.wait(timeout: .seconds(10), "the link to drop") { $0.device(Self.lockPath)?.connected == false }
+                try await bench.inRange("lock")
+            }
+            // Another service first, then the lock's: only the change makes
+            // bluetoothd reconnect the lock by itself.
+            try await client.setAutoConnect(uuids: [Self.heartRate], root: root)
+            try await awayAndBack()
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(await client.mirror.device(Self.lockPath)?.connected == false, "auto-connected for a profile it does not offer")
+            try await client.setAutoConnect(uuids: [Self.heartRate, Self.lockService], root: root)
+            try await client.wait(timeout: .seconds(10), "the lock auto-connected") { $0.device(Self.lockPath)?.servicesResolved == true }
+            try await awayAndBack()
+            try await client.wait(timeout: .seconds(10), "the lock auto-connected again") { $0.device(Self.lockPath)?.servicesResolved == true }
+            // No UUIDs: unregistered, the lock stays away.
+            try await client.setAutoConnect(uuids: [], root: root)
+            try await awayAndBack()
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(await client.mirror.device(Self.lockPath)?.connected == false, "auto-connected after the profile ended")
         }
     }
 

@@ -44,20 +44,6 @@ import Testing
         return root.appendingPathComponent(".venv/bin/python").path
     }
 
-    func route(_ event: ControlClient.Event) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any],
-              let inner = object[event.kind] as? [String: Any] else { return nil }
-        return inner["route"] as? String
-    }
-
-    func lockConnected(_ h: Harness) async -> Bool {
-        guard let reply = try? await h.control.connection.call(
-            destination: "org.bluez", path: Self.lockPath, interface: "org.freedesktop.DBus.Properties", method: "Get",
-            arguments: [.string("org.bluez.Device1"), .string("Connected")]),
-            case .variant(.boolean(let connected))? = reply.body.first else { return false }
-        return connected
-    }
-
     @Test func relinkdAdoptsTheLinkBleakHolds() async throws {
         try await adopt(bleakNotify: "none")
     }
@@ -98,7 +84,7 @@ import Testing
 
             try await eventually(timeout: .seconds(30), "bleak to report") { bleakOutput().contains("\n") || !bleak.isRunning }
             try #require(bleakOutput().split(separator: "\n").first == "connected", "bleak: \(bleakOutput())")
-            #expect(await lockConnected(h))
+            #expect((try? await h.lockConnectedOnBlueZ()) == true)
             if bleakNotify != "none" {
                 try await eventually(timeout: .seconds(10), "bleak to subscribe") { bleakOutput().contains("subscribed") || !bleak.isRunning }
                 try #require(bleakOutput().contains("subscribed"), "bleak: \(bleakOutput()) \((try? String(contentsOfFile: h.directory + "/bleak.err", encoding: .utf8)) ?? "")")
@@ -108,7 +94,7 @@ import Testing
             try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService],
                                         extra: [.init(.string("strategies"), .variant(.array(.string, [.string("already-connected")])))])
             try await h.waitForEvents("connected", count: 1)
-            #expect(try await h.events("connected").map(route) == ["alreadyConnected"])
+            #expect(try await h.events("connected").map(\.route) == ["alreadyConnected"])
             try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
             try await h.waitUntilNotificationsFlow()
             try await h.push([1, 2, 3])
@@ -124,7 +110,7 @@ import Testing
             // Cancelling the adopted intent leaves bleak's link up.
             try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
             try await Task.sleep(for: .milliseconds(500))
-            #expect(await lockConnected(h), "relinkd tore down the link bleak holds")
+            #expect((try? await h.lockConnectedOnBlueZ()) == true, "relinkd tore down the link bleak holds")
             #expect(!bleakOutput().contains("disconnected"), "bleak saw its link drop: \(bleakOutput())")
             #expect(bleak.isRunning)
             if bleakNotify != "none" {

@@ -12,6 +12,15 @@ struct ControlClient {
         var kind: String
         var payload: String
 
+        /// How the link came up, for `connected` and `restored`
+        /// (`knownIdentifier`, `alreadyConnected`, `scan`,
+        /// `backgroundAutoConnect`, `sharedLink`).
+        var route: String? {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                  let inner = object[kind] as? [String: Any] else { return nil }
+            return inner["route"] as? String
+        }
+
         /// The notified value's bytes, for `value-notified`.
         var value: [UInt8]? {
             guard kind == "value-notified",

@@ -99,6 +99,32 @@ final class Harness {
         }
     }
 
+    static let lockPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
+
+    /// Whether bluetoothd (the bench) reports the lock connected.
+    func lockConnectedOnBlueZ() async throws -> Bool {
+        let reply = try await control.connection.call(
+            destination: "org.bluez", path: Self.lockPath, interface: "org.freedesktop.DBus.Properties", method: "Get",
+            arguments: [.string("org.bluez.Device1"), .string("Connected")])
+        guard case .variant(.boolean(let connected))? = reply.body.first else { return false }
+        return connected
+    }
+
+    /// Another client (this test's own bus connection) discovers the lock
+    /// and connects it: bluetoothd then knows the lock (not temporary).
+    func connectLockAsAnotherClient() async throws {
+        let bluez = control.connection
+        let adapter = try ObjectPath("/org/bluez/hci0")
+        _ = try await bluez.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1", method: "StartDiscovery")
+        try await eventually(timeout: .seconds(15), "a third-party Connect to succeed") {
+            do {
+                _ = try await bluez.call(destination: "org.bluez", path: Self.lockPath, interface: "org.bluez.Device1", method: "Connect")
+                return true
+            } catch { return false }
+        }
+        _ = try? await bluez.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1", method: "StopDiscovery")
+    }
+
     /// Values from this one up are probes, pushed by ``waitUntilNotificationsFlow()``.
     static let firstProbe: UInt8 = 200
     private var nextProbe = Harness.firstProbe
@@ -118,6 +144,12 @@ final class Harness {
             }
         }
         throw TimeoutError(what: "notifications to flow again")
+    }
+
+    /// Every value (test values and probes alike) is in the outbox at most once.
+    func expectNoDuplicates() async throws {
+        let values = try await notifiedValues()
+        #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
     }
 
     /// Every notified value that is not a probe, in outbox order.

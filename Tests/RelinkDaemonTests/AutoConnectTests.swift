@@ -1,0 +1,76 @@
+import BenchSupport
+import DBus
+import Testing
+
+/// Pending until cancelled, between rounds: relinkd holds the lock through
+/// bluetoothd's background auto-connect (a GattProfile1 with the intent's
+/// services), so a lock that comes back while relinkd is backing off is
+/// connected at once, not at the next round. The bench's bluetoothd
+/// auto-connects as BlueZ does (bench/README.md, patch 11).
+@Suite(.serialized, .timeLimit(.minutes(3))) struct AutoConnectTests {
+    /// Only the known-identifier strategy, so each round is one Connect
+    /// (the bench's connect timeout is 1 s) and the backoff comes quickly.
+    /// The lock is made known to bluetoothd first by another client's
+    /// Connect and Disconnect.
+    static let knownOnly: [DBusValue.DictionaryEntry] = [
+        .init(.string("strategies"), .variant(.array(.string, [.string("known-identifier")]))),
+    ]
+
+    /// Waits until relinkd enters its `n`-th backoff since the call (status
+    /// polled every 20 ms; the rounds between are at least 1 s long).
+    func waitForBackoff(_ h: Harness, number n: Int) async throws {
+        var entered = 0
+        var was = false
+        try await eventually(timeout: .seconds(60), "backoff number \(n)") {
+            let now = (try? await h.control.connectionState(Harness.id)) == "backing-off"
+            if now && !was { entered += 1 }
+            was = now
+            return entered >= n
+        }
+    }
+
+    @Test func lockBackInRangeDuringBackoffIsAutoConnectedAndNotificationsFlow() async throws {
+        try await Harness.with { h in
+            try await h.connectLockAsAnotherClient()
+            _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
+            try await h.control.register(Harness.id)
+            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
+            try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+            try await h.waitForEvents("connected", count: 1)
+            try await h.push([30])
+            try await h.bench.outOfRange("lock")
+            try await h.waitForEvents("disconnected", count: 1)
+            // The third backoff is 4 s (±20 %): the next round is at least
+            // 3.2 s away when the lock comes back.
+            try await waitForBackoff(h, number: 3)
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"])
+            try await h.waitUntilNotificationsFlow()
+            try await h.push([31, 32])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await h.testValues() == [30, 31, 32])
+            try await h.expectNoDuplicates()
+        }
+    }
+
+    /// A cancelled intent leaves no auto-connect behind: the lock, back in
+    /// range, stays disconnected.
+    @Test func cancelledIntentEndsBackgroundAutoConnect() async throws {
+        try await Harness.with { h in
+            try await h.connectLockAsAnotherClient()
+            _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
+            try await h.control.register(Harness.id)
+            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
+            try await h.waitForEvents("connected", count: 1)
+            try await h.bench.outOfRange("lock")
+            try await h.waitForEvents("disconnected", count: 1)
+            try await waitForBackoff(h, number: 1)
+            try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
+            try await h.bench.inRange("lock")
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.events("connected").count == 1)
+            #expect(try await h.lockConnectedOnBlueZ() == false, "the lock was auto-connected after Cancel")
+        }
+    }
+}
