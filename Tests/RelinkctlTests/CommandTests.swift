@@ -102,16 +102,23 @@ import Testing
             #expect(refused.status == 1 && refused.stderr.hasPrefix("relinkctl: org.relink.Error."), "\(refused)")
             for value: UInt8 in [1, 2, 3] { try await h.push(value) }
 
-            // The follower printed the value-notified events in sequence order.
-            let lines = try await follower.lines(atLeast: 4)
-            let followed = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+            // The follower printed the value-notified events in sequence
+            // order (waited for until the last value is printed: the write's
+            // notification and other events come before it).
+            func parse(_ lines: [String]) -> [[String: Any]] {
+                lines.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+            }
+            func values(_ followed: [[String: Any]]) -> [[Int]] {
+                followed.filter { $0["kind"] as? String == "value-notified" }.compactMap {
+                    (($0["payload"] as? [String: Any])?["valueNotified"] as? [String: Any])?["value"] as? [Int]
+                }
+            }
+            let lines = try await follower.lines { values(parse($0)).last == [3] }
+            let followed = parse(lines)
             let sequences = followed.compactMap { $0["sequence"] as? Int }
             #expect(sequences.count == followed.count && sequences == sequences.sorted() && Set(sequences).count == sequences.count)
             #expect(sequences.first.map { $0 > before } == true)
-            let values = followed.filter { $0["kind"] as? String == "value-notified" }.compactMap {
-                (($0["payload"] as? [String: Any])?["valueNotified"] as? [String: Any])?["value"] as? [Int]
-            }
-            #expect(values.suffix(3) == [[1], [2], [3]], "\(lines)")
+            #expect(values(followed).suffix(3) == [[1], [2], [3]], "\(lines)")
 
             // events prints them too; --ack deletes them.
             let plain = try await h.ok("events", Self.id)

@@ -106,12 +106,12 @@ final class CtlFollower {
         process = p
     }
 
-    /// Waits until at least `count` lines were printed (or `timeout`); returns every line so far.
-    func lines(atLeast count: Int, timeout: Duration = .seconds(20)) async throws -> [String] {
+    /// The lines printed so far, once `done` holds for them (or at the timeout).
+    func lines(timeout: Duration = .seconds(20), until done: ([String]) -> Bool) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let lines = output.lines
-            if lines.count >= count { return lines }
+            if done(lines) { return lines }
             try await Task.sleep(for: .milliseconds(50))
         }
         return output.lines
