@@ -19,6 +19,7 @@ struct JournalTests {
         do {
             try await Harness.with(launch: .init(prefix: journal.enterPrefix, logDestination: "journal")) { h in
                 try await h.connectAndSubscribeLock()
+                try await h.push([1, 2, 3])
                 h.killRelinkd()
                 try await h.startRelinkd()
                 try await h.waitForEvents("restored", count: 1)
@@ -57,6 +58,14 @@ struct JournalTests {
         #expect(connected.count >= 2)
         #expect(Set(connected.compactMap { $0["RELINK_PERIPHERAL"] as? String }).count == 1)
         #expect(with(.disconnected).count >= 1)
+        // Events have their line at info (6), except values (and
+        // advertisements), which are at debug (7): a streaming band would
+        // flood the journal. (The harness runs relinkd at debug.)
+        func priorities(_ name: String) -> [String] {
+            relinkd.filter { $0["MESSAGE"] as? String == "event \(name)" }.compactMap { $0["PRIORITY"] as? String }
+        }
+        #expect(priorities("connected").count >= 2 && Set(priorities("connected")) == ["6"])
+        #expect(priorities("value-notified").count == 3 && Set(priorities("value-notified")) == ["7"])
         for e in relinkd {
             #expect((e["CODE_FILE"] as? String)?.hasSuffix(".swift") == true)
             #expect(e["CODE_LINE"] != nil && e["CODE_FUNC"] != nil)

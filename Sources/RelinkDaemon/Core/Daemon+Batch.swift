@@ -153,7 +153,7 @@ extension Daemon {
             case .success(let stored):
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
-                    logger.info("event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
+                    logger.log(level: note.level, "event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
                 }
             case .failure(let error):
                 notCommitted(commit.request.mutations, error: Self.controlError(error))

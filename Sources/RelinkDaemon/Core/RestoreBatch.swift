@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import Logging
 import RelinkStore
 import Restoration
 
@@ -39,6 +40,18 @@ struct RestoreBatch: Sendable {
         var name: String
         var identifier: CoreIdentifier
         var peripheral: PeripheralID
+
+        /// Values and advertisements come as fast as a peripheral sends
+        /// them (a band streams several a second): at `info` they would
+        /// flood the journal, and journald's rate limit would then drop
+        /// relinkd's decisions with them. They are at `debug`; every other
+        /// event (connected, disconnected, failed, restored, names) at `info`.
+        var level: Logger.Level {
+            switch name {
+            case "value-notified", "discovered": .debug
+            default: .info
+            }
+        }
     }
 
     /// Nesting depth of open scopes; 0 when none is open.
