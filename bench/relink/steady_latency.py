@@ -1,31 +1,117 @@
 """Steady-state notification latency, link up: a probe pushed every 30 ms,
 time from the push to its arrival at the client, for relinkd (Central1.Event
-signal) and for the bleak peer (its notify callback), on one bench.
+signal), for the bleak peer (its notify callback), and for `relay`: the least
+any agent between bluetoothd and its client can do (relay.c, in C on libdbus:
+StartNotify, then each value re-sent at once as a unicast signal to a
+dbus-fast client, with no store and no checks). The relay is the floor for
+relinkd's design: its distance to the peer is what the second hop itself
+costs, whatever the agent does.
 
-  .venv/bin/python bench/relink/steady_latency.py [--samples 60] [relinkd bleak ...]
+  .venv/bin/python bench/relink/steady_latency.py [--samples 60] [relinkd bleak relay ...]
 
-Each argument is one run (a fresh contender on a fresh bench); give both
-twice to see the spread. Build the release relinkd first (bench/relink/run.sh does).
+Each argument is one run (a fresh contender on a fresh bench); the default
+runs each of the three twice, interleaved, to show the spread. Build the
+release relinkd first (bench/relink/run.sh does).
 """
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import restore_bench as rb  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 RELINKD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "release", "relinkd")
 
 
-async def run(kind: str, samples: int) -> None:
+class Relay(rb.Contender):
+    """relay.c between bluetoothd and a dbus-fast client (this process)."""
+    name = "relay (floor for any agent)"
+
+    def __init__(self, bench: rb.Bench, work: str):
+        super().__init__(bench, work)
+        self.logpath = os.path.join(work, "relay.log")
+        self.bus: MessageBus | None = None
+        self.binary = os.path.join(work, "relay")
+
+    def _on(self, msg: Message) -> None:
+        if (msg.message_type == MessageType.SIGNAL and msg.interface == "org.relink.bench.Relay"
+                and msg.member == "Value"):
+            t = time.monotonic()
+            probe = rb.parse_probe(bytes(msg.body[0]))
+            if probe:
+                self.arrivals.values.put_nowait((*probe, t))
+
+    async def _bluez(self, member: str, path: str, iface: str, signature: str = "", body=None):
+        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=iface, member=member,
+                                            signature=signature, body=body or []))
+        if reply.message_type == MessageType.ERROR:
+            raise rb.BenchFailure(f"{member}: {reply.error_name} {reply.body}")
+        return reply.body
+
+    async def setup(self, links: list[int]) -> None:
+        """Connect the lock as a third party (this process), then start the
+        relay on its lock-state characteristic."""
+        self.links = links
+        subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"),
+                        *subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
+                                        capture_output=True, text=True).stdout.split()], check=True)
+        self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        self.bus.add_message_handler(self._on)
+        device = rb.device_path(self.bench, self.bench.locks[0])
+        await self._bluez("StartDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
+        for _ in range(200):
+            try:
+                await self._bluez("Connect", device, "org.bluez.Device1")
+                break
+            except rb.BenchFailure:
+                await asyncio.sleep(0.1)
+        await self._bluez("StopDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
+        (objects,) = await self._bluez("GetManagedObjects", "/", "org.freedesktop.DBus.ObjectManager")
+        path = next(p for p, ifs in objects.items() if p.startswith(device + "/")
+                    and ifs.get("org.bluez.GattCharacteristic1", {}).get("UUID") is not None
+                    and ifs["org.bluez.GattCharacteristic1"]["UUID"].value == rb.LOCK_STATE)
+        log = open(self.logpath, "ab")
+        self.proc = await asyncio.create_subprocess_exec(
+            self.binary, self.bench.bus, path, self.bus.unique_name,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
+            preexec_fn=rb.die_with_parent)
+        log.close()
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 20)
+        if line.strip() != b"ready":
+            raise rb.BenchFailure("relay did not start:\n" + self.log_tail())
+
+    async def close(self) -> None:
+        await self.kill()
+        if self.bus:
+            await rb.quiet_disconnect(self.bus)
+            self.bus = None
+
+
+def contender(kind: str, bench: rb.Bench, work: str) -> rb.Contender:
+    if kind == "relinkd":
+        return rb.Relinkd(bench, work, RELINKD, 5, "signal")
+    if kind == "bleak":
+        return rb.BleakPeer(bench, work)
+    if kind == "relay":
+        return Relay(bench, work)
+    raise SystemExit(f"unknown contender {kind!r} (relinkd, bleak, relay)")
+
+
+async def run(kind: str, samples: int) -> float:
     work = tempfile.mkdtemp(prefix="relink-steady-")
     bench = rb.Bench(1, 20.0, work)
     await bench.start()
-    c = rb.Relinkd(bench, work, RELINKD, 5, "signal") if kind == "relinkd" else rb.BleakPeer(bench, work)
+    c = contender(kind, bench, work)
     try:
         await c.setup([0])
         await rb.Prober(bench, 20).until_all(c, [0], 60)
@@ -45,19 +131,23 @@ async def run(kind: str, samples: int) -> None:
             await asyncio.sleep(0.03)
         xs = sorted(latencies)
         print(f"{c.name}: push -> arrival median {statistics.median(xs):.2f} ms, min {xs[0]:.2f}, "
-              f"p90 {xs[int(0.9 * len(xs))]:.2f} ({samples} samples)")
+              f"p90 {xs[int(0.9 * len(xs))]:.2f} ({samples} samples)", flush=True)
+        return statistics.median(xs)
     finally:
         await c.close()
         await bench.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--samples", type=int, default=60)
-    p.add_argument("runs", nargs="*", default=["relinkd", "bleak", "relinkd", "bleak"])
+    p.add_argument("runs", nargs="*", default=["relinkd", "bleak", "relay", "relinkd", "bleak", "relay"])
     args = p.parse_args()
+    medians: dict[str, list[float]] = {}
     for kind in args.runs:
-        asyncio.run(run(kind, args.samples))
+        medians.setdefault(kind, []).append(asyncio.run(run(kind, args.samples)))
+    print("medians of the runs, ms: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in medians.items()))
     return 0
 
 
