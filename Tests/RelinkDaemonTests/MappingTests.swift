@@ -73,3 +73,39 @@ import Testing
         #expect(decoded == .valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]))
     }
 }
+
+/// The hand-written JSON of `value-notified` (relinkd's hot path) is the
+/// very bytes `JSONEncoder` writes for the event.
+@Suite struct ValuePayloadTests {
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func handWrittenValuePayloadEqualsJSONEncoder() throws {
+        var rng = SeededGenerator(state: 42)
+        let lengths = [0, 1, 2, 9, 10, 99, 100, 255, 256, 512, 600]
+        for round in 0..<600 {
+            let service = round % 3 == 0 ? BluetoothUUID(shortValue: UInt32.random(in: 0...UInt32.max, using: &rng))
+                : BluetoothUUID(high: UInt64.random(in: 0...UInt64.max, using: &rng), low: UInt64.random(in: 0...UInt64.max, using: &rng))
+            let characteristic = BluetoothUUID(high: UInt64.random(in: 0...UInt64.max, using: &rng), low: UInt64.random(in: 0...UInt64.max, using: &rng))
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let peripheral = PeripheralID(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                                      bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+            let length = round < lengths.count ? lengths[round] : Int.random(in: 0...40, using: &rng)
+            // Every byte value appears (0, 9, 10, 99, 100, 255 are the digit edges).
+            let value = (0..<length).map { i in round == 8 ? UInt8(i) : UInt8.random(in: 0...255, using: &rng) }
+            let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: value)
+            let fast = try StoreMapping.payload(event)
+            let reference = try StoreMapping.encodedPayload(event)
+            #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self)) != \(String(decoding: reference, as: UTF8.self))")
+            if fast != reference { return }
+        }
+    }
+}

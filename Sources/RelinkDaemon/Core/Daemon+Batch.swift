@@ -65,7 +65,8 @@ extension Daemon {
     /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
     static func eventRequest(_ event: RelinkEvent, to ids: [CoreIdentifier]) throws(ControlError) -> RestoreBatch.Request {
         var mutations: [StoreMutation] = []
-        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, for: id))) }
+        let payload = try StoreMapping.payload(event)
+        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, payload: payload, for: id))) }
         let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: event.peripheral) }
         return RestoreBatch.Request(mutations: mutations, notes: notes)
     }
