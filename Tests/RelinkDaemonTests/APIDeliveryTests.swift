@@ -70,6 +70,63 @@ import Testing
         }
     }
 
+    /// While values stream, `PropertiesChanged` of the outbox properties
+    /// is coalesced (at most one per 100 ms per identifier, after the
+    /// first at once), and the last change is always signalled: the last
+    /// `LastSequence` a client was told is the one `Get` returns.
+    @Test func outboxSignalsAreCoalescedWhileValuesStream() async throws {
+        try await Harness.with { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let (central, _, _) = try await client.register(Harness.id)
+            let changes = try await client.connection.signals(matching: MatchRule(
+                sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: central))
+            let lastSequences = Mutex<[UInt64]>([])
+            let changeTask = Task {
+                do {
+                    for try await m in changes {
+                        guard m.body.count == 3, case .dictionary(_, _, let entries) = m.body[1] else { continue }
+                        for entry in entries where entry.key == .string("LastSequence") {
+                            if case .variant(.uint64(let last)) = entry.value { lastSequences.withLock { $0.append(last) } }
+                        }
+                    }
+                } catch {}
+            }
+            defer { changeTask.cancel() }
+            try await client.connectLock(central, subscribe: true)
+            try await h.waitForEvents("connected", count: 1)
+            try await Task.sleep(for: .milliseconds(300))  // the connect's own signals settle
+            let before = lastSequences.withLock { $0.count }
+
+            // Spaced so that each value is its own commit (a burst shares
+            // one commit, and so one change of LastSequence).
+            let values = (UInt8(40)..<UInt8(70)).map { $0 }
+            let start = ContinuousClock.now
+            for value in values {
+                try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
+                try await Task.sleep(for: .milliseconds(15))
+            }
+            let streamed = ContinuousClock.now - start
+            try await eventually(timeout: .seconds(10), "\(values.count) values at the client") {
+                values.allSatisfy(APIRegisterTests.values(client.events).contains)
+            }
+            try await Task.sleep(for: .milliseconds(500))  // past the last window
+            let reply = try await client.call(central, "org.freedesktop.DBus.Properties", "Get",
+                                              [.string("org.relink.Central1"), .string("LastSequence")])
+            guard case .variant(.uint64(let stored))? = reply.body.first else {
+                Issue.record("LastSequence: \(reply.body)")
+                return
+            }
+            let during = lastSequences.withLock { Array($0.dropFirst(before)) }
+            #expect(during.last == stored, "the last change was not signalled: \(during), Get says \(stored)")
+            #expect(during == during.sorted() && !during.isEmpty)
+            // One at once, one per 100 ms window while values came, one for
+            // the last window (the bound the throttle guarantees).
+            let bound = 2 + Int((streamed / .milliseconds(100)).rounded(.up))
+            #expect(during.count <= bound, "\(during.count) signals for \(values.count) values in \(streamed): not coalesced")
+        }
+    }
+
     /// relinkd's loop does not wait for the disk: with SQLite's write lock
     /// held by another process (as a slow or stalled disk would hold the
     /// commit), every value still reaches the attached client, and all are

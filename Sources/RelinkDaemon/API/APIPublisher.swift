@@ -127,6 +127,36 @@ final class APIPublisher: Sendable {
         }
     }
 
+    /// Stores a Central1 object's values without a signal (a `Get` sees
+    /// them at once). Returns whether any of them changed.
+    func storeCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue]) -> Bool {
+        guard let object = state.withLock({ $0.centrals[id] }) else { return false }
+        let changed = values.contains { object.value(of: $0.key, in: APIPaths.centralInterface) != $0.value }
+        guard changed else { return false }
+        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: []) } catch {
+            logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+        }
+        return true
+    }
+
+    /// Sends `PropertiesChanged` with the Central1 object's current values
+    /// of `properties` to each of `destinations`.
+    func signalCentral(_ id: RestoreIdentifier, _ properties: [String], to destinations: [String]) {
+        guard !destinations.isEmpty, let object = state.withLock({ $0.centrals[id] }) else { return }
+        let changed: [DBusValue.DictionaryEntry] = properties.compactMap { name in
+            object.value(of: name, in: APIPaths.centralInterface).map { .init(.string(name), .variant($0)) }
+        }
+        let body: [DBusValue] = [.string(APIPaths.centralInterface), .dictionary(key: .string, value: .variant, changed), .array(.string, [])]
+        for destination in destinations {
+            do {
+                try connection.emitSignal(path: object.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                                          arguments: body, destination: destination)
+            } catch {
+                logger.warning("cannot signal a Central1 change", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(destination)", "RELINK_ERROR": "\(error)"])
+            }
+        }
+    }
+
     func updateCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue], to destinations: [String]) {
         guard let object = state.withLock({ $0.centrals[id] }) else { return }
         do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: destinations) } catch {

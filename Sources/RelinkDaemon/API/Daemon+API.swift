@@ -218,6 +218,7 @@ extension Daemon {
         api.outboxes[id] = nil
         api.sequencers[id] = nil
         publisher?.removeCentral(id, announceTo: audience)
+        outboxSignals.remove(id)
         api.owners[id] = nil
         for peripheral in touched { refreshViewers(of: peripheral) }
         logger.info("identifier unregistered", metadata: ["RELINK_RESTORE_ID": "\(id)"])

@@ -74,9 +74,48 @@ extension Daemon {
     }
 
     /// Its outbox moved (events appended or acknowledged).
+    /// The outbox's position changed (a commit, an `Ack`, a drop): the
+    /// Central1 object has the new values at once; `PropertiesChanged` goes
+    /// out at once for a quiet identifier, then at most once per
+    /// ``outboxSignalInterval`` while they keep changing (``SignalThrottle``):
+    /// a band streaming values moves `LastSequence` and `Acknowledged` at
+    /// every value, and a signal each would double what its client receives.
     func outboxChanged(_ id: CoreIdentifier) {
-        publisher?.updateCentral(id, outboxValues(id), to: api.clients(of: id))
+        guard let publisher, publisher.storeCentral(id, outboxValues(id)) else { return }
+        switch outboxSignals.changed(id, at: clock.now) {
+        case .signal(let windowEnd):
+            signalOutbox(id)
+            armOutboxWindow(id, until: windowEnd)
+        case .deferred:
+            break
+        }
     }
+
+    /// The ``DaemonInput/outboxWindowEnded(_:)`` input.
+    func outboxWindowEnded(_ id: CoreIdentifier) {
+        guard let next = outboxSignals.windowEnded(id, at: clock.now) else { return }
+        signalOutbox(id)
+        armOutboxWindow(id, until: next)
+    }
+
+    private func signalOutbox(_ id: CoreIdentifier) {
+        publisher?.signalCentral(id, Self.outboxProperties, to: api.clients(of: id))
+    }
+
+    private func armOutboxWindow(_ id: CoreIdentifier, until end: ContinuousClock.Instant) {
+        let clock = self.clock
+        spawned.append {
+            do { try await clock.sleep(until: end) } catch { return [] }
+            return [.outboxWindowEnded(id)]
+        }
+    }
+
+    /// The Central1 properties that move with the outbox.
+    static let outboxProperties = ["LastSequence", "Acknowledged", "DroppedEvents", "EventLimit"]
+
+    /// How often, at most, `PropertiesChanged` for the outbox properties
+    /// goes out per identifier while they keep changing.
+    static let outboxSignalInterval: Duration = .milliseconds(100)
 
     // MARK: Peripheral1
 

@@ -44,6 +44,8 @@ public actor Daemon {
     var namePreferences: [CoreIdentifier: NamePreference] = [:]
     /// Addresses held by background auto-connect, with the services wanted.
     var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
+    /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
+    var outboxSignals = SignalThrottle<CoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var appliedAutoConnectUUIDs: [String]?
     /// Peripherals whose link is up but some wanted characteristic was not
     /// yet in the mirror: armed again when GATT objects appear.
@@ -181,6 +183,8 @@ public actor Daemon {
         case .startDelivery(let id, let client, let after):
             await flushCommits()  // the replay reads the store
             await startDelivery(id, to: client, after: after)
+        case .outboxWindowEnded(let id):
+            outboxWindowEnded(id)
         case .clientLeft(let name):
             clientLeft(name)
         case .stallForTesting(let duration):

@@ -20,6 +20,9 @@ enum DaemonInput: Sendable {
     case commitsDone
     /// A control call, answered through the continuation after its store commit.
     case control(ControlRequest, CheckedContinuation<ControlReply, Never>)
+    /// The window in which an identifier's outbox signals are coalesced
+    /// ended (``SignalThrottle``).
+    case outboxWindowEnded(RestoreIdentifier)
     /// A client API call, answered through the continuation after its store commit.
     case api(APIRequest, APICaller, CheckedContinuation<APIReply, Never>)
     /// A `Register`/`Watch` reply was sent: send the client the stored
