@@ -230,7 +230,11 @@ final class ConnectionLoop: Sendable {
         while true {
             // Run tasks that prefer this thread; the jobs they enqueue (a
             // serve loop starting a handler, a handler finishing) run in the
-            // same turn, up to a bound so that I/O is never starved.
+            // same turn, up to a bound so that I/O is never starved. What a
+            // job queued for sending goes out before the next job runs: a
+            // signal or reply does not wait for unrelated work queued behind
+            // it (relinkd's Event for a value, say, for the store commit
+            // that value's handler also started).
             for _ in 0..<16 {
                 let jobs = state.withLock { s in
                     let j = s.jobs
@@ -239,7 +243,12 @@ final class ConnectionLoop: Sendable {
                     return j
                 }
                 if jobs.isEmpty { break }
-                for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+                for job in jobs {
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                    if state.withLock({ !$0.outgoing.isEmpty }), sendQueued(conn, canPassFDs: canPassFDs) {
+                        return DBusError(.disconnected, "connection closed")
+                    }
+                }
             }
             if sendQueued(conn, canPassFDs: canPassFDs) {
                 return DBusError(.disconnected, "connection closed")
