@@ -7,10 +7,11 @@ dbus-fast client, with no store and no checks). The relay is the floor for
 relinkd's design: its distance to the peer is what the second hop itself
 costs, whatever the agent does.
 
-  .venv/bin/python bench/relink/steady_latency.py [--samples 60] [relinkd bleak relay ...]
+  .venv/bin/python bench/relink/steady_latency.py [--samples 60] [relinkd bleak relay relinkd=PATH ...]
 
 Each argument is one run (a fresh contender on a fresh bench); the default
-runs each of the three twice, interleaved, to show the spread. Build the
+runs each of the three twice, interleaved, to show the spread.
+`relinkd=PATH` runs another relinkd build (an A/B comparison). Build the
 release relinkd first (bench/relink/run.sh does).
 """
 import argparse
@@ -100,14 +101,18 @@ class Relay(rb.Contender):
 def contender(kind: str, bench: rb.Bench, work: str) -> rb.Contender:
     if kind == "relinkd":
         return rb.Relinkd(bench, work, RELINKD, 5, "signal")
+    if kind.startswith("relinkd="):  # another build, for an A/B comparison
+        c = rb.Relinkd(bench, work, kind.split("=", 1)[1], 5, "signal")
+        c.name = kind
+        return c
     if kind == "bleak":
         return rb.BleakPeer(bench, work)
     if kind == "relay":
         return Relay(bench, work)
-    raise SystemExit(f"unknown contender {kind!r} (relinkd, bleak, relay)")
+    raise SystemExit(f"unknown contender {kind!r} (relinkd, relinkd=PATH, bleak, relay)")
 
 
-async def run(kind: str, samples: int) -> float:
+async def run(kind: str, samples: int, keep: bool = False) -> float:
     work = tempfile.mkdtemp(prefix="relink-steady-")
     bench = rb.Bench(1, 20.0, work)
     await bench.start()
@@ -136,17 +141,21 @@ async def run(kind: str, samples: int) -> float:
     finally:
         await c.close()
         await bench.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if keep:
+            print(f"  logs kept in {work}", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--samples", type=int, default=60)
+    p.add_argument("--keep-logs", action="store_true", help="keep each run's work directory (logs)")
     p.add_argument("runs", nargs="*", default=["relinkd", "bleak", "relay", "relinkd", "bleak", "relay"])
     args = p.parse_args()
     medians: dict[str, list[float]] = {}
     for kind in args.runs:
-        medians.setdefault(kind, []).append(asyncio.run(run(kind, args.samples)))
+        medians.setdefault(kind, []).append(asyncio.run(run(kind, args.samples, args.keep_logs)))
     print("medians of the runs, ms: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in medians.items()))
     return 0
 
