@@ -44,7 +44,9 @@ import Testing
             // 3.2 s away when the lock comes back.
             try await waitForBackoff(h, number: 3)
             try await h.bench.inRange("lock")
+            let back = ContinuousClock.now
             try await h.waitForEvents("connected", count: 2)
+            print("figure: lock back in range during a 4 s backoff to connected by auto-connect: \(ContinuousClock.now - back) (event polled)")
             #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"])
             try await h.waitUntilNotificationsFlow()
             try await h.push([31, 32])

@@ -584,8 +584,13 @@ async def run(args) -> dict:
         prober = Prober(bench, args.restore_probe_ms)
 
         def make(kind: str) -> Contender:
-            c = (Relinkd(bench, work, args.relinkd, args.poll_ms, args.relinkd_client) if kind == "relinkd"
-                 else BleakPeer(bench, work))
+            if kind == "relinkd" or kind.startswith("relinkd="):
+                c = Relinkd(bench, work, kind.split("=", 1)[1] if "=" in kind else args.relinkd,
+                            args.poll_ms, args.relinkd_client)
+                if "=" in kind:
+                    c.name = kind  # another build, for an A/B comparison
+            else:
+                c = BleakPeer(bench, work)
             if isinstance(c, Relinkd):
                 c.log_level = args.relinkd_log_level
             contenders.append(c)
@@ -676,7 +681,8 @@ def main() -> int:
                    help="back-in-range repetitions (the bench completes a pending Connect on a "
                         "50 ms poll, so this figure needs more samples)")
     p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
-    p.add_argument("--contenders", default="relinkd,bleak", help="relinkd,bleak or one of them")
+    p.add_argument("--contenders", default="relinkd,bleak",
+                   help="comma-separated: relinkd, bleak, relinkd=PATH (another relinkd build, for an A/B comparison)")
     p.add_argument("--probe-ms", default="2,20",
                    help="comma-separated probe periods for the back-in-range samples (each its own row)")
     p.add_argument("--restore-probe-ms", type=float, default=20, help="probe period of the restore runs")
