@@ -113,13 +113,17 @@ cat > "$work/bus.conf" <<CONF
   <include>$prefix/share/dbus-1/system.d/org.relink.conf</include>
 </busconfig>
 CONF
-dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog > "$work/bus.log" 2>&1 &
+# dbus-daemon prints its address once it accepts connections (the socket
+# file alone appears at bind(), before listen(): a connection then is
+# refused, which once failed this check).
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog --print-address=3 \
+    3> "$work/address" > "$work/bus.log" 2>&1 &
 bus_pid=$!
 i=0
-while [ ! -S "$work/bus" ] && kill -0 "$bus_pid" 2>/dev/null && [ $i -lt 500 ]; do
+while [ ! -s "$work/address" ] && kill -0 "$bus_pid" 2>/dev/null && [ $i -lt 500 ]; do
     i=$((i + 1)); sleep 0.01
 done
-if [ -S "$work/bus" ]; then
+if [ -s "$work/address" ]; then
     reply=$(dbus-send --bus="unix:path=$work/bus" --print-reply --reply-timeout=5000 --dest=org.freedesktop.DBus \
         /org/freedesktop/DBus org.freedesktop.DBus.RequestName string:org.relink uint32:0 2>&1 < /dev/null)
     if [ "$(id -un)" != relink ] && printf '%s\n' "$reply" | grep -q 'AccessDenied'; then
