@@ -11,7 +11,7 @@ struct StallHookService: Service {
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sigusr1)
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             for await _ in signals { relink.stallLoopForTesting(duration) }
         }
     }

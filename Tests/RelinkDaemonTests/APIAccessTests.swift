@@ -75,7 +75,7 @@ import Testing
             ]).decode(ObjectPath.self)
 
             // The other user: the identifier does not exist for it.
-            await expectError("org.relink.Error.NotPermitted") { try await other.register(Harness.id) }
+            await expectError("org.relink.Error.NotPermitted") { _ = try await other.register(Harness.id) }
             for (method, args): (String, [DBusValue]) in [
                 ("StopScan", []), ("Events", [.uint64(0), .uint32(10)]), ("Ack", [.uint64(0)]), ("Watch", [.uint64(0)]),
                 ("Cancel", [.string(Harness.lockAddress)]), ("Connect", [.string(Harness.lockAddress), APIClient.options()]),

@@ -156,7 +156,7 @@ import Testing
             holder.standardOutput = out
             try holder.run()
             defer { if holder.isRunning { holder.terminate() } }
-            let line = try await Task.detached { String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }.value
+            let line = await Task.detached { String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }.value
             #expect(line.hasPrefix("held"), "the lock holder said \(line.debugDescription)")
 
             let values: [UInt8] = [31, 32, 33]

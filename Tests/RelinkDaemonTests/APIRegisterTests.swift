@@ -162,7 +162,7 @@ import Testing
             try await h.startRelinkd()
             let fourth = try await APIClient.connect(h.bench.busAddress)
             defer { fourth.close() }
-            let restarted = try await fourth.register(Harness.id)
+            _ = try await fourth.register(Harness.id)
             #expect(try await eventLimit(fourth, central) == .variant(.uint32(2)))
             // (After a SIGKILL the numbers skip 128: count the stored events.)
             let stored = try await fourth.central(central, "Events", [.uint64(0), .uint32(100)]).body.first

@@ -118,7 +118,7 @@ struct PrivateJournal {
     /// Ends the namespace (journald stops with it) and returns every entry.
     func stopAndRead() async throws -> [[String: Any]] {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
         try await eventually(timeout: .seconds(20), "the journal dump") { !holder.isRunning }
         let text = try String(contentsOfFile: directory + "/journal.json", encoding: .utf8)
         return try text.split(separator: "\n").map { line in
