@@ -590,3 +590,48 @@ def test_background_auto_connect_ends_when_its_client_leaves(bench):
             await asyncio.sleep(0.5)
             assert await c.get(lock, DEV, "Connected") is False
     run(go())
+
+
+def test_no_value_precedes_services_resolved_at_a_reconnection(bench):
+    """BlueZ re-arms notify sessions at a reconnection with CCCD writes that
+    complete a connection interval or more after ServicesResolved is
+    signalled: with values pushed all the time, the first one after the
+    reconnection still comes after ServicesResolved."""
+    import threading
+
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            state = await c.char_path(lock, LOCK_STATE)
+            await c.call("StartNotify", path=state, iface=CHR)
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            bench.cmd("in_range", peripheral="lock")
+            stop = threading.Event()
+
+            def push():
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    bench.cmd("push", peripheral="lock", value=f"{n % 256:02x}")
+
+            pusher = threading.Thread(target=push)
+            t = time.monotonic()
+            pusher.start()
+            try:
+                await c.connect(lock)
+                await c.wait_change(state, "Value", None, t, timeout=5)
+                await asyncio.sleep(0.2)
+            finally:
+                stop.set()
+                await asyncio.get_running_loop().run_in_executor(None, pusher.join)
+            resolved = [ts for ts, p, _, ch in c.changes if ts >= t and p == lock and ch.get("ServicesResolved") is True]
+            values = [ts for ts, p, _, ch in c.changes if ts >= t and p == state and "Value" in ch]
+            assert resolved and values
+            assert values[0] >= resolved[0], "a value came before ServicesResolved"
+            assert len(values) >= 5, "too few values to tell"
+            await c.disconnect(lock)
+    run(go())

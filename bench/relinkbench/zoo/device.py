@@ -203,14 +203,19 @@ class BenchDevice(Device):
         await self.peer.Connected.set_async(True)
         await self.Connected.set_async(True)
         await self._sync_gatt(peer_adapter)
-        for link in list(self.services.values()):
-            if isinstance(link, BenchCharLink):
-                await link.arm()
         uuids = sorted(set(self.uuids) | set(peer_adapter.get_gatt_registered_primary_services()))
         if uuids != self.uuids:
             await self.UUIDs.set_async(uuids)
         await self.peer.ServicesResolved.set_async(True)
         await self.ServicesResolved.set_async(True)
+        # Notify sessions are re-armed after ServicesResolved is signalled.
+        # BlueZ (src/device.c, gatt_client_ready_cb) re-registers them and
+        # signals ServicesResolved in the same turn, but each session's CCCD
+        # write needs at least one connection interval on the air before
+        # the peripheral may notify: no value precedes ServicesResolved.
+        for link in list(self.services.values()):
+            if isinstance(link, BenchCharLink):
+                await link.arm()
         await self._read_gap_name(peer_adapter)
 
     def _wanted_links(self, peer_adapter):

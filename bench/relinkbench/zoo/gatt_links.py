@@ -61,13 +61,16 @@ class BenchCharLink(GattCharacteristicClientLink):
         """Write the CCCD: ask the peripheral to notify, forward its values."""
         if self.armed or not self.sessions:
             return
+        # Armed from now on: a second arm() while this one waits for the
+        # peripheral (a client's StartNotify as the link comes up) must not
+        # subscribe twice, which would double every value.
+        self.armed = True
         self.value_subscription = events.subscribe(
             f"properties:changed:{id(self.client)}", self._on_client_properties)
         try:
             await self.client.StartNotify()
         except Exception as e:
             logger.warning(f"StartNotify on peripheral {self} failed: {e}")
-        self.armed = True
         await self.Notifying.set_async(True)
 
     async def disarm(self, remote: bool) -> None:
