@@ -51,7 +51,7 @@ import Testing
 }
 
 /// A small seeded generator (deterministic runs).
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -29,17 +29,26 @@ import Testing
         }
     }
 
+    /// Makes the lock known to bluetoothd, registers and connects it with
+    /// only the known-identifier strategy, runs `whileConnected`, then takes
+    /// the lock out of range and waits for the drop.
+    func connectKnownOnlyThenLoseTheLock(_ h: Harness, whileConnected: () async throws -> Void) async throws {
+        try await h.connectLockAsAnotherClient()
+        _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
+        try await h.control.register(Harness.id)
+        try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
+        try await whileConnected()
+        try await h.bench.outOfRange("lock")
+        try await h.waitForEvents("disconnected", count: 1)
+    }
+
     @Test func lockBackInRangeDuringBackoffIsAutoConnectedAndNotificationsFlow() async throws {
         try await Harness.with { h in
-            try await h.connectLockAsAnotherClient()
-            _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
-            try await h.control.register(Harness.id)
-            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
-            try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
-            try await h.waitForEvents("connected", count: 1)
-            try await h.push([30])
-            try await h.bench.outOfRange("lock")
-            try await h.waitForEvents("disconnected", count: 1)
+            try await connectKnownOnlyThenLoseTheLock(h) {
+                try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+                try await h.waitForEvents("connected", count: 1)
+                try await h.push([30])
+            }
             // The third backoff is 4 s (±20 %): the next round is at least
             // 3.2 s away when the lock comes back.
             try await waitForBackoff(h, number: 3)
@@ -60,13 +69,7 @@ import Testing
     /// range, stays disconnected.
     @Test func cancelledIntentEndsBackgroundAutoConnect() async throws {
         try await Harness.with { h in
-            try await h.connectLockAsAnotherClient()
-            _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
-            try await h.control.register(Harness.id)
-            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
-            try await h.waitForEvents("connected", count: 1)
-            try await h.bench.outOfRange("lock")
-            try await h.waitForEvents("disconnected", count: 1)
+            try await connectKnownOnlyThenLoseTheLock(h) { try await h.waitForEvents("connected", count: 1) }
             try await waitForBackoff(h, number: 1)
             try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
             try await h.bench.inRange("lock")

@@ -77,19 +77,8 @@ import Testing
 /// The hand-written JSON of `value-notified` (relinkd's hot path) is the
 /// very bytes `JSONEncoder` writes for the event.
 @Suite struct ValuePayloadTests {
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func handWrittenValuePayloadEqualsJSONEncoder() throws {
-        var rng = SeededGenerator(state: 42)
+        var rng = SplitMix(seed: 42)
         let lengths = [0, 1, 2, 9, 10, 99, 100, 255, 256, 512, 600]
         for round in 0..<600 {
             let service = round % 3 == 0 ? BluetoothUUID(shortValue: UInt32.random(in: 0...UInt32.max, using: &rng))
