@@ -30,6 +30,17 @@ async def found(c: Client, bench, *names) -> None:
     await c.stop_discovery()
 
 
+async def subscribed(c: Client, bench, name: str, characteristic: str) -> tuple[str, str]:
+    """Finds and connects a peripheral and starts a notify session on one
+    of its characteristics; returns the device's and the characteristic's paths."""
+    device = bench.path(name)
+    await found(c, bench, name)
+    await c.connect(device)
+    path = await c.char_path(device, characteristic)
+    await c.call("StartNotify", path=path, iface=CHR)
+    return device, path
+
+
 def test_reconnect_after_disconnect_keeps_gatt_objects(bench):
     async def go():
         async with Client(bench.bus) as c:
@@ -118,11 +129,7 @@ def test_connect_pending_completes_when_peer_comes_back(bench):
 def test_out_of_range_drops_link_and_notifications_stop(bench):
     async def go():
         async with Client(bench.bus) as c:
-            band = bench.path("band")
-            await found(c, bench, "band")
-            await c.connect(band)
-            hrm = await c.char_path(band, HR_MEASUREMENT)
-            await c.call("StartNotify", path=hrm, iface=CHR)
+            band, hrm = await subscribed(c, bench, "band", HR_MEASUREMENT)
             t = time.monotonic()
             await asyncio.sleep(1.2)
             assert len(c.values(hrm, "Value", t)) >= 2
@@ -368,12 +375,8 @@ def test_bluez_restart_peripherals_register_again(bench):
         for name in ("lock", "band"):
             assert after[name]["registrations"] == before[name]["registrations"] + 1
         async with Client(bench.bus) as c:
-            lock = bench.path("lock")
-            assert lock not in await c.objects()   # a fresh bluetoothd knows nothing
-            await found(c, bench, "lock")
-            await c.connect(lock)
-            state = await c.char_path(lock, LOCK_STATE)
-            await c.call("StartNotify", path=state, iface=CHR)
+            assert bench.path("lock") not in await c.objects()   # a fresh bluetoothd knows nothing
+            lock, state = await subscribed(c, bench, "lock", LOCK_STATE)
             t = time.monotonic()
             bench.cmd("push", peripheral="lock", state="unlocked")
             assert bytes(await c.wait_change(state, "Value", None, t)) == b"unlocked"
@@ -442,11 +445,7 @@ def test_gap_name_change_is_read_at_next_connection(bench):
 def test_band_streaming_stops_and_starts(bench):
     async def go():
         async with Client(bench.bus) as c:
-            band = bench.path("band")
-            await found(c, bench, "band")
-            await c.connect(band)
-            hrm = await c.char_path(band, HR_MEASUREMENT)
-            await c.call("StartNotify", path=hrm, iface=CHR)
+            band, hrm = await subscribed(c, bench, "band", HR_MEASUREMENT)
             bench.cmd("stop_stream", peripheral="band")
             await asyncio.sleep(0.3)
             t = time.monotonic()
@@ -601,11 +600,7 @@ def test_no_value_precedes_services_resolved_at_a_reconnection(bench):
 
     async def go():
         async with Client(bench.bus) as c:
-            lock = bench.path("lock")
-            await found(c, bench, "lock")
-            await c.connect(lock)
-            state = await c.char_path(lock, LOCK_STATE)
-            await c.call("StartNotify", path=state, iface=CHR)
+            lock, state = await subscribed(c, bench, "lock", LOCK_STATE)
             t = time.monotonic()
             bench.cmd("out_of_range", peripheral="lock")
             await c.wait_change(lock, "Connected", False, t, timeout=5)
