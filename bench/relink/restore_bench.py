@@ -368,6 +368,19 @@ class Relinkd(Contender):
             self.bus = None
 
 
+def relinkd_contender(kind: str, bench: Bench, work: str, binary: str, poll_ms: float,
+                      client: str = "signal") -> "Relinkd | None":
+    """`relinkd` (the build at `binary`) or `relinkd=PATH` (another build,
+    named so, for an A/B comparison); None for any other kind."""
+    if kind == "relinkd":
+        return Relinkd(bench, work, binary, poll_ms, client)
+    if kind.startswith("relinkd="):
+        c = Relinkd(bench, work, kind.split("=", 1)[1], poll_ms, client)
+        c.name = kind
+        return c
+    return None
+
+
 class BleakPeer(Contender):
     name = "bleak-retry-connector"
 
@@ -584,13 +597,7 @@ async def run(args) -> dict:
         prober = Prober(bench, args.restore_probe_ms)
 
         def make(kind: str) -> Contender:
-            if kind == "relinkd" or kind.startswith("relinkd="):
-                c = Relinkd(bench, work, kind.split("=", 1)[1] if "=" in kind else args.relinkd,
-                            args.poll_ms, args.relinkd_client)
-                if "=" in kind:
-                    c.name = kind  # another build, for an A/B comparison
-            else:
-                c = BleakPeer(bench, work)
+            c = relinkd_contender(kind, bench, work, args.relinkd, args.poll_ms, args.relinkd_client) or BleakPeer(bench, work)
             if isinstance(c, Relinkd):
                 c.log_level = args.relinkd_log_level
             contenders.append(c)

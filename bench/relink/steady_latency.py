@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import restore_bench as rb  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RELINKD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "release", "relinkd")
+RELINKD = os.path.join(HERE, "..", "..", ".build", "release", "relinkd")
 
 
 class Relay(rb.Contender):
@@ -99,12 +99,8 @@ class Relay(rb.Contender):
 
 
 def contender(kind: str, bench: rb.Bench, work: str) -> rb.Contender:
-    if kind == "relinkd":
-        return rb.Relinkd(bench, work, RELINKD, 5, "signal")
-    if kind.startswith("relinkd="):  # another build, for an A/B comparison
-        c = rb.Relinkd(bench, work, kind.split("=", 1)[1], 5, "signal")
-        c.name = kind
-        return c
+    if relinkd := rb.relinkd_contender(kind, bench, work, RELINKD, 5):
+        return relinkd
     if kind == "bleak":
         return rb.BleakPeer(bench, work)
     if kind == "relay":

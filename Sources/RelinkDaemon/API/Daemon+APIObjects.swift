@@ -73,7 +73,6 @@ extension Daemon {
         publisher?.updateCentral(id, centralValues(id), to: api.clients(of: id))
     }
 
-    /// Its outbox moved (events appended or acknowledged).
     /// The outbox's position changed (a commit, an `Ack`, a drop): the
     /// Central1 object has the new values at once; `PropertiesChanged` goes
     /// out at once for a quiet identifier, then at most once per
