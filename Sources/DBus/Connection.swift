@@ -79,8 +79,17 @@ public final class Connection: Sendable {
     /// the thread hops between the I/O thread and the cooperative pool
     /// (lower latency per call). Such code must never block: while it runs,
     /// the connection does no I/O. After the connection closes, tasks
-    /// preferring it continue on the global concurrent executor.
+    /// preferring it continue on one private serial queue.
     public var executor: any TaskExecutor { loop }
+
+    /// The same I/O thread as a serial executor, for actors that live on
+    /// it (`nonisolated var unownedExecutor: UnownedSerialExecutor {
+    /// connection.serialExecutor }`). Such actors run one job at a time
+    /// between polls, hop to each other without a task switch, and can be
+    /// entered from an inline signal handler. They must never block. After
+    /// the connection closes they go on running, one job at a time, on the
+    /// same private queue as ``executor``.
+    public var serialExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// Closes the connection: queued messages are flushed, pending calls
     /// fail with `Disconnected`, signal streams and ``serve()`` end.
@@ -143,9 +152,20 @@ public final class Connection: Sendable {
     /// `Disconnected` when the connection closes.
     /// - Throws: ``DBusError``: `MatchRuleInvalid`, or the bus's error for
     ///   `AddMatch` (e.g. `LimitsExceeded`), `Disconnected`.
-    public func signals(matching rule: MatchRule) async throws -> SignalStream {
+    ///
+    /// `inline`, when given, is offered each matching signal on the I/O
+    /// thread as soon as it is read, before any task runs, when the stream
+    /// holds nothing of this subscription (``SignalStream/pending`` is 0)
+    /// and no task is waiting to run on the connection's executor, and when
+    /// no other subscription of this connection matches it. It returns true
+    /// when it has handled the signal (which then does not appear in the
+    /// stream) and false to leave it, and every later one of the same
+    /// read, to the stream. It must not block. An actor whose executor is
+    /// ``serialExecutor`` can be entered from it with `assumeIsolated`:
+    /// that is what it is for, a signal handled without a task switch.
+    public func signals(matching rule: MatchRule, inline: (@Sendable (Message) -> Bool)? = nil) async throws -> SignalStream {
         try rule.validate()
-        let (id, stream, backlog, newlyTracked) = try loop.addSubscriber(rule)
+        let (id, stream, backlog, newlyTracked) = try loop.addSubscriber(rule, inline: inline)
         let result = SignalStream(stream: stream, loop: loop, id: id, backlog: backlog)
         do {
             if newlyTracked, let sender = rule.sender {

@@ -3,14 +3,14 @@
 extension ConnectionLoop {
     /// Registers a signal subscriber; returns its id, its stream, and
     /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Backlog, Bool) {
+    func addSubscriber(_ rule: MatchRule, inline: (@Sendable (Message) -> Bool)? = nil) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Backlog, Bool) {
         let (stream, cont) = AsyncThrowingStream<[Message], any Error>.makeStream(bufferingPolicy: .unbounded)
         let backlog = Backlog()
         let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in
             if let e = s.closedError { return .failure(e) }
             let id = s.nextToken
             s.nextToken += 1
-            s.subscribers[id] = Subscriber(rule: rule, continuation: cont, backlog: backlog)
+            s.subscribers[id] = Subscriber(rule: rule, continuation: cont, backlog: backlog, inline: inline)
             var newlyTracked = false
             if rule.needsOwnerTracking, let sender = rule.sender {
                 s.tracked[sender, default: 0] += 1

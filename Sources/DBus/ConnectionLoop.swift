@@ -1,4 +1,5 @@
 import CDBus
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -49,12 +50,20 @@ final class ConnectionLoop: Sendable {
         var rule: MatchRule
         var continuation: SignalContinuation
         var backlog: Backlog
+        /// Takes a signal on the I/O thread, in `route`, when nothing of
+        /// this subscriber waits in its stream (see
+        /// ``Connection/signals(matching:inline:)``).
+        var inline: (@Sendable (Message) -> Bool)?
     }
 
     /// Signals handed to a subscriber's stream and not yet taken by its
-    /// consumer: the buffer is unbounded, and this makes its size visible.
+    /// consumer (`count`: the buffer is unbounded, and this makes its size
+    /// visible), and those not yet done with (`unfinished`: also the one
+    /// taken last, until the consumer asks for the next), which an inline
+    /// handler must not overtake.
     final class Backlog: Sendable {
         let count = Atomic<Int>(0)
+        let unfinished = Atomic<Int>(0)
     }
 
     struct State {
@@ -85,6 +94,8 @@ final class ConnectionLoop: Sendable {
     }
 
     let state = Mutex(State())
+    /// Where jobs run once the connection is closed (see ``runAfterClose(_:)``).
+    let afterClose: DispatchQueue
     let wakeFD: Int32
     let incomingCalls: AsyncStream<Message>
     private let incomingContinuation: AsyncStream<Message>.Continuation
@@ -93,10 +104,17 @@ final class ConnectionLoop: Sendable {
         let fd = relink_dbus_wake_fd()
         guard fd >= 0 else { throw DBusError(.failed, "eventfd failed: errno \(errno)") }
         wakeFD = fd
+        afterClose = DispatchQueue(label: "relink.dbus.closed-connection")
         (incomingCalls, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     deinit { close(wakeFD) }
+
+    /// Marks the private queue as this loop's (for ``isCurrent``); once
+    /// `self` is fully initialised.
+    private func markQueue() {
+        afterClose.setSpecific(key: Self.afterCloseKey, value: ObjectIdentifier(self).hashValue)
+    }
 
     struct Started: Sendable {
         var uniqueName: String
@@ -108,6 +126,7 @@ final class ConnectionLoop: Sendable {
     ///   `AuthFailed`, `FileNotFound`) when the connection fails.
     static func start(address: String) async throws -> (ConnectionLoop, Started) {
         let loop = try ConnectionLoop()
+        loop.markQueue()
         let started: Started = try await withCheckedThrowingContinuation { cont in
             do {
                 try IOThread.spawn { loop.threadMain(address: address, started: cont) }
@@ -244,7 +263,7 @@ final class ConnectionLoop: Sendable {
                 }
                 if jobs.isEmpty { break }
                 for job in jobs {
-                    job.runSynchronously(on: asUnownedTaskExecutor())
+                    runJob(job)
                     if state.withLock({ !$0.outgoing.isEmpty }), sendQueued(conn, canPassFDs: canPassFDs) {
                         return DBusError(.disconnected, "connection closed")
                     }
@@ -298,6 +317,10 @@ final class ConnectionLoop: Sendable {
             }
             if !batch.isEmpty, route(batch) {
                 return DBusError(.disconnected, "the bus closed the connection")
+            }
+            // What inline handlers queued goes out now, not after the jobs.
+            if state.withLock({ !$0.outgoing.isEmpty }), sendQueued(conn, canPassFDs: canPassFDs) {
+                return DBusError(.disconnected, "connection closed")
             }
             if dbus_connection_get_is_connected(conn) == 0,
                 dbus_connection_get_dispatch_status(conn) != DBUS_DISPATCH_DATA_REMAINS
@@ -366,8 +389,39 @@ final class ConnectionLoop: Sendable {
         return closing
     }
 
+    /// Hands the leading signals of a batch to their subscriber's inline
+    /// handler, in order, while each has exactly one subscriber, that
+    /// subscriber has an inline handler and nothing in its stream, and the
+    /// handler takes it. Only when no task waits to run: a job queued
+    /// before (a reply's continuation, an earlier signal's consumer) must
+    /// not be overtaken. Returns how many were taken.
+    private func routeInline(_ batch: [Message]) -> Int {
+        var taken = 0
+        for m in batch {
+            guard m.kind == .signal, m.sender != "org.freedesktop.DBus", m.path?.rawValue != "/org/freedesktop/DBus/Local" else { break }
+            let handler = state.withLock { s -> (@Sendable (Message) -> Bool)? in
+                guard s.jobs.isEmpty else { return nil }
+                var found: Subscriber?
+                for sub in s.subscribers.values {
+                    let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
+                    guard sub.rule.matches(m, owner: owner) else { continue }
+                    if found != nil { return nil }
+                    found = sub
+                }
+                guard let found, found.backlog.unfinished.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+                return found.inline
+            }
+            guard let handler, handler(m) else { break }
+            taken += 1
+        }
+        return taken
+    }
+
     /// Routes received messages in order. Returns true on disconnection.
-    private func route(_ batch: [Message]) -> Bool {
+    private func route(_ whole: [Message]) -> Bool {
+        let taken = routeInline(whole)
+        if taken == whole.count { return false }
+        let batch = whole[taken...]
         var replies: [(Reply, Message)] = []
         var yields: [UInt64: (SignalContinuation, Backlog, [Message])] = [:]
         var yieldOrder: [UInt64] = []
@@ -418,6 +472,7 @@ final class ConnectionLoop: Sendable {
         }
         for id in yieldOrder {
             guard let (c, backlog, ms) = yields[id] else { continue }
+            backlog.unfinished.add(ms.count, ordering: .sequentiallyConsistent)
             backlog.count.add(ms.count, ordering: .relaxed)
             c.yield(ms)
         }
@@ -453,6 +508,7 @@ final class ConnectionLoop: Sendable {
     private func finish(_ reason: DBusError) {
         let (pending, queued, subs, jobs) = state.withLock { s in
             s.closedError = reason
+            s.loopThread = nil
             let jobs = s.jobs
             s.jobs.removeAll()
             let p = Array(s.pending.values.map(\.continuation))
@@ -464,7 +520,7 @@ final class ConnectionLoop: Sendable {
             s.subscribers.removeAll()
             return (p, q, subs, jobs)
         }
-        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        for job in jobs { runAfterClose(job) }
         for c in pending { c.resume(throwing: reason) }
         for case .call(_, _, _, let c, _) in queued { c.resume(throwing: reason) }
         for sub in subs { sub.continuation.finish(throwing: reason) }

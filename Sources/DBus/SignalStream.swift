@@ -18,19 +18,28 @@ public struct SignalStream: AsyncSequence, Sendable {
         let backlog: ConnectionLoop.Backlog
         var batch: [Message] = []
         var index = 0
+        /// Whether the signal last returned is still being handled (it is
+        /// until `next()` is called again; see ``ConnectionLoop/Backlog``).
+        var owed = false
 
         /// The next signal; nil when the task is cancelled or the
         /// subscription was cancelled.
         /// - Throws: ``DBusError`` (`Disconnected`) when the connection closed.
         public mutating func next() async throws -> Message? {
+            if owed {
+                owed = false
+                backlog.unfinished.subtract(1, ordering: .sequentiallyConsistent)
+            }
             if index < batch.count {
                 defer { index += 1 }
+                owed = true
                 backlog.count.subtract(1, ordering: .relaxed)
                 return batch[index]
             }
             guard let next = try await base.next() else { return nil }
             batch = next
             index = 1
+            owed = true
             backlog.count.subtract(1, ordering: .relaxed)
             return next.first
         }
