@@ -52,6 +52,10 @@ public actor BlueZClient {
     var heldSignals: [Message] = []
     static let heldSignalLimit = 100_000
 
+    /// The connection's I/O thread: signals are applied there, most of
+    /// them as soon as they are read (``applyInline(_:)``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { connection.serialExecutor }
+
     public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez")) {
         self.connection = connection
         self.logger = logger
@@ -65,7 +69,10 @@ public actor BlueZClient {
     /// - Throws: ``DBusError`` when the connection fails.
     public func run() async throws {
         // Subscribe before reading the tree, so nothing between is missed.
-        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterface.service))
+        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterface.service)) { [weak self] message in
+            guard let self else { return false }
+            return self.assumeIsolated { $0.applyInline(message) }
+        }
         let owners = try await connection.nameOwnerChanges(for: BlueZInterface.service)
         await resync(reason: .initial)
         isReady = true
@@ -238,30 +245,56 @@ public actor BlueZClient {
         heldSignals.append(message)
     }
 
+    /// Applies a signal on the I/O thread as it is read, without a task
+    /// switch, when that is the same as applying it in the signal loop:
+    /// the mirror is not being rebuilt, it comes from the current
+    /// bluetoothd, and it is a `PropertiesChanged` (not of an adapter,
+    /// whose power-up re-registers what bluetoothd forgot and must wait for
+    /// it). The connection offers it only when nothing earlier of
+    /// bluetoothd's waits in the loop. Returns false to leave it to the loop.
+    func applyInline(_ message: Message) -> Bool {
+        guard !resyncing, let owner, message.sender == owner,
+              message.interface == BlueZInterface.properties, message.member == "PropertiesChanged",
+              message.body.count == 3, case .string(let interface) = message.body[0], interface != BlueZInterface.adapter
+        else { return false }
+        let powered = applySync(message)
+        assert(powered.isEmpty, "an adapter's power change taken inline")
+        return true
+    }
+
     func applyNow(_ message: Message) async {
-        guard let path = message.path, let member = message.member else { return }
+        for (adapter, on) in applySync(message) {
+            if on { await reapply(adapter: adapter) }
+            emit(.adapterPowered(adapter, on))
+        }
+    }
+
+    /// Applies a signal to the mirror and emits its events; returns the
+    /// adapters whose power changed, for ``applyNow(_:)`` to finish.
+    private func applySync(_ message: Message) -> [(ObjectPath, Bool)] {
+        guard let path = message.path, let member = message.member else { return [] }
         let now = Date()
         var events: [MirrorEvent] = []
         do {
             switch (message.interface, member) {
             case (BlueZInterface.objectManager, "InterfacesAdded"):
-                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return }
+                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return [] }
                 events = mirror.interfacesAdded(path: object, interfaces: try message.body[1].objectInterfaces(), at: now)
             case (BlueZInterface.objectManager, "InterfacesRemoved"):
-                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return }
+                guard message.body.count == 2, case .objectPath(let object) = message.body[0] else { return [] }
                 events = mirror.interfacesRemoved(path: object, interfaces: try message.body[1].decode())
             case (BlueZInterface.properties, "PropertiesChanged"):
-                guard message.body.count == 3 else { return }
+                guard message.body.count == 3 else { return [] }
                 let interface: String = try message.body[0].decode()
                 events = mirror.propertiesChanged(
                     path: path, interface: interface, changed: try message.body[1].interfaceProperties(),
                     invalidated: try message.body[2].decode(), at: now)
             default:
-                return
+                return []
             }
         } catch {
             logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", "RELINK_ERROR": "\(error)"])
-            return
+            return []
         }
         var powered: [(ObjectPath, Bool)] = []
         for event in events {
@@ -280,9 +313,6 @@ public actor BlueZClient {
             }
         }
         resumeWaiters()
-        for (adapter, on) in powered {
-            if on { await reapply(adapter: adapter) }
-            emit(.adapterPowered(adapter, on))
-        }
+        return powered
     }
 }

@@ -150,7 +150,7 @@ extension Daemon {
     /// characteristic goes to each subscribed identifier's outbox once.
     /// The hot path: everything needed comes with the update (no call to
     /// the mirror's actor).
-    private func notified(_ update: ValueUpdate) {
+    func notified(_ update: ValueUpdate) {
         guard update.adapter == adapterPath,
               let address = Self.address(update.address, type: update.addressType),
               let peripheral = peripheralID(for: address),

@@ -24,7 +24,9 @@ public actor Daemon {
     let logger: Logger
     let clock = ContinuousClock()
     nonisolated let inputs: AsyncStream<DaemonInput>
-    nonisolated let inputContinuation: AsyncStream<DaemonInput>.Continuation
+    nonisolated let inputContinuation: DaemonInbox
+    /// True while the loop waits for its next input (see ``takeInline(_:)``).
+    var loopWaiting = false
     /// Where the auto-connect GATT application is exported.
     static let autoConnectRoot: ObjectPath = {
         do { return try ObjectPath("/org/relink/autoconnect") } catch { preconditionFailure("constant path") }
@@ -94,8 +96,15 @@ public actor Daemon {
         self.adapterName = adapter
         self.adapterPath = path
         self.logger = logger
-        (inputs, inputContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
+        inputs = stream
+        inputContinuation = DaemonInbox(continuation)
     }
+
+    /// The BlueZ client's executor, the bus connection's I/O thread: the
+    /// loop and the BlueZ client hop to each other without a task switch,
+    /// and a notified value can be handled as it is read (``takeInline(_:)``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { bluez.unownedExecutor }
 
     /// Runs the BlueZ client and the loop until cancelled. Restores every
     /// stored identifier first, then calls `onReady` with a status summary.
@@ -107,8 +116,11 @@ public actor Daemon {
             // Straight into the loop's queue, without a forwarding task, and
             // only what the loop acts on (not, e.g., the `Value` property
             // change that comes with every notification).
-            await bluez.deliverEvents { event in
-                if Self.handles(event) { continuation.yield(.bluez(event)) }
+            await bluez.deliverEvents { [weak self] event in
+                guard Self.handles(event) else { return }
+                // Called on the BlueZ client, so on this actor's executor.
+                if case .mirror(.valueUpdated(let update)) = event, let self, self.assumeIsolated({ $0.takeInline(update) }) { return }
+                continuation.yield(.bluez(event))
             }
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
@@ -120,10 +132,16 @@ public actor Daemon {
             logger.debug("client API objects published", metadata: ["RELINK_DURATION": "\(clock.now - publishing)", "RELINK_IDENTIFIERS": "\(identifiers.count)"])
             onReady(statusSummary)
             startSpawned(in: &group)
-            for await input in inputs {
+            var pending = inputs.makeAsyncIterator()
+            while true {
+                loopWaiting = true
+                guard let input = await pending.next() else { break }
+                loopWaiting = false
                 await handle(input)
+                inputContinuation.handled()
                 startSpawned(in: &group)
             }
+            loopWaiting = false
             await flushCommits()  // values gathered but not yet committed
             group.cancelAll()
         }
@@ -153,6 +171,19 @@ public actor Daemon {
                 reply.resume(returning: .failure(.failed("relinkd is stopping")))
             }
         }
+    }
+
+    /// Handles a notified value at once, on the I/O thread where the BlueZ
+    /// client applied it, instead of queueing it: only when the loop waits
+    /// for input with nothing queued, so that the value is handled exactly
+    /// where it would have been, next, with one task switch fewer
+    /// (``Connection/signals(matching:inline:)``). Returns false to
+    /// leave it to the queue.
+    func takeInline(_ update: ValueUpdate) -> Bool {
+        guard loopWaiting, isReady, inputContinuation.isDrained else { return false }
+        notified(update)
+        if !spawned.isEmpty || !immediate.isEmpty { inputContinuation.yield(.startSpawned) }
+        return true
     }
 
     /// Handles one input to the end.
@@ -191,6 +222,8 @@ public actor Daemon {
             logger.warning("test hook: the loop stalls", metadata: ["duration": "\(duration)"])
             // Blocks this loop on purpose; nothing else runs on it meanwhile.
             try? await Task.sleep(for: duration)
+        case .startSpawned:
+            break
         }
         await drainImmediate()
     }

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Restoration
+import Synchronization
 
 /// One input of the daemon's loop. Everything that changes the daemon's
 /// state arrives as one of these, on one stream, handled in order.
@@ -33,6 +34,38 @@ enum DaemonInput: Sendable {
     /// Test hook: the loop blocks for this long, as a hung loop would, so
     /// that tests can see the watchdog pings stop.
     case stallForTesting(Duration)
+    /// Nothing to handle: wakes the loop to start the child tasks that an
+    /// input handled outside it (a value taken inline) asked for.
+    case startSpawned
+}
+
+/// The loop's input stream, counting what was yielded and not yet handled
+/// to the end, so that an input may skip the queue (be handled at once, on
+/// the I/O thread, ``Daemon/takeInline(_:)``) only when it would have been
+/// next anyway.
+final class DaemonInbox: Sendable {
+    private let continuation: AsyncStream<DaemonInput>.Continuation
+    private let unhandled = Atomic<Int>(0)
+
+    init(_ continuation: AsyncStream<DaemonInput>.Continuation) {
+        self.continuation = continuation
+    }
+
+    @discardableResult
+    func yield(_ input: DaemonInput) -> AsyncStream<DaemonInput>.Continuation.YieldResult {
+        unhandled.add(1, ordering: .sequentiallyConsistent)
+        let result = continuation.yield(input)
+        if case .terminated = result { unhandled.subtract(1, ordering: .sequentiallyConsistent) }
+        return result
+    }
+
+    /// The loop handled one input to the end.
+    func handled() { unhandled.subtract(1, ordering: .sequentiallyConsistent) }
+
+    /// Whether every input yielded so far has been handled.
+    var isDrained: Bool { unhandled.load(ordering: .sequentiallyConsistent) == 0 }
+
+    func finish() { continuation.finish() }
 }
 
 /// What a control call asks for, with every argument validated.
