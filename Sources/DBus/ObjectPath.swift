@@ -54,6 +54,16 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         try ObjectPath(rawValue == "/" ? "/" + element : rawValue + "/" + element)
     }
 
+    /// The path one element up (`/org/bluez` for `/org/bluez/hci0`, `/`
+    /// for `/org`); nil for `/`. No validation: the parent of a valid
+    /// path is valid.
+    public var parent: ObjectPath? {
+        let u = rawValue.utf8
+        guard u.count > 1, let slash = u.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        if slash == u.startIndex { return .root }
+        return ObjectPath(trusted: String(rawValue[..<slash]))
+    }
+
     /// Whether this path is `other` or lies below it.
     public func isDescendant(of other: ObjectPath, orSelf: Bool = true) -> Bool {
         if rawValue == other.rawValue { return orSelf }

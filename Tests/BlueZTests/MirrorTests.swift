@@ -18,6 +18,42 @@ import Testing
         ]
     }
 
+    @Test func changedPropertiesAreReadWithTheirVariantsUnwrapped() throws {
+        let changed = DBusValue.dictionary(key: .string, value: .variant, [
+            .init(.string("Value"), .variant(.array(.byte, [.byte(1), .byte(2)]))),
+            .init(.string("Nested"), .variant(.variant(.string("x")))),
+        ])
+        let properties = try changed.interfaceProperties()
+        #expect(properties == ["Value": .array(.byte, [.byte(1), .byte(2)]), "Nested": .string("x")])
+        #expect(try DBusValue.dictionary(key: .string, value: .variant, []).interfaceProperties().isEmpty)
+        for wrong: DBusValue in [.string("Value"), .dictionary(key: .string, value: .string, [.init(.string("a"), .string("b"))]),
+                                 .array(.variant, [.variant(.byte(1))])] {
+            #expect(throws: DBusError.self) { try wrong.interfaceProperties() }
+        }
+    }
+
+    @Test func aValueCarriesItsDeviceFoundByParentPaths() {
+        var mirror = Mirror(managedObjects: [
+            lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A", connected: true)],
+            gapSvc: [BlueZInterface.gattService: ["UUID": .string("00001800-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(lock)]],
+            nameChr: [BlueZInterface.gattCharacteristic: ["UUID": .string("00002a00-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(gapSvc)]],
+        ])
+        #expect(mirror.devicePath(containing: nameChr) == lock)
+        #expect(mirror.devicePath(containing: gapSvc) == lock)
+        #expect(mirror.devicePath(containing: hci0) == nil)
+        let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
+                                              changed: ["Value": .array(.byte, [.byte(7)])], invalidated: [])
+        guard case .valueUpdated(let update)? = events.first(where: { if case .valueUpdated = $0 { true } else { false } }) else {
+            Issue.record("no value event: \(events)")
+            return
+        }
+        #expect(update.device == lock)
+        #expect(update.address == "00:00:00:00:00:02")
+        #expect(update.serviceUUID == "00001800-0000-1000-8000-00805f9b34fb")
+        #expect(update.value == [7])
+        #expect(update.connected)
+    }
+
     @Test func buildsTypedViewsFromManagedObjects() {
         let mirror = Mirror(managedObjects: [
             hci0: [BlueZInterface.adapter: ["Address": .string("00:00:00:00:00:01"), "Powered": .boolean(true)]],

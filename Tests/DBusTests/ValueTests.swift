@@ -35,6 +35,21 @@ import Testing
         #expect(try ObjectPath("/org/bluez").isDescendant(of: .root))
         #expect(try ObjectPath("/org/bluez/hci0").isDescendant(of: ObjectPath("/org/bluez")))
         #expect(try !ObjectPath("/org/bluezz").isDescendant(of: ObjectPath("/org/bluez")))
+        #expect(try ObjectPath("/org/bluez/hci0").parent == ObjectPath("/org/bluez"))
+        #expect(try ObjectPath("/org").parent == .root)
+        #expect(ObjectPath.root.parent == nil)
+        // Every parent is the path a validating init makes of the prefix.
+        for text in ["/a", "/org/bluez/hci0/dev_00_11/service000a/char000b", "/a_b/C9/x"] {
+            var path: ObjectPath? = try ObjectPath(text)
+            var steps = 0
+            while let p = path?.parent {
+                #expect(try ObjectPath(p.rawValue) == p)
+                #expect(path?.isDescendant(of: p, orSelf: false) == true)
+                path = p
+                steps += 1
+            }
+            #expect(steps == text.split(separator: "/").count)
+        }
     }
 
     @Test func interfaceMemberAndBusNames() {

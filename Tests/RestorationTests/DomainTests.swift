@@ -33,6 +33,17 @@ struct DomainTests {
         #expect(try BluetoothAddress(parsing: "AA:BB:CC:DD:EE:FF") != BluetoothAddress(parsing: "AA:BB:CC:DD:EE:FF", kind: .random))
     }
 
+    @Test func everyAddressPrintsAsItParses() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let octets = (0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let address = try BluetoothAddress(octets: octets)
+            let expected = octets.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined(separator: ":")
+            #expect(address.string == expected)
+            #expect(try BluetoothAddress(parsing: address.string) == address)
+        }
+    }
+
     @Test(arguments: ["", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FF:00", "AA:BB:CC:DD:EE:F", "AA:BB:CC:DD:EE:FG", "AABBCCDDEEFF", "AA-BB-CC-DD-EE-FF", "+A:BB:CC:DD:EE:FF"])
     func badAddressesAreRejected(_ text: String) {
         #expect(throws: DomainError.invalidAddress(text)) { try BluetoothAddress(parsing: text) }

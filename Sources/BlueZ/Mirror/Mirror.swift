@@ -232,10 +232,10 @@ public struct Mirror: Sendable {
     /// The device object a GATT object belongs to: its nearest ancestor path
     /// that has a Device1 interface.
     public func devicePath(containing path: ObjectPath) -> ObjectPath? {
-        var candidate = path.rawValue
-        while let slash = candidate.lastIndex(of: "/"), slash != candidate.startIndex {
-            candidate = String(candidate[..<slash])
-            if let p = try? ObjectPath(candidate), objects[p]?[BlueZInterface.device] != nil { return p }
+        var candidate = path
+        while let parent = candidate.parent, parent != .root {
+            if objects[parent]?[BlueZInterface.device] != nil { return parent }
+            candidate = parent
         }
         return nil
     }

@@ -23,8 +23,17 @@ extension DBusValue {
     }
 
     /// Decodes `a{sv}` (the changed properties of PropertiesChanged).
+    /// Read straight from the entries (one dictionary, not two): every
+    /// notified value comes as one of these.
     func interfaceProperties() throws(DBusError) -> InterfaceProperties {
-        let raw: [String: DBusValue] = try decode()
-        return raw.mapValues(\.unwrapped)
+        guard case .dictionary(.string, .variant, let entries) = self else {
+            throw DBusError(.invalidArgs, "expected a{sv}, got \(type.signature)")
+        }
+        var properties = InterfaceProperties(minimumCapacity: entries.count)
+        for entry in entries {
+            guard case .string(let name) = entry.key else { throw DBusError(.invalidArgs, "a{sv} with a key that is not a string") }
+            properties[name] = entry.value.unwrapped
+        }
+        return properties
     }
 }

@@ -151,14 +151,10 @@ extension Daemon {
     /// The hot path: everything needed comes with the update (no call to
     /// the mirror's actor).
     func notified(_ update: ValueUpdate) {
-        guard update.adapter == adapterPath,
-              let address = Self.address(update.address, type: update.addressType),
-              let peripheral = peripheralID(for: address),
-              let service = update.serviceUUID, let serviceUUID = try? CoreUUID(parsing: service),
-              let characteristicUUID = try? CoreUUID(parsing: update.characteristicUUID)
+        guard update.adapter == adapterPath, let (address, key) = valueRoute(update),
+              let peripheral = peripheralID(for: address)
         else { return }
         let characteristic = update.characteristic, value = update.value
-        let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
         let ids = planner.route(peripheral, characteristic: key)
         guard planner.armedCharacteristics(of: peripheral).contains(key) else {
             // On a session bluetoothd re-armed at the reconnection, before
@@ -180,6 +176,42 @@ extension Daemon {
             logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
         }
     }
+}
+
+/// The parsed address and characteristic key of one characteristic object,
+/// kept with the texts they were parsed from (see ``Daemon/valueRoute(_:)``).
+struct ValueRoute {
+    var address: String
+    var addressType: String?
+    var service: String
+    var characteristic: String
+    var parsedAddress: BluetoothAddress
+    var key: CharacteristicKey
+}
+
+extension Daemon {
+    /// The device address and characteristic key a value is for: parsed
+    /// once per characteristic object and reused while the mirror reports
+    /// the same texts (a value no longer parses three strings).
+    func valueRoute(_ update: ValueUpdate) -> (BluetoothAddress, CharacteristicKey)? {
+        guard let text = update.address, let service = update.serviceUUID else { return nil }
+        if let r = valueRoutes[update.characteristic], r.address == text, r.addressType == update.addressType,
+           r.service == service, r.characteristic == update.characteristicUUID {
+            return (r.parsedAddress, r.key)
+        }
+        guard let address = Self.address(text, type: update.addressType),
+              let serviceUUID = try? CoreUUID(parsing: service),
+              let characteristicUUID = try? CoreUUID(parsing: update.characteristicUUID) else { return nil }
+        let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
+        if valueRoutes.count >= Self.valueRouteLimit { valueRoutes.removeAll(keepingCapacity: true) }
+        valueRoutes[update.characteristic] = ValueRoute(
+            address: text, addressType: update.addressType, service: service, characteristic: update.characteristicUUID,
+            parsedAddress: address, key: key)
+        return (address, key)
+    }
+
+    /// At most this many routes are kept; then they are parsed afresh.
+    static let valueRouteLimit = 4096
 }
 
 // A link whose services resolved without a subscribed characteristic.

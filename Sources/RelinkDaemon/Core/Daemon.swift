@@ -46,6 +46,8 @@ public actor Daemon {
     var namePreferences: [CoreIdentifier: NamePreference] = [:]
     /// Addresses held by background auto-connect, with the services wanted.
     var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
+    /// Parsed routing facts per characteristic object (``valueRoute(_:)``).
+    var valueRoutes: [ObjectPath: ValueRoute] = [:]
     /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
     var outboxSignals = SignalThrottle<CoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var appliedAutoConnectUUIDs: [String]?

@@ -77,10 +77,25 @@ public struct BluetoothAddress: Sendable, Hashable, Codable, Comparable, CustomS
 
     /// `AA:BB:CC:DD:EE:FF`.
     public var string: String {
-        octets.map { octet in
-            let hex = String(octet, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: ":")
+        // Written byte by byte: relinkd looks peripherals up by this text
+        // for every notified value.
+        String(unsafeUninitializedCapacity: max(0, octets.count * 3 - 1)) { text in
+            var i = 0
+            for (n, octet) in octets.enumerated() {
+                if n > 0 {
+                    text[i] = UInt8(ascii: ":")
+                    i += 1
+                }
+                text[i] = Self.hexDigit(octet >> 4)
+                text[i + 1] = Self.hexDigit(octet & 0x0F)
+                i += 2
+            }
+            return i
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 
     public var description: String { kind == .public ? string : "\(string) (random)" }
