@@ -14,7 +14,12 @@ Measures, for each contender:
     armed before the second probe, and it shows the delivery hop). Also
     reported: the part after BlueZ reported the link up (`Connected`, seen
     on the bench's own bus connection), which is the contender's own work;
-    the part before is the bench's (BlueZoo completes the pending Connect).
+    the part before is the bench's (BlueZoo completes the pending Connect);
+    the part after the first probe bluetoothd put on the bus (it delivers
+    to every armed notify session at once); and how many probes it put
+    there before the one that reached the client: values dropped on the
+    way (bleak drops those that come before its start_notify callback is
+    registered again).
   * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
     the client process is SIGKILLed (BlueZ keeps the links, as it does when
     a process dies); the clock starts just before the new process is spawned;
@@ -442,7 +447,9 @@ class Prober:
         period (a round waits for the previous one's replies), until each has
         delivered one pushed by this call. Returns link -> arrival time."""
         first = Prober.seq + 1
+        self.first = first
         arrived: dict[int, float] = {}
+        self.arrived_seq: dict[int, int] = {}
         deadline = time.monotonic() + timeout
 
         async def collect() -> None:
@@ -450,6 +457,7 @@ class Prober:
                 link, seq, t = await contender.arrivals.values.get()
                 if seq >= first and link in links and link not in arrived:
                     arrived[link] = t
+                    self.arrived_seq[link] = seq
 
         collector = asyncio.create_task(collect())
         try:
@@ -479,20 +487,32 @@ class LinkWatch:
     """Stamps (CLOCK_MONOTONIC) each time BlueZ reports the lock's link up
     (`Connected` true on its Device1 on hci0), seen on the bench's own bus
     connection: when the link came up is the bench's doing, the same for
-    both contenders; what each does after it is its own."""
+    both contenders; what each does after it is its own.
+
+    Also stamps each probe value bluetoothd puts on the bus (`Value` of the
+    lock's characteristics): from the first of them on, bluetoothd was
+    delivering to the contender's notify session, so any probe before the
+    one that reached the client was dropped on the way."""
 
     def __init__(self, bus: MessageBus, path: str):
         self.bus, self.path = bus, path
         self.ups: asyncio.Queue = asyncio.Queue()
+        self.values: dict[int, float] = {}  # probe seq -> first seen on the bus
         self.rule = (f"type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
-                     f"member='PropertiesChanged',path='{path}'")
+                     f"member='PropertiesChanged',path_namespace='{path}'")
 
     def _on(self, msg: Message) -> None:
-        if (msg.message_type == MessageType.SIGNAL and msg.path == self.path and msg.member == "PropertiesChanged"
-                and msg.body and msg.body[0] == "org.bluez.Device1"):
+        if msg.message_type != MessageType.SIGNAL or msg.member != "PropertiesChanged" or not msg.body:
+            return
+        if msg.path == self.path and msg.body[0] == "org.bluez.Device1":
             connected = msg.body[1].get("Connected")
             if connected is not None and connected.value is True:
                 self.ups.put_nowait(time.monotonic())
+        elif msg.path.startswith(self.path + "/") and msg.body[0] == "org.bluez.GattCharacteristic1":
+            value = msg.body[1].get("Value")
+            probe = parse_probe(bytes(value.value)) if value is not None else None
+            if probe:
+                self.values.setdefault(probe[1], time.monotonic())
 
     async def __aenter__(self) -> "LinkWatch":
         self.bus.add_message_handler(self._on)
@@ -510,6 +530,15 @@ class LinkWatch:
     def clear(self) -> None:
         while not self.ups.empty():
             self.ups.get_nowait()
+        self.values.clear()
+
+    async def on_bus(self, seq: int, timeout: float = 2.0) -> float | None:
+        """When probe seq was seen on the bus (waiting for it a little: the
+        bench's connection may read it after the contender's client)."""
+        deadline = time.monotonic() + timeout
+        while seq not in self.values and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        return self.values.get(seq)
 
 
 async def disconnect_all(bus: MessageBus, bench: Bench) -> None:
@@ -521,11 +550,13 @@ async def disconnect_all(bus: MessageBus, bench: Bench) -> None:
 
 
 async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float,
-                           watch: LinkWatch) -> tuple[list[float], list[float]]:
-    """Back in range -> first probe at the client, and link up -> that probe."""
+                           watch: LinkWatch) -> dict[str, list[float]]:
+    """Back in range -> first probe at the client; link up -> that probe;
+    first probe on the bus -> that probe; and how many probes bluetoothd
+    put on the bus before it (dropped on the way to the client)."""
     await c.setup([0])
     await prober.until_all(c, [0], 60)
-    out, after_up = [], []
+    out, after_up, after_bus, dropped = [], [], [], []
     for _ in range(reps):
         c.arrivals.clear()
         await bench.cmd("out_of_range", peripheral=bench.locks[0])
@@ -540,13 +571,19 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
         up = await asyncio.wait_for(watch.ups.get(), 5)
         out.append(arrived[0] - t0)
         after_up.append(arrived[0] - up)
+        got = prober.arrived_seq[0]
+        if await watch.on_bus(got) is None:
+            raise BenchFailure(f"{c.name}: probe {got} reached the client but was never seen on the bus")
+        on_bus = {seq: t for seq, t in watch.values.items() if seq >= prober.first}
+        after_bus.append(arrived[0] - min(on_bus.values()))
+        dropped.append(sum(1 for seq in on_bus if seq < got))
         if DEBUG:
             print(f"  in_range sent at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
                   f"replied +{(t_reply - t0) * 1000:.0f} ms, link up +{(up - t0) * 1000:.1f} ms, "
                   f"probe arrived +{(arrived[0] - t0) * 1000:.1f} ms",
                   file=sys.stderr)
         await asyncio.sleep(0.3)
-    return out, after_up
+    return {"": out, "_after_link_up": after_up, "_after_first_value_on_bus": after_bus, "_dropped": dropped}
 
 
 async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int) -> list[float]:
@@ -571,7 +608,12 @@ async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int,
 
 def fmt(xs: list[float]) -> str:
     ms = [x * 1000 for x in xs]
-    return f"{statistics.median(ms):7.0f} ({min(ms):.0f}-{max(ms):.0f})"
+    return f"{statistics.median(ms):7.1f} ({min(ms):.0f}-{max(ms):.0f})"
+
+
+def fmt_count(xs: list[int]) -> str:
+    """Total over the samples, and in how many samples any."""
+    return f"{sum(xs)} in {sum(1 for x in xs if x)} of {len(xs)}"
 
 
 def fit(ns: list[int], ys: list[float]) -> tuple[float, float, float]:
@@ -618,9 +660,9 @@ async def run(args) -> dict:
                     print(f"[{name}] back in range, probe every {period:g} ms, x{reps} (round {r + 1} of {rounds})",
                           file=sys.stderr, flush=True)
                     async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
-                        total, after_up = await measure_in_range(c, bench, Prober(bench, period), reps, args.away, watch)
-                    res.setdefault(key, []).extend(total)
-                    res.setdefault(key + "_after_link_up", []).extend(after_up)
+                        figures = await measure_in_range(c, bench, Prober(bench, period), reps, args.away, watch)
+                    for suffix, xs in figures.items():
+                        res.setdefault(key + suffix, []).extend(xs)
                     await c.close()
                     await disconnect_all(bus, bench)
         for kind in args.contenders:
@@ -666,10 +708,13 @@ def report(results: dict, args) -> None:
     print("-" * len(header))
     rows = [row for period in args.probe_ms for row in (
                 (f"back in range, probe {period:g} ms", in_range_key(period)),
-                (f"  of which after link up", in_range_key(period) + "_after_link_up"))] + \
+                (f"  of which after link up", in_range_key(period) + "_after_link_up"),
+                (f"  after the first value on the bus", in_range_key(period) + "_after_first_value_on_bus"),
+                (f"  values dropped (total)", in_range_key(period) + "_dropped"))] + \
            [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
     for label, key in rows:
-        print(f"{label:<34}" + "".join(f"{fmt(results[n][key]):>26}" for n in names))
+        cell = fmt_count if key.endswith("_dropped") else fmt
+        print(f"{label:<34}" + "".join(f"{cell(results[n][key]):>26}" for n in names))
     if len(args.links) >= 2:
         print()
         for n in names:

@@ -73,8 +73,15 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
             assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
         for key in ("in_range_2ms", "in_range_20ms"):
             assert figures[key + "_after_link_up"][0] < figures[key][0], (key, figures)
+            assert figures[key + "_after_first_value_on_bus"][0] < figures[key + "_after_link_up"][0], (key, figures)
+            assert len(figures[key + "_dropped"]) == 1 and figures[key + "_dropped"][0] >= 0, (key, figures)
+    # relinkd delivers the first value bluetoothd delivered after the
+    # reconnection (the peer may drop some: its callback comes later).
+    assert results["relinkd"]["in_range_2ms_dropped"] == [0], results["relinkd"]
+    assert results["relinkd"]["in_range_20ms_dropped"] == [0], results["relinkd"]
     assert "restart -> 2 link(s) restored" in p.stdout
     assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout
+    assert "values dropped (total)" in p.stdout
     assert processes_mentioning(str(tmp_path)) == []
     assert [d.name for d in tmp_path.iterdir()] == ["figures.json"]  # work and bench directories gone
 
