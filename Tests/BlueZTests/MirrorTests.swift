@@ -18,6 +18,15 @@ import Testing
         ]
     }
 
+    /// A notification of `value` on `characteristic`: its value event.
+    func notify(_ mirror: inout Mirror, _ characteristic: ObjectPath, _ value: [UInt8]) -> ValueUpdate? {
+        let events = mirror.propertiesChanged(path: characteristic, interface: BlueZInterface.gattCharacteristic,
+                                              changed: ["Value": .array(.byte, value.map { .byte($0) })], invalidated: [])
+        for case .valueUpdated(let update) in events { return update }
+        Issue.record("no valueUpdated in \(events)")
+        return nil
+    }
+
     @Test func changedPropertiesAreReadWithTheirVariantsUnwrapped() throws {
         let changed = DBusValue.dictionary(key: .string, value: .variant, [
             .init(.string("Value"), .variant(.array(.byte, [.byte(1), .byte(2)]))),
@@ -41,12 +50,7 @@ import Testing
         #expect(mirror.devicePath(containing: nameChr) == lock)
         #expect(mirror.devicePath(containing: gapSvc) == lock)
         #expect(mirror.devicePath(containing: hci0) == nil)
-        let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
-                                              changed: ["Value": .array(.byte, [.byte(7)])], invalidated: [])
-        guard case .valueUpdated(let update)? = events.first(where: { if case .valueUpdated = $0 { true } else { false } }) else {
-            Issue.record("no value event: \(events)")
-            return
-        }
+        guard let update = notify(&mirror, nameChr, [7]) else { return }
         #expect(update.device == lock)
         #expect(update.address == "00:00:00:00:00:02")
         #expect(update.serviceUUID == "00001800-0000-1000-8000-00805f9b34fb")
@@ -117,12 +121,7 @@ import Testing
         _ = mirror.interfacesAdded(path: nameChr, interfaces: [BlueZInterface.gattCharacteristic: [
             "UUID": .string("8E7F1A01-4B2C-4D1E-9A3F-72656C696E6B"), "Service": .objectPath(gapSvc),
         ]])
-        let events = mirror.propertiesChanged(path: nameChr, interface: BlueZInterface.gattCharacteristic,
-                                              changed: ["Value": .array(.byte, [.byte(7)])], invalidated: [])
-        guard case .valueUpdated(let update)? = events.first(where: { if case .valueUpdated = $0 { true } else { false } }) else {
-            Issue.record("no valueUpdated in \(events)")
-            return
-        }
+        guard let update = notify(&mirror, nameChr, [7]) else { return }
         #expect(update.serviceUUID == nil)
         #expect(update.characteristicUUID == "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b")
         #expect(update.device == lock)
