@@ -60,8 +60,11 @@ extension Daemon {
             await run(planner.linkUp(intent.peripheral))
             batch.released.append(intent.peripheral)
         case .useBackgroundAutoConnect(let address):
+            // Applied once at the end of the input (``flushAutoConnect()``):
+            // at start-up every pending intent asks, and each registration
+            // is a few bus round trips.
             autoConnect[address] = machines[intent]?.options.services ?? []
-            await applyAutoConnect(renew: true)
+            autoConnectRenewal = true
         case .stopBackgroundAutoConnect(let address):
             autoConnect[address] = nil
             await applyAutoConnect(renew: false)
@@ -221,6 +224,15 @@ extension Daemon {
     /// peripheral coming back in range is seen during a scan.
     static func bluezFilter(_ filter: CoreDiscoveryFilter) -> BlueZDiscoveryFilter {
         BlueZDiscoveryFilter(uuids: filter.services.map(\.string).sorted(), rssi: filter.minimumRSSI ?? -127, duplicateData: filter.duplicateData)
+    }
+
+    /// Registers the auto-connect profile anew if an action of the current
+    /// input asked for it (a renewal: BlueZ turns a device's auto-connect
+    /// back on when a profile offering its services is registered).
+    func flushAutoConnect() async {
+        guard autoConnectRenewal else { return }
+        autoConnectRenewal = false
+        await applyAutoConnect(renew: true)
     }
 
     /// Registers the auto-connect profile with the union of wanted services.

@@ -51,6 +51,9 @@ public actor Daemon {
     /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
     var outboxSignals = SignalThrottle<CoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var appliedAutoConnectUUIDs: [String]?
+    /// An action of the current input asked for background auto-connect
+    /// (``flushAutoConnect()``).
+    var autoConnectRenewal = false
     /// Peripherals whose link is up but some wanted characteristic was not
     /// yet in the mirror: armed again when GATT objects appear.
     /// The value is the generation of its grace timer (see ``gattGrace``).
@@ -228,6 +231,7 @@ public actor Daemon {
             break
         }
         await drainImmediate()
+        await flushAutoConnect()
     }
 
     /// Feeds a machine one input and carries out its actions.
