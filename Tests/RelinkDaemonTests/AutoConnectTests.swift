@@ -65,6 +65,29 @@ import Testing
         }
     }
 
+    /// When relinkd's own connect step (20 s) times out before bluetoothd's
+    /// Connect does (newer kernels wait 40 s), relinkd cancels it with
+    /// `Disconnect()`, which turns the device's auto-connect off in BlueZ.
+    /// relinkd registers the profile anew afterwards, so a lock back during
+    /// the backoff that follows is still connected by auto-connect, not
+    /// left for the next round's Connect.
+    @Test func autoConnectIsRenewedAfterRelinkdCancelsATimedOutConnect() async throws {
+        try await Harness.with { h in
+            try await connectKnownOnlyThenLoseTheLock(h) { try await h.waitForEvents("connected", count: 1) }
+            // Set after the first connection, so only the later rounds wait.
+            try await h.bench.send(.setTiming(connectTimeout: 40, supervisionTimeout: 0.5))
+            // The first backoff comes from the round whose Connect failed at
+            // once (1 s); the next round's Connect hangs until relinkd's 20 s
+            // step timeout cancels it, then comes the second backoff (2 s).
+            try await waitForBackoff(h, number: 2)
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
+                    "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
+            try await h.expectNoDuplicates()
+        }
+    }
+
     /// A cancelled intent leaves no auto-connect behind: the lock, back in
     /// range, stays disconnected.
     @Test func cancelledIntentEndsBackgroundAutoConnect() async throws {

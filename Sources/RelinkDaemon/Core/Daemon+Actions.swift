@@ -45,8 +45,12 @@ extension Daemon {
             spawned.append {
                 do { try await bluez.disconnect(device.path) } catch {
                     logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+                    return []
                 }
-                return []
+                // BlueZ turns a device's auto-connect off at Disconnect()
+                // (unless it is Trusted): a device still held that way
+                // (a timed-out Connect cancelled) needs it on again.
+                return [.renewAutoConnect(address)]
             }
         case .scheduleTimer(let token, let instant):
             let clock = self.clock

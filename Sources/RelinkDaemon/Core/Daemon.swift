@@ -229,6 +229,11 @@ public actor Daemon {
             try? await Task.sleep(for: duration)
         case .startSpawned:
             break
+        case .renewAutoConnect(let address):
+            if autoConnect[address] != nil {
+                logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: ["RELINK_ADDRESS": "\(address.string)"])
+                autoConnectRenewal = true
+            }
         }
         await drainImmediate()
         await flushAutoConnect()

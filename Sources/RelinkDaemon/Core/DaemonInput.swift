@@ -37,6 +37,10 @@ enum DaemonInput: Sendable {
     /// Nothing to handle: wakes the loop to start the child tasks that an
     /// input handled outside it (a value taken inline) asked for.
     case startSpawned
+    /// relinkd's own `Disconnect()` of this device returned: BlueZ has
+    /// turned its background auto-connect off, so if the device is still
+    /// held that way, the profile is registered anew.
+    case renewAutoConnect(BluetoothAddress)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled
