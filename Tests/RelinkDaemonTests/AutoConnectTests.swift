@@ -32,11 +32,12 @@ import Testing
     /// Makes the lock known to bluetoothd, registers and connects it with
     /// only the known-identifier strategy, runs `whileConnected`, then takes
     /// the lock out of range and waits for the drop.
-    func connectKnownOnlyThenLoseTheLock(_ h: Harness, whileConnected: () async throws -> Void) async throws {
+    func connectKnownOnlyThenLoseTheLock(_ h: Harness, services: [String] = [Harness.lockService],
+                                         whileConnected: () async throws -> Void) async throws {
         try await h.connectLockAsAnotherClient()
         _ = try await h.control.connection.call(destination: "org.bluez", path: Harness.lockPath, interface: "org.bluez.Device1", method: "Disconnect")
         try await h.control.register(Harness.id)
-        try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService], extra: Self.knownOnly)
+        try await h.control.connect(Harness.id, Harness.lockAddress, services: services, extra: Self.knownOnly)
         try await whileConnected()
         try await h.bench.outOfRange("lock")
         try await h.waitForEvents("disconnected", count: 1)
@@ -62,6 +63,23 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await h.testValues() == [30, 31, 32])
             try await h.expectNoDuplicates()
+        }
+    }
+
+    /// An intent that names no services is held by the services of its
+    /// subscriptions: the lock, back during a backoff, is auto-connected.
+    @Test func anIntentWithoutServicesIsHeldByItsSubscriptionsServices() async throws {
+        try await Harness.with { h in
+            try await connectKnownOnlyThenLoseTheLock(h, services: []) {
+                try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+                try await h.waitForEvents("connected", count: 1)
+            }
+            try await waitForBackoff(h, number: 3)
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
+                    "no services named: the lock waited for the next round")
+            try await h.waitUntilNotificationsFlow()
         }
     }
 

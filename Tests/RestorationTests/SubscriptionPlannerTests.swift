@@ -25,6 +25,17 @@ struct SubscriptionPlannerTests {
         #expect(planner.route(lock, characteristic: battery) == [logger])
     }
 
+    @Test func wantedServicesFollowTheSubscriptions() {
+        var planner = SubscriptionPlanner()
+        #expect(planner.wantedServices(of: lock).isEmpty)
+        _ = planner.subscribe(subscription(app, state))
+        _ = planner.subscribe(subscription(logger, battery))
+        #expect(planner.wantedServices(of: lock) == [Fixtures.lockService, Fixtures.uuid("180F")])
+        _ = planner.unsubscribe(subscription(logger, battery))
+        #expect(planner.wantedServices(of: lock) == [Fixtures.lockService])
+        #expect(planner.wantedServices(of: PeripheralID()).isEmpty)
+    }
+
     @Test func linkUpTwiceForTheSameLinkStartsNothingMore() {
         var planner = SubscriptionPlanner()
         _ = planner.subscribe(subscription(app, state))

@@ -242,9 +242,25 @@ extension Daemon {
     /// Registers the auto-connect profile with the union of wanted services.
     /// Idempotent; `renew` re-registers even when unchanged (after a
     /// bluetoothd restart the machines ask again).
+    /// The services to auto-connect by: each held device's intent
+    /// services, or when it names none, the services of its subscribed
+    /// characteristics (a lock client that subscribes to its state need not
+    /// repeat the service).
+    var autoConnectServices: Set<CoreUUID> {
+        var all: Set<CoreUUID> = []
+        for (address, services) in autoConnect {
+            if !services.isEmpty {
+                all.formUnion(services)
+            } else if let peripheral = peripheralID(for: address) {
+                all.formUnion(planner.wantedServices(of: peripheral))
+            }
+        }
+        return all
+    }
+
     func applyAutoConnect(renew: Bool) async {
-        let uuids = Set(autoConnect.values.flatMap { $0 }).map(\.string).sorted()
-        guard renew || uuids != appliedAutoConnectUUIDs else { return }
+        let uuids = autoConnectServices.map(\.string).sorted()
+        guard renew || uuids != (appliedAutoConnectUUIDs ?? []) else { return }
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
             appliedAutoConnectUUIDs = uuids

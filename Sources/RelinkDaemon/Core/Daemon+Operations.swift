@@ -81,6 +81,7 @@ extension Daemon {
         if planner.subscriptions.contains(subscription) { return }
         try await commit([.addSubscription(try StoreMapping.storeSubscription(subscription))])
         await run(planner.subscribe(subscription))
+        await applyAutoConnect(renew: false)  // its service may be what auto-connect goes by
         refreshViewers(of: subscription.peripheral)
     }
 
@@ -90,6 +91,7 @@ extension Daemon {
         guard planner.subscriptions.contains(subscription) else { return }
         try await commit([.removeSubscription(try StoreMapping.storeSubscription(subscription))])
         await run(planner.unsubscribe(subscription))
+        await applyAutoConnect(renew: false)
         refreshViewers(of: subscription.peripheral)
     }
 

@@ -89,6 +89,12 @@ public struct SubscriptionPlanner: Sendable {
         (wanted[peripheral]?[key] ?? []).sorted()
     }
 
+    /// The services of the characteristics subscribed on a peripheral, by
+    /// any identifier.
+    public func wantedServices(of peripheral: PeripheralID) -> Set<BluetoothUUID> {
+        Set((wanted[peripheral] ?? [:]).keys.map(\.service))
+    }
+
     /// The characteristics armed on the current link.
     public func armedCharacteristics(of peripheral: PeripheralID) -> Set<CharacteristicKey> {
         armed[peripheral] ?? []
