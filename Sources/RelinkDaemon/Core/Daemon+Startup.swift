@@ -76,7 +76,6 @@ extension Daemon {
         let adoptions = batch.adoptions ?? []
         batch.adoptions = nil
         await adopt(adoptions)
-        await flushAutoConnect()
         endBatch()
         await flushCommits()  // stored before any client is answered
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging([

@@ -131,6 +131,7 @@ public actor Daemon {
             try await bluez.waitUntilReady()
             try await startUp()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
+            await flushAutoConnect()  // after them: links come back first
             isReady = true
             let publishing = clock.now
             await publishAll()
