@@ -83,6 +83,27 @@ import Testing
         }
     }
 
+    /// After a SIGKILL of relinkd (its profile ended with its bus
+    /// connection), the restored pending intent is held by auto-connect
+    /// again: registered a little after start-up, so that it does not hold
+    /// back the restored links.
+    @Test func afterARestartThePendingLockIsHeldByAutoConnectAgain() async throws {
+        try await Harness.with { h in
+            try await connectKnownOnlyThenLoseTheLock(h) {
+                try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+                try await h.waitForEvents("connected", count: 1)
+            }
+            h.killRelinkd()
+            try await h.startRelinkd()
+            try await waitForBackoff(h, number: 3)
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
+                    "after the restart the lock waited for the next round")
+            try await h.waitUntilNotificationsFlow()
+        }
+    }
+
     /// When relinkd's own connect step (20 s) times out before bluetoothd's
     /// Connect does (newer kernels wait 40 s), relinkd cancels it with
     /// `Disconnect()`, which turns the device's auto-connect off in BlueZ.
