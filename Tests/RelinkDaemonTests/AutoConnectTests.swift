@@ -43,6 +43,21 @@ import Testing
         try await h.waitForEvents("disconnected", count: 1)
     }
 
+    /// Subscribes to the lock state and waits for the first link.
+    func subscribeAndWaitForTheLink(_ h: Harness) async throws {
+        try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
+        try await h.waitForEvents("connected", count: 1)
+    }
+
+    /// Brings the lock back once relinkd is in its `backoff`-th backoff and
+    /// expects the second link to come from background auto-connect.
+    func expectBackByAutoConnect(_ h: Harness, inBackoff backoff: Int, _ otherwise: String) async throws {
+        try await waitForBackoff(h, number: backoff)
+        try await h.bench.inRange("lock")
+        try await h.waitForEvents("connected", count: 2)
+        #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"], "\(otherwise)")
+    }
+
     @Test func lockBackInRangeDuringBackoffIsAutoConnectedAndNotificationsFlow() async throws {
         try await Harness.with { h in
             try await connectKnownOnlyThenLoseTheLock(h) {
@@ -70,15 +85,8 @@ import Testing
     /// subscriptions: the lock, back during a backoff, is auto-connected.
     @Test func anIntentWithoutServicesIsHeldByItsSubscriptionsServices() async throws {
         try await Harness.with { h in
-            try await connectKnownOnlyThenLoseTheLock(h, services: []) {
-                try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
-                try await h.waitForEvents("connected", count: 1)
-            }
-            try await waitForBackoff(h, number: 3)
-            try await h.bench.inRange("lock")
-            try await h.waitForEvents("connected", count: 2)
-            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
-                    "no services named: the lock waited for the next round")
+            try await connectKnownOnlyThenLoseTheLock(h, services: []) { try await subscribeAndWaitForTheLink(h) }
+            try await expectBackByAutoConnect(h, inBackoff: 3, "no services named: the lock waited for the next round")
             try await h.waitUntilNotificationsFlow()
         }
     }
@@ -89,17 +97,10 @@ import Testing
     /// back the restored links.
     @Test func afterARestartThePendingLockIsHeldByAutoConnectAgain() async throws {
         try await Harness.with { h in
-            try await connectKnownOnlyThenLoseTheLock(h) {
-                try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
-                try await h.waitForEvents("connected", count: 1)
-            }
+            try await connectKnownOnlyThenLoseTheLock(h) { try await subscribeAndWaitForTheLink(h) }
             h.killRelinkd()
             try await h.startRelinkd()
-            try await waitForBackoff(h, number: 3)
-            try await h.bench.inRange("lock")
-            try await h.waitForEvents("connected", count: 2)
-            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
-                    "after the restart the lock waited for the next round")
+            try await expectBackByAutoConnect(h, inBackoff: 3, "after the restart the lock waited for the next round")
             try await h.waitUntilNotificationsFlow()
         }
     }
@@ -118,11 +119,7 @@ import Testing
             // The first backoff comes from the round whose Connect failed at
             // once (1 s); the next round's Connect hangs until relinkd's 20 s
             // step timeout cancels it, then comes the second backoff (2 s).
-            try await waitForBackoff(h, number: 2)
-            try await h.bench.inRange("lock")
-            try await h.waitForEvents("connected", count: 2)
-            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"],
-                    "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
+            try await expectBackByAutoConnect(h, inBackoff: 2, "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
             try await h.expectNoDuplicates()
         }
     }

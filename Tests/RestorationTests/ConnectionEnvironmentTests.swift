@@ -89,8 +89,9 @@ struct ConnectionEnvironmentTests {
         #expect(driver.machine.backgroundAutoConnectAddress == lock)
         let reset = driver.send { $0.bluetoothdRestarted() }
         #expect(reset.requests.first == .lookUpKnownDevice(lock), "a new round starts at once")
-        #expect(reset.contains(.useBackgroundAutoConnect(lock)), "the old registration died with bluetoothd: asked again when the device is found")
-        let later = driver.advance(by: .seconds(15)) + driver.finishBackoffAndRound()
+        let next = driver.advance(by: .seconds(15))
+        #expect(next.contains(.useBackgroundAutoConnect(lock)), "the old registration died with bluetoothd: asked again")
+        let later = driver.finishBackoffAndRound()
         #expect(!later.contains(.useBackgroundAutoConnect(lock)), "asked once per loss, not every round")
     }
 
@@ -108,8 +109,9 @@ struct ConnectionEnvironmentTests {
         driver.advance(by: .seconds(15))
         driver.send { $0.adapterPowered(false) }
         #expect(driver.state == .waitingForAdapter)
-        let back = driver.send { $0.adapterPowered(true) }
-        #expect(back.contains(.useBackgroundAutoConnect(lock)), "renewed at the new round's lookup")
+        driver.send { $0.adapterPowered(true) }
+        let next = driver.advance(by: .seconds(15))
+        #expect(next.contains(.useBackgroundAutoConnect(lock)))
         let cancel = driver.send { $0.cancel() }
         #expect(cancel.contains(.stopBackgroundAutoConnect(lock)))
     }

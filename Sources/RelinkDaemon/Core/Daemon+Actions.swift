@@ -260,6 +260,7 @@ extension Daemon {
 
     func applyAutoConnect(renew: Bool) async {
         let uuids = autoConnectServices.map(\.string).sorted()
+        if uuids.isEmpty && (appliedAutoConnectUUIDs ?? []).isEmpty { return }  // nothing held, nothing registered
         guard renew || uuids != (appliedAutoConnectUUIDs ?? []) else { return }
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
