@@ -93,8 +93,7 @@ import Testing
 
     /// After a SIGKILL of relinkd (its profile ended with its bus
     /// connection), the restored pending intent is held by auto-connect
-    /// again: registered a little after start-up, so that it does not hold
-    /// back the restored links.
+    /// again.
     @Test func afterARestartThePendingLockIsHeldByAutoConnectAgain() async throws {
         try await Harness.with { h in
             try await connectKnownOnlyThenLoseTheLock(h) { try await subscribeAndWaitForTheLink(h) }
