@@ -91,6 +91,13 @@ final class ConnectionLoop: Sendable {
         var owners: [String: String] = [:]
         var closedError: DBusError?
         var earliestDeadline: UInt64 = .max
+
+        /// Whether `m` is for `subscriber`, with the tracked owner of its
+        /// rule's well-known sender.
+        func delivers(_ m: Message, to subscriber: Subscriber) -> Bool {
+            let owner = subscriber.rule.needsOwnerTracking ? subscriber.rule.sender.flatMap { owners[$0] } : nil
+            return subscriber.rule.matches(m, owner: owner)
+        }
     }
 
     let state = Mutex(State())
@@ -402,9 +409,7 @@ final class ConnectionLoop: Sendable {
             let handler = state.withLock { s -> (@Sendable (Message) -> Bool)? in
                 guard s.jobs.isEmpty else { return nil }
                 var found: Subscriber?
-                for sub in s.subscribers.values {
-                    let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
-                    guard sub.rule.matches(m, owner: owner) else { continue }
+                for sub in s.subscribers.values where s.delivers(m, to: sub) {
                     if found != nil { return nil }
                     found = sub
                 }
@@ -452,9 +457,7 @@ final class ConnectionLoop: Sendable {
                     {
                         s.owners[name] = newOwner.isEmpty ? nil : newOwner
                     }
-                    for (id, sub) in s.subscribers {
-                        let owner = sub.rule.needsOwnerTracking ? sub.rule.sender.flatMap { s.owners[$0] } : nil
-                        guard sub.rule.matches(m, owner: owner) else { continue }
+                    for (id, sub) in s.subscribers where s.delivers(m, to: sub) {
                         if yields[id] == nil {
                             yields[id] = (sub.continuation, sub.backlog, [m])
                             yieldOrder.append(id)

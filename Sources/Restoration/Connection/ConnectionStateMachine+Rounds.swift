@@ -163,7 +163,14 @@ extension ConnectionStateMachine {
     /// strategy is in the order), else nothing.
     mutating func holdInBackground(into actions: inout [Action]) -> Background {
         guard case .pendingUntilCancelled = options.deadline else { return .none }
-        if let address = holdWithAutoConnect(into: &actions) {
+        if knownDevicePresent, options.strategies.contains(.knownIdentifier), let address = knownAddress {
+            if backgroundAutoConnect != address || backgroundAutoConnectNeedsRenewal {
+                if backgroundAutoConnect != address { stopBackgroundAutoConnect(into: &actions) }
+                backgroundAutoConnect = address
+                backgroundAutoConnectNeedsRenewal = false
+                actions.append(.useBackgroundAutoConnect(address))
+                actions.append(log(.backgroundAutoConnect(address)))
+            }
             return .autoConnect(address)
         }
         stopBackgroundAutoConnect(into: &actions)
@@ -174,26 +181,6 @@ extension ConnectionStateMachine {
         scanActive = true
         actions.append(log(.lowDutyScan))
         return .lowDutyScan
-    }
-
-    /// For intents pending until cancelled whose device BlueZ knows (and
-    /// with the known-identifier strategy in the order): background
-    /// auto-connect on, asked for once (again after a loss that needs it
-    /// renewed). It stays on through the rounds, so the kernel connects the
-    /// device at its first advertisement whatever step a round is in (a scan
-    /// step would need one advertisement to find it and another to connect).
-    /// Returns the address held, or nil.
-    mutating func holdWithAutoConnect(into actions: inout [Action]) -> BluetoothAddress? {
-        guard case .pendingUntilCancelled = options.deadline, knownDevicePresent,
-              options.strategies.contains(.knownIdentifier), let address = knownAddress else { return nil }
-        if backgroundAutoConnect != address || backgroundAutoConnectNeedsRenewal {
-            if backgroundAutoConnect != address { stopBackgroundAutoConnect(into: &actions) }
-            backgroundAutoConnect = address
-            backgroundAutoConnectNeedsRenewal = false
-            actions.append(.useBackgroundAutoConnect(address))
-            actions.append(log(.backgroundAutoConnect(address)))
-        }
-        return address
     }
 
     /// A link restored as connected turned out not to be up: say so once.
