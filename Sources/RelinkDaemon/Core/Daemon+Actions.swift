@@ -65,8 +65,8 @@ extension Daemon {
             batch.released.append(intent.peripheral)
         case .useBackgroundAutoConnect(let address):
             // Applied once at the end of the input (``flushAutoConnect()``):
-            // at start-up every pending intent asks, and each registration
-            // is a few bus round trips.
+            // several intents may ask in one input (a power cycle), and each
+            // registration is a few bus round trips.
             autoConnect[address] = machines[intent]?.options.services ?? []
             autoConnectRenewal = true
         case .stopBackgroundAutoConnect(let address):
@@ -239,9 +239,6 @@ extension Daemon {
         await applyAutoConnect(renew: true)
     }
 
-    /// Registers the auto-connect profile with the union of wanted services.
-    /// Idempotent; `renew` re-registers even when unchanged (after a
-    /// bluetoothd restart the machines ask again).
     /// The services to auto-connect by: each held device's intent
     /// services, or when it names none, the services of its subscribed
     /// characteristics (a lock client that subscribes to its state need not
@@ -258,6 +255,9 @@ extension Daemon {
         return all
     }
 
+    /// Registers the auto-connect profile with the union of wanted services.
+    /// Idempotent; `renew` re-registers even when unchanged (after a
+    /// bluetoothd restart the machines ask again).
     func applyAutoConnect(renew: Bool) async {
         let uuids = autoConnectServices.map(\.string).sorted()
         if uuids.isEmpty && (appliedAutoConnectUUIDs ?? []).isEmpty { return }  // nothing held, nothing registered

@@ -37,9 +37,6 @@ enum DaemonInput: Sendable {
     /// Nothing to handle: wakes the loop to start the child tasks that an
     /// input handled outside it (a value taken inline) asked for.
     case startSpawned
-    /// The delay after start-up is over: register the auto-connect profile
-    /// the restored intents asked for (``Daemon/startupAutoConnectDelay``).
-    case startupAutoConnect
     /// relinkd's own `Disconnect()` of this device returned: BlueZ has
     /// turned its background auto-connect off, so if the device is still
     /// held that way, the profile is registered anew.
@@ -71,8 +68,6 @@ final class DaemonInbox: Sendable {
 
     /// Whether every input yielded so far has been handled.
     var isDrained: Bool { unhandled.load(ordering: .sequentiallyConsistent) == 0 }
-
-    func finish() { continuation.finish() }
 }
 
 /// What a control call asks for, with every argument validated.
