@@ -591,6 +591,26 @@ def test_background_auto_connect_ends_when_its_client_leaves(bench):
     run(go())
 
 
+def test_a_central_programs_profile_leaving_keeps_its_links(bench):
+    """A program that registered only a GattProfile1 on the central's
+    adapter (relinkd asking for auto-connect) is not a peripheral program:
+    when it dies, the central's links stay up, as in BlueZ, where an
+    application's end touches no link. (The bench drops the links of a
+    peripheral whose GATT services went away.)"""
+    async def go():
+        lock = bench.path("lock")
+        async with Client(bench.bus) as c:
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            t = time.monotonic()
+            async with Client(bench.bus) as holder:
+                await register_profile(holder, "/holder/app", [LOCK_SERVICE])
+            await asyncio.sleep(1.5)  # past the bench's supervision timeout
+            assert await c.get(lock, DEV, "Connected") is True
+            assert False not in c.values(lock, "Connected", t)
+    run(go())
+
+
 def test_no_value_precedes_services_resolved_at_a_reconnection(bench):
     """BlueZ re-arms notify sessions at a reconnection with CCCD writes that
     complete a connection interval or more after ServicesResolved is

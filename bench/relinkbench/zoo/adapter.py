@@ -13,6 +13,7 @@ from bluezoo.exceptions import (DBusBluezAlreadyExistsError, DBusBluezDoesNotExi
                                 DBusBluezFailedError, DBusBluezInProgressError,
                                 DBusBluezNotReadyError)
 from bluezoo.gatt import GattManager
+from bluezoo.gatt.service import GattServiceClient
 from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, create_background_task,
                            dbus_method_async_except_logging, dbus_property_async_except_logging)
@@ -182,9 +183,13 @@ class BenchAdapter(Adapter):
             self.mock.peer_vanished(self)
 
     async def _GattManager__del_gatt_application(self, app) -> None:
+        served = any(isinstance(obj, GattServiceClient) for obj in app.objects.values())
         await GattManager._GattManager__del_gatt_application(self, app)
-        # The peripheral program is gone: so is the link to it.
-        self.mock.peer_vanished(self)
+        # A peripheral program is gone: so is the link to it. An application
+        # with no services (a central's GattProfile1, asking for auto-connect)
+        # serves nothing: in BlueZ its end touches no link.
+        if served:
+            self.mock.peer_vanished(self)
 
 
 GATT_PROFILE = "org.bluez.GattProfile1"
