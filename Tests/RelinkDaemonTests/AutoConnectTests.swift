@@ -1,3 +1,4 @@
+import Foundation
 import BenchSupport
 import DBus
 import Testing
@@ -119,6 +120,48 @@ import Testing
             // once (1 s); the next round's Connect hangs until relinkd's 20 s
             // step timeout cancels it, then comes the second backoff (2 s).
             try await expectBackByAutoConnect(h, inBackoff: 2, "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
+            try await h.expectNoDuplicates()
+        }
+    }
+
+    /// Whether the bench's bluetoothd has the lock on its kernel auto-connect
+    /// list (a profile offering its service is registered, and no
+    /// `Disconnect()` turned it off).
+    func lockOnTheAutoConnectList(_ h: Harness) async throws -> Bool {
+        let reply = try await h.control.connection.call(destination: "org.bluez", path: try ObjectPath("/org/relinkbench"), interface: "org.relinkbench.Zoo1",
+                                                        method: "GetState", timeout: .seconds(10))
+        guard let json = reply.body.first?.stringValue,
+              let state = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let adapters = state["adapters"] as? [String: Any], let adapter = adapters["/org/bluez/hci0"] as? [String: Any],
+              let devices = adapter["devices"] as? [String: Any], let lock = devices[Harness.lockPath.rawValue] as? [String: Any],
+              let held = lock["auto_connect"] as? Bool else {
+            throw BenchError.badReply("GetState: no auto_connect for the lock")
+        }
+        return held
+    }
+
+    /// The lock is held by auto-connect from the first lookup after a drop
+    /// that finds it, not from the first backoff: in the first round, past
+    /// its failed Connect and scanning, bluetoothd already has it on its
+    /// auto-connect list, so a lock back then is connected at its first
+    /// advertisement (a scan step needs one to find it and one to connect).
+    @Test func theLockIsHeldByAutoConnectFromTheFirstRoundAfterADrop() async throws {
+        try await Harness.with { h in
+            try await h.control.register(Harness.id)
+            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService])
+            try await subscribeAndWaitForTheLink(h)
+            #expect(try await lockOnTheAutoConnectList(h) == false, "nothing asked for auto-connect while the link was up")
+            try await h.bench.outOfRange("lock")
+            try await h.waitForEvents("disconnected", count: 1)
+            // The round's Connect fails after the bench's 1 s; the adoption
+            // step finds nothing; the scan step waits up to 15 s.
+            try await eventually(timeout: .seconds(10), "the first round's scan step") {
+                (try? await h.control.connectionState(Harness.id)) == "trying-scan"
+            }
+            #expect(try await lockOnTheAutoConnectList(h), "in the first round the lock was not held by auto-connect")
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            try await h.waitUntilNotificationsFlow()
             try await h.expectNoDuplicates()
         }
     }

@@ -89,9 +89,8 @@ struct ConnectionEnvironmentTests {
         #expect(driver.machine.backgroundAutoConnectAddress == lock)
         let reset = driver.send { $0.bluetoothdRestarted() }
         #expect(reset.requests.first == .lookUpKnownDevice(lock), "a new round starts at once")
-        let next = driver.advance(by: .seconds(15))
-        #expect(next.contains(.useBackgroundAutoConnect(lock)), "the old registration died with bluetoothd: asked again")
-        let later = driver.finishBackoffAndRound()
+        #expect(reset.contains(.useBackgroundAutoConnect(lock)), "the old registration died with bluetoothd: asked again when the device is found")
+        let later = driver.advance(by: .seconds(15)) + driver.finishBackoffAndRound()
         #expect(!later.contains(.useBackgroundAutoConnect(lock)), "asked once per loss, not every round")
     }
 
@@ -109,9 +108,8 @@ struct ConnectionEnvironmentTests {
         driver.advance(by: .seconds(15))
         driver.send { $0.adapterPowered(false) }
         #expect(driver.state == .waitingForAdapter)
-        driver.send { $0.adapterPowered(true) }
-        let next = driver.advance(by: .seconds(15))
-        #expect(next.contains(.useBackgroundAutoConnect(lock)))
+        let back = driver.send { $0.adapterPowered(true) }
+        #expect(back.contains(.useBackgroundAutoConnect(lock)), "renewed at the new round's lookup")
         let cancel = driver.send { $0.cancel() }
         #expect(cancel.contains(.stopBackgroundAutoConnect(lock)))
     }

@@ -27,7 +27,9 @@ struct ConnectionStrategyTests {
         var driver = Driver()
         driver.send { $0.start() }
         let connecting = driver.send { $0.knownDeviceLookup(found: true) }
-        #expect(connecting.requests == [.connect(lock)])
+        // Pending until cancelled (the default): the device is also held by
+        // background auto-connect from the moment BlueZ is known to have it.
+        #expect(connecting.requests == [.useBackgroundAutoConnect(lock), .connect(lock)])
         #expect(driver.state == .connecting(lock, .knownIdentifier))
         driver.send { $0.connectSucceeded(lock) }
         #expect(driver.state == .waitingForServices(lock, .knownIdentifier))

@@ -64,6 +64,25 @@ struct PendingUntilCancelledTests {
         #expect(driver.timers.isEmpty)
     }
 
+    /// The lock comes back in the first round after a drop, while the
+    /// round is past its Connect (which timed out) and scanning: background
+    /// auto-connect, on since the device was found, connects it at its first
+    /// advertisement; the scan step would need one to find it and another
+    /// to connect.
+    @Test func autoConnectHoldsTheDeviceFromItsFirstLookup() {
+        var driver = outOfRangeLock(random: FixedRandom(value: 0.5))
+        driver.recording = true
+        let start = driver.send { $0.start() }
+        #expect(start.contains(.useBackgroundAutoConnect(lock)), "asked for when the device is found, before any backoff")
+        #expect(driver.state == .trying(.scan), "the Connect failed; the round scans")
+        let home = driver.send { $0.deviceConnected(lock) }
+        #expect(home.requests == [.stopScan])
+        #expect(driver.state == .waitingForServices(lock, .backgroundAutoConnect))
+        let up = driver.send { $0.servicesResolved(lock) }
+        #expect(up.events == [.connected(peripheral: Fixtures.lockPeripheral, address: lock, route: .backgroundAutoConnect)])
+        #expect(driver.performed.filter { $0 == .useBackgroundAutoConnect(lock) }.count == 1)
+    }
+
     /// With a deadline the intent is not held in the background: no auto-connect.
     @Test func anIntentWithADeadlineDoesNotAskForAutoConnect() {
         var driver = Driver(options: Fixtures.options(deadline: .after(.seconds(60))))

@@ -130,6 +130,7 @@ public actor Daemon {
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
             try await startUp()
+            deferStartupAutoConnect()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
             isReady = true
             let publishing = clock.now
@@ -175,6 +176,25 @@ public actor Daemon {
             if case .terminated = inputContinuation.yield(.control(request, reply)) {
                 reply.resume(returning: .failure(.failed("relinkd is stopping")))
             }
+        }
+    }
+
+    /// How long after start-up the auto-connect profile the restored
+    /// intents asked for is registered. Registering makes bluetoothd read
+    /// relinkd's application back and probe its devices; done at once it
+    /// held READY and the restored links' StartNotify calls back (75 ms for
+    /// one link on the bench). A lock out of range meanwhile has its pending
+    /// Connect, which covers far longer.
+    static let startupAutoConnectDelay: Duration = .seconds(2)
+
+    /// Moves the auto-connect registration start-up asked for to a timer.
+    private func deferStartupAutoConnect() {
+        guard autoConnectRenewal else { return }
+        autoConnectRenewal = false
+        let clock = self.clock
+        spawned.append {
+            do { try await clock.sleep(for: Self.startupAutoConnectDelay) } catch { return [] }
+            return [.startupAutoConnect]
         }
     }
 
@@ -229,6 +249,8 @@ public actor Daemon {
             try? await Task.sleep(for: duration)
         case .startSpawned:
             break
+        case .startupAutoConnect:
+            autoConnectRenewal = true
         case .renewAutoConnect(let address):
             if autoConnect[address] != nil {
                 logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: ["RELINK_ADDRESS": "\(address.string)"])

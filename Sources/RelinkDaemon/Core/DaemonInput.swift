@@ -37,6 +37,9 @@ enum DaemonInput: Sendable {
     /// Nothing to handle: wakes the loop to start the child tasks that an
     /// input handled outside it (a value taken inline) asked for.
     case startSpawned
+    /// The delay after start-up is over: register the auto-connect profile
+    /// the restored intents asked for (``Daemon/startupAutoConnectDelay``).
+    case startupAutoConnect
     /// relinkd's own `Disconnect()` of this device returned: BlueZ has
     /// turned its background auto-connect off, so if the device is still
     /// held that way, the profile is registered anew.

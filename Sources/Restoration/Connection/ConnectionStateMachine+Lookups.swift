@@ -1,8 +1,10 @@
 // Inputs: answers to the strategy steps' questions.
 extension ConnectionStateMachine {
     /// The answer to `lookUpKnownDevice`: whether BlueZ has a Device1 at the
-    /// stored address. Found: `connect`. Missing (evicted, or the address
-    /// rotated): the next step, and no background auto-connect until found again.
+    /// stored address. Found: `connect` (and, pending until cancelled,
+    /// background auto-connect from now on). Missing (evicted, or the
+    /// address rotated): the next step, and no background auto-connect until
+    /// found again.
     public mutating func knownDeviceLookup(found: Bool) -> [Action] {
         guard case .trying(.knownIdentifier) = state, let address = knownAddress else {
             return [log(.ignored(input: "knownDeviceLookup"))]
@@ -11,6 +13,7 @@ extension ConnectionStateMachine {
         knownDevicePresent = found
         if found {
             actions.append(log(.knownDeviceFound(address)))
+            _ = holdWithAutoConnect(into: &actions)
             connect(address, route: .knownIdentifier, into: &actions)
         } else {
             actions.append(log(.knownDeviceMissing))

@@ -163,14 +163,7 @@ extension ConnectionStateMachine {
     /// strategy is in the order), else nothing.
     mutating func holdInBackground(into actions: inout [Action]) -> Background {
         guard case .pendingUntilCancelled = options.deadline else { return .none }
-        if knownDevicePresent, options.strategies.contains(.knownIdentifier), let address = knownAddress {
-            if backgroundAutoConnect != address || backgroundAutoConnectNeedsRenewal {
-                if backgroundAutoConnect != address { stopBackgroundAutoConnect(into: &actions) }
-                backgroundAutoConnect = address
-                backgroundAutoConnectNeedsRenewal = false
-                actions.append(.useBackgroundAutoConnect(address))
-                actions.append(log(.backgroundAutoConnect(address)))
-            }
+        if let address = holdWithAutoConnect(into: &actions) {
             return .autoConnect(address)
         }
         stopBackgroundAutoConnect(into: &actions)
@@ -181,6 +174,27 @@ extension ConnectionStateMachine {
         scanActive = true
         actions.append(log(.lowDutyScan))
         return .lowDutyScan
+    }
+
+    /// For intents pending until cancelled whose device BlueZ knows (and
+    /// with the known-identifier strategy in the order): background
+    /// auto-connect on, asked for once (again after a loss that needs it
+    /// renewed). It is asked for at the first lookup that finds the device
+    /// and stays on through the rounds, so the kernel connects the device at
+    /// its first advertisement whatever step a round is in (a scan step
+    /// needs one advertisement to find it and another to connect).
+    /// Returns the address held, or nil.
+    mutating func holdWithAutoConnect(into actions: inout [Action]) -> BluetoothAddress? {
+        guard case .pendingUntilCancelled = options.deadline, knownDevicePresent,
+              options.strategies.contains(.knownIdentifier), let address = knownAddress else { return nil }
+        if backgroundAutoConnect != address || backgroundAutoConnectNeedsRenewal {
+            if backgroundAutoConnect != address { stopBackgroundAutoConnect(into: &actions) }
+            backgroundAutoConnect = address
+            backgroundAutoConnectNeedsRenewal = false
+            actions.append(.useBackgroundAutoConnect(address))
+            actions.append(log(.backgroundAutoConnect(address)))
+        }
+        return address
     }
 
     /// A link restored as connected turned out not to be up: say so once.

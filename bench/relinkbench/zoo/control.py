@@ -35,11 +35,13 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
     async def GetState(self) -> str:
         adapters = {}
         for a in self.mock.adapters.values():
+            uuids = a.auto_connect_uuids()
             adapters[a.get_object_path()] = {
                 "address": a.address, "powered": a.powered,
                 "advertisements": len(a.advertisements), "applications": len(a.gatt_apps),
                 "discovering": a.discovering, "sessions": sorted(a.sessions),
-                "devices": {p: {"connected": d.connected, "rssi": d.rssi, "name": d.name_}
+                "devices": {p: {"connected": d.connected, "rssi": d.rssi, "name": d.name_,
+                                "auto_connect": d.on_auto_connect_list(uuids)}
                             for p, d in a.devices.items()},
             }
         return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,

@@ -166,14 +166,18 @@ class BenchDevice(Device):
             await asyncio.sleep(LINK_POLL)
         await self._establish(peer_adapter)
 
-    def wants_auto_connect(self, uuids) -> bool:
+    def on_auto_connect_list(self, uuids) -> bool:
         """BlueZ: a known (non-temporary) LE device offering a service of an
         auto-connect profile is on the kernel's auto-connect list, unless a
-        Disconnect() turned that off; the kernel connects it when it
-        advertises (mgmt Add Device, action 0x02)."""
+        Disconnect() turned that off (mgmt Add Device, action 0x02)."""
         return (not self.is_peer_view and not self.temporary and not self.auto_connect_disabled
-                and not self.connected and self.connecting_task.done() and self.lost_task.done()
                 and bool(uuids & {BluetoothUUID(u) for u in self.uuids}))
+
+    def wants_auto_connect(self, uuids) -> bool:
+        """On the auto-connect list and not linked or linking: the kernel
+        connects it when it advertises."""
+        return (self.on_auto_connect_list(uuids) and not self.connected
+                and self.connecting_task.done() and self.lost_task.done())
 
     def auto_connect(self, peer_adapter) -> None:
         """The kernel's background connection to an advertising peer: no
