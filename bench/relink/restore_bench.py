@@ -34,7 +34,8 @@ counts when its unicast Central1.Event signal arrives; with
 --poll-ms. Both stamp CLOCK_MONOTONIC on receipt. For the bleak script, its
 notify callback stamps CLOCK_MONOTONIC (shared by processes).
 
-Prints a table (median, min, max) and a linear fit of restore time against N.
+Prints a table (median, min, max; for back in range also the mean and the
+90th percentile) and a linear fit of restore time against N.
 Every process started here is stopped on exit, also on failure or SIGTERM,
 and has PR_SET_PDEATHSIG=SIGKILL in case this process is killed.
 """
@@ -611,6 +612,14 @@ def fmt(xs: list[float]) -> str:
     return f"{statistics.median(ms):7.1f} ({min(ms):.0f}-{max(ms):.0f})"
 
 
+def fmt_tail(xs: list[float]) -> str:
+    """Mean and 90th percentile: a value dropped costs a whole probe period
+    in the samples where it happens, which a median of a few samples hides."""
+    ms = sorted(x * 1000 for x in xs)
+    p90 = ms[min(len(ms) - 1, max(0, -(-9 * len(ms) // 10) - 1))]  # nearest rank
+    return f"{statistics.fmean(ms):7.1f}; {p90:.1f}"
+
+
 def fmt_count(xs: list[int]) -> str:
     """Total over the samples, and in how many samples any."""
     return f"{sum(xs)} in {sum(1 for x in xs if x)} of {len(xs)}"
@@ -708,12 +717,14 @@ def report(results: dict, args) -> None:
     print("-" * len(header))
     rows = [row for period in args.probe_ms for row in (
                 (f"back in range, probe {period:g} ms", in_range_key(period)),
+                (f"  mean; 90th percentile", in_range_key(period) + "#tail"),
                 (f"  of which after link up", in_range_key(period) + "_after_link_up"),
                 (f"  after the first value on the bus", in_range_key(period) + "_after_first_value_on_bus"),
                 (f"  values dropped (total)", in_range_key(period) + "_dropped"))] + \
            [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
     for label, key in rows:
-        cell = fmt_count if key.endswith("_dropped") else fmt
+        cell = fmt_count if key.endswith("_dropped") else fmt_tail if key.endswith("#tail") else fmt
+        key = key.removesuffix("#tail")
         print(f"{label:<34}" + "".join(f"{cell(results[n][key]):>26}" for n in names))
     if len(args.links) >= 2:
         print()
