@@ -59,9 +59,9 @@ def test_reconnect_after_disconnect_keeps_gatt_objects(bench):
             with pytest.raises(BusError) as e:
                 await c.call("ReadValue", "a{sv}", [{}], path=state, iface=CHR)
             assert e.value.name == "org.bluez.Error.Failed"
-            with pytest.raises(BusError) as e:
-                await c.disconnect(lock)
-            assert e.value.name == "org.bluez.Error.NotConnected"
+            # BlueZ 5.66 and later: Disconnect() of a disconnected device
+            # succeeds (src/device.c device_request_disconnect).
+            await c.disconnect(lock)
             for _ in range(3):
                 await c.connect(lock)
                 assert await c.get(lock, DEV, "Connected") is True
@@ -588,6 +588,30 @@ def test_background_auto_connect_ends_when_its_client_leaves(bench):
             bench.cmd("in_range", peripheral="lock")
             await asyncio.sleep(0.5)
             assert await c.get(lock, DEV, "Connected") is False
+    run(go())
+
+
+def test_disconnect_of_a_disconnected_device_takes_it_off_the_auto_connect_list(bench):
+    """BlueZ's dev_disconnect turns auto-connect off for a device that is
+    not Trusted whether or not it is connected; a later registration of a
+    profile offering its services turns it back on."""
+    async def go():
+        lock = bench.path("lock")
+        async with Client(bench.bus) as c:
+            await found(c, bench, "lock")
+            await c.connect(lock)
+            t = time.monotonic()
+            bench.cmd("out_of_range", peripheral="lock")
+            await c.wait_change(lock, "Connected", False, t, timeout=5)
+            await register_profile(c, "/test/app", [LOCK_SERVICE])
+            await c.disconnect(lock)  # not connected: succeeds, and takes it off
+            bench.cmd("in_range", peripheral="lock")
+            await asyncio.sleep(0.5)
+            assert await c.get(lock, DEV, "Connected") is False
+            # A new registration probes the device again: back on the list.
+            t = time.monotonic()
+            await register_profile(c, "/test/app2", [LOCK_SERVICE])
+            await c.wait_change(lock, "Connected", True, t, timeout=5)
     run(go())
 
 

@@ -374,10 +374,13 @@ class BenchDevice(Device):
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
     async def Disconnect(self) -> None:
-        if self.connecting_task.done() and not self.connected:
-            raise DBusBluezNotConnectedError("Not Connected")
+        # BlueZ (src/device.c dev_disconnect): a device that is not Trusted
+        # leaves the auto-connect list until the next Connect(), also when
+        # it is not connected; then the call succeeds at once.
         if not self.trusted:
             self.auto_connect_disabled = True
+        if self.connecting_task.done() and not self.connected:
+            return
         await self.disconnect()
 
     @sdbus.dbus_property_async_override()
