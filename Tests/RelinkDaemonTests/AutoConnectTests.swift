@@ -127,15 +127,15 @@ import Testing
     /// Whether the bench's bluetoothd has the lock on its kernel auto-connect
     /// list (a profile offering its service is registered, and no
     /// `Disconnect()` turned it off).
-    func lockOnTheAutoConnectList(_ h: Harness) async throws -> Bool {
+    func lockOnTheAutoConnectList(_ h: Harness, _ path: ObjectPath = Harness.lockPath) async throws -> Bool {
         let reply = try await h.control.connection.call(destination: "org.bluez", path: try ObjectPath("/org/relinkbench"), interface: "org.relinkbench.Zoo1",
                                                         method: "GetState", timeout: .seconds(10))
         guard let json = reply.body.first?.stringValue,
               let state = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let adapters = state["adapters"] as? [String: Any], let adapter = adapters["/org/bluez/hci0"] as? [String: Any],
-              let devices = adapter["devices"] as? [String: Any], let lock = devices[Harness.lockPath.rawValue] as? [String: Any],
+              let devices = adapter["devices"] as? [String: Any], let lock = devices[path.rawValue] as? [String: Any],
               let held = lock["auto_connect"] as? Bool else {
-            throw BenchError.badReply("GetState: no auto_connect for the lock")
+            throw BenchError.badReply("GetState: no auto_connect for \(path)")
         }
         return held
     }
@@ -163,6 +163,65 @@ import Testing
             try await h.waitForEvents("connected", count: 2)
             try await h.waitUntilNotificationsFlow()
             try await h.expectNoDuplicates()
+        }
+    }
+
+    /// BlueZ auto-connects by service, not by device. With another lock of
+    /// the same model still held, a lock whose intent is cancelled while it
+    /// is away would be linked by bluetoothd when it comes back, and held
+    /// for nobody. relinkd takes it off the list with `Disconnect()`, and
+    /// again after a registration puts it back (here, a restart's).
+    @Test func aCancelledLockIsNotAutoConnectedWhileAnotherOfItsModelIsHeld() async throws {
+        let options = BenchOptions(peripherals: [.lock(), .lock("lock2"), .band()])
+        try await Harness.with(bench: options) { h in
+            let second = try #require(h.bench.info.peripherals["lock2"])
+            let secondPath = try ObjectPath(second.devicePath)
+            for path in [Harness.lockPath, secondPath] {  // known to bluetoothd
+                try await h.connectLockAsAnotherClient(path)
+                _ = try await h.control.connection.call(destination: "org.bluez", path: path, interface: "org.bluez.Device1", method: "Disconnect")
+            }
+            try await h.control.register(Harness.id)
+            try await h.control.connect(Harness.id, Harness.lockAddress, services: [Harness.lockService])
+            try await h.control.connect(Harness.id, second.address, services: [Harness.lockService], extra: Self.knownOnly)
+            try await h.waitForEvents("connected", count: 2)
+            try await h.bench.outOfRange("lock2")
+            try await h.waitForEvents("disconnected", count: 1)
+            #expect(try await lockOnTheAutoConnectList(h, secondPath), "the pending second lock is held by auto-connect")
+            // Cancelled in a backoff (only the known-identifier strategy, so
+            // the round ends when its Connect fails after the bench's 1 s):
+            // no Connect of relinkd's is pending, whose cancelling
+            // Disconnect would also take the lock off the list.
+            try await eventually(timeout: .seconds(10), "the second lock's backoff") {
+                let ids = (try? await h.control.status()["identifiers"] as? [[String: Any]]) ?? []
+                let connections = ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }
+                return connections.contains { $0["address"] as? String == second.address && $0["state"] as? String == "backing-off" }
+            }
+            try await h.control.call("Cancel", [.string(Harness.id), .string(second.address)])
+            try await eventually(timeout: .seconds(5), "the cancelled lock off the auto-connect list") {
+                (try? await lockOnTheAutoConnectList(h, secondPath)) == false
+            }
+            try await h.bench.inRange("lock2")
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.lockConnectedOnBlueZ(secondPath) == false, "bluetoothd linked the cancelled lock")
+
+            // A restart registers the profile again (2 s after READY), which
+            // puts every known device of the model back on the list.
+            try await h.bench.outOfRange("lock2")
+            h.killRelinkd()
+            try await eventually(timeout: .seconds(5), "the dead relinkd's profile gone") {
+                (try? await lockOnTheAutoConnectList(h)) == false
+            }
+            try await h.startRelinkd()
+            try await eventually(timeout: .seconds(10), "the restarted relinkd's registration") {
+                (try? await lockOnTheAutoConnectList(h)) == true
+            }
+            try await eventually(timeout: .seconds(5), "the cancelled lock off the auto-connect list again") {
+                (try? await lockOnTheAutoConnectList(h, secondPath)) == false
+            }
+            try await h.bench.inRange("lock2")
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await h.lockConnectedOnBlueZ(secondPath) == false, "after the restart bluetoothd linked the cancelled lock")
+            #expect(try await h.lockConnectedOnBlueZ(), "the held lock stays linked")
         }
     }
 

@@ -29,10 +29,11 @@ final class Harness {
     }
 
     /// Runs `body` with a fresh bench and relinkd started; stops everything.
-    static func with(launch: RelinkdProcess.Launch = .init(), _ body: (Harness) async throws -> Void) async throws {
+    static func with(launch: RelinkdProcess.Launch = .init(), bench options: BenchOptions = .init(),
+                     _ body: (Harness) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let bench = try await Bench.start()
+        let bench = try await Bench.start(options)
         do {
             try await run(on: bench, directory: directory, launch: launch, body)
         } catch {
@@ -102,9 +103,9 @@ final class Harness {
     static let lockPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02")
 
     /// Whether bluetoothd (the bench) reports the lock connected.
-    func lockConnectedOnBlueZ() async throws -> Bool {
+    func lockConnectedOnBlueZ(_ path: ObjectPath = Harness.lockPath) async throws -> Bool {
         let reply = try await control.connection.call(
-            destination: "org.bluez", path: Self.lockPath, interface: "org.freedesktop.DBus.Properties", method: "Get",
+            destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
             arguments: [.string("org.bluez.Device1"), .string("Connected")])
         guard case .variant(.boolean(let connected))? = reply.body.first else { return false }
         return connected
@@ -112,13 +113,13 @@ final class Harness {
 
     /// Another client (this test's own bus connection) discovers the lock
     /// and connects it: bluetoothd then knows the lock (not temporary).
-    func connectLockAsAnotherClient() async throws {
+    func connectLockAsAnotherClient(_ path: ObjectPath = Harness.lockPath) async throws {
         let bluez = control.connection
         let adapter = try ObjectPath("/org/bluez/hci0")
         _ = try await bluez.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1", method: "StartDiscovery")
         try await eventually(timeout: .seconds(15), "a third-party Connect to succeed") {
             do {
-                _ = try await bluez.call(destination: "org.bluez", path: Self.lockPath, interface: "org.bluez.Device1", method: "Connect")
+                _ = try await bluez.call(destination: "org.bluez", path: path, interface: "org.bluez.Device1", method: "Connect")
                 return true
             } catch { return false }
         }

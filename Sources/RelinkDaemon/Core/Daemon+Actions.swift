@@ -72,6 +72,7 @@ extension Daemon {
         case .stopBackgroundAutoConnect(let address):
             autoConnect[address] = nil
             await applyAutoConnect(renew: false)
+            await releaseFromAutoConnect([address.string])
         case .emit(let event):
             try await emit(event, to: [intent.identifier])
         case .persist(let record):
@@ -266,8 +267,43 @@ extension Daemon {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
             appliedAutoConnectUUIDs = uuids
             logger.info("background auto-connect", metadata: ["RELINK_AUTOCONNECT_UUIDS": "\(uuids)", "RELINK_ADAPTER": "\(adapterName)"])
+            // A registration puts every known device offering these
+            // services back on the list, also those relinkd let go.
+            await releaseFromAutoConnect(Array(peripheralByAddress.keys))
         } catch {
             logger.warning("cannot set background auto-connect", metadata: ["RELINK_ERROR": "\(error)"])
+        }
+    }
+
+    /// Takes the devices among `addresses` that no live intent wants off
+    /// bluetoothd's auto-connect list. BlueZ auto-connects by service, not
+    /// by device: every known device offering a registered service is on
+    /// the list, also a lock whose intent was cancelled while another lock
+    /// of its model is held, and each registration puts back a device that
+    /// a `Disconnect()` took off. bluetoothd would link such a device
+    /// whenever it advertises and hold the link for nobody, keeping a lock
+    /// that takes one central at a time from its phone app. `Disconnect()`
+    /// on a device that is not connected turns its auto-connect off (unless
+    /// it is `Trusted`) and touches no link; a connected one is left alone,
+    /// as another program may be using it.
+    func releaseFromAutoConnect(_ addresses: [String]) async {
+        let registered = Set((appliedAutoConnectUUIDs ?? []).map { $0.lowercased() })
+        guard !registered.isEmpty, !addresses.isEmpty else { return }
+        let wanted = Set(machines.values.filter { !$0.state.isTerminal }.compactMap { $0.knownAddress?.string })
+        for address in addresses.sorted() where !wanted.contains(address) {
+            guard let device = await bluez.mirror.device(address: address, adapter: adapterPath),
+                  !device.connected, !device.trusted,
+                  !registered.isDisjoint(with: device.uuids.map { $0.lowercased() }) else { continue }
+            let bluez = self.bluez, logger = self.logger
+            logger.info("background auto-connect released: no intent wants the device", metadata: [
+                "RELINK_ADDRESS": "\(address)", "RELINK_DECISION": "auto-connect-released",
+            ])
+            spawned.append {
+                do { try await bluez.disconnect(device.path) } catch {
+                    logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address)", "RELINK_ERROR": "\(error)"])
+                }
+                return []
+            }
         }
     }
 
