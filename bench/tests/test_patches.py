@@ -30,6 +30,14 @@ async def found(c: Client, bench, *names) -> None:
     await c.stop_discovery()
 
 
+async def linked(c: Client, bench, name: str) -> str:
+    """Finds and connects a peripheral; returns its device path."""
+    device = bench.path(name)
+    await found(c, bench, name)
+    await c.connect(device)
+    return device
+
+
 async def subscribed(c: Client, bench, name: str, characteristic: str) -> tuple[str, str]:
     """Finds and connects a peripheral and starts a notify session on one
     of its characteristics; returns the device's and the characteristic's paths."""
@@ -596,10 +604,8 @@ def test_disconnect_of_a_disconnected_device_takes_it_off_the_auto_connect_list(
     not Trusted whether or not it is connected; a later registration of a
     profile offering its services turns it back on."""
     async def go():
-        lock = bench.path("lock")
         async with Client(bench.bus) as c:
-            await found(c, bench, "lock")
-            await c.connect(lock)
+            lock = await linked(c, bench, "lock")
             t = time.monotonic()
             bench.cmd("out_of_range", peripheral="lock")
             await c.wait_change(lock, "Connected", False, t, timeout=5)
@@ -622,10 +628,8 @@ def test_a_central_programs_profile_leaving_keeps_its_links(bench):
     application's end touches no link. (The bench drops the links of a
     peripheral whose GATT services went away.)"""
     async def go():
-        lock = bench.path("lock")
         async with Client(bench.bus) as c:
-            await found(c, bench, "lock")
-            await c.connect(lock)
+            lock = await linked(c, bench, "lock")
             t = time.monotonic()
             async with Client(bench.bus) as holder:
                 await register_profile(holder, "/holder/app", [LOCK_SERVICE])
