@@ -1,4 +1,4 @@
--- relink restore store: the current schema (after migration v1).
+-- relink restore store: the current schema (after migrations v1 and v2).
 --
 -- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
 -- a fresh database, kept equal to it by SchemaTests (which compares the
@@ -55,6 +55,10 @@ CREATE TABLE connection_intent (
     attempts INTEGER NOT NULL CHECK (attempts >= 0),
     last_error_class TEXT,
     last_error_message TEXT,
+    -- v2: the match rule for an address that changed.
+    match_name TEXT CHECK (length(CAST(match_name AS BLOB)) BETWEEN 1 AND 248),
+    match_manufacturer_id INTEGER CHECK (match_manufacturer_id BETWEEN 0 AND 65535),
+    match_services BLOB NOT NULL DEFAULT x'' CHECK (length(match_services) % 16 = 0),
     PRIMARY KEY (identifier, peripheral_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -80,4 +84,4 @@ CREATE TABLE outbox_event (
     PRIMARY KEY (identifier, seq)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;

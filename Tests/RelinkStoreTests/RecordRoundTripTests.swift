@@ -28,7 +28,9 @@ struct RecordRoundTripTests {
         let scan = ScanIntent(identifier: id, serviceUUIDs: [try BluetoothUUID("fe59")], allowDuplicates: true, updatedAt: Fixtures.now)
         let intent = try ConnectionIntent(identifier: id, peripheral: peripheral.id, state: .connecting, stepTimeout: .milliseconds(5500),
                                           overallTimeout: nil, strategies: [.scan, .knownIdentifier], requestedAt: Fixtures.now,
-                                          attempts: 7, lastErrorClass: "page-timeout", lastErrorMessage: "le-connection-abort-by-local")
+                                          attempts: 7, lastErrorClass: "page-timeout", lastErrorMessage: "le-connection-abort-by-local",
+                                          matchName: "Lock-ad ✓", matchManufacturerID: 0xFFFF,
+                                          matchServices: [try BluetoothUUID("fe59"), try BluetoothUUID("180a")])
         let subscription = Subscription(identifier: id, peripheral: peripheral.id, service: try BluetoothUUID("fe59"),
                                         characteristic: try BluetoothUUID("8ec90001-f315-4f60-9fb8-838830daea50"), createdAt: Fixtures.now)
         let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)

@@ -45,7 +45,38 @@ struct SchemaTests {
         defer { try? second.close() }
         #expect(try await second.loadState().identifiers.map(\.record.id.rawValue) == ["keep"])
         let queue = try DatabaseQueue(path: second.databasePath)
-        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1"])
+        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1", "v2"])
+    }
+
+    @Test("a v1 file is migrated to v2: its intents keep their values and match by address only")
+    func v1FileIsMigrated() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/" + RelinkStore.databaseFileName
+        do {  // a store as the v1 build left it
+            let queue = try DatabaseQueue(path: path)
+            var v1 = DatabaseMigrator()
+            v1.registerMigration(MigrationV1.identifier) { db in try db.execute(sql: MigrationV1.sql) }
+            try v1.migrate(queue)
+            try await queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO restore_identifier (id, owner_uid, name_preference, outbox_limit, created_at) VALUES ('old', 1000, 'gap', 1000, 1);
+                    INSERT INTO peripheral (id, adapter, address, address_type, service_uuids, created_at)
+                        VALUES (x'00112233445566778899aabbccddeeff', 'hci0', '00:00:00:00:00:02', 'public', x'', 1);
+                    INSERT INTO connection_intent (identifier, peripheral_id, state, strategies, requested_at, attempts)
+                        VALUES ('old', x'00112233445566778899aabbccddeeff', 'connected', 'known-identifier,scan', 5, 2);
+                    """)
+            }
+        }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let intents = try await store.loadState().identifiers.flatMap(\.connections)
+        let intent = try #require(intents.first)
+        #expect(intents.count == 1)
+        #expect(intent.state == .connected && intent.strategies == [.knownIdentifier, .scan] && intent.attempts == 2)
+        #expect(intent.matchName == nil && intent.matchManufacturerID == nil && intent.matchServices.isEmpty)
+        let queue = try DatabaseQueue(path: path)
+        #expect(try await queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 2)
     }
 
     @Test("the store's writer connection runs with synchronous=FULL, WAL and foreign keys on")

@@ -36,6 +36,15 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     /// Class of the last error (as classified by the BlueZ layer), or nil.
     public var lastErrorClass: String?
     public var lastErrorMessage: String?
+    /// How a scan recognises the peripheral when its stored address no
+    /// longer does (an address that changed): its exact Local Name, a
+    /// manufacturer's company ID in its data, services it advertises. Each
+    /// optional; none set = by address only.
+    public var matchName: String?
+    public var matchManufacturerID: UInt16?
+    public var matchServices: [BluetoothUUID]
+    /// Longest match name, in UTF-8 bytes (an advertisement holds less).
+    public static let maximumMatchNameLength = 248
 
     /// - Throws: `StoreError.invalidArgument` for an empty or repeated strategy
     ///   list, negative attempts, non-positive timeouts, or an error class
@@ -43,7 +52,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     public init(identifier: RestoreIdentifier, peripheral: UUID, state: State = .pending,
                 stepTimeout: Duration? = nil, overallTimeout: Duration? = nil,
                 strategies: [Strategy] = Self.defaultStrategies, requestedAt: Date,
-                attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil) throws(StoreError) {
+                attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil,
+                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = []) throws(StoreError) {
         // No Set or array allocations here: this runs for every row on load.
         guard !strategies.isEmpty, strategies.indices.allSatisfy({ i in !strategies[..<i].contains(strategies[i]) }) else {
             throw .invalidArgument("strategy list must be non-empty without repeats")
@@ -53,6 +63,9 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         if let overallTimeout, overallTimeout <= .zero { throw .invalidArgument("timeouts must be positive") }
         if let lastErrorClass, lastErrorClass.isEmpty || lastErrorClass.count > Self.maximumErrorClassLength {
             throw .invalidArgument("error class must be 1...\(Self.maximumErrorClassLength) characters")
+        }
+        if let matchName, matchName.isEmpty || matchName.utf8.count > Self.maximumMatchNameLength {
+            throw .invalidArgument("match name must be 1...\(Self.maximumMatchNameLength) UTF-8 bytes")
         }
         self.identifier = identifier
         self.peripheral = peripheral
@@ -64,6 +77,9 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         self.attempts = attempts
         self.lastErrorClass = lastErrorClass
         self.lastErrorMessage = lastErrorMessage.map { String($0.prefix(Self.maximumErrorMessageLength)) }
+        self.matchName = matchName
+        self.matchManufacturerID = matchManufacturerID
+        self.matchServices = matchServices
     }
 
     /// When the overall timeout runs out, or nil when pending until cancelled.

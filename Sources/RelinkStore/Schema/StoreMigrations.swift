@@ -3,12 +3,15 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV1.userVersion
+    static let latestUserVersion = MigrationV2.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration(MigrationV1.identifier) { db in
             try db.execute(sql: MigrationV1.sql)
+        }
+        migrator.registerMigration(MigrationV2.identifier) { db in
+            try db.execute(sql: MigrationV2.sql)
         }
         return migrator
     }

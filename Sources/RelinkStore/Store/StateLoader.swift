@@ -25,7 +25,7 @@ struct StateLoader {
         var run: [ConnectionIntent] = []
         try rows("""
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
-                attempts, last_error_class, last_error_message
+                attempts, last_error_class, last_error_message, match_name, match_manufacturer_id, match_services
             FROM connection_intent ORDER BY identifier, peripheral_id
             """) { c, cache in
             let intent = try Self.connectionIntent(c, &cache)
@@ -130,13 +130,20 @@ struct StateLoader {
             do { strategies = try RowDecoding.strategyList(c.text(5) ?? "") } catch { throw .corruptRow("connection_intent.strategies") }
         }
         let stepMs = try c.optionalInt64(3), overallMs = try c.optionalInt64(4)
+        var manufacturer: UInt16?
+        if let id = try c.optionalInt64(11) {
+            guard let value = UInt16(exactly: id) else { throw .corruptRow("connection_intent.match_manufacturer_id") }
+            manufacturer = value
+        }
+        let matchServices = try c.uuidList(12, "connection_intent.match_services")
         do {
             return try ConnectionIntent(
                 identifier: cache.identifier(c, 0), peripheral: c.uuid(1, "connection_intent.peripheral_id"),
                 state: c.enumValue(2, "connection_intent.state"),
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
                 strategies: strategies, requestedAt: Date(storedMilliseconds: try c.int64(6)), attempts: Int(try c.int64(7)),
-                lastErrorClass: c.text(8), lastErrorMessage: c.text(9))
+                lastErrorClass: c.text(8), lastErrorMessage: c.text(9),
+                matchName: c.text(10), matchManufacturerID: manufacturer, matchServices: matchServices)
         } catch {
             if case .invalidArgument(let why) = error { throw .corruptRow("connection_intent: \(why)") }
             throw error
