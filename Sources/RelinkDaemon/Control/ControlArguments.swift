@@ -68,7 +68,9 @@ struct ControlArguments {
     /// `timeout_s` (d, 0 < t ≤ 86400; required when not pending until
     /// cancelled), `services` (as), `strategies` (as, in order, each once, of
     /// `known-identifier`, `already-connected`, `scan`; default all three in
-    /// that order); with `allowAddressType`, `address_type` (s, `public` or
+    /// that order), the match rule for an address that changed
+    /// (`match_name` s, `match_manufacturer_id` q, `match_services` as;
+    /// ``MatchRule``); with `allowAddressType`, `address_type` (s, `public` or
     /// `random`). Unknown keys are refused. `timeoutKey` names the timeout
     /// (`timeout_s` on Control1, `timeout` on Central1).
     func connectOptions(_ index: Int, timeoutKey: String = "timeout_s", allowAddressType: Bool = false) throws(ControlError) -> ConnectionOptions {
@@ -79,6 +81,7 @@ struct ControlArguments {
     func connectRequest(_ index: Int, timeoutKey: String, allowAddressType: Bool) throws(ControlError) -> (options: ConnectionOptions, addressKind: BluetoothAddress.Kind) {
         var allowed: [String: DBusType] = [
             "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
+            "match_name": .string, "match_manufacturer_id": .uint16, "match_services": .array(.string),
         ]
         if allowAddressType { allowed["address_type"] = .string }
         let o = try options(index, allowed: allowed)
@@ -103,6 +106,16 @@ struct ControlArguments {
                 }
             }
         }
+        var match = MatchRule()
+        if case .string(let name)? = o["match_name"] {
+            guard !name.isEmpty, name.utf8.count <= 248 else { throw .invalidArguments("match_name must be 1 to 248 UTF-8 bytes") }
+            match.localName = name
+        }
+        if case .uint16(let company)? = o["match_manufacturer_id"] { match.manufacturerID = company }
+        if case .array(_, let items)? = o["match_services"] {
+            guard items.count <= 64 else { throw .invalidArguments("match_services: at most 64 UUIDs") }
+            for item in items { match.services.insert(try uuid(item, "match_services")) }
+        }
         var kind = BluetoothAddress.Kind.public
         if case .string(let text)? = o["address_type"] {
             switch text {
@@ -121,7 +134,7 @@ struct ControlArguments {
         } else if !pending {
             throw .invalidArguments("\(timeoutKey) is required when pending_until_cancelled is false")
         }
-        do { return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services), kind) } catch { throw .invalidArguments("\(error)") }
+        do { return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match), kind) } catch { throw .invalidArguments("\(error)") }
     }
 
     /// An `a{sv}` of options: at most 16 keys, each once, each one of

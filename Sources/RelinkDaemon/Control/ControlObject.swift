@@ -7,7 +7,7 @@ import Restoration
 /// | method | in | out |
 /// |---|---|---|
 /// | `Register` | `s id` | |
-/// | `Connect` | `s id, s address, a{sv} options` (`pending_until_cancelled` b, `timeout_s` d, `services` as, `strategies` as) | `s peripheral` |
+/// | `Connect` | `s id, s address, a{sv} options` (`pending_until_cancelled` b, `timeout_s` d, `services` as, `strategies` as, `match_name` s, `match_manufacturer_id` q, `match_services` as) | `s peripheral` |
 /// | `Cancel` | `s id, s address` | |
 /// | `Subscribe` | `s id, s address, s service, s characteristic` | |
 /// | `Scan` | `s id, as uuids, b allow_duplicates` | |

@@ -126,17 +126,45 @@ extension Daemon {
             return
         }
         var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record))]
+        var retired: PeripheralID?
         if let address = record.address, var row = peripherals[record.intent.peripheral] {
             let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
-            if row.address != device {
+            if row.address != device, takeOverAddress(address, for: record.intent.peripheral, retiring: &retired) {
                 peripheralByAddress[row.address.address] = nil
                 row.address = device
                 peripherals[record.intent.peripheral] = row
                 peripheralByAddress[address.string] = record.intent.peripheral
                 mutations.insert(.putPeripheral(row), at: 0)
+                if let retired { mutations.insert(.removePeripheral(retired.uuid), at: 0) }
             }
         }
         try await commit(mutations)
+        if let retired {
+            for uid in api.discoveredBy.keys { api.discoveredBy[uid]?.remove(retired) }
+            refreshViewers(of: retired)
+        }
+    }
+
+    /// Whether an intent's peripheral may take `address` (its device's, found
+    /// at an address that changed). Another peripheral may hold it: one
+    /// that only a scan met (no intent, no subscription) gives it up and is
+    /// retired (`retiring`); one that something wants keeps it, and the
+    /// intent's stored address stays as it was (two identities for one
+    /// device; logged).
+    func takeOverAddress(_ address: BluetoothAddress, for peripheral: PeripheralID, retiring: inout PeripheralID?) -> Bool {
+        guard let holder = peripheralByAddress[address.string], holder != peripheral else { return true }
+        guard intents(of: holder).isEmpty, !planner.subscriptions.contains(where: { $0.peripheral == holder }) else {
+            logger.error("another peripheral that is wanted has this address; the intent's stored address is kept", metadata: [
+                "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
+            ])
+            return false
+        }
+        logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: [
+            "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
+        ])
+        peripherals[holder] = nil
+        retiring = holder
+        return true
     }
 
     /// Applies mutations durably. Inside a batch scope (a machine's action

@@ -69,7 +69,9 @@ enum StoreMapping {
                 identifier: storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid,
                 state: state, overallTimeout: overall,
                 strategies: record.options.strategies.map(storeStrategy), requestedAt: Date(),
-                lastErrorClass: errorClass, lastErrorMessage: message)
+                lastErrorClass: errorClass, lastErrorMessage: message,
+                matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
+                matchServices: record.options.match.services.sorted().compactMap(storeUUID))
         } catch let error as ControlError {
             throw error
         } catch {
@@ -84,7 +86,9 @@ enum StoreMapping {
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let overall = row.overallTimeout { deadline = .after(overall) }
         let services = Set((peripheral?.serviceUUIDs ?? []).compactMap(coreUUID))
-        let options = try ConnectionOptions(strategies: row.strategies.map(coreStrategy), deadline: deadline, services: services)
+        let match = MatchRule(services: Set(row.matchServices.compactMap(coreUUID)), localName: row.matchName,
+                              manufacturerID: row.matchManufacturerID)
+        let options = try ConnectionOptions(strategies: row.strategies.map(coreStrategy), deadline: deadline, services: services, match: match)
         var address: BluetoothAddress?
         if let device = peripheral?.address {
             address = try BluetoothAddress(parsing: device.address, kind: device.addressType == .random ? .random : .public)
