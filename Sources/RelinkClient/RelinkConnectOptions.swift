@@ -21,6 +21,15 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     public var strategies: [Strategy]
     /// The address type of an address argument ("public" when nil).
     public var addressType: AddressType?
+    /// For a peripheral whose address changes: its exact advertised Local
+    /// Name (1 to 248 UTF-8 bytes). With any `match…` option, relinkd's scan
+    /// also takes a device at another address that meets every one given,
+    /// and keeps its address from then on.
+    public var matchName: String?
+    /// A company ID its manufacturer data carries.
+    public var matchManufacturerID: UInt16?
+    /// Services it advertises, every one of them; at most 64.
+    public var matchServices: [String]
 
     /// The longest timeout relinkd takes, in seconds.
     public static let maximumTimeout: Double = 86_400
@@ -28,18 +37,26 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     public enum AddressType: String, Sendable, Hashable { case `public`, random }
 
     public init(timeout: Double? = nil, pendingUntilCancelled: Bool? = nil, services: [String] = [],
-                strategies: [Strategy] = [], addressType: AddressType? = nil) {
+                strategies: [Strategy] = [], addressType: AddressType? = nil,
+                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [String] = []) {
         self.timeout = timeout
         self.pendingUntilCancelled = pendingUntilCancelled
         self.services = services
         self.strategies = strategies
         self.addressType = addressType
+        self.matchName = matchName
+        self.matchManufacturerID = matchManufacturerID
+        self.matchServices = matchServices
     }
+
+    /// The longest match name relinkd takes, in UTF-8 bytes.
+    public static let maximumMatchNameLength = 248
 
     /// The `a{sv}` relinkd takes, after checking every option.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a timeout that
     ///   is not in 0 < t ≤ 86,400 s, `pendingUntilCancelled` true with a
-    ///   timeout, a bad or too long service list, a strategy given twice.
+    ///   timeout, a bad or too long service list, a strategy given twice,
+    ///   an empty or too long match name.
     public func dictionary() throws(RelinkClientError) -> [String: DBusValue] {
         var out: [String: DBusValue] = [:]
         if let timeout {
@@ -58,6 +75,16 @@ public struct RelinkConnectOptions: Sendable, Hashable {
             out["strategies"] = .array(.string, strategies.map { .string($0.rawValue) })
         }
         if let addressType { out["address_type"] = .string(addressType.rawValue) }
+        if let matchName {
+            guard !matchName.isEmpty, matchName.utf8.count <= Self.maximumMatchNameLength else {
+                throw .invalid("The match name must be 1 to \(Self.maximumMatchNameLength) UTF-8 bytes long.")
+            }
+            out["match_name"] = .string(matchName)
+        }
+        if let matchManufacturerID { out["match_manufacturer_id"] = .uint16(matchManufacturerID) }
+        if !matchServices.isEmpty {
+            out["match_services"] = .array(.string, try RelinkArguments.bluetoothUUIDs(matchServices).map(DBusValue.string))
+        }
         return out
     }
 }

@@ -56,6 +56,13 @@ import Testing
         }
         #expect(name { _ = try RelinkConnectOptions(strategies: [.scan, .scan]).dictionary() } == .invalidArguments)
         #expect(name { _ = try RelinkConnectOptions(services: ["nope"]).dictionary() } == .invalidArguments)
+        let match = try RelinkConnectOptions(matchName: "Lock-7", matchManufacturerID: 0x0059, matchServices: ["180d"]).dictionary()
+        #expect(match["match_name"] == .string("Lock-7"))
+        #expect(match["match_manufacturer_id"] == .uint16(0x0059))
+        #expect(match["match_services"] == .array(.string, [.string("0000180d-0000-1000-8000-00805f9b34fb")]))
+        #expect(name { _ = try RelinkConnectOptions(matchName: "").dictionary() } == .invalidArguments)
+        #expect(name { _ = try RelinkConnectOptions(matchName: String(repeating: "é", count: 125)).dictionary() } == .invalidArguments)
+        #expect(name { _ = try RelinkConnectOptions(matchServices: ["nope"]).dictionary() } == .invalidArguments)
     }
 
     @Test func errorNamesTellUnreachableFromReplies() {

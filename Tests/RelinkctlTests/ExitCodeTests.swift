@@ -25,6 +25,8 @@ import Testing
             ["connect", "front-door", "lock"],
             ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "0"],
             ["connect", "front-door", "00:00:00:00:00:02", "--strategy", "teleport"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--match-name", ""],
+            ["connect", "front-door", "00:00:00:00:00:02", "--match-service", "nope"],
             ["subscribe", "front-door", "00:00:00:00:00:02", "180d", "2a3"],
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", "0g"],
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", String(repeating: "00", count: 513)],

@@ -1,7 +1,7 @@
 import ArgumentParser
 import RelinkClient
 
-/// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]...`.
+/// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]... [--match-…]`.
 struct ConnectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "connect", abstract: "Add a durable connection intent.")
     @OptionGroup var global: GlobalOptions
@@ -11,10 +11,14 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("service"), help: "A service UUID the peripheral exposes (repeatable).") var services: [String] = []
     @Option(name: .customLong("strategy"), help: "known-identifier, already-connected or scan (repeatable, in order).") var strategies: [String] = []
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: String?
+    @Option(name: .customLong("match-name"), help: "If its address changes: its exact advertised name.") var matchName: String?
+    @Option(name: .customLong("match-manufacturer-id"), help: "If its address changes: a company ID in its manufacturer data (0 to 65535).") var matchManufacturerID: UInt16?
+    @Option(name: .customLong("match-service"), help: "If its address changes: a service it advertises (repeatable).") var matchServices: [String] = []
 
     func run() async throws {
         _ = try RelinkPaths.central(for: identifier)
-        var options = RelinkConnectOptions(timeout: timeout, services: services)
+        var options = RelinkConnectOptions(timeout: timeout, services: services, matchName: matchName,
+                                           matchManufacturerID: matchManufacturerID, matchServices: matchServices)
         for s in strategies {
             guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
                 throw RelinkClientError(.invalidArguments, "Unknown strategy \(s.debugDescription): use known-identifier, already-connected or scan.")
