@@ -225,6 +225,32 @@ import Testing
         }
     }
 
+    /// An operator's first question, answered by `Status`: while the lock
+    /// is away, its connection shows the attempt and the last error (the
+    /// link lost, then the classified Connect failure); once the link is
+    /// back, no error.
+    @Test func statusSaysWhyALinkIsDown() async throws {
+        try await Harness.with { h in
+            try await connectKnownOnlyThenLoseTheLock(h) { try await h.waitForEvents("connected", count: 1) }
+            func entry() async throws -> [String: Any] {
+                let ids = try await h.control.status()["identifiers"] as? [[String: Any]] ?? []
+                return try #require(ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }.first)
+            }
+            // At once: the link went down.
+            #expect((try await entry()["last_error"] as? String)?.contains("LinkLost") == true)
+            try await waitForBackoff(h, number: 1)
+            let down = try await entry()
+            let error = try #require(down["last_error"] as? String, "no last_error while the lock is away: \(down)")
+            #expect(error.contains("le-connection-abort-by-local"), "\(error)")
+            #expect((down["attempt"] as? Int ?? 0) >= 2)
+            let at = try #require(down["last_error_at"] as? Int64 ?? (down["last_error_at"] as? Int).map(Int64.init))
+            #expect(abs(Double(at) / 1000 - Date().timeIntervalSince1970) < 60)
+            try await h.bench.inRange("lock")
+            try await h.waitForEvents("connected", count: 2)
+            #expect(try await entry()["last_error"] == nil, "the error outlived the link's return")
+        }
+    }
+
     /// A cancelled intent leaves no auto-connect behind: the lock, back in
     /// range, stays disconnected.
     @Test func cancelledIntentEndsBackgroundAutoConnect() async throws {

@@ -75,6 +75,24 @@ import Testing
         }
     }
 
+    /// `status` says why a connection is not up: its attempt and last error.
+    @Test func statusShowsTheLastErrorOfAConnectionThatIsDown() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            try await h.ok("connect", Self.id, "00:00:00:00:00:99", "--strategy", "known-identifier")
+            var line = ""
+            for _ in 0..<100 where !line.contains(", last error: ") {
+                try await Task.sleep(for: .milliseconds(100))
+                line = try await h.ok("status").stdout.split(separator: "\n").first { $0.contains("00:00:00:00:00:99") }.map(String.init) ?? ""
+            }
+            #expect(line.contains(" attempt ") && line.contains(", last error: "), "\(line)")
+            let json = try await h.ok("--json", "status").jsonObject()
+            let ids = (json["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
+            let connection = try #require(ids.first.flatMap { ($0["connections"] as? [[String: Any]])?.first })
+            #expect(connection["last_error"] is String && connection["last_error_at"] != nil, "\(connection)")
+        }
+    }
+
     @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)

@@ -86,7 +86,11 @@ extension Daemon {
         var metadata: Logger.Metadata = [:]
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
         if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
-        if let failure = decision.failure { lastFailure = failure }
+        if let failure = decision.failure {
+            lastFailure = failure
+            intentFailures[decision.intent] = (failure, Date())
+        }
+        if case .connected = decision.kind { intentFailures[decision.intent] = nil }
         switch decision.kind {
         case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
         case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)

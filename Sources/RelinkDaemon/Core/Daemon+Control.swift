@@ -69,6 +69,11 @@ extension Daemon {
             for (intent, machine) in machines.sorted(by: { $0.key < $1.key }) where intent.identifier == id {
                 var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Self.stateName(machine.state)]
                 if let address = machine.knownAddress { entry["address"] = address.string }
+                entry["attempt"] = machine.attempt
+                if let last = intentFailures[intent] {
+                    entry["last_error"] = last.failure.description
+                    entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
+                }
                 connections.append(entry)
             }
             let subscriptions = planner.subscriptions.filter { $0.identifier == id }.count

@@ -68,6 +68,7 @@ extension Daemon {
         guard var machine = machines[intent] else { return }
         let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
         machines[intent] = nil
+        intentFailures[intent] = nil
         await perform(actions, for: intent)
         // cancel's persist removed the row; make sure even if it failed.
         try await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(id), peripheral: peripheral.uuid)])

@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import Foundation
 import Logging
 import RelinkStore
 import Restoration
@@ -82,6 +83,9 @@ public actor Daemon {
     public private(set) var isReady = false
     /// The last connection failure, for STATUS= (an operator's first question).
     var lastFailure: ConnectionFailure?
+    /// Each intent's last failure since its last link, with when it came
+    /// (for `Status`: why a link is down). Cleared when the link is up.
+    var intentFailures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)] = [:]
     /// The client API's view: owners, outbox positions, attached clients.
     var api = APIState()
     /// The client API's exported objects; nil until ``attach(_:)``.

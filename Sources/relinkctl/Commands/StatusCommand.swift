@@ -26,7 +26,10 @@ struct StatusCommand: AsyncParsableCommand {
             let connections = entry["connections"] as? [[String: Any]] ?? []
             Output.line("  \(entry["id"] ?? "?"): \(connections.count) connection(s), \(entry["subscriptions"] as? Int ?? 0) subscription(s), scanning \(entry["scanning"] as? Bool ?? false)")
             for c in connections {
-                Output.line("    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")")
+                var line = "    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")"
+                if let attempt = c["attempt"] as? Int, attempt > 0 { line += " attempt \(attempt)" }
+                if let error = c["last_error"] as? String { line += ", last error: \(error)" }
+                Output.line(line)
             }
         }
     }
