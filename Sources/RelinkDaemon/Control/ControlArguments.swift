@@ -89,11 +89,7 @@ struct ControlArguments {
         if case .boolean(let b)? = o["pending_until_cancelled"] { pending = b }
         var timeout: Double?
         if case .double(let d)? = o[timeoutKey] { timeout = d }
-        var services: Set<BluetoothUUID> = []
-        if case .array(_, let items)? = o["services"] {
-            guard items.count <= 64 else { throw .invalidArguments("services: at most 64 UUIDs") }
-            for item in items { services.insert(try uuid(item, "services")) }
-        }
+        let services = try uuidSet(o["services"], "services")
         var strategies = Strategy.defaultOrder
         if case .array(_, let items)? = o["strategies"] {
             strategies = []
@@ -106,16 +102,14 @@ struct ControlArguments {
                 }
             }
         }
-        var match = MatchRule()
+        var match = MatchRule(services: try uuidSet(o["match_services"], "match_services"))
         if case .string(let name)? = o["match_name"] {
-            guard !name.isEmpty, name.utf8.count <= 248 else { throw .invalidArguments("match_name must be 1 to 248 UTF-8 bytes") }
+            guard !name.isEmpty, name.utf8.count <= MatchRule.maximumLocalNameLength else {
+                throw .invalidArguments("match_name must be 1 to \(MatchRule.maximumLocalNameLength) UTF-8 bytes")
+            }
             match.localName = name
         }
         if case .uint16(let company)? = o["match_manufacturer_id"] { match.manufacturerID = company }
-        if case .array(_, let items)? = o["match_services"] {
-            guard items.count <= 64 else { throw .invalidArguments("match_services: at most 64 UUIDs") }
-            for item in items { match.services.insert(try uuid(item, "match_services")) }
-        }
         var kind = BluetoothAddress.Kind.public
         if case .string(let text)? = o["address_type"] {
             switch text {
@@ -135,6 +129,16 @@ struct ControlArguments {
             throw .invalidArguments("\(timeoutKey) is required when pending_until_cancelled is false")
         }
         do { return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match), kind) } catch { throw .invalidArguments("\(error)") }
+    }
+
+    /// An `as` option of service UUIDs (absent: none), at most 64.
+    /// - Throws: ``ControlError/invalidArguments(_:)`` naming the option.
+    private func uuidSet(_ value: DBusValue?, _ name: String) throws(ControlError) -> Set<BluetoothUUID> {
+        guard case .array(_, let items)? = value else { return [] }
+        guard items.count <= 64 else { throw .invalidArguments("\(name): at most 64 UUIDs") }
+        var set: Set<BluetoothUUID> = []
+        for item in items { set.insert(try uuid(item, name)) }
+        return set
     }
 
     /// An `a{sv}` of options: at most 16 keys, each once, each one of

@@ -71,8 +71,8 @@ extension Daemon {
             autoConnectRenewal = true
         case .stopBackgroundAutoConnect(let address):
             autoConnect[address] = nil
-            await applyAutoConnect(renew: false)
-            await releaseFromAutoConnect([address.string])
+            // A registration releases every device; otherwise this one.
+            if !(await applyAutoConnect(renew: false)) { await releaseFromAutoConnect([address.string]) }
         case .emit(let event):
             try await emit(event, to: [intent.identifier])
         case .persist(let record):
@@ -157,7 +157,7 @@ extension Daemon {
     /// device; logged).
     func takeOverAddress(_ address: BluetoothAddress, for peripheral: PeripheralID, retiring: inout PeripheralID?) -> Bool {
         guard let holder = peripheralByAddress[address.string], holder != peripheral else { return true }
-        guard intents(of: holder).isEmpty, !planner.subscriptions.contains(where: { $0.peripheral == holder }) else {
+        guard interestedIdentifiers(in: holder).isEmpty else {
             logger.error("another peripheral that is wanted has this address; the intent's stored address is kept", metadata: [
                 "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
             ])
@@ -290,11 +290,13 @@ extension Daemon {
 
     /// Registers the auto-connect profile with the union of wanted services.
     /// Idempotent; `renew` re-registers even when unchanged (after a
-    /// bluetoothd restart the machines ask again).
-    func applyAutoConnect(renew: Bool) async {
+    /// bluetoothd restart the machines ask again). Returns whether it
+    /// registered (and so released the devices no intent wants).
+    @discardableResult
+    func applyAutoConnect(renew: Bool) async -> Bool {
         let uuids = autoConnectServices.map(\.string).sorted()
-        if uuids.isEmpty && (appliedAutoConnectUUIDs ?? []).isEmpty { return }  // nothing held, nothing registered
-        guard renew || uuids != (appliedAutoConnectUUIDs ?? []) else { return }
+        if uuids.isEmpty && (appliedAutoConnectUUIDs ?? []).isEmpty { return false }  // nothing held, nothing registered
+        guard renew || uuids != (appliedAutoConnectUUIDs ?? []) else { return false }
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
             appliedAutoConnectUUIDs = uuids
@@ -302,8 +304,10 @@ extension Daemon {
             // A registration puts every known device offering these
             // services back on the list, also those relinkd let go.
             await releaseFromAutoConnect(Array(peripheralByAddress.keys))
+            return true
         } catch {
             logger.warning("cannot set background auto-connect", metadata: ["RELINK_ERROR": "\(error)"])
+            return false
         }
     }
 

@@ -23,8 +23,7 @@ extension Daemon {
         peripheralNames[peripheral] = names
         guard let change else { return }
         if gap { row.gapName = PeripheralRecord.SeenName(name, seenAt: now) } else { row.advertisingName = PeripheralRecord.SeenName(name, seenAt: now) }
-        let interested = Set(machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+        let interested = interestedIdentifiers(in: peripheral)
         do {
             var mutations: [StoreMutation] = [.putPeripheral(row)]
             for id in interested {

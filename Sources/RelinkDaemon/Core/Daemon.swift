@@ -296,4 +296,10 @@ public actor Daemon {
     func intents(of peripheral: PeripheralID) -> [ConnectionIntentID] {
         machines.keys.filter { $0.peripheral == peripheral }.sorted()
     }
+
+    /// The identifiers with an intent or a subscription on a peripheral, sorted.
+    func interestedIdentifiers(in peripheral: PeripheralID) -> [CoreIdentifier] {
+        Set(machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
+            .union(planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+    }
 }

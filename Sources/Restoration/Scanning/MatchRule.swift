@@ -17,6 +17,9 @@ public struct MatchRule: Sendable, Hashable, Codable {
     public var address: BluetoothAddress?
     public var services: Set<BluetoothUUID>
     public var localName: String?
+    /// The longest ``localName`` clients may give, in UTF-8 bytes (an
+    /// advertisement holds less).
+    public static let maximumLocalNameLength = 248
     public var manufacturerID: UInt16?
 
     public init(address: BluetoothAddress? = nil, services: Set<BluetoothUUID> = [], localName: String? = nil, manufacturerID: UInt16? = nil) {
