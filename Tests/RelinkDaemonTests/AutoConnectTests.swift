@@ -192,8 +192,7 @@ import Testing
             // no Connect of relinkd's is pending, whose cancelling
             // Disconnect would also take the lock off the list.
             try await eventually(timeout: .seconds(10), "the second lock's backoff") {
-                let ids = (try? await h.control.status()["identifiers"] as? [[String: Any]]) ?? []
-                let connections = ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }
+                let connections = (try? await h.control.connections()) ?? []
                 return connections.contains { $0["address"] as? String == second.address && $0["state"] as? String == "backing-off" }
             }
             try await h.control.call("Cancel", [.string(Harness.id), .string(second.address)])
@@ -232,10 +231,7 @@ import Testing
     @Test func statusSaysWhyALinkIsDown() async throws {
         try await Harness.with { h in
             try await connectKnownOnlyThenLoseTheLock(h) { try await h.waitForEvents("connected", count: 1) }
-            func entry() async throws -> [String: Any] {
-                let ids = try await h.control.status()["identifiers"] as? [[String: Any]] ?? []
-                return try #require(ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }.first)
-            }
+            func entry() async throws -> [String: Any] { try #require(try await h.control.connections().first) }
             // At once: the link went down.
             #expect((try await entry()["last_error"] as? String)?.contains("LinkLost") == true)
             try await waitForBackoff(h, number: 1)

@@ -48,6 +48,12 @@ struct ControlClient {
         return object
     }
 
+    /// Every connection intent in `Status`, of every identifier.
+    func connections() async throws -> [[String: Any]] {
+        let ids = try await status()["identifiers"] as? [[String: Any]] ?? []
+        return ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }
+    }
+
     /// The state of the first connection intent of `id`, e.g. `connected`.
     func connectionState(_ id: String) async throws -> String? {
         let ids = try await status()["identifiers"] as? [[String: Any]] ?? []

@@ -46,9 +46,7 @@ import Testing
             try await h.waitForEvents("connected", count: 1)
             #expect(try await h.events("connected").map(\.route) == ["scan"])
             try await eventually(timeout: .seconds(5), "the new address stored") {
-                let ids = (try? await h.control.status()["identifiers"] as? [[String: Any]]) ?? []
-                let connections = ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }
-                return connections.map { $0["address"] as? String } == [lock.address]
+                ((try? await h.control.connections()) ?? []).map { $0["address"] as? String } == [lock.address]
             }
             h.killRelinkd()
             try await h.startRelinkd()
@@ -73,9 +71,7 @@ import Testing
                                         extra: [.init(.string("match_name"), .variant(.string(lock.advName)))])
             try await h.waitForEvents("connected", count: 1)
             try await eventually(timeout: .seconds(5), "the new address stored") {
-                let ids = (try? await h.control.status()["identifiers"] as? [[String: Any]]) ?? []
-                let connections = ids.flatMap { $0["connections"] as? [[String: Any]] ?? [] }
-                return connections.map { $0["address"] as? String } == [lock.address]
+                ((try? await h.control.connections()) ?? []).map { $0["address"] as? String } == [lock.address]
             }
             // The new address now names the intent's peripheral.
             try await h.control.subscribe(Harness.id, lock.address, Harness.lockService, Harness.lockState)
