@@ -26,13 +26,17 @@ Measures, for each contender:
     probes are pushed to every link that has not delivered one yet until all
     have. --reps times per N.
 
-"Reaches the client": for relinkd, by default (--relinkd-client signal) the
-client attaches with Manager1.Register, as a real client does (again at
-once after each restart, when relinkd takes its bus name), and a value
-counts when its unicast Central1.Event signal arrives; with
---relinkd-client poll it appears in Control1.Events, polled every
---poll-ms. Both stamp CLOCK_MONOTONIC on receipt. For the bleak script, its
-notify callback stamps CLOCK_MONOTONIC (shared by processes).
+"Reaches the client": for relinkd, by default (--relinkd-client process) the
+client is a process of its own (relinkd_client.py), as the peer's is; it
+attaches with Manager1.Register, as a real client does (again at once after
+each restart, when relinkd takes its bus name), and a value counts when its
+unicast Central1.Event signal has been read and decoded. With
+--relinkd-client signal the same client runs in this process, sharing its
+event loop with the prober and the bus watch (the arrangement before
+session 8, kept for comparison); with --relinkd-client poll the value
+appears in Control1.Events, polled every --poll-ms. For the bleak script,
+its notify callback stamps the value. All stamp CLOCK_MONOTONIC (shared by
+processes).
 
 Prints a table (median, min, max; for back in range also the mean and the
 90th percentile) and a linear fit of restore time against N.
@@ -48,6 +52,7 @@ import os
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +66,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 IDENTIFIER = "bench"
+CLIENT_MODES = ("process", "signal", "poll")
 DEBUG = bool(os.environ.get("RELINK_BENCH_DEBUG"))
 
 
@@ -208,7 +214,7 @@ def central_path(identifier: str) -> str:
 class Relinkd(Contender):
     name = "relinkd"
 
-    def __init__(self, bench: Bench, work: str, binary: str, poll_ms: float, client: str = "signal"):
+    def __init__(self, bench: Bench, work: str, binary: str, poll_ms: float, client: str = "process"):
         super().__init__(bench, work)
         self.binary = binary
         self.poll = poll_ms / 1000
@@ -223,6 +229,9 @@ class Relinkd(Contender):
         self.bus: MessageBus | None = None
         self.after = 0
         self.poller: asyncio.Task | None = None
+        self.client_proc: asyncio.subprocess.Process | None = None
+        self.client_reader: asyncio.Task | None = None
+        self.attached = asyncio.Event()
 
     async def call(self, member: str, signature: str = "", body: list | None = None):
         reply = await self.bus.call(Message(destination="org.relink", path="/org/relink/control",
@@ -255,19 +264,22 @@ class Relinkd(Contender):
             else:
                 self.owner.clear()
         elif msg.interface == "org.relink.Central1" and msg.member == "Event":
-            t = time.monotonic()
             seq, kind, payload = msg.body
             if seq <= self.after:
                 return  # replayed again after a re-attach
             self.after = seq
-            self._arrived(kind, payload, t)
+            self._arrived(kind, payload, None)
             if self.acker is None or self.acker.done():
                 self.acker = asyncio.create_task(self._ack())
 
-    def _arrived(self, kind: str, payload: str, t: float) -> None:
+    def _arrived(self, kind: str, payload: str, t: float | None) -> None:
+        """t: when the value was read (polling), or None: now, with the value
+        in hand (decoded), as relinkd_client.py stamps it."""
         if kind == "value-notified":
             body = next(iter(json.loads(payload).values()), {})
-            probe = parse_probe(bytes(body.get("value", [])))
+            value = bytes(body.get("value", []))
+            t = time.monotonic() if t is None else t
+            probe = parse_probe(value)
             if probe:
                 self.arrivals.values.put_nowait((*probe, t))
         elif kind == "disconnected":
@@ -307,13 +319,39 @@ class Relinkd(Contender):
             "--log-destination", "stderr", "--log-level", self.log_level, stdin=asyncio.subprocess.DEVNULL,
             stdout=log, stderr=log, preexec_fn=die_with_parent)
         log.close()
-        if self.client == "signal":
+        if self.client == "process":
+            if self.client_proc is None:
+                await self._spawn_client()
+        elif self.client == "signal":
             if self.attacher:
                 self.attacher.cancel()
             self.attacher = asyncio.create_task(self._attach())
         elif self.poller is None:
             self.poller = asyncio.create_task(self._poll())
         return t0
+
+    async def _spawn_client(self) -> None:
+        """The client in a process of its own (relinkd_client.py), as the
+        peer's is: it stays up across relinkd's restarts and re-attaches."""
+        log = open(os.path.join(self.work, "relinkd-client.log"), "ab")
+        self.client_proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.join(HERE, "relinkd_client.py"), "--bus", self.bench.bus,
+            "--identifier", IDENTIFIER, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=log, env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=die_with_parent)
+        log.close()
+        self.client_reader = asyncio.create_task(self._read_client(self.client_proc))
+
+    async def _read_client(self, proc: asyncio.subprocess.Process) -> None:
+        while line := await proc.stdout.readline():
+            msg = json.loads(line)
+            if msg["ev"] == "value":
+                probe = parse_probe(bytes.fromhex(msg["hex"]))
+                if probe:
+                    self.arrivals.values.put_nowait((*probe, msg["t"]))
+            elif msg["ev"] == "disconnected":
+                self.arrivals.drops.put_nowait(msg["payload"])
+            elif msg["ev"] == "attached":
+                self.attached.set()
 
     async def wait_up(self) -> None:
         for _ in range(300):
@@ -328,9 +366,15 @@ class Relinkd(Contender):
         """Fresh relinkd: one identifier, a pending-until-cancelled connection
         and a subscription to the lock state per link."""
         self.links = links
+        self.attached.clear()
         await self.spawn()
         await self.wait_up()
         await self.call("Register", "s", [IDENTIFIER])
+        if self.client == "process":
+            try:
+                await asyncio.wait_for(self.attached.wait(), 30)
+            except asyncio.TimeoutError:
+                raise BenchFailure("the relinkd client did not attach:\n" + self.log_tail()) from None
         if self.attacher:
             await asyncio.wait_for(self.attacher, 30)
         for link in links:
@@ -368,6 +412,12 @@ class Relinkd(Contender):
                 except (asyncio.CancelledError, Exception):
                     pass
         self.poller = self.attacher = self.acker = None
+        if self.client_proc and self.client_proc.returncode is None:
+            self.client_proc.send_signal(signal.SIGKILL)
+            await self.client_proc.wait()
+        if self.client_reader:
+            await self.client_reader
+        self.client_proc = self.client_reader = None
         await self.kill()
         if self.bus:
             await quiet_disconnect(self.bus)
@@ -375,16 +425,22 @@ class Relinkd(Contender):
 
 
 def relinkd_contender(kind: str, bench: Bench, work: str, binary: str, poll_ms: float,
-                      client: str = "signal") -> "Relinkd | None":
+                      client: str = "process") -> "Relinkd | None":
     """`relinkd` (the build at `binary`) or `relinkd=PATH` (another build,
-    named so, for an A/B comparison); None for any other kind."""
-    if kind == "relinkd":
-        return Relinkd(bench, work, binary, poll_ms, client)
-    if kind.startswith("relinkd="):
-        c = Relinkd(bench, work, kind.split("=", 1)[1], poll_ms, client)
-        c.name = kind
-        return c
-    return None
+    named so, for an A/B comparison), either with `@MODE` for a client other
+    than --relinkd-client's (`relinkd@signal`: the client in this process);
+    None for any other kind."""
+    base, _, mode = kind.partition("@")
+    if mode and mode not in CLIENT_MODES:
+        raise BenchFailure(f"unknown relinkd client {mode!r} in {kind!r} (one of {', '.join(CLIENT_MODES)})")
+    if base == "relinkd":
+        c = Relinkd(bench, work, binary, poll_ms, mode or client)
+    elif base.startswith("relinkd="):
+        c = Relinkd(bench, work, base.split("=", 1)[1], poll_ms, mode or client)
+    else:
+        return None
+    c.name = kind
+    return c
 
 
 class BleakPeer(Contender):
@@ -434,6 +490,86 @@ class BleakPeer(Contender):
 
     async def close(self) -> None:
         await self.kill()
+
+
+class RelayFloor(Contender):
+    """The floor for any agent: relay.c (C on libdbus, one StartNotify, each
+    value re-sent at once as a unicast signal) with its client in a process
+    of its own (relay_client.py, which keeps the link with an immediate,
+    repeated Connect). No store, no restore: back in range only."""
+    name = "relay (floor)"
+
+    def __init__(self, bench: Bench, work: str):
+        super().__init__(bench, work)
+        self.logpath = os.path.join(work, "relay.log")
+        self.binary = os.path.join(work, "relay")
+        self.client_proc: asyncio.subprocess.Process | None = None
+        self.reader: asyncio.Task | None = None
+        self.client_name: asyncio.Future | None = None
+        self.connected = asyncio.Event()
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        while line := await proc.stdout.readline():
+            msg = json.loads(line)
+            if msg["ev"] == "value":
+                probe = parse_probe(bytes.fromhex(msg["hex"]))
+                if probe:
+                    self.arrivals.values.put_nowait((*probe, msg["t"]))
+            elif msg["ev"] == "name" and not self.client_name.done():
+                self.client_name.set_result(msg["name"])
+            elif msg["ev"] == "connected":
+                self.connected.set()
+            elif msg["ev"] == "disconnected":
+                self.connected.clear()
+                self.arrivals.drops.put_nowait(msg)
+
+    async def setup(self, links: list[int]) -> None:
+        self.links = links
+        cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
+                                capture_output=True, text=True).stdout.split()
+        subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *cflags], check=True)
+        device = device_path(self.bench, self.bench.locks[0])
+        log = open(self.logpath, "ab")
+        self.client_name = asyncio.get_running_loop().create_future()
+        self.client_proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.join(HERE, "relay_client.py"), "--bus", self.bench.bus, "--device", device,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=die_with_parent)
+        self.reader = asyncio.create_task(self._read(self.client_proc))
+        name = await asyncio.wait_for(self.client_name, 20)
+        await asyncio.wait_for(self.connected.wait(), 30)
+        bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        try:
+            path = None
+            for _ in range(100):  # services resolved a little after the link
+                reply = await bus.call(Message(destination="org.bluez", path="/", member="GetManagedObjects",
+                                               interface="org.freedesktop.DBus.ObjectManager"))
+                path = next((p for p, ifs in reply.body[0].items() if p.startswith(device + "/")
+                             and "org.bluez.GattCharacteristic1" in ifs
+                             and ifs["org.bluez.GattCharacteristic1"]["UUID"].value == LOCK_STATE), None)
+                if path:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await quiet_disconnect(bus)
+        if path is None:
+            raise BenchFailure("relay: the lock state characteristic did not appear")
+        self.proc = await asyncio.create_subprocess_exec(
+            self.binary, self.bench.bus, path, name, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=log, preexec_fn=die_with_parent)
+        log.close()
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 20)
+        if line.strip() != b"ready":
+            raise BenchFailure("relay did not start:\n" + self.log_tail())
+
+    async def close(self) -> None:
+        await self.kill()
+        if self.client_proc and self.client_proc.returncode is None:
+            self.client_proc.send_signal(signal.SIGKILL)
+            await self.client_proc.wait()
+        if self.reader:
+            await self.reader
+        self.client_proc = self.reader = None
 
 
 class Prober:
@@ -648,7 +784,12 @@ async def run(args) -> dict:
         prober = Prober(bench, args.restore_probe_ms)
 
         def make(kind: str) -> Contender:
-            c = relinkd_contender(kind, bench, work, args.relinkd, args.poll_ms, args.relinkd_client) or BleakPeer(bench, work)
+            c = relinkd_contender(kind, bench, work, args.relinkd, args.poll_ms, args.relinkd_client)
+            if c is None:
+                kinds = {"bleak": BleakPeer, "relay": RelayFloor}
+                if kind not in kinds:
+                    raise BenchFailure(f"unknown contender {kind!r} (relinkd, relinkd=PATH, bleak, relay)")
+                c = kinds[kind](bench, work)
             if isinstance(c, Relinkd):
                 c.log_level = args.relinkd_log_level
             contenders.append(c)
@@ -675,6 +816,8 @@ async def run(args) -> dict:
                     await c.close()
                     await disconnect_all(bus, bench)
         for kind in args.contenders:
+            if kind == "relay":
+                continue  # no restore: it keeps nothing
             for n in args.links:
                 c = make(kind)
                 print(f"[{c.name}] restore N={n} x{args.reps}", file=sys.stderr, flush=True)
@@ -707,8 +850,9 @@ def in_range_key(period_ms: float) -> str:
 
 def report(results: dict, args) -> None:
     names = list(results)
-    delivery = ("relinkd client: Central1.Event signals" if args.relinkd_client == "signal"
-                else f"relinkd Events polled every {args.poll_ms:g} ms")
+    delivery = {"process": "relinkd client: Central1.Event signals, in its own process",
+                "signal": "relinkd client: Central1.Event signals, in the bench's process",
+                "poll": f"relinkd Events polled every {args.poll_ms:g} ms"}[args.relinkd_client]
     print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds) and {args.reps} (restore); "
           f"restore probes every {args.restore_probe_ms:g} ms; {delivery}; bench connect timeout "
           f"{args.connect_timeout:g} s, lock away {args.away:g} s")
@@ -725,10 +869,10 @@ def report(results: dict, args) -> None:
     for label, key in rows:
         cell = fmt_count if key.endswith("_dropped") else fmt_tail if key.endswith("#tail") else fmt
         key = key.removesuffix("#tail")
-        print(f"{label:<34}" + "".join(f"{cell(results[n][key]):>26}" for n in names))
+        print(f"{label:<34}" + "".join(f"{cell(results[n][key]) if key in results[n] else 'n/a':>26}" for n in names))
     if len(args.links) >= 2:
         print()
-        for n in names:
+        for n in (n for n in names if f"restore_{args.links[0]}" in results[n]):
             meds = [statistics.median(results[n][f"restore_{k}"]) for k in args.links]
             a, b, r2 = fit(args.links, meds)
             print(f"{n}: restore median ~ {a * 1000:.0f} ms + {b * 1000:.1f} ms x N (r^2 {r2:.3f})")
@@ -745,13 +889,19 @@ def main() -> int:
                         "50 ms poll, so this figure needs more samples)")
     p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
     p.add_argument("--contenders", default="relinkd,bleak",
-                   help="comma-separated: relinkd, bleak, relinkd=PATH (another relinkd build, for an A/B comparison)")
+                   help="comma-separated: relinkd, bleak, relay (relay.c, the floor for any agent; back "
+                        "in range only), relinkd=PATH (another relinkd build, for an A/B "
+                        "comparison); a relinkd kind may end in @process, @signal or @poll (its client, "
+                        "see --relinkd-client)")
     p.add_argument("--probe-ms", default="2,20",
                    help="comma-separated probe periods for the back-in-range samples (each its own row)")
     p.add_argument("--restore-probe-ms", type=float, default=20, help="probe period of the restore runs")
-    p.add_argument("--relinkd-client", choices=("signal", "poll"), default="signal",
+    p.add_argument("--relinkd-client", choices=CLIENT_MODES, default="process",
                    help="how the relinkd client gets events: Central1.Event signals after "
-                        "Manager1.Register (what a real client does), or polling Control1.Events")
+                        "Manager1.Register (what a real client does), in a process of its own "
+                        "(relinkd_client.py, as the peer's client is) or in this process "
+                        "(signal: sharing its event loop with the prober and the bus watch); "
+                        "or polling Control1.Events from this process")
     p.add_argument("--relinkd-log-level", default="info", help="relinkd's --log-level (debug for timelines)")
     p.add_argument("--poll-ms", type=float, default=5, help="with --relinkd-client poll")
     p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")

@@ -34,6 +34,28 @@ def test_central_paths_escape_as_the_api_says():
     assert restore_bench.central_path("é") == "/org/relink/central/_c3_a9"
 
 
+def test_contender_kinds_name_a_build_and_a_client():
+    bench = restore_bench.Bench(1, 20.0, "/nonexistent")
+    plain = restore_bench.relinkd_contender("relinkd", bench, "/tmp", "/bin/relinkd", 5)
+    assert (plain.name, plain.binary, plain.client) == ("relinkd", "/bin/relinkd", "process")
+    other = restore_bench.relinkd_contender("relinkd=/old/relinkd@signal", bench, "/tmp", "/bin/relinkd", 5)
+    assert (other.name, other.binary, other.client) == ("relinkd=/old/relinkd@signal", "/old/relinkd", "signal")
+    assert restore_bench.relinkd_contender("bleak", bench, "/tmp", "/bin/relinkd", 5) is None
+    with pytest.raises(restore_bench.BenchFailure, match="unknown relinkd client"):
+        restore_bench.relinkd_contender("relinkd@carrier-pigeon", bench, "/tmp", "/bin/relinkd", 5)
+
+
+def test_the_relinkd_client_reads_the_value_of_a_value_notified_payload():
+    sys.path.insert(0, os.path.join(ROOT, "bench", "relink"))
+    import relinkd_client
+    payload = json.dumps({"valueNotified": {"characteristic": {"characteristic": "c", "service": "s"},
+                                            "peripheral": {"uuid": "u"}, "value": list(b"p0.7")}})
+    assert relinkd_client.value_of(payload) == b"p0.7"
+    assert relinkd_client.value_of("not json") is None
+    assert relinkd_client.value_of(json.dumps({"c": {"value": [300]}})) is None
+    assert relinkd_client.central_path("front-door 1") == restore_bench.central_path("front-door 1")
+
+
 def test_fit_recovers_a_line_and_reports_a_poor_one():
     a, b, r2 = restore_bench.fit([1, 2, 4, 8], [0.1 + 0.01 * n for n in (1, 2, 4, 8)])
     assert a == pytest.approx(0.1) and b == pytest.approx(0.01) and r2 == pytest.approx(1.0)
@@ -68,15 +90,20 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     out = tmp_path / "figures.json"
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "relink", "restore_bench.py"),
                         "--relinkd", RELINKD, "--reps", "1", "--reps-in-range", "1",
+                        "--contenders", "relinkd,relay,bleak",
                         "--links", "1,2", "--probe-ms", "2,20", "--json", str(out)],
                        capture_output=True, text=True, timeout=240,
                        env=dict(os.environ, TMPDIR=str(tmp_path)))  # every child inherits it
     assert p.returncode == 0, p.stderr[-3000:]
     results = json.loads(out.read_text())["results"]
-    assert set(results) == {"relinkd", "bleak-retry-connector"}
-    for figures in results.values():
-        for key in ("in_range_2ms", "in_range_20ms", "restore_1", "restore_2",
-                    "in_range_2ms_after_link_up", "in_range_20ms_after_link_up"):
+    assert set(results) == {"relinkd", "relay (floor)", "bleak-retry-connector"}
+    for name, figures in results.items():
+        keys = ["in_range_2ms", "in_range_20ms", "in_range_2ms_after_link_up", "in_range_20ms_after_link_up"]
+        if name == "relay (floor)":
+            assert "restore_1" not in figures  # it keeps nothing to restore
+        else:
+            keys += ["restore_1", "restore_2"]
+        for key in keys:
             assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
         for key in ("in_range_2ms", "in_range_20ms"):
             assert figures[key + "_after_link_up"][0] < figures[key][0], (key, figures)
@@ -86,6 +113,9 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     # reconnection (the peer may drop some: its callback comes later).
     assert results["relinkd"]["in_range_2ms_dropped"] == [0], results["relinkd"]
     assert results["relinkd"]["in_range_20ms_dropped"] == [0], results["relinkd"]
+    # So does the floor, whose notify session bluetoothd keeps and re-arms.
+    assert results["relay (floor)"]["in_range_20ms_dropped"] == [0], results["relay (floor)"]
+    assert "n/a" in next(line for line in p.stdout.splitlines() if line.startswith("restart -> 1 link"))
     assert "restart -> 2 link(s) restored" in p.stdout
     assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout
     assert "values dropped (total)" in p.stdout and "mean; 90th percentile" in p.stdout
