@@ -20,6 +20,11 @@ Measures, for each contender:
     there before the one that reached the client: values dropped on the
     way (bleak drops those that come before its start_notify callback is
     registered again).
+  * state sent once: the lock sends its state once, as notifications are
+    enabled again at the reconnection (many locks do), and nothing more;
+    while it is away its state changes (silently) to a fresh probe. Back in
+    range -> that value at the client, or missed (lost for good: the lock
+    sends it again only at the next reconnection). --once-reps samples.
   * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
     the client process is SIGKILLed (BlueZ keeps the links, as it does when
     a process dies); the clock starts just before the new process is spawned;
@@ -723,6 +728,63 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
     return {"": out, "_after_link_up": after_up, "_after_first_value_on_bus": after_bus, "_dropped": dropped}
 
 
+async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch: LinkWatch,
+                       wait: float) -> dict[str, list[float]]:
+    """A lock that sends its state once, as notifications are enabled again
+    (`notify_on_subscribe`), and nothing more: no probes. Per sample, while
+    the lock is away its state is set (silently) to a fresh probe; back in
+    range -> that probe at the client, or missed if it has not arrived
+    `wait` s after bluetoothd put it on the bus. A missed value is lost for
+    good: the lock sends it again only at the next reconnection."""
+    await c.setup([0])
+    await Prober(bench, 20).until_all(c, [0], 60)
+    lock = bench.locks[0]
+    await bench.cmd("notify_on_subscribe", peripheral=lock, on=True)
+    out, missed, to_bus, after_bus = [], [], [], []
+    try:
+        for _ in range(reps):
+            c.arrivals.clear()
+            await bench.cmd("out_of_range", peripheral=lock)
+            await asyncio.wait_for(c.arrivals.drops.get(), 30)
+            Prober.seq += 1
+            seq = Prober.seq
+            await bench.cmd("push", peripheral=lock, value=probe_hex(0, seq), silent=True)
+            await asyncio.sleep(away)
+            watch.clear()
+            t0 = time.monotonic()
+            wall0 = time.time()
+            await bench.cmd("in_range", peripheral=lock)
+            on_bus = await watch.on_bus(seq, timeout=30)
+            if on_bus is None:
+                raise BenchFailure(f"{c.name}: the lock's state {seq} never reached the bus")
+            arrived = None
+            deadline = on_bus + wait
+            while arrived is None and (left := deadline - time.monotonic()) > 0:
+                try:
+                    link, got, t = await asyncio.wait_for(c.arrivals.values.get(), left)
+                except asyncio.TimeoutError:
+                    break
+                if link == 0 and got == seq:
+                    arrived = t
+            to_bus.append(on_bus - t0)
+            if arrived is None:
+                missed.append(1)
+            else:
+                missed.append(0)
+                out.append(arrived - t0)
+                after_bus.append(arrived - on_bus)
+            if DEBUG:
+                print(f"  once: in_range sent at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
+                      f"state on the bus +{(on_bus - t0) * 1000:.1f} ms, "
+                      + (f"at the client +{(arrived - t0) * 1000:.1f} ms" if arrived else "missed"), file=sys.stderr)
+            # Let the contender settle (the peer subscribes again after its
+            # connect) before the next drop.
+            await asyncio.sleep(0.5)
+    finally:
+        await bench.cmd("notify_on_subscribe", peripheral=lock, on=False)
+    return {"": out, "_to_bus": to_bus, "_after_bus": after_bus, "_missed": missed}
+
+
 async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int) -> list[float]:
     links = list(range(n))
     await c.setup(links)
@@ -815,6 +877,22 @@ async def run(args) -> dict:
                         res.setdefault(key + suffix, []).extend(xs)
                     await c.close()
                     await disconnect_all(bus, bench)
+        # The lock that sends its state once at the reconnection: rounds too.
+        if args.once_reps:
+            for r in range(rounds):
+                reps = args.once_reps // rounds + (1 if r < args.once_reps % rounds else 0)
+                for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
+                    if not reps:
+                        continue
+                    c = make(kind)
+                    print(f"[{c.name}] back in range, the lock's state sent once, x{reps} (round {r + 1} of {rounds})",
+                          file=sys.stderr, flush=True)
+                    async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
+                        figures = await measure_once(c, bench, reps, args.away, watch, args.once_wait)
+                    for suffix, xs in figures.items():
+                        results.setdefault(c.name, {}).setdefault("once" + suffix, []).extend(xs)
+                    await c.close()
+                    await disconnect_all(bus, bench)
         for kind in args.contenders:
             if kind == "relay":
                 continue  # no restore: it keeps nothing
@@ -853,23 +931,31 @@ def report(results: dict, args) -> None:
     delivery = {"process": "relinkd client: Central1.Event signals, in its own process",
                 "signal": "relinkd client: Central1.Event signals, in the bench's process",
                 "poll": f"relinkd Events polled every {args.poll_ms:g} ms"}[args.relinkd_client]
-    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds) and {args.reps} (restore); "
+    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds), "
+          f"{args.once_reps} (state sent once; of those delivered; missed: not at the client {args.once_wait:g} s "
+          f"after it was on the bus) and {args.reps} (restore); "
           f"restore probes every {args.restore_probe_ms:g} ms; {delivery}; bench connect timeout "
           f"{args.connect_timeout:g} s, lock away {args.away:g} s")
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
     print(header)
     print("-" * len(header))
-    rows = [row for period in args.probe_ms for row in (
+    rows = [row for period in (args.probe_ms if args.reps_in_range else []) for row in (
                 (f"back in range, probe {period:g} ms", in_range_key(period)),
                 (f"  mean; 90th percentile", in_range_key(period) + "#tail"),
                 (f"  of which after link up", in_range_key(period) + "_after_link_up"),
                 (f"  after the first value on the bus", in_range_key(period) + "_after_first_value_on_bus"),
                 (f"  values dropped (total)", in_range_key(period) + "_dropped"))] + \
+           ([("state sent once at re-arm", "once"),
+             ("  bluetoothd put it on the bus", "once_to_bus"),
+             ("  after it was on the bus", "once_after_bus"),
+             ("  missed (lost for good)", "once_missed")] if args.once_reps else []) + \
            [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
     for label, key in rows:
-        cell = fmt_count if key.endswith("_dropped") else fmt_tail if key.endswith("#tail") else fmt
+        cell = (fmt_count if key.endswith(("_dropped", "_missed")) else fmt_tail if key.endswith("#tail")
+                else fmt)
         key = key.removesuffix("#tail")
-        print(f"{label:<34}" + "".join(f"{cell(results[n][key]) if key in results[n] else 'n/a':>26}" for n in names))
+        print(f"{label:<34}" + "".join(f"{cell(results[n][key]) if results[n].get(key) else 'n/a':>26}"
+                                       for n in names))
     if len(args.links) >= 2:
         print()
         for n in (n for n in names if f"restore_{args.links[0]}" in results[n]):
@@ -896,6 +982,11 @@ def main() -> int:
     p.add_argument("--probe-ms", default="2,20",
                    help="comma-separated probe periods for the back-in-range samples (each its own row)")
     p.add_argument("--restore-probe-ms", type=float, default=20, help="probe period of the restore runs")
+    p.add_argument("--once-reps", type=int, default=15,
+                   help="samples of the lock that sends its state once as notifications are enabled "
+                        "again (0: none)")
+    p.add_argument("--once-wait", type=float, default=2.0,
+                   help="seconds after the state reached the bus before it counts as missed")
     p.add_argument("--relinkd-client", choices=CLIENT_MODES, default="process",
                    help="how the relinkd client gets events: Central1.Event signals after "
                         "Manager1.Register (what a real client does), in a process of its own "

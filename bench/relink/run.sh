@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)" >&2
-timeout --signal=TERM 600 .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd "$@" &
+timeout --signal=TERM 1500 .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd "$@" &
 driver=$!
 wait "$driver"
 status=$?

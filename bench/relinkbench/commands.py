@@ -15,6 +15,7 @@ FORWARDED = {
     "set_adv_name": ("lock", "band"),
     "set_gap_name": ("lock", "band"),
     "push": ("lock", "band"),
+    "notify_on_subscribe": ("lock",),
     "start_stream": ("band",),
     "stop_stream": ("band",),
     "set_rate": ("band",),
@@ -27,7 +28,10 @@ HELP = {
     "in_range": "peripheral: power its adapter on again",
     "set_adv_name": "peripheral, name: change the advertised Local Name",
     "set_gap_name": "peripheral, name: change the GAP Device Name (0x2A00)",
-    "push": "peripheral[, state=locked|unlocked | value=HEX]: notify a value now",
+    "push": "peripheral[, state=locked|unlocked | value=HEX[, silent=true]]: notify a value now "
+            "(silent: only set it)",
+    "notify_on_subscribe": "peripheral, on=true|false: lock sends its state when a central "
+                           "enables notifications (each CCCD write)",
     "start_stream": "peripheral[, rate]: band starts notifying",
     "stop_stream": "peripheral: band stops notifying",
     "set_rate": "peripheral, rate: band notifications per second",

@@ -678,3 +678,33 @@ def test_no_value_precedes_services_resolved_at_a_reconnection(bench):
             assert len(values) >= 5, "too few values to tell"
             await c.disconnect(lock)
     run(go())
+
+
+def test_a_lock_that_notifies_on_subscribe_sends_its_state_at_each_reconnection(bench):
+    """`notify_on_subscribe`: the lock sends its current state when the
+    central's session is armed (its CCCD write), as many locks do; a
+    `silent` push only sets the state. The session kept across the drop is
+    re-armed at the reconnection, so the state comes again then."""
+    async def go():
+        async with Client(bench.bus) as c:
+            lock, state = await subscribed(c, bench, "lock", LOCK_STATE)
+            assert bench.cmd("notify_on_subscribe", peripheral="lock", on=True)["notify_on_subscribe"] is True
+            try:
+                t = time.monotonic()
+                bench.cmd("push", peripheral="lock", value="aa01", silent=True)
+                with pytest.raises(AssertionError, match="timed out"):
+                    await c.wait_change(state, "Value", None, t, timeout=0.5)
+                bench.cmd("out_of_range", peripheral="lock")
+                await c.wait_change(lock, "Connected", False, t, timeout=5)
+                bench.cmd("push", peripheral="lock", value="aa02", silent=True)
+                t = time.monotonic()
+                bench.cmd("in_range", peripheral="lock")
+                await c.connect(lock)
+                assert bytes(await c.wait_change(state, "Value", None, t, timeout=5)) == bytes.fromhex("aa02")
+                assert bench.cmd("get", peripheral="lock")["notify_on_subscribe"] is True
+            finally:
+                bench.cmd("notify_on_subscribe", peripheral="lock", on=False)
+            with pytest.raises(RuntimeError, match="on must be true or false"):
+                bench.cmd("notify_on_subscribe", peripheral="lock", on="yes")
+            await c.disconnect(lock)
+    run(go())

@@ -90,7 +90,7 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     out = tmp_path / "figures.json"
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "relink", "restore_bench.py"),
                         "--relinkd", RELINKD, "--reps", "1", "--reps-in-range", "1",
-                        "--contenders", "relinkd,relay,bleak",
+                        "--contenders", "relinkd,relay,bleak", "--once-reps", "1",
                         "--links", "1,2", "--probe-ms", "2,20", "--json", str(out)],
                        capture_output=True, text=True, timeout=240,
                        env=dict(os.environ, TMPDIR=str(tmp_path)))  # every child inherits it
@@ -115,6 +115,14 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     assert results["relinkd"]["in_range_20ms_dropped"] == [0], results["relinkd"]
     # So does the floor, whose notify session bluetoothd keeps and re-arms.
     assert results["relay (floor)"]["in_range_20ms_dropped"] == [0], results["relay (floor)"]
+    # A lock that sends its state once as its session is re-armed: relinkd
+    # and the floor deliver it (the peer may miss it: its callback is not
+    # registered again yet).
+    for name in ("relinkd", "relay (floor)"):
+        assert results[name]["once_missed"] == [0], (name, results[name])
+        assert len(results[name]["once"]) == 1 and 0 < results[name]["once"][0] < 5, (name, results[name])
+    assert len(results["bleak-retry-connector"]["once_missed"]) == 1
+    assert "state sent once at re-arm" in p.stdout and "missed (lost for good)" in p.stdout
     assert "n/a" in next(line for line in p.stdout.splitlines() if line.startswith("restart -> 1 link"))
     assert "restart -> 2 link(s) restored" in p.stdout
     assert "back in range, probe 2 ms" in p.stdout and "back in range, probe 20 ms" in p.stdout

@@ -85,6 +85,9 @@ class Characteristic(ServiceInterface):
         self.value = value
         self.on_write = on_write
         self.notifying = False
+        # Send the current value as soon as a central enables notifications
+        # (its CCCD write), as many locks do with their state.
+        self.notify_on_subscribe = False
         self.confirms = 0
         self.writes = 0
 
@@ -115,6 +118,8 @@ class Characteristic(ServiceInterface):
         if "notify" not in self.flags and "indicate" not in self.flags:
             raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
         self.notifying = True
+        if self.notify_on_subscribe:
+            self.emit_properties_changed({"Value": self.value})
 
     @dbus_method()
     def StopNotify(self) -> None:

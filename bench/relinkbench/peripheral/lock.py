@@ -47,7 +47,8 @@ class Lock(Peripheral):
 
     def state(self) -> dict[str, Any]:
         return {"locked": self.locked, "state": self._state_bytes().decode(),
-                "writes": self.command_char.writes, "confirms": self.state_char.confirms}
+                "writes": self.command_char.writes, "confirms": self.state_char.confirms,
+                "notify_on_subscribe": self.state_char.notify_on_subscribe}
 
     async def command(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
         if cmd == "push":
@@ -56,8 +57,17 @@ class Lock(Peripheral):
                     raise CommandError("state must be 'locked' or 'unlocked'")
                 self.set_locked(args["state"] == "locked")
             elif "value" in args:
-                self.state_char.set_value(bytes.fromhex(str(args["value"])))
+                silent = args.get("silent", False)
+                if not isinstance(silent, bool):
+                    raise CommandError("silent must be true or false")
+                self.state_char.set_value(bytes.fromhex(str(args["value"])), notify=not silent)
             else:
                 self.set_locked(self.locked)
             return {"value": self.state_char.value.hex()}
+        if cmd == "notify_on_subscribe":
+            on = args.get("on")
+            if not isinstance(on, bool):
+                raise CommandError("on must be true or false")
+            self.state_char.notify_on_subscribe = on
+            return {"notify_on_subscribe": on}
         return await super().command(cmd, args)
