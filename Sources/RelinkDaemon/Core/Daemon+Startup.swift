@@ -91,14 +91,24 @@ extension Daemon {
     /// the machine goes on with its next one.
     static let adoptionTimeout: Duration = .seconds(5)
 
-    /// Issues the adopting Connects concurrently, then feeds each result to
-    /// its machine, in the order the machines asked.
+    /// Adopts the links BlueZ still holds, then feeds each result to its
+    /// machine, in the order the machines asked. A device the mirror shows
+    /// connected needs no call: BlueZ's `Connect()` on a connected LE
+    /// device replies at once and changes nothing (`dev_connect` in
+    /// src/device.c), so it would only cost a bus round trip per link. One
+    /// that dropped since the machines started gets a real `Connect`,
+    /// issued concurrently with the others.
     func adopt(_ adoptions: [RestoreBatch.Adoption]) async {
         guard !adoptions.isEmpty else { return }
         let bluez = self.bluez
         var results = [[Machine.Input]](repeating: [], count: adoptions.count)
         await withTaskGroup(of: (Int, [Machine.Input]).self) { group in
             for (index, adoption) in adoptions.enumerated() {
+                if let device = await bluez.mirror.device(adoption.device), device.connected {
+                    results[index] = [.connectSucceeded(adoption.address)]
+                        + (device.servicesResolved ? [.servicesResolved(adoption.address)] : [])
+                    continue
+                }
                 group.addTask {
                     do {
                         try await bluez.connect(adoption.device, timeout: Self.adoptionTimeout)
