@@ -9,11 +9,11 @@ import Systemd
 extension Daemon {
     /// Loads the store and resumes every scan, pending connection and
     /// subscription (``StartupPlan``). A link BlueZ still holds is adopted
-    /// by the known-identifier strategy (Connect on a connected device
-    /// succeeds at once) and reported `restored`.
+    /// by the known-identifier strategy (its connect step succeeds at once,
+    /// without a call: ``adopt(_:)``) and reported `restored`.
     ///
     /// Concurrent, not link after link: every machine is started first; the
-    /// adopting Connects are then issued together and their results fed to
+    /// adoptions are then made together and their results fed to
     /// the machines in order, all the store writes (pending, restored,
     /// connected) are one commit, made before this returns, so before any
     /// client is answered, and every StartNotify is issued together as the
