@@ -47,9 +47,13 @@ def value_of(payload: str) -> bytes | None:
 
 
 class Client:
-    def __init__(self, bus: MessageBus, identifier: str):
+    """`sink(ev, **fields)` takes what this prints (`emit`; restore_bench's
+    `relinkd@signal` runs a Client in its own process with another sink)."""
+
+    def __init__(self, bus: MessageBus, identifier: str, sink=emit):
         self.bus = bus
         self.identifier = identifier
+        self.sink = sink
         self.has_owner = False
         self.fresh = asyncio.Event()  # relinkd took its name (again): attach
         self.after = 0
@@ -72,18 +76,21 @@ class Client:
                 value = value_of(payload)
                 t = time.monotonic()
                 if value is not None:
-                    emit("value", hex=value.hex(), t=t)
+                    self.sink("value", hex=value.hex(), t=t)
             elif kind == "disconnected":
-                emit("disconnected", payload=payload)
+                self.sink("disconnected", payload=payload)
             if self.acker is None or self.acker.done():
                 self.acker = asyncio.create_task(self.ack())
 
     async def ack(self) -> None:
         while self.acked < self.after:
             upto = self.after
-            reply = await self.bus.call(Message(destination="org.relink", path=central_path(self.identifier),
-                                                interface="org.relink.Central1", member="Ack",
-                                                signature="t", body=[upto]))
+            try:
+                reply = await self.bus.call(Message(destination="org.relink", path=central_path(self.identifier),
+                                                    interface="org.relink.Central1", member="Ack",
+                                                    signature="t", body=[upto]))
+            except (EOFError, OSError):
+                return  # this client's bus connection closed
             if reply.message_type == MessageType.ERROR:
                 return  # relinkd went away; the next attach replays from the acknowledged mark
             self.acked = upto
@@ -111,7 +118,7 @@ class Client:
                                                     signature="sa{sv}", body=[self.identifier, {}]))
                 if reply.message_type != MessageType.ERROR:
                     self.acked = 0
-                    emit("attached")
+                    self.sink("attached")
                     break
                 await asyncio.sleep(0.005)  # not up yet
 

@@ -62,9 +62,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import relinkd_client  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -202,6 +206,31 @@ class Contender:
             await self.proc.wait()
         self.proc = None
 
+    async def spawn_script(self, script: str, *args: str, log: str,
+                           env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+        """A client script of this directory: JSON lines on its stdout
+        (``read_lines``), its stderr appended to `log` in the work directory."""
+        with open(os.path.join(self.work, log), "ab") as f:
+            return await asyncio.create_subprocess_exec(
+                sys.executable, os.path.join(HERE, script), *args, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=f, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
+                preexec_fn=die_with_parent)
+
+    async def read_lines(self, proc: asyncio.subprocess.Process, other: Callable[[dict], None]) -> None:
+        """A client script's lines, each to ``take``."""
+        while line := await proc.stdout.readline():
+            self.take(json.loads(line), other)
+
+    def take(self, msg: dict, other: Callable[[dict], None]) -> None:
+        """A value (stamped by the client) to the arrivals, anything else
+        the client reports to `other`."""
+        if msg["ev"] == "value":
+            probe = parse_probe(bytes.fromhex(msg["hex"]))
+            if probe:
+                self.arrivals.values.put_nowait((*probe, msg["t"]))
+        else:
+            other(msg)
+
     def log_tail(self) -> str:
         try:
             with open(self.logpath, "rb") as f:
@@ -210,10 +239,7 @@ class Contender:
             return ""
 
 
-def central_path(identifier: str) -> str:
-    """Central1's object path (API: letters and digits kept, other bytes _xx)."""
-    return "/org/relink/central/" + "".join(
-        chr(b) if chr(b).isascii() and chr(b).isalnum() else f"_{b:02x}" for b in identifier.encode())
+central_path = relinkd_client.central_path
 
 
 class Relinkd(Contender):
@@ -225,10 +251,8 @@ class Relinkd(Contender):
         self.poll = poll_ms / 1000
         self.client = client
         self.log_level = "info"
-        self.owner = asyncio.Event()
-        self.attacher: asyncio.Task | None = None
-        self.acker: asyncio.Task | None = None
-        self.acked = 0
+        self.in_bench: asyncio.Task | None = None  # the client, with --relinkd-client signal
+        self.client_bus: MessageBus | None = None
         self.state = tempfile.mkdtemp(prefix="state-", dir=work)
         self.logpath = os.path.join(work, "relinkd.log")
         self.bus: MessageBus | None = None
@@ -250,73 +274,19 @@ class Relinkd(Contender):
         if self.bus is not None:
             return
         self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
-        if self.client == "signal":
-            self.bus.add_message_handler(self._on_message)
-            reply = await self.bus.call(Message(
-                destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
-                member="AddMatch", signature="s",
-                body=["type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.relink'"]))
-            if reply.message_type == MessageType.ERROR:
-                raise BenchFailure(f"AddMatch: {reply.body}")
 
-    def _on_message(self, msg: Message) -> None:
-        """Event signals (unicast to this client) and relinkd's name changes."""
-        if msg.message_type != MessageType.SIGNAL:
-            return
-        if msg.member == "NameOwnerChanged" and msg.body and msg.body[0] == "org.relink":
-            if msg.body[2]:
-                self.owner.set()
-            else:
-                self.owner.clear()
-        elif msg.interface == "org.relink.Central1" and msg.member == "Event":
-            seq, kind, payload = msg.body
-            if seq <= self.after:
-                return  # replayed again after a re-attach
-            self.after = seq
-            self._arrived(kind, payload, None)
-            if self.acker is None or self.acker.done():
-                self.acker = asyncio.create_task(self._ack())
-
-    def _arrived(self, kind: str, payload: str, t: float | None) -> None:
-        """t: when the value was read (polling), or None: now, with the value
-        in hand (decoded), as relinkd_client.py stamps it."""
+    def _arrived(self, kind: str, payload: str, t: float) -> None:
+        """An event read by polling at t."""
         if kind == "value-notified":
-            body = next(iter(json.loads(payload).values()), {})
-            value = bytes(body.get("value", []))
-            t = time.monotonic() if t is None else t
-            probe = parse_probe(value)
+            value = relinkd_client.value_of(payload)
+            probe = parse_probe(value) if value is not None else None
             if probe:
                 self.arrivals.values.put_nowait((*probe, t))
         elif kind == "disconnected":
             self.arrivals.drops.put_nowait(payload)
 
-    async def _ack(self) -> None:
-        """Acknowledges what arrived (after the stamps: not on the clock)."""
-        while self.acked < self.after:
-            upto = self.after
-            reply = await self.bus.call(Message(destination="org.relink", path=central_path(IDENTIFIER),
-                                                interface="org.relink.Central1", member="Ack",
-                                                signature="t", body=[upto]))
-            if reply.message_type == MessageType.ERROR:
-                return  # relinkd went away; the next attach replays from its acknowledged mark
-            self.acked = upto
-
-    async def _attach(self) -> None:
-        """Manager1.Register as soon as relinkd has its name: Event signals
-        (stored ones replayed, then live) come to this client."""
-        while True:
-            await self.owner.wait()
-            reply = await self.bus.call(Message(destination="org.relink", path="/org/relink",
-                                                interface="org.relink.Manager1", member="Register",
-                                                signature="sa{sv}", body=[IDENTIFIER, {}]))
-            if reply.message_type != MessageType.ERROR:
-                return
-            await asyncio.sleep(0.005)  # not up yet, or went away again
-
     async def spawn(self) -> float:
         await self.connect_bus()
-        self.owner.clear()
-        self.acked = 0
         log = open(self.logpath, "ab")
         t0 = time.monotonic()
         self.proc = await asyncio.create_subprocess_exec(
@@ -328,9 +298,13 @@ class Relinkd(Contender):
             if self.client_proc is None:
                 await self._spawn_client()
         elif self.client == "signal":
-            if self.attacher:
-                self.attacher.cancel()
-            self.attacher = asyncio.create_task(self._attach())
+            if self.in_bench is None:
+                # relinkd_client.py's client, in this process: it shares the
+                # event loop with the prober and the bus watch.
+                self.client_bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+                client = relinkd_client.Client(self.client_bus, IDENTIFIER,
+                                               sink=lambda ev, **f: self.take({"ev": ev, **f}, self._on_client_line))
+                self.in_bench = asyncio.create_task(client.run())
         elif self.poller is None:
             self.poller = asyncio.create_task(self._poll())
         return t0
@@ -338,25 +312,15 @@ class Relinkd(Contender):
     async def _spawn_client(self) -> None:
         """The client in a process of its own (relinkd_client.py), as the
         peer's is: it stays up across relinkd's restarts and re-attaches."""
-        log = open(os.path.join(self.work, "relinkd-client.log"), "ab")
-        self.client_proc = await asyncio.create_subprocess_exec(
-            sys.executable, os.path.join(HERE, "relinkd_client.py"), "--bus", self.bench.bus,
-            "--identifier", IDENTIFIER, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=log, env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=die_with_parent)
-        log.close()
-        self.client_reader = asyncio.create_task(self._read_client(self.client_proc))
+        self.client_proc = await self.spawn_script("relinkd_client.py", "--bus", self.bench.bus,
+                                                   "--identifier", IDENTIFIER, log="relinkd-client.log")
+        self.client_reader = asyncio.create_task(self.read_lines(self.client_proc, self._on_client_line))
 
-    async def _read_client(self, proc: asyncio.subprocess.Process) -> None:
-        while line := await proc.stdout.readline():
-            msg = json.loads(line)
-            if msg["ev"] == "value":
-                probe = parse_probe(bytes.fromhex(msg["hex"]))
-                if probe:
-                    self.arrivals.values.put_nowait((*probe, msg["t"]))
-            elif msg["ev"] == "disconnected":
-                self.arrivals.drops.put_nowait(msg["payload"])
-            elif msg["ev"] == "attached":
-                self.attached.set()
+    def _on_client_line(self, msg: dict) -> None:
+        if msg["ev"] == "disconnected":
+            self.arrivals.drops.put_nowait(msg["payload"])
+        elif msg["ev"] == "attached":
+            self.attached.set()
 
     async def wait_up(self) -> None:
         for _ in range(300):
@@ -375,13 +339,11 @@ class Relinkd(Contender):
         await self.spawn()
         await self.wait_up()
         await self.call("Register", "s", [IDENTIFIER])
-        if self.client == "process":
+        if self.client != "poll":
             try:
                 await asyncio.wait_for(self.attached.wait(), 30)
             except asyncio.TimeoutError:
                 raise BenchFailure("the relinkd client did not attach:\n" + self.log_tail()) from None
-        if self.attacher:
-            await asyncio.wait_for(self.attacher, 30)
         for link in links:
             address = self.bench.address(self.bench.locks[link])
             await self.call("Connect", "ssa{sv}", [IDENTIFIER, address,
@@ -409,14 +371,17 @@ class Relinkd(Contender):
             await asyncio.sleep(self.poll)
 
     async def close(self) -> None:
-        for task in (self.poller, self.attacher, self.acker):
+        for task in (self.poller, self.in_bench):
             if task:
                 task.cancel()
                 try:
                     await task
                 except (asyncio.CancelledError, Exception):
                     pass
-        self.poller = self.attacher = self.acker = None
+        self.poller = self.in_bench = None
+        if self.client_bus:
+            await quiet_disconnect(self.client_bus)
+            self.client_bus = None
         if self.client_proc and self.client_proc.returncode is None:
             self.client_proc.send_signal(signal.SIGKILL)
             await self.client_proc.wait()
@@ -457,35 +422,23 @@ class BleakPeer(Contender):
         self.reader: asyncio.Task | None = None
 
     async def spawn(self) -> float:
-        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bench.bus, PYTHONUNBUFFERED="1")
         addresses = [self.bench.address(self.bench.locks[i]) for i in self.links]
-        log = open(self.logpath, "ab")
         t0 = time.monotonic()
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, os.path.join(HERE, "bleak_peer.py"), *addresses,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
-            env=env, preexec_fn=die_with_parent)
-        log.close()
-        self.reader = asyncio.create_task(self._read(self.proc))
+        self.proc = await self.spawn_script("bleak_peer.py", *addresses, log="bleak.log",
+                                            env={"DBUS_SYSTEM_BUS_ADDRESS": self.bench.bus})
+        self.reader = asyncio.create_task(self.read_lines(self.proc, self._on_line))
         return t0
 
     async def setup(self, links: list[int]) -> None:
         self.links = links
         await self.spawn()
 
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+    def _on_line(self, msg: dict) -> None:
+        """Everything but values goes to the log, beside the peer's stderr."""
         with open(self.logpath, "a") as log:
-            while line := await proc.stdout.readline():
-                msg = json.loads(line)
-                if msg["ev"] == "value":
-                    probe = parse_probe(bytes.fromhex(msg["hex"]))
-                    if probe:
-                        self.arrivals.values.put_nowait((*probe, msg["t"]))
-                    continue
-                log.write(line.decode())
-                log.flush()
-                if msg["ev"] == "disconnected":
-                    self.arrivals.drops.put_nowait(msg)
+            log.write(json.dumps(msg) + "\n")
+        if msg["ev"] == "disconnected":
+            self.arrivals.drops.put_nowait(msg)
 
     async def kill(self) -> None:
         await super().kill()
@@ -513,20 +466,14 @@ class RelayFloor(Contender):
         self.client_name: asyncio.Future | None = None
         self.connected = asyncio.Event()
 
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
-        while line := await proc.stdout.readline():
-            msg = json.loads(line)
-            if msg["ev"] == "value":
-                probe = parse_probe(bytes.fromhex(msg["hex"]))
-                if probe:
-                    self.arrivals.values.put_nowait((*probe, msg["t"]))
-            elif msg["ev"] == "name" and not self.client_name.done():
-                self.client_name.set_result(msg["name"])
-            elif msg["ev"] == "connected":
-                self.connected.set()
-            elif msg["ev"] == "disconnected":
-                self.connected.clear()
-                self.arrivals.drops.put_nowait(msg)
+    def _on_client_line(self, msg: dict) -> None:
+        if msg["ev"] == "name" and not self.client_name.done():
+            self.client_name.set_result(msg["name"])
+        elif msg["ev"] == "connected":
+            self.connected.set()
+        elif msg["ev"] == "disconnected":
+            self.connected.clear()
+            self.arrivals.drops.put_nowait(msg)
 
     async def setup(self, links: list[int]) -> None:
         self.links = links
@@ -534,13 +481,10 @@ class RelayFloor(Contender):
                                 capture_output=True, text=True).stdout.split()
         subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *cflags], check=True)
         device = device_path(self.bench, self.bench.locks[0])
-        log = open(self.logpath, "ab")
         self.client_name = asyncio.get_running_loop().create_future()
-        self.client_proc = await asyncio.create_subprocess_exec(
-            sys.executable, os.path.join(HERE, "relay_client.py"), "--bus", self.bench.bus, "--device", device,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=die_with_parent)
-        self.reader = asyncio.create_task(self._read(self.client_proc))
+        self.client_proc = await self.spawn_script("relay_client.py", "--bus", self.bench.bus, "--device", device,
+                                                   log="relay.log")
+        self.reader = asyncio.create_task(self.read_lines(self.client_proc, self._on_client_line))
         name = await asyncio.wait_for(self.client_name, 20)
         await asyncio.wait_for(self.connected.wait(), 30)
         bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
@@ -559,10 +503,10 @@ class RelayFloor(Contender):
             await quiet_disconnect(bus)
         if path is None:
             raise BenchFailure("relay: the lock state characteristic did not appear")
-        self.proc = await asyncio.create_subprocess_exec(
-            self.binary, self.bench.bus, path, name, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=log, preexec_fn=die_with_parent)
-        log.close()
+        with open(self.logpath, "ab") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                self.binary, self.bench.bus, path, name, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=log, preexec_fn=die_with_parent)
         line = await asyncio.wait_for(self.proc.stdout.readline(), 20)
         if line.strip() != b"ready":
             raise BenchFailure("relay did not start:\n" + self.log_tail())

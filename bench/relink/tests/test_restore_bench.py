@@ -53,7 +53,6 @@ def test_the_relinkd_client_reads_the_value_of_a_value_notified_payload():
     assert relinkd_client.value_of(payload) == b"p0.7"
     assert relinkd_client.value_of("not json") is None
     assert relinkd_client.value_of(json.dumps({"c": {"value": [300]}})) is None
-    assert relinkd_client.central_path("front-door 1") == restore_bench.central_path("front-door 1")
 
 
 def test_fit_recovers_a_line_and_reports_a_poor_one():
