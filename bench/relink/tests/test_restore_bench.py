@@ -97,13 +97,18 @@ def test_a_short_run_measures_both_contenders_and_leaves_nothing_behind(tmp_path
     results = json.loads(out.read_text())["results"]
     assert set(results) == {"relinkd", "relay (floor)", "bleak-retry-connector"}
     for name, figures in results.items():
-        keys = ["in_range_2ms", "in_range_20ms", "in_range_2ms_after_link_up", "in_range_20ms_after_link_up"]
+        keys = ["in_range_2ms", "in_range_20ms"]
         if name == "relay (floor)":
             assert "restore_1" not in figures  # it keeps nothing to restore
         else:
             keys += ["restore_1", "restore_2"]
         for key in keys:
             assert len(figures[key]) == 1 and 0 < figures[key][0] < 60, (key, figures)
+        # The link-up stamp is the benchmark's own bus watch, in its own
+        # busy process: a client in another process may read a value a
+        # little before the watch reads the link coming up.
+        for key in ("in_range_2ms_after_link_up", "in_range_20ms_after_link_up"):
+            assert len(figures[key]) == 1 and -0.005 < figures[key][0] < 60, (key, figures)
         for key in ("in_range_2ms", "in_range_20ms"):
             assert figures[key + "_after_link_up"][0] < figures[key][0], (key, figures)
             assert figures[key + "_after_first_value_on_bus"][0] < figures[key + "_after_link_up"][0], (key, figures)
