@@ -201,10 +201,18 @@ class Contender:
         raise NotImplementedError
 
     async def kill(self) -> None:
-        if self.proc and self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGKILL)
-            await self.proc.wait()
+        await self.stop(self.proc)
         self.proc = None
+
+    @staticmethod
+    async def stop(proc: asyncio.subprocess.Process | None, reader: asyncio.Task | None = None) -> None:
+        """SIGKILLs a process started here if it still runs and waits for
+        it, then for the task reading its lines (which ends at its EOF)."""
+        if proc and proc.returncode is None:
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+        if reader:
+            await reader
 
     async def spawn_script(self, script: str, *args: str, log: str,
                            env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
@@ -382,11 +390,7 @@ class Relinkd(Contender):
         if self.client_bus:
             await quiet_disconnect(self.client_bus)
             self.client_bus = None
-        if self.client_proc and self.client_proc.returncode is None:
-            self.client_proc.send_signal(signal.SIGKILL)
-            await self.client_proc.wait()
-        if self.client_reader:
-            await self.client_reader
+        await self.stop(self.client_proc, self.client_reader)
         self.client_proc = self.client_reader = None
         await self.kill()
         if self.bus:
@@ -441,10 +445,8 @@ class BleakPeer(Contender):
             self.arrivals.drops.put_nowait(msg)
 
     async def kill(self) -> None:
-        await super().kill()
-        if self.reader:
-            await self.reader
-            self.reader = None
+        await self.stop(self.proc, self.reader)
+        self.proc = self.reader = None
 
     async def close(self) -> None:
         await self.kill()
@@ -513,11 +515,7 @@ class RelayFloor(Contender):
 
     async def close(self) -> None:
         await self.kill()
-        if self.client_proc and self.client_proc.returncode is None:
-            self.client_proc.send_signal(signal.SIGKILL)
-            await self.client_proc.wait()
-        if self.reader:
-            await self.reader
+        await self.stop(self.client_proc, self.reader)
         self.client_proc = self.reader = None
 
 
@@ -635,6 +633,14 @@ async def disconnect_all(bus: MessageBus, bench: Bench) -> None:
                                member="Disconnect"))
 
 
+async def lock_away(c: Contender, bench: Bench) -> None:
+    """The lock goes out of range; returns once the contender's client has
+    seen its link drop (what it saw before is cleared)."""
+    c.arrivals.clear()
+    await bench.cmd("out_of_range", peripheral=bench.locks[0])
+    await asyncio.wait_for(c.arrivals.drops.get(), 30)
+
+
 async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float,
                            watch: LinkWatch) -> dict[str, list[float]]:
     """Back in range -> first probe at the client; link up -> that probe;
@@ -644,9 +650,7 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
     await prober.until_all(c, [0], 60)
     out, after_up, after_bus, dropped = [], [], [], []
     for _ in range(reps):
-        c.arrivals.clear()
-        await bench.cmd("out_of_range", peripheral=bench.locks[0])
-        await asyncio.wait_for(c.arrivals.drops.get(), 30)
+        await lock_away(c, bench)
         await asyncio.sleep(away)
         watch.clear()
         t0 = time.monotonic()
@@ -687,9 +691,7 @@ async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch
     out, missed, to_bus, after_bus = [], [], [], []
     try:
         for _ in range(reps):
-            c.arrivals.clear()
-            await bench.cmd("out_of_range", peripheral=lock)
-            await asyncio.wait_for(c.arrivals.drops.get(), 30)
+            await lock_away(c, bench)
             Prober.seq += 1
             seq = Prober.seq
             await bench.cmd("push", peripheral=lock, value=probe_hex(0, seq), silent=True)
@@ -801,42 +803,35 @@ async def run(args) -> dict:
             contenders.append(c)
             return c
 
-        # Back in range: the contenders take turns, a round of samples each,
-        # so that a drift of the bench over the run (BlueZoo slows down as
-        # it runs) weighs on both alike.
-        rounds = max(1, min(args.rounds, args.reps_in_range))
-        for period in args.probe_ms:
-            key = in_range_key(period)
+        async def in_rounds(total: int, what: str, key: str, measure) -> None:
+            """Back-in-range samples: the contenders take turns, a round of
+            samples each, so that a drift of the bench over the run (BlueZoo
+            slows down as it runs) weighs on all alike. `measure(c, reps,
+            watch)` returns figures by key suffix."""
+            rounds = max(1, min(args.rounds, total))
             for r in range(rounds):
-                reps = args.reps_in_range // rounds + (1 if r < args.reps_in_range % rounds else 0)
+                reps = total // rounds + (1 if r < total % rounds else 0)
+                if not reps:
+                    continue
                 for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
                     c = make(kind)
-                    name = c.name
-                    res = results.setdefault(name, {})
-                    print(f"[{name}] back in range, probe every {period:g} ms, x{reps} (round {r + 1} of {rounds})",
+                    print(f"[{c.name}] back in range, {what}, x{reps} (round {r + 1} of {rounds})",
                           file=sys.stderr, flush=True)
                     async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
-                        figures = await measure_in_range(c, bench, Prober(bench, period), reps, args.away, watch)
+                        figures = await measure(c, reps, watch)
+                    res = results.setdefault(c.name, {})
                     for suffix, xs in figures.items():
                         res.setdefault(key + suffix, []).extend(xs)
                     await c.close()
                     await disconnect_all(bus, bench)
-        # The lock that sends its state once at the reconnection: rounds too.
-        if args.once_reps:
-            for r in range(rounds):
-                reps = args.once_reps // rounds + (1 if r < args.once_reps % rounds else 0)
-                for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
-                    if not reps:
-                        continue
-                    c = make(kind)
-                    print(f"[{c.name}] back in range, the lock's state sent once, x{reps} (round {r + 1} of {rounds})",
-                          file=sys.stderr, flush=True)
-                    async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
-                        figures = await measure_once(c, bench, reps, args.away, watch, args.once_wait)
-                    for suffix, xs in figures.items():
-                        results.setdefault(c.name, {}).setdefault("once" + suffix, []).extend(xs)
-                    await c.close()
-                    await disconnect_all(bus, bench)
+
+        for period in args.probe_ms:
+            await in_rounds(args.reps_in_range, f"probe every {period:g} ms", in_range_key(period),
+                            lambda c, reps, watch: measure_in_range(c, bench, Prober(bench, period), reps,
+                                                                    args.away, watch))
+        # The lock that sends its state once at the reconnection.
+        await in_rounds(args.once_reps, "the lock's state sent once", "once",
+                        lambda c, reps, watch: measure_once(c, bench, reps, args.away, watch, args.once_wait))
         for kind in args.contenders:
             if kind == "relay":
                 continue  # no restore: it keeps nothing
