@@ -53,23 +53,27 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The restore store: SQLite (WAL) through GRDB on the system SQLite.
-        .target(name: "RelinkStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "RelinkStore", dependencies: ["RelinkModel", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Seeded mutation stream and model for the store's crash test (tests and the writer share it).
-        .target(name: "RelinkStoreTorture", dependencies: ["RelinkStore"], swiftSettings: strict),
+        .target(name: "RelinkStoreTorture", dependencies: ["RelinkModel", "RelinkStore"], swiftSettings: strict),
         // Crash-test writer, open probe and benchmark for the restore store.
         .executableTarget(
             name: "relink-store-torture",
-            dependencies: ["RelinkStore", "RelinkStoreTorture", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RelinkModel", "RelinkStore", "RelinkStoreTorture", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // The model: one type per value (identifiers, addresses, UUIDs,
+        // intents, names), one parser and one rule each, used by every layer.
+        // Imports no C module and no other relink module.
+        .target(name: "RelinkModel", dependencies: [], swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
-        .target(name: "BlueZ", dependencies: ["DBus", "Restoration", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "RelinkModel", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
-        .target(name: "Restoration", dependencies: [], swiftSettings: strict),
+        .target(name: "Restoration", dependencies: ["RelinkModel"], swiftSettings: strict),
         // Daemon wiring: services, the actors that carry out the core's actions.
         .target(
             name: "RelinkDaemon",
             dependencies: [
-                "DBus", "BlueZ", "RelinkStore", "Restoration", "Systemd",
+                "DBus", "BlueZ", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -77,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "relinkd",
             dependencies: [
-                "RelinkDaemon", "DBus", "RelinkStore", "Restoration", "Systemd",
+                "RelinkDaemon", "DBus", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -86,10 +90,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "relinkctl",
-            dependencies: ["RelinkClient", "DBus", "Restoration", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // CoreBluetooth-like client library over relinkd's D-Bus API.
-        .target(name: "RelinkClient", dependencies: ["DBus", "Restoration"], swiftSettings: strict),
+        .target(name: "RelinkClient", dependencies: ["DBus", "RelinkModel", "Restoration"], swiftSettings: strict),
         // D-Bus binding benchmark peer (bench/dbus/run.sh builds it in release).
         .executableTarget(name: "relink-dbus-bench", dependencies: ["DBus"], path: "bench/dbus/relink-dbus-bench", swiftSettings: strict),
         // Test support: starts an isolated simulated-Bluetooth bench (bench/).
@@ -107,25 +111,26 @@ let package = Package(
         .testTarget(
             name: "RelinkStoreTests",
             dependencies: [
-                "RelinkStore", "RelinkStoreTorture",
+                "RelinkModel", "RelinkStore", "RelinkStoreTorture",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BenchSupport"], swiftSettings: strict),
-        .testTarget(name: "RestorationTests", dependencies: ["Restoration"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "RelinkModel", "BenchSupport"], swiftSettings: strict),
+        .testTarget(name: "RelinkModelTests", dependencies: ["RelinkModel"], swiftSettings: strict),
+        .testTarget(name: "RestorationTests", dependencies: ["RelinkModel", "Restoration"], swiftSettings: strict),
         // relinkd run as its own process on the bench, killed with SIGKILL.
         .testTarget(
             name: "RelinkDaemonTests",
-            dependencies: ["DBus", "BlueZ", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
+            dependencies: ["DBus", "BlueZ", "RelinkModel", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
         // Pure parts of the client library: paths, arguments, options, decoding.
-        .testTarget(name: "RelinkClientTests", dependencies: ["RelinkClient", "DBus", "Restoration"], swiftSettings: strict),
+        .testTarget(name: "RelinkClientTests", dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration"], swiftSettings: strict),
         // relinkctl and RelinkCentral against relinkd on the bench (both run as their own processes).
         .testTarget(
             name: "RelinkctlTests",
-            dependencies: ["RelinkClient", "DBus", "Restoration", "BenchSupport", "relinkctl", "relinkd"],
+            dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration", "BenchSupport", "relinkctl", "relinkd"],
             swiftSettings: strict),
     ]
 )

@@ -1,3 +1,4 @@
+import RelinkModel
 /// Messages to the bus itself (`org.freedesktop.DBus`).
 enum BusCalls {
     static let name = "org.freedesktop.DBus"

@@ -1,3 +1,4 @@
+import RelinkModel
 /// Signal subscribers of the loop: registered by `Connection.signals(matching:)`,
 /// matched and fed on the I/O thread in `route`.
 extension ConnectionLoop {

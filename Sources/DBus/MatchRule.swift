@@ -1,3 +1,4 @@
+import RelinkModel
 /// A D-Bus match rule for signals, e.g.
 /// `MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")`.
 ///

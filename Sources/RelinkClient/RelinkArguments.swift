@@ -1,4 +1,5 @@
 import Restoration
+import RelinkModel
 
 /// Checks of the arguments relinkd accepts, done before anything is sent
 /// so that a bad argument gets the same `InvalidArguments` error whether

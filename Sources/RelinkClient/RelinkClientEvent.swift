@@ -1,5 +1,6 @@
 import Foundation
 import Restoration
+import RelinkModel
 
 /// One event of a restore identifier, as relinkd delivers it
 /// (`Central1.Event` signals and `Central1.Events`): its sequence number,

@@ -1,4 +1,5 @@
 import DBus
+import RelinkModel
 
 /// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
 public struct RelinkConnectOptions: Sendable, Hashable {

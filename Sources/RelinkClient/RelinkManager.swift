@@ -1,4 +1,5 @@
 import DBus
+import RelinkModel
 
 /// One connection to relinkd and every call of its public API
 /// (`Manager1`, and `Central1` by identifier), typed. Stateless apart

@@ -1,4 +1,5 @@
 import DBus
+import RelinkModel
 
 /// A peripheral relinkd knows (`org.relink.Peripheral1` properties).
 public struct RelinkPeripheral: Sendable, Hashable {

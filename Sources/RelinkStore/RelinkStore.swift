@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Synchronization
+import RelinkModel
 
 /// The restore store: everything clients asked for, per restore identifier,
 /// in one SQLite database (WAL, `synchronous=FULL`) in the state directory.

@@ -1,5 +1,6 @@
 import Foundation
 import RelinkStore
+import RelinkModel
 
 /// An in-memory model of the store's semantics for the mutations the torture
 /// workload uses; its `state` is what the database must equal.
@@ -7,7 +8,7 @@ public struct TortureModel: Sendable, Equatable {
     struct Identifier: Sendable, Equatable {
         var record: RestoreIdentifierRecord
         var scan: ScanIntent?
-        var connections: [UUID: ConnectionIntent] = [:]
+        var connections: [PeripheralID: ConnectionIntent] = [:]
         var subscriptions: [String: Subscription] = [:]
         var events: [OutboxEvent] = []
         var nextSequence: Int64 = 1
@@ -16,7 +17,7 @@ public struct TortureModel: Sendable, Equatable {
     }
 
     var identifiers: [RestoreIdentifier: Identifier] = [:]
-    var peripherals: [UUID: PeripheralRecord] = [:]
+    var peripherals: [PeripheralID: PeripheralRecord] = [:]
 
     public init() {}
 
@@ -35,7 +36,7 @@ public struct TortureModel: Sendable, Equatable {
                 identifiers[record.id]?.record.namePreference = record.namePreference
             }
         case .removeIdentifier(let id): identifiers[id] = nil
-        case .putScanIntent(let scan): identifiers[scan.identifier]?.scan = scan
+        case .putScanIntent(let id, let scan): identifiers[id]?.scan = scan
         case .removeScanIntent(let id): identifiers[id]?.scan = nil
         case .putPeripheral(var record):
             if let existing = peripherals[record.id] { record.createdAt = existing.createdAt }
@@ -85,7 +86,7 @@ public struct TortureModel: Sendable, Equatable {
     }
 
     static func key(_ s: Subscription) -> String {
-        "\(s.identifier)|\(s.peripheral.uuidString.lowercased())|\(s.service)|\(s.characteristic)"
+        "\(s.identifier)|\(s.peripheral)|\(s.characteristic)"
     }
 
     /// The state `RelinkStore.loadState()` must return.
@@ -93,13 +94,13 @@ public struct TortureModel: Sendable, Equatable {
         let ids = identifiers.values.sorted { $0.record.id < $1.record.id }.map { entry in
             StoredState.Identifier(
                 record: entry.record, scan: entry.scan,
-                connections: entry.connections.values.sorted { $0.peripheral.uuidString.lowercased() < $1.peripheral.uuidString.lowercased() },
+                connections: entry.connections.values.sorted { $0.peripheral < $1.peripheral },
                 subscriptions: entry.subscriptions.values.sorted(),
                 outbox: OutboxStatus(nextSequence: entry.nextSequence, pendingCount: entry.events.count,
                                      droppedTotal: entry.droppedTotal, droppedRange: entry.droppedRange,
                                      firstSequence: entry.events.first?.sequence))
         }
-        let peripherals = peripherals.values.sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() }
+        let peripherals = peripherals.values.sorted { $0.id < $1.id }
         return StoredState(identifiers: ids, peripherals: peripherals)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import RelinkStore
+import RelinkModel
 
 /// A seeded, deterministic stream of multi-row mutations over the store.
 ///
@@ -55,18 +56,18 @@ public struct TortureWorkload: Sendable {
 
     static func uuid16(_ value: Int) -> BluetoothUUID {
         // Four lowercase hex digits are always a valid 16-bit UUID.
-        (try? BluetoothUUID(String(format: "%04x", value & 0xFFFF))) ?? uuid16(0)
+        BluetoothUUID(shortValue: UInt32(value & 0xFFFF))
     }
 
     private static func create(_ i: Int, now: Date, rng: inout SplitMix64) -> [StoreMutation] {
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: rng.next()) }
-        let peripheral = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        let peripheral = PeripheralID(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
         let octets = [0xC0, 0x01, (i >> 24) & 0xFF, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF].map { String(format: "%02X", $0) }
         guard let id = try? RestoreIdentifier("t\(i)"),
               let record = try? RestoreIdentifierRecord(id: id, ownerUID: UInt32(i % 5000), outboxLimit: 6, createdAt: now),
-              let address = try? DeviceAddress(adapter: "hci0", address: octets.joined(separator: ":"), addressType: .random),
+              let address = try? DeviceAddress(adapter: "hci0", address: octets.joined(separator: ":"), addressType: "random"),
               let device = try? PeripheralRecord(id: peripheral, address: address, serviceUUIDs: [uuid16(0x1800 + i % 16)], createdAt: now),
               let intent = try? ConnectionIntent(identifier: id, peripheral: peripheral,
                                                  overallTimeout: i % 2 == 0 ? nil : .seconds(30), requestedAt: now),
@@ -74,10 +75,12 @@ public struct TortureWorkload: Sendable {
         else { return [] }
         return [
             .putIdentifier(record), .putPeripheral(device),
-            .putScanIntent(ScanIntent(identifier: id, serviceUUIDs: [uuid16(i)], allowDuplicates: i % 2 == 0, updatedAt: now)),
+            .putScanIntent(id, ScanIntent(services: [uuid16(i)], allowDuplicates: i % 2 == 0)),
             .putConnectionIntent(intent),
-            .addSubscription(Subscription(identifier: id, peripheral: peripheral, service: uuid16(0x180D), characteristic: uuid16(0x2A37), createdAt: now)),
-            .addSubscription(Subscription(identifier: id, peripheral: peripheral, service: uuid16(0x180D), characteristic: uuid16(0x2A00 + i % 64), createdAt: now)),
+            .addSubscription(Subscription(identifier: id, peripheral: peripheral,
+                                          characteristic: CharacteristicKey(service: uuid16(0x180D), characteristic: uuid16(0x2A37)))),
+            .addSubscription(Subscription(identifier: id, peripheral: peripheral,
+                                          characteristic: CharacteristicKey(service: uuid16(0x180D), characteristic: uuid16(0x2A00 + i % 64)))),
             .appendEvent(event),
         ]
     }
@@ -96,15 +99,14 @@ public struct TortureWorkload: Sendable {
         return result
     }
 
-    private static func resubscribe(_ i: Int, entry: TortureModel.Identifier, peripheral: UUID, now: Date) -> [StoreMutation] {
+    private static func resubscribe(_ i: Int, entry: TortureModel.Identifier, peripheral: PeripheralID, now: Date) -> [StoreMutation] {
         var result: [StoreMutation] = []
         if let first = entry.subscriptions.values.sorted().first { result.append(.removeSubscription(first)) }
-        result.append(.addSubscription(Subscription(identifier: entry.record.id, peripheral: peripheral, service: uuid16(0x180F),
-                                                    characteristic: uuid16(0x3000 + i % 4096), createdAt: now)))
+        result.append(.addSubscription(Subscription(identifier: entry.record.id, peripheral: peripheral,
+                                                    characteristic: CharacteristicKey(service: uuid16(0x180F), characteristic: uuid16(0x3000 + i % 4096)))))
         if var scan = entry.scan {
-            scan.serviceUUIDs.append(uuid16(0x4000 + i % 4096))
-            scan.updatedAt = now
-            result.append(.putScanIntent(scan))
+            scan.services.insert(uuid16(0x4000 + i % 4096))
+            result.append(.putScanIntent(entry.record.id, scan))
         }
         return result
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RelinkStore
+import RelinkModel
 
 /// Concurrent clients, each on its own identifier, each sending one request
 /// after the other (append an event, update its connection intent) and
@@ -34,8 +35,8 @@ struct WriteLoad {
     private func runClient(_ client: Int, until deadline: ContinuousClock.Instant) async throws -> [Duration] {
         let clock = ContinuousClock()
         let id = try RestoreIdentifier("bench.writer-\(clients)-\(client)")
-        let address = try DeviceAddress(adapter: "hci1", address: String(format: "D0:00:00:00:%02X:%02X", clients, client), addressType: .public)
-        let peripheral = try PeripheralRecord(id: UUID(), address: address, createdAt: Date())
+        let address = try DeviceAddress(adapter: "hci1", address: String(format: "D0:00:00:00:%02X:%02X", clients, client), addressType: "public")
+        let peripheral = try PeripheralRecord(id: PeripheralID(), address: address, createdAt: Date())
         var intent = try ConnectionIntent(identifier: id, peripheral: peripheral.id, requestedAt: Date())
         try await store.apply([.putIdentifier(try RestoreIdentifierRecord(id: id, ownerUID: 1000, createdAt: Date())),
                                .putPeripheral(peripheral), .putConnectionIntent(intent)])

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Testing
 @testable import BlueZ
+import RelinkModel
 
 /// The BlueZ layer against the simulated bench: a private dbus-daemon,
 /// patched BlueZoo, and lock and band peripherals on their own adapters.
@@ -43,7 +44,7 @@ import Testing
     }
 
     func discover(_ client: BlueZClient, uuids: [String] = []) async throws {
-        try await client.startDiscovery(adapter: Self.hci0, filter: DiscoveryFilter(uuids: uuids))
+        try await client.startDiscovery(adapter: Self.hci0, filter: DiscoveryFilter(services: Set(uuids.map { try BluetoothUUID(parsing: $0) })))
     }
 
     @Test func uuidFilterFindsOnlyMatchingPeripheral() async throws {
@@ -98,9 +99,9 @@ import Testing
             #expect(await client.mirror.device(Self.lockPath)?.names.advertisingName == "RLK-NEW1")
             // The event stream is read by another task: give it a moment.
             try await waitUntil(timeout: .seconds(5)) {
-                await log.nameChanges(of: Self.lockPath).contains(NameChange(kind: .gap, old: "Front Door", new: "Back Door"))
+                await log.nameChanges(of: Self.lockPath).contains(NameChange(source: .gap, previous: "Front Door", current: "Back Door"))
             }
-            #expect(await log.nameChanges(of: Self.lockPath).contains(NameChange(kind: .advertising, old: "RLK-7F3A", new: "RLK-NEW1")))
+            #expect(await log.nameChanges(of: Self.lockPath).contains(NameChange(source: .advertising, previous: "RLK-7F3A", current: "RLK-NEW1")))
         }
     }
 

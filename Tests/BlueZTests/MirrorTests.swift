@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Testing
 @testable import BlueZ
+import RelinkModel
 
 @Suite struct MirrorTests {
     let hci0 = try! ObjectPath("/org/bluez/hci0")
@@ -87,7 +88,7 @@ import Testing
         let e1 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Connected": .boolean(true)], invalidated: [])
         #expect(e1 == [.propertyChanged(path: lock, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true))])
         let e2 = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: ["Name": .string("Front Door")], invalidated: [])
-        #expect(e2.contains(.nameChanged(device: lock, NameChange(kind: .gap, old: nil, new: "Front Door"))))
+        #expect(e2.contains(.nameChanged(device: lock, NameChange(source: .gap, previous: nil, current: "Front Door"))))
         #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A")
         #expect(mirror.device(lock)?.names.gapName == "Front Door")
         #expect(mirror.device(lock)?.connected == true)
@@ -109,7 +110,7 @@ import Testing
         #expect(events.contains(.valueUpdated(ValueUpdate(
             characteristic: nameChr, value: bytes, characteristicUUID: GAP.deviceNameUUID, serviceUUID: GAP.serviceUUID.lowercased(),
             device: lock, adapter: hci0, address: "00:00:00:00:00:02", addressType: "public", connected: true))))
-        #expect(events.contains(.nameChanged(device: lock, NameChange(kind: .gap, old: nil, new: "Front Door"))))
+        #expect(events.contains(.nameChanged(device: lock, NameChange(source: .gap, previous: nil, current: "Front Door"))))
         #expect(mirror.device(lock)?.names.gapNameSource == .characteristic)
         #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A")
     }

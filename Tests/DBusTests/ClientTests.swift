@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 @Suite struct ClientTests {
     @Test func connectionFailuresAreTypedErrors() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 /// An actor that lives on a connection's I/O thread.
 private actor Recorder {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 /// What services with per-caller objects need (relinkd's client API):
 /// messages sent after a reply, unicast signals and PropertiesChanged,

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 @Suite struct ServiceTests {
     static let props = "org.freedesktop.DBus.Properties"

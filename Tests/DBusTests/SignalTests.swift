@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 @Suite struct SignalTests {
     @Test func aBurstOf100000SignalsArrivesInOrder() async throws {

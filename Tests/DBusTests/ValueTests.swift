@@ -1,6 +1,7 @@
 import Testing
 
 @testable import DBus
+import RelinkModel
 
 @Suite struct SignatureTests {
     @Test(arguments: ["", "s", "a{sv}", "a{sa{sv}}", "a{oa{sa{sv}}}", "(ii)", "a(yv)", "ybnqiuxtdsogh", "aai", "v"])

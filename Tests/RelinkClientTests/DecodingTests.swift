@@ -3,6 +3,7 @@ import Foundation
 import RelinkClient
 import Restoration
 import Testing
+import RelinkModel
 
 @Suite struct DecodingTests {
     static func dict(_ entries: [(String, DBusValue)]) -> DBusValue {

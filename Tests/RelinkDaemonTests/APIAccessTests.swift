@@ -6,6 +6,7 @@ import RelinkDaemon
 import RelinkStore
 import Synchronization
 import Testing
+import RelinkModel
 
 /// Access per Unix user, with relinkd's service run in this process and the
 /// caller's user injected (every process here is root, so the bus alone

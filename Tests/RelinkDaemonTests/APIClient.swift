@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Synchronization
+import RelinkModel
 
 /// A client of relinkd's public API (org.relink.Manager1/Central1) for the
 /// tests: its own bus connection, collecting the Event signals it receives.

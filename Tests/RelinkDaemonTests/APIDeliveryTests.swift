@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import RelinkModel
 
 /// Who receives what: Event and PropertiesChanged signals are unicast to
 /// attached clients only; Watch/Unwatch; detach when a client leaves;

@@ -2,6 +2,7 @@ import Foundation
 import Restoration
 import Testing
 @testable import RelinkDaemon
+import RelinkModel
 
 /// The event payloads documented in docs/api/events.md: the JSON the outbox
 /// stores (and `Central1.Event` carries) has the documented shape.

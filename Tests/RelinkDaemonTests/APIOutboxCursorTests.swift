@@ -3,6 +3,7 @@ import Logging
 import RelinkStore
 import Testing
 @testable import RelinkDaemon
+import RelinkModel
 
 /// relinkd tracks each outbox's position in memory (LastSequence,
 /// Acknowledged, DroppedEvents) from the effects each commit reports,

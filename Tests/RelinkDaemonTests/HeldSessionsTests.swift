@@ -4,19 +4,20 @@ import RelinkStore
 import Restoration
 import Testing
 @testable import RelinkDaemon
+import RelinkModel
 
 /// The notify sessions relinkd believes bluetoothd holds for it, and the
 /// values kept until a returning link is reported up.
 @Suite struct HeldSessionsTests {
     let peripheral = PeripheralID()
     let key = CharacteristicKey(
-        service: try! Restoration.BluetoothUUID(parsing: "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"),
-        characteristic: try! Restoration.BluetoothUUID(parsing: "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"))
+        service: try! BluetoothUUID(parsing: "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"),
+        characteristic: try! BluetoothUUID(parsing: "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"))
     let path = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02/service0001/char0002")
     let otherPath = try! ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_02/service0001/char0003")
 
     func request(_ n: Int) -> RestoreBatch.Request {
-        RestoreBatch.Request(mutations: [.acknowledgeEvents(try! StoreIdentifier("id\(n)"), through: Int64(n))])
+        RestoreBatch.Request(mutations: [.acknowledgeEvents(try! RestoreIdentifier("id\(n)"), through: Int64(n))])
     }
 
     func marks(_ requests: [RestoreBatch.Request]) -> [Int64] {

@@ -4,6 +4,7 @@ import RelinkStore
 import Restoration
 import Testing
 @testable import RelinkDaemon
+import RelinkModel
 
 /// Pure pieces of the daemon: error class mapping and store round trips.
 @Suite struct MappingTests {
@@ -34,15 +35,15 @@ import Testing
         let options = try ConnectionOptions(strategies: [.scan, .knownIdentifier], deadline: deadline,
                                             services: [BluetoothUUID(shortValue: 0x180D)])
         return ConnectionIntentRecord(
-            intent: ConnectionIntentID(identifier: try CoreIdentifier("org.example.lock"), peripheral: PeripheralID()),
+            intent: ConnectionIntentID(identifier: try RestoreIdentifier("org.example.lock"), peripheral: PeripheralID()),
             options: options, address: try BluetoothAddress(parsing: "00:00:00:00:00:02"), phase: phase)
     }
 
     func peripheralRow(for record: ConnectionIntentRecord) throws -> PeripheralRecord {
         try PeripheralRecord(
-            id: record.intent.peripheral.uuid,
-            address: DeviceAddress(adapter: "hci0", address: "00:00:00:00:00:02", addressType: .public),
-            serviceUUIDs: [StoreUUID("180d")], createdAt: Date())
+            id: record.intent.peripheral,
+            address: DeviceAddress(adapter: "hci0", address: "00:00:00:00:00:02", addressType: "public"),
+            serviceUUIDs: [BluetoothUUID(parsing: "180d")], createdAt: Date())
     }
 
     @Test(arguments: [
@@ -67,7 +68,7 @@ import Testing
     @Test func eventsAreStoredAsJSONUnderTheirName() throws {
         let peripheral = PeripheralID()
         let key = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
-        let draft = try StoreMapping.draft(.valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]), for: try CoreIdentifier("a"))
+        let draft = try StoreMapping.draft(.valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]), for: try RestoreIdentifier("a"))
         #expect(draft.kind == "value-notified")
         let decoded = try JSONDecoder().decode(RelinkEvent.self, from: draft.payload)
         #expect(decoded == .valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]))

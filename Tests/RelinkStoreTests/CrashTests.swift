@@ -3,6 +3,7 @@ import Logging
 @testable import RelinkStore
 import RelinkStoreTorture
 import Testing
+import RelinkModel
 
 /// The crash test of issue 5: a writer process applies the seeded mutation
 /// stream and prints `ack i` after each commit; it is SIGKILLed at random

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import RelinkStore
 import Testing
+import RelinkModel
 
 /// The start-up load decodes rows straight from SQLite's columns, on two
 /// readers while a third checks the file: it must be as strict as before
@@ -17,10 +18,9 @@ struct LoadDecodingTests {
         let peripheral = try Fixtures.peripheral(1)
         try await store.apply([
             .putIdentifier(try Fixtures.identifier("lock")), .putPeripheral(peripheral),
-            .putScanIntent(ScanIntent(identifier: id, serviceUUIDs: [try BluetoothUUID("180d")], allowDuplicates: false, updatedAt: Date())),
+            .putScanIntent(id, ScanIntent(services: [try BluetoothUUID(parsing: "180d")], allowDuplicates: false)),
             .putConnectionIntent(try ConnectionIntent(identifier: id, peripheral: peripheral.id, requestedAt: Date())),
-            .addSubscription(Subscription(identifier: id, peripheral: peripheral.id, service: try BluetoothUUID("180d"),
-                                          characteristic: try BluetoothUUID("2a37"), createdAt: Date())),
+            .addSubscription(Subscription(identifier: id, peripheral: peripheral.id, characteristic: CharacteristicKey(service: try BluetoothUUID(parsing: "180d"), characteristic: try BluetoothUUID(parsing: "2a37")))),
         ])
         try store.close()
         return (id, peripheral)

@@ -1,5 +1,6 @@
 import Testing
 @testable import Restoration
+import RelinkModel
 
 @Suite("Disconnects, adapter, bluetoothd, restarts, sharing")
 struct ConnectionEnvironmentTests {

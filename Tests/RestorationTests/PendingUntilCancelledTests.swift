@@ -1,5 +1,6 @@
 import Testing
 @testable import Restoration
+import RelinkModel
 
 @Suite("Pending until cancelled")
 struct PendingUntilCancelledTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Restoration
+import RelinkModel
 
 @Suite("Scan coordinator")
 struct ScanCoordinatorTests {

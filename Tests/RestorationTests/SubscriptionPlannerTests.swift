@@ -1,5 +1,6 @@
 import Testing
 @testable import Restoration
+import RelinkModel
 
 @Suite("Subscription planner")
 struct SubscriptionPlannerTests {

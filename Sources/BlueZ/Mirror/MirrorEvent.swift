@@ -1,4 +1,5 @@
 import DBus
+import RelinkModel
 
 /// A change in bluetoothd's object tree, as the mirror saw it, in the order
 /// the bus delivered it.

@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import RelinkModel
 
 /// A peripheral's two names, each with when it was last seen.
 ///
@@ -34,17 +35,4 @@ public struct DeviceNames: Sendable, Hashable, Codable {
         /// (BlueZ ≤ 5.79 hides the GAP service).
         case nameAfterConnect
     }
-}
-
-/// Which of the two names changed.
-public enum NameKind: String, Sendable, Hashable, Codable {
-    case advertising
-    case gap
-}
-
-/// A change of one of a device's names.
-public struct NameChange: Sendable, Hashable {
-    public var kind: NameKind
-    public var old: String?
-    public var new: String
 }

@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import RelinkModel
 
 /// Tells a device's advertising name from its GAP name, from what BlueZ
 /// shows: `Device1.Name` changes, `Connected`, and the value of an exported
@@ -54,7 +55,7 @@ public struct NameTracker: Sendable, Hashable {
         let old = names.advertisingName
         names.advertisingName = name
         names.advertisingNameSeen = date
-        return old == name ? nil : NameChange(kind: .advertising, old: old, new: name)
+        return old == name ? nil : NameChange(source: .advertising, previous: old, current: name)
     }
 
     private mutating func setGAP(_ name: String, source: DeviceNames.GAPNameSource, at date: Date) -> NameChange? {
@@ -62,6 +63,6 @@ public struct NameTracker: Sendable, Hashable {
         names.gapName = name
         names.gapNameSeen = date
         names.gapNameSource = source
-        return old == name ? nil : NameChange(kind: .gap, old: old, new: name)
+        return old == name ? nil : NameChange(source: .gap, previous: old, current: name)
     }
 }

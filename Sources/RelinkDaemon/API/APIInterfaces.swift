@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Restoration
+import RelinkModel
 
 /// The client API's interfaces (docs/api/): each method validates its
 /// arguments, learns the caller's user, and hands a request to the

@@ -1,6 +1,7 @@
 import Foundation
 import DBus
 import Restoration
+import RelinkModel
 
 /// Object paths of the client API (docs/api/README.md#objects).
 public enum APIPaths {

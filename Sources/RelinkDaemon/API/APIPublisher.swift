@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Restoration
 import Synchronization
+import RelinkModel
 
 /// The client API's exported objects on relinkd's connection, and what the
 /// per-caller filter needs to decide who sees which (a snapshot the

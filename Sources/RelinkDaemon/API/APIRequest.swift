@@ -1,5 +1,6 @@
 import DBus
 import Restoration
+import RelinkModel
 
 /// A client API call, with every argument validated.
 enum APIRequest: Sendable {

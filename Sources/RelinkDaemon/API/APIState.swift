@@ -1,5 +1,6 @@
 import Foundation
 import Restoration
+import RelinkModel
 
 /// Who called: the unique bus name and its Unix user.
 public struct APICaller: Sendable, Hashable {

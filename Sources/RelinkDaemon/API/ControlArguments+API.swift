@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Restoration
+import RelinkModel
 
 /// A peripheral as a `Central1` method names it: an address or a relink UUID.
 enum PeripheralRef: Sendable, Hashable, CustomStringConvertible {

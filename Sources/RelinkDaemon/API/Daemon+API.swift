@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // The client API's calls, handled by the daemon's loop in order, on the
 // same operations as Control1 (Core/Daemon+Operations.swift).
@@ -17,7 +18,7 @@ extension Daemon {
     }
 
     /// After a `Register`/`Watch` reply: start sending events.
-    nonisolated func requestDelivery(_ id: CoreIdentifier, to client: String, after: Int64) {
+    nonisolated func requestDelivery(_ id: RestoreIdentifier, to client: String, after: Int64) {
         inputContinuation.yield(.startDelivery(id, client: client, after: after))
     }
 
@@ -46,10 +47,10 @@ extension Daemon {
     /// the events it acknowledges), and the reply goes out once it is
     /// committed (``drainCommits()``). A client acknowledges every event;
     /// a value notified meanwhile must not wait for that fsync.
-    func acknowledge(_ id: CoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
+    func acknowledge(_ id: RestoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
         let mutation: StoreMutation
         do throws(ControlError) {
-            mutation = .acknowledgeEvents(try StoreMapping.storeIdentifier(try visible(id, to: caller)), through: through)
+            mutation = .acknowledgeEvents(try visible(id, to: caller), through: through)
         } catch {
             logAPIRefusal(error, from: caller)
             reply.resume(returning: .failure(error))
@@ -61,7 +62,7 @@ extension Daemon {
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`
     /// (another user's identifier looks exactly like a missing one).
-    func visible(_ id: CoreIdentifier, to caller: APICaller) throws(ControlError) -> CoreIdentifier {
+    func visible(_ id: RestoreIdentifier, to caller: APICaller) throws(ControlError) -> RestoreIdentifier {
         guard identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
             throw .unknownIdentifier("restore identifier \(id) is not registered")
         }
@@ -106,11 +107,11 @@ extension Daemon {
             return APIResult()
         case .subscribe(let id, let ref, let key):
             let id = try visible(id, to: caller)
-            try await addSubscription(CoreSubscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key))
+            try await addSubscription(Subscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key))
             return APIResult()
         case .unsubscribe(let id, let ref, let key):
             let id = try visible(id, to: caller)
-            let subscription = CoreSubscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
+            let subscription = Subscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
             guard planner.subscriptions.contains(subscription) else {
                 throw .unknownPeripheral("\(id) is not subscribed to \(key) on \(ref)")
             }
@@ -137,7 +138,7 @@ extension Daemon {
         }
     }
 
-    private func register(_ id: CoreIdentifier, rule: NamePreference?, replay: Bool, eventLimit: Int?,
+    private func register(_ id: RestoreIdentifier, rule: NamePreference?, replay: Bool, eventLimit: Int?,
                           caller: APICaller) async throws(ControlError) -> APIResult {
         let created: Bool
         if identifiers.contains(id) {
@@ -167,9 +168,9 @@ extension Daemon {
     /// Changes an identifier's name rule or event bound, durably. A lower
     /// bound drops the oldest unacknowledged events at once (counted as
     /// dropped, as the bound always does).
-    private func updateIdentifier(_ id: CoreIdentifier, rule: NamePreference, eventLimit: Int, owner: UInt32) async throws(ControlError) {
+    private func updateIdentifier(_ id: RestoreIdentifier, rule: NamePreference, eventLimit: Int, owner: UInt32) async throws(ControlError) {
         do {
-            let record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
+            let record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                      namePreference: rule == .advertisingName ? .advertising : .gap,
                                                      outboxLimit: eventLimit, createdAt: Date())
             try await commit([.putIdentifier(record)])
@@ -185,14 +186,14 @@ extension Daemon {
     }
 
     /// Attaches a client (not live until its reply is out).
-    private func attach(_ caller: APICaller, to id: CoreIdentifier) throws(ControlError) {
+    private func attach(_ caller: APICaller, to id: RestoreIdentifier) throws(ControlError) {
         guard !api.recentlyLeft.contains(caller.name) else { throw .failed("the caller left the bus") }
         api.attachments[id, default: [:]][caller.name] = Attachment(uid: caller.uid, live: false, cursor: 0)
     }
 
     /// Forgets an identifier: its scan, intents, subscriptions, outbox and object.
-    private func unregister(_ id: CoreIdentifier) async throws(ControlError) {
-        let storeID = try StoreMapping.storeIdentifier(id)
+    private func unregister(_ id: RestoreIdentifier) async throws(ControlError) {
+        let storeID = id
         try await commit([.removeIdentifier(storeID)])
         if scanIntents.removeValue(forKey: id) != nil { await apply(scans.unregister(.identifier(id))) }
         let touched = Set(planner.subscriptions.filter { $0.identifier == id }.map(\.peripheral))
@@ -229,10 +230,8 @@ extension Daemon {
         switch ref {
         case .address(let address): return address
         case .id(let id):
-            guard let row = peripherals[id],
-                  let address = try? BluetoothAddress(parsing: row.address.address, kind: row.address.addressType == .random ? .random : .public)
-            else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
-            return address
+            guard let row = peripherals[id] else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            return row.address.address
         }
     }
 
@@ -252,7 +251,7 @@ extension Daemon {
     private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(ControlError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
         guard let row = peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath), device.connected else {
+              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
             throw .notConnected("\(ref) has no link")
         }
         guard let characteristic = await bluez.mirror.characteristic(

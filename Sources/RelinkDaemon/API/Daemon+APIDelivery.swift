@@ -2,6 +2,7 @@ import DBus
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // Event delivery: replay after a Register/Watch reply, then live events
 // as they happen (before their commit, within the sequencer's window),
@@ -17,10 +18,10 @@ extension Daemon {
     /// actor turn; the store applies requests in the order they are handed
     /// to it, so numbering order is commit order.
     func numberEvents(_ mutations: inout [StoreMutation]) {
-        var touched: [CoreIdentifier] = []
+        var touched: [RestoreIdentifier] = []
         for index in mutations.indices {
             guard case .appendEvent(var draft) = mutations[index], draft.sequence == nil,
-                  let id = try? StoreMapping.coreIdentifier(draft.identifier), var sequencer = api.sequencers[id] else { continue }
+                  case let id = draft.identifier, var sequencer = api.sequencers[id] else { continue }
             draft.sequence = sequencer.number(kind: draft.kind, payload: String(decoding: draft.payload, as: UTF8.self))
             api.sequencers[id] = sequencer
             mutations[index] = .appendEvent(draft)
@@ -30,7 +31,7 @@ extension Daemon {
     }
 
     /// Sends the identifier's events that may go out now to its live clients.
-    private func releaseEvents(_ id: CoreIdentifier, committedThrough: Int64 = 0) {
+    private func releaseEvents(_ id: RestoreIdentifier, committedThrough: Int64 = 0) {
         guard var sequencer = api.sequencers[id], let cursor = api.outboxes[id] else { return }
         let out = sequencer.release(nextStored: cursor.nextStored, committedThrough: committedThrough)
         api.sequencers[id] = sequencer
@@ -40,10 +41,10 @@ extension Daemon {
     /// Called by ``drainCommits()``, in submission order, with what a
     /// request's commit stored.
     func committed(_ mutations: [StoreMutation], _ commit: StoreCommit) {
-        var appended: [CoreIdentifier: [Int64]] = [:]
-        var touched: Set<CoreIdentifier> = []
+        var appended: [RestoreIdentifier: [Int64]] = [:]
+        var touched: Set<RestoreIdentifier> = []
         for effect in commit.outboxEffects {
-            guard let id = try? StoreMapping.coreIdentifier(effect.identifier) else { continue }
+            let id = effect.identifier
             api.outboxes[id]?.apply(effect)
             touched.insert(id)
             if case .appended(_, let sequence) = effect { appended[id, default: []].append(sequence) }
@@ -58,10 +59,10 @@ extension Daemon {
     /// Called by ``drainCommits()`` when a request's commit failed: its
     /// events are not stored. Those no client saw are journalled as lost.
     func notCommitted(_ mutations: [StoreMutation], error: ControlError) {
-        var failed: [CoreIdentifier: Set<Int64>] = [:]
+        var failed: [RestoreIdentifier: Set<Int64>] = [:]
         for case .appendEvent(let draft) in mutations {
-            guard let sequence = draft.sequence, let id = try? StoreMapping.coreIdentifier(draft.identifier) else { continue }
-            failed[id, default: []].insert(sequence)
+            guard let sequence = draft.sequence else { continue }
+            failed[draft.identifier, default: []].insert(sequence)
         }
         for (id, sequences) in failed {
             guard let lost = api.sequencers[id]?.failed(sequences) else { continue }
@@ -83,7 +84,7 @@ extension Daemon {
     /// leave the clean-stop marker (``EventSequencer``).
     var eventsSettled: Bool { api.sequencers.values.allSatisfy(\.settled) }
 
-    private func deliverLive(_ id: CoreIdentifier, sequence: Int64, kind: String, payload: String) {
+    private func deliverLive(_ id: RestoreIdentifier, sequence: Int64, kind: String, payload: String) {
         guard let clients = api.attachments[id], let publisher else { return }
         for (name, attachment) in clients.sorted(by: { $0.key < $1.key }) where attachment.live && attachment.cursor < sequence {
             publisher.sendEvent(id, sequence: sequence, kind: kind, payload: payload, to: name)
@@ -93,7 +94,7 @@ extension Daemon {
 
     /// Sends a client the stored events above `after`, then the events
     /// already out to others and not yet committed, then makes it live.
-    func startDelivery(_ id: CoreIdentifier, to client: String, after: Int64) async {
+    func startDelivery(_ id: RestoreIdentifier, to client: String, after: Int64) async {
         guard api.attachments[id]?[client] != nil, let publisher else { return }
         var cursor = after
         while true {

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // The Central1 and Peripheral1 objects: published, kept current, and
 // announced only to the attached clients allowed to see them.
@@ -13,7 +14,7 @@ extension Daemon {
     }
 
     /// Start-up hook (Daemon+Startup.swift): an identifier loaded from the store.
-    func apiLoaded(_ id: CoreIdentifier, _ entry: StoredState.Identifier) {
+    func apiLoaded(_ id: RestoreIdentifier, _ entry: StoredState.Identifier) {
         api.owners[id] = entry.record.ownerUID
         api.outboxes[id] = OutboxCursor(entry.outbox, limit: entry.record.outboxLimit)
         api.sequencers[id] = EventSequencer(nextStored: entry.outbox.nextSequence, cleanStart: store.openedAfterCleanStop)
@@ -24,7 +25,7 @@ extension Daemon {
         for id in identifiers.sorted() { publishCentral(id) }
         let mirror = await bluez.mirror
         for (peripheral, row) in peripherals.sorted(by: { $0.key < $1.key }) {
-            publishPeripheral(peripheral, device: mirror.device(address: row.address.address, adapter: adapterPath))
+            publishPeripheral(peripheral, device: mirror.device(address: row.address.address.string, adapter: adapterPath))
         }
         // Viewers of every peripheral in one pass (not one pass per peripheral).
         var viewers: [PeripheralID: Set<UInt32>] = [:]
@@ -36,7 +37,7 @@ extension Daemon {
 
     // MARK: Central1
 
-    func centralValues(_ id: CoreIdentifier) -> [String: DBusValue] {
+    func centralValues(_ id: RestoreIdentifier) -> [String: DBusValue] {
         let scan = scanIntents[id]
         return [
             "Identifier": .string(id.rawValue), "Owner": .uint32(api.owners[id] ?? 0),
@@ -46,7 +47,7 @@ extension Daemon {
         ].merging(outboxValues(id)) { $1 }
     }
 
-    func outboxValues(_ id: CoreIdentifier) -> [String: DBusValue] {
+    func outboxValues(_ id: RestoreIdentifier) -> [String: DBusValue] {
         let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
         return [
             "LastSequence": .uint64(UInt64(max(0, cursor.lastSequence))), "Acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
@@ -54,7 +55,7 @@ extension Daemon {
         ]
     }
 
-    func publishCentral(_ id: CoreIdentifier, alsoTo caller: String? = nil) {
+    func publishCentral(_ id: RestoreIdentifier, alsoTo caller: String? = nil) {
         let owner = api.owners[id] ?? 0
         publisher?.exportCentral(id, owner: owner, values: centralValues(id), announceTo: audience(ofOwner: owner, plus: caller))
     }
@@ -69,7 +70,7 @@ extension Daemon {
     }
 
     /// The identifier's scan or name rule changed.
-    func centralChanged(_ id: CoreIdentifier) {
+    func centralChanged(_ id: RestoreIdentifier) {
         publisher?.updateCentral(id, centralValues(id), to: api.clients(of: id))
     }
 
@@ -79,7 +80,7 @@ extension Daemon {
     /// ``outboxSignalInterval`` while they keep changing (``SignalThrottle``):
     /// a band streaming values moves `LastSequence` and `Acknowledged` at
     /// every value, and a signal each would double what its client receives.
-    func outboxChanged(_ id: CoreIdentifier) {
+    func outboxChanged(_ id: RestoreIdentifier) {
         guard let publisher, publisher.storeCentral(id, outboxValues(id)) else { return }
         switch outboxSignals.changed(id, at: clock.now) {
         case .signal(let windowEnd):
@@ -91,17 +92,17 @@ extension Daemon {
     }
 
     /// The ``DaemonInput/outboxWindowEnded(_:)`` input.
-    func outboxWindowEnded(_ id: CoreIdentifier) {
+    func outboxWindowEnded(_ id: RestoreIdentifier) {
         guard let next = outboxSignals.windowEnded(id, at: clock.now) else { return }
         signalOutbox(id)
         armOutboxWindow(id, until: next)
     }
 
-    private func signalOutbox(_ id: CoreIdentifier) {
+    private func signalOutbox(_ id: RestoreIdentifier) {
         publisher?.signalCentral(id, Self.outboxProperties, to: api.clients(of: id))
     }
 
-    private func armOutboxWindow(_ id: CoreIdentifier, until end: ContinuousClock.Instant) {
+    private func armOutboxWindow(_ id: RestoreIdentifier, until end: ContinuousClock.Instant) {
         let clock = self.clock
         spawned.append {
             do { try await clock.sleep(until: end) } catch { return [] }
@@ -154,8 +155,7 @@ extension Daemon {
     func names(of peripheral: PeripheralID) -> PeripheralNames {
         if let names = peripheralNames[peripheral] { return names }
         let row = peripherals[peripheral]
-        return PeripheralNames(advertising: row?.advertisingName.map { SeenName($0.name, seenAt: $0.seenAt) },
-                               gap: row?.gapName.map { SeenName($0.name, seenAt: $0.seenAt) })
+        return PeripheralNames(advertising: row?.advertisingName, gap: row?.gapName)
     }
 
     func peripheralValues(_ peripheral: PeripheralID, device: Device?) -> [String: DBusValue] {
@@ -164,12 +164,12 @@ extension Daemon {
         let resolved = names.resolved(preferring: .gapName)
         func ms(_ date: Date?) -> DBusValue { .uint64(UInt64(max(0, Int64(((date?.timeIntervalSince1970 ?? 0) * 1000).rounded())))) }
         var values: [String: DBusValue] = [
-            "Id": .string(peripheral.description), "Address": .string(row.address.address),
+            "Id": .string(peripheral.description), "Address": .string(row.address.address.string),
             "AddressType": .string(row.address.addressType.rawValue), "Adapter": .string(row.address.adapter),
             "AdvertisingName": .string(names.advertising?.value ?? ""), "AdvertisingNameSeen": ms(names.advertising?.seenAt),
             "GAPName": .string(names.gap?.value ?? ""), "GAPNameSeen": ms(names.gap?.seenAt),
             "Name": .string(resolved?.name ?? ""), "NameSource": .string(resolved?.source.rawValue ?? "none"),
-            "Services": .array(.string, Set(row.serviceUUIDs.map(\.canonical) + (device?.uuids ?? []).map { $0.lowercased() }).sorted().map { .string($0) }),
+            "Services": .array(.string, Set(row.serviceUUIDs.map(\.string) + (device?.uuids ?? []).map { $0.lowercased() }).sorted().map { .string($0) }),
             "LastSeen": ms(row.lastSeenAt),
             "Connected": .boolean(device?.connected ?? false), "RSSI": .int16(device?.rssi ?? 0),
         ]
@@ -201,7 +201,7 @@ extension Daemon {
     }
 
     /// A scan of `id` discovered `peripheral`: its owner may now see it.
-    func discovered(_ peripheral: PeripheralID, by id: CoreIdentifier) {
+    func discovered(_ peripheral: PeripheralID, by id: RestoreIdentifier) {
         guard let owner = api.owners[id], api.discoveredBy[owner, default: []].insert(peripheral).inserted else { return }
         refreshViewers(of: peripheral)
     }
@@ -209,7 +209,7 @@ extension Daemon {
     // MARK: Restored state
 
     /// `Register`'s `restored` dictionary.
-    func restoredState(_ id: CoreIdentifier, new: Bool, cursor: OutboxCursor) async -> DBusValue {
+    func restoredState(_ id: RestoreIdentifier, new: Bool, cursor: OutboxCursor) async -> DBusValue {
         let intents = machines.filter { $0.key.identifier == id }
         let subscriptions = planner.subscriptions.filter { $0.identifier == id }
         let wanted = Set(intents.keys.map(\.peripheral)).union(subscriptions.map(\.peripheral)).sorted()
@@ -223,8 +223,8 @@ extension Daemon {
             }
             entries.append(Self.dict([
                 "object": .objectPath(APIPaths.peripheral(peripheral)), "id": .string(peripheral.description),
-                "address": .string(row?.address.address ?? ""), "state": .string(state),
-                "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.canonical) }),
+                "address": .string(row?.address.address.string ?? ""), "state": .string(state),
+                "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.string) }),
                 "subscriptions": .array(.structure([.string, .string]), subs),
                 "name": .string(names(of: peripheral).resolved(preferring: preference)?.name ?? ""),
             ]))

@@ -1,5 +1,6 @@
 import DBus
 import Restoration
+import RelinkModel
 
 /// Validates a control call's arguments into core values; every failure is
 /// a ``ControlError/invalidArguments(_:)`` naming the argument.
@@ -22,15 +23,7 @@ struct ControlArguments {
 
     func identifier(_ index: Int) throws(ControlError) -> RestoreIdentifier {
         let text = try string(index, "id")
-        do {
-            let id = try RestoreIdentifier(text)
-            _ = try StoreMapping.storeIdentifier(id)  // the store's rules too
-            return id
-        } catch let e as ControlError {
-            throw e
-        } catch {
-            throw .invalidArguments("\(error)")
-        }
+        do { return try RestoreIdentifier(text) } catch { throw .invalidArguments("\(error)") }
     }
 
     func address(_ index: Int) throws(ControlError) -> BluetoothAddress {

@@ -1,5 +1,6 @@
 import DBus
 import Restoration
+import RelinkModel
 
 /// The internal control path (tests, bench): `/org/relink/control` with
 /// `org.relink.Control1`. Clients use `org.relink.Manager1` (docs/api/).
@@ -66,7 +67,7 @@ public enum ControlObject {
             },
             method("Scan", [DBusArgument("id", .string), DBusArgument("uuids", .array(.string)), DBusArgument("allow_duplicates", .boolean)]) { call throws(ControlError) in
                 let a = try ControlArguments(call, count: 3)
-                return .scan(try a.identifier(0), CoreScanIntent(services: try a.uuids(1, "uuids"), allowDuplicates: try a.bool(2, "allow_duplicates")))
+                return .scan(try a.identifier(0), ScanIntent(services: try a.uuids(1, "uuids"), allowDuplicates: try a.bool(2, "allow_duplicates")))
             },
             method("StopScan", [DBusArgument("id", .string)]) { call throws(ControlError) in
                 .stopScan(try ControlArguments(call, count: 1).identifier(0))

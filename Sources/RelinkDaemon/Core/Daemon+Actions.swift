@@ -5,6 +5,7 @@ import Logging
 import RelinkStore
 import Restoration
 import Systemd
+import RelinkModel
 
 // Carrying out a machine's actions, in order.
 extension Daemon {
@@ -112,7 +113,7 @@ extension Daemon {
 
     /// Appends an event to the outbox of each identifier, durably, and
     /// journals it (inside a batch scope: at the scope's commit).
-    func emit(_ event: RelinkEvent, to ids: [CoreIdentifier]) async throws(ControlError) {
+    func emit(_ event: RelinkEvent, to ids: [RestoreIdentifier]) async throws(ControlError) {
         guard !ids.isEmpty else { return }
         let request = try Self.eventRequest(event, to: ids)
         if batch.isOpen {
@@ -126,7 +127,7 @@ extension Daemon {
     /// Writes a machine's record (and the peripheral's address when it changed).
     func persist(_ record: ConnectionIntentRecord) async throws(ControlError) {
         if case .cancelled = record.phase {
-            try await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid)])
+            try await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
             return
         }
         var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record))]
@@ -134,12 +135,12 @@ extension Daemon {
         if let address = record.address, var row = peripherals[record.intent.peripheral] {
             let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
             if row.address != device, takeOverAddress(address, for: record.intent.peripheral, retiring: &retired) {
-                peripheralByAddress[row.address.address] = nil
+                peripheralByAddress[row.address.address.string] = nil
                 row.address = device
                 peripherals[record.intent.peripheral] = row
                 peripheralByAddress[address.string] = record.intent.peripheral
                 mutations.insert(.putPeripheral(row), at: 0)
-                if let retired { mutations.insert(.removePeripheral(retired.uuid), at: 0) }
+                if let retired { mutations.insert(.removePeripheral(retired), at: 0) }
             }
         }
         try await commit(mutations)
@@ -226,11 +227,11 @@ extension Daemon {
         }
     }
 
-    private func connectedCandidates(offering services: Set<CoreUUID>) async -> [ConnectedCandidate] {
+    private func connectedCandidates(offering services: Set<BluetoothUUID>) async -> [ConnectedCandidate] {
         let mirror = await bluez.mirror
         return mirror.connectedDevices.compactMap { device -> ConnectedCandidate? in
             guard device.adapter == adapterPath, let address = Self.address(of: device) else { return nil }
-            let offered = Set(device.uuids.compactMap { try? CoreUUID(parsing: $0) })
+            let offered = Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) })
             guard services.isSubset(of: offered) else { return nil }
             return ConnectedCandidate(address: address, name: device.names.gapName ?? device.name, services: offered)
         }
@@ -259,8 +260,10 @@ extension Daemon {
     /// reports every advertisement of a device it already knows as an RSSI
     /// change (without, only changes of 8 dBm or more), which is how a known
     /// peripheral coming back in range is seen during a scan.
-    static func bluezFilter(_ filter: CoreDiscoveryFilter) -> BlueZDiscoveryFilter {
-        BlueZDiscoveryFilter(uuids: filter.services.map(\.string).sorted(), rssi: filter.minimumRSSI ?? -127, duplicateData: filter.duplicateData)
+    static func bluezFilter(_ filter: DiscoveryFilter) -> DiscoveryFilter {
+        var filter = filter
+        filter.minimumRSSI = filter.minimumRSSI ?? -127
+        return filter
     }
 
     /// Registers the auto-connect profile anew if an action of the current
@@ -276,8 +279,8 @@ extension Daemon {
     /// services, or when it names none, the services of its subscribed
     /// characteristics (a lock client that subscribes to its state need not
     /// repeat the service).
-    var autoConnectServices: Set<CoreUUID> {
-        var all: Set<CoreUUID> = []
+    var autoConnectServices: Set<BluetoothUUID> {
+        var all: Set<BluetoothUUID> = []
         for (address, services) in autoConnect {
             if !services.isEmpty {
                 all.formUnion(services)
@@ -350,7 +353,7 @@ extension Daemon {
             case .startNotify(let peripheral, let key), .stopNotify(let peripheral, let key):
                 let start: Bool = if case .startNotify = command { true } else { false }
                 guard let row = peripherals[peripheral],
-                      let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath),
+                      let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
                       let characteristic = await bluez.mirror.characteristic(
                         device: device.path, service: key.service.string, characteristic: key.characteristic.string)
                 else {

@@ -3,6 +3,7 @@ import DBus
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // Carrying out a ``RestoreBatch``: one durable commit for many store
 // requests, StartNotify calls concurrently with it.
@@ -51,7 +52,7 @@ extension Daemon {
     /// waiting (so the notified values of a burst share one commit).
     /// Errors are journalled at the commit.
     /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
-    func emitGathered(_ event: RelinkEvent, to ids: [CoreIdentifier]) throws(ControlError) {
+    func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(ControlError) {
         guard !ids.isEmpty else { return }
         enqueue(try Self.eventRequest(event, to: ids))
         if !batch.isOpen && !batch.flushQueued {
@@ -63,7 +64,7 @@ extension Daemon {
     /// The store request that appends `event` to the outbox of each of
     /// `ids`, with the journal line each gets once it is committed.
     /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
-    static func eventRequest(_ event: RelinkEvent, to ids: [CoreIdentifier]) throws(ControlError) -> RestoreBatch.Request {
+    static func eventRequest(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(ControlError) -> RestoreBatch.Request {
         var mutations: [StoreMutation] = []
         let payload = try StoreMapping.payload(event)
         for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, payload: payload, for: id))) }

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // What bluetoothd did, turned into machine inputs, scan deliveries and
 // notified values.
@@ -94,7 +95,7 @@ extension Daemon {
                   awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
             await run(planner.linkUp(peripheral))
         case .nameChanged(let device, let change):
-            await nameSeen(device: device, gap: change.kind == .gap, name: change.new)
+            await nameSeen(device: device, gap: change.source == .gap, name: change.current)
         case .valueUpdated(let update):
             notified(update)
         default:
@@ -113,7 +114,7 @@ extension Daemon {
         guard device.adapter == adapterPath, let address = Self.address(of: device) else { return }
         let advertisement = Advertisement(
             address: address, localName: device.names.advertisingName ?? device.name,
-            serviceUUIDs: Set(device.uuids.compactMap { try? CoreUUID(parsing: $0) }), rssi: device.rssi)
+            serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), rssi: device.rssi)
         for client in scans.deliver(advertisement) {
             switch client {
             case .connection(let intent):
@@ -129,13 +130,13 @@ extension Daemon {
     }
 
     /// The peripheral at an address, created (and stored) when new.
-    func knownPeripheral(for address: BluetoothAddress, services: Set<CoreUUID> = []) async -> PeripheralID {
+    func knownPeripheral(for address: BluetoothAddress, services: Set<BluetoothUUID> = []) async -> PeripheralID {
         if let existing = peripheralID(for: address) { return existing }
         let id = PeripheralID()
         do {
             let row = try PeripheralRecord(
-                id: id.uuid, address: StoreMapping.deviceAddress(address, adapter: adapterName),
-                serviceUUIDs: services.compactMap(StoreMapping.storeUUID).sorted(), createdAt: Date())
+                id: id, address: StoreMapping.deviceAddress(address, adapter: adapterName),
+                serviceUUIDs: services.sorted(), createdAt: Date())
             try await commit([.putPeripheral(row)])
             peripherals[id] = row
             peripheralByAddress[address.string] = id
@@ -200,8 +201,8 @@ extension Daemon {
             return (r.parsedAddress, r.key)
         }
         guard let address = Self.address(text, type: update.addressType),
-              let serviceUUID = try? CoreUUID(parsing: service),
-              let characteristicUUID = try? CoreUUID(parsing: update.characteristicUUID) else { return nil }
+              let serviceUUID = try? BluetoothUUID(parsing: service),
+              let characteristicUUID = try? BluetoothUUID(parsing: update.characteristicUUID) else { return nil }
         let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
         if valueRoutes.count >= Self.valueRouteLimit { valueRoutes.removeAll(keepingCapacity: true) }
         valueRoutes[update.characteristic] = ValueRoute(
@@ -240,7 +241,7 @@ extension Daemon {
         guard awaitingGatt[peripheral] != nil else { return }
         let retries = gattRetries[peripheral, default: 0]
         guard retries < Self.gattRetryLimit, let row = peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address, adapter: adapterPath), device.connected else {
+              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
             logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
             return
         }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // Control1 calls: validated requests, answered after their store commit.
 // The operations themselves (Daemon+Operations.swift) are shared with the
@@ -38,7 +39,7 @@ extension Daemon {
             guard let peripheral = peripheralID(for: address) else {
                 throw .unknownPeripheral("no peripheral at \(address.string): connect to it first")
             }
-            try await addSubscription(CoreSubscription(identifier: id, peripheral: peripheral, characteristic: key))
+            try await addSubscription(Subscription(identifier: id, peripheral: peripheral, characteristic: key))
             return []
         case .scan(let id, let scan):
             try requireRegistered(id)
@@ -62,7 +63,7 @@ extension Daemon {
 
     /// The daemon's state as JSON: identifiers (those `visible` lets
     /// through), their intents and links.
-    func statusJSON(visible: (CoreIdentifier) -> Bool = { _ in true }) -> String {
+    func statusJSON(visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
         var ids: [[String: Any]] = []
         for id in identifiers.sorted() where visible(id) {
             var connections: [[String: Any]] = []

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // Names: each peripheral relink knows keeps its advertising and GAP name
 // with when each was seen (in the store, so a restart does not report them
@@ -15,14 +16,12 @@ extension Daemon {
               let device = await bluez.mirror.device(path), device.adapter == adapterPath,
               let address = Self.address(of: device), let peripheral = peripheralID(for: address),
               var row = peripherals[peripheral] else { return }
-        var names = peripheralNames[peripheral] ?? PeripheralNames(
-            advertising: row.advertisingName.map { SeenName($0.name, seenAt: $0.seenAt) },
-            gap: row.gapName.map { SeenName($0.name, seenAt: $0.seenAt) })
+        var names = peripheralNames[peripheral] ?? PeripheralNames(advertising: row.advertisingName, gap: row.gapName)
         let now = Date()
         let change = gap ? names.sawGAPName(name, at: now) : names.sawAdvertisingName(name, at: now)
         peripheralNames[peripheral] = names
         guard let change else { return }
-        if gap { row.gapName = PeripheralRecord.SeenName(name, seenAt: now) } else { row.advertisingName = PeripheralRecord.SeenName(name, seenAt: now) }
+        if gap { row.gapName = SeenName(name, seenAt: now) } else { row.advertisingName = SeenName(name, seenAt: now) }
         let interested = interestedIdentifiers(in: peripheral)
         do {
             var mutations: [StoreMutation] = [.putPeripheral(row)]

@@ -3,23 +3,24 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 // The operations behind both Control1 and the client API: each validates
 // against the daemon's state, commits to the store, and only then changes
 // the daemon and acts.
 extension Daemon {
-    func requireRegistered(_ id: CoreIdentifier) throws(ControlError) {
+    func requireRegistered(_ id: RestoreIdentifier) throws(ControlError) {
         guard identifiers.contains(id) else { throw .unknownIdentifier("restore identifier \(id) is not registered") }
     }
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.
     /// - Throws: ``ControlError`` (`invalidArguments`, `storeFailed`).
-    func createIdentifier(_ id: CoreIdentifier, owner: UInt32, namePreference: NamePreference?, eventLimit: Int? = nil,
+    func createIdentifier(_ id: RestoreIdentifier, owner: UInt32, namePreference: NamePreference?, eventLimit: Int? = nil,
                           caller: String? = nil) async throws(ControlError) {
         let preference = namePreference ?? .gapName
         let record: RestoreIdentifierRecord
         do {
-            record = try RestoreIdentifierRecord(id: try StoreMapping.storeIdentifier(id), ownerUID: owner,
+            record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                  namePreference: preference == .advertisingName ? .advertising : .gap,
                                                  outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
         } catch let e as ControlError {
@@ -39,7 +40,7 @@ extension Daemon {
 
     /// Creates a connection intent (durable before anything acts on it).
     /// - Throws: ``ControlError`` (`alreadyExists`, `storeFailed`, `failed`).
-    func addConnection(_ id: CoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(ControlError) -> PeripheralID {
+    func addConnection(_ id: RestoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(ControlError) -> PeripheralID {
         let peripheral = await knownPeripheral(for: address, services: options.services)
         guard peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
@@ -63,7 +64,7 @@ extension Daemon {
 
     /// Ends `id`'s connection intent for `peripheral` (nothing when none).
     /// - Throws: ``ControlError`` (`storeFailed`).
-    func cancelConnection(_ id: CoreIdentifier, peripheral: PeripheralID) async throws(ControlError) {
+    func cancelConnection(_ id: RestoreIdentifier, peripheral: PeripheralID) async throws(ControlError) {
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
         guard var machine = machines[intent] else { return }
         let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
@@ -71,16 +72,16 @@ extension Daemon {
         intentFailures[intent] = nil
         await perform(actions, for: intent)
         // cancel's persist removed the row; make sure even if it failed.
-        try await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(id), peripheral: peripheral.uuid)])
+        try await commit([.removeConnectionIntent(id, peripheral: peripheral)])
         if let newOwner = registry.release(intent) { immediate.append((newOwner, .ownershipGranted)) }
         refreshViewers(of: peripheral)
     }
 
     /// Adds a durable subscription (nothing when it exists).
     /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
-    func addSubscription(_ subscription: CoreSubscription) async throws(ControlError) {
+    func addSubscription(_ subscription: Subscription) async throws(ControlError) {
         if planner.subscriptions.contains(subscription) { return }
-        try await commit([.addSubscription(try StoreMapping.storeSubscription(subscription))])
+        try await commit([.addSubscription(subscription)])
         await run(planner.subscribe(subscription))
         await applyAutoConnect(renew: false)  // its service may be what auto-connect goes by
         refreshViewers(of: subscription.peripheral)
@@ -88,9 +89,9 @@ extension Daemon {
 
     /// Removes a subscription (nothing when it does not exist).
     /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
-    func removeSubscription(_ subscription: CoreSubscription) async throws(ControlError) {
+    func removeSubscription(_ subscription: Subscription) async throws(ControlError) {
         guard planner.subscriptions.contains(subscription) else { return }
-        try await commit([.removeSubscription(try StoreMapping.storeSubscription(subscription))])
+        try await commit([.removeSubscription(subscription)])
         await run(planner.unsubscribe(subscription))
         await applyAutoConnect(renew: false)
         refreshViewers(of: subscription.peripheral)
@@ -98,11 +99,8 @@ extension Daemon {
 
     /// Replaces the identifier's scan.
     /// - Throws: ``ControlError`` (`storeFailed`).
-    func setScan(_ id: CoreIdentifier, _ scan: CoreScanIntent) async throws(ControlError) {
-        let row = StoreScanIntent(
-            identifier: try StoreMapping.storeIdentifier(id),
-            serviceUUIDs: scan.services.compactMap(StoreMapping.storeUUID).sorted(), allowDuplicates: scan.allowDuplicates, updatedAt: Date())
-        try await commit([.putScanIntent(row)])
+    func setScan(_ id: RestoreIdentifier, _ scan: ScanIntent) async throws(ControlError) {
+        try await commit([.putScanIntent(id, scan)])
         scanIntents[id] = scan
         await apply(scans.register(scan, for: .identifier(id)))
         centralChanged(id)
@@ -110,8 +108,8 @@ extension Daemon {
 
     /// Ends the identifier's scan.
     /// - Throws: ``ControlError`` (`storeFailed`).
-    func stopScan(_ id: CoreIdentifier) async throws(ControlError) {
-        try await commit([.removeScanIntent(try StoreMapping.storeIdentifier(id))])
+    func stopScan(_ id: RestoreIdentifier) async throws(ControlError) {
+        try await commit([.removeScanIntent(id)])
         scanIntents[id] = nil
         await apply(scans.unregister(.identifier(id)))
         centralChanged(id)
@@ -119,16 +117,16 @@ extension Daemon {
 
     /// Stored events above `after`, oldest first, at most `limit`.
     /// - Throws: ``ControlError`` (`unknownIdentifier`, `failed`).
-    func storedEvents(_ id: CoreIdentifier, after: Int64, limit: Int) async throws(ControlError) -> [OutboxEvent] {
-        do { return try await store.events(for: try StoreMapping.storeIdentifier(id), after: after, limit: limit) } catch let e as ControlError {
+    func storedEvents(_ id: RestoreIdentifier, after: Int64, limit: Int) async throws(ControlError) -> [OutboxEvent] {
+        do { return try await store.events(for: id, after: after, limit: limit) } catch let e as ControlError {
             throw e
         } catch { throw .failed("store: \(error)") }
     }
 
     /// Deletes events up to `through`.
     /// - Throws: ``ControlError`` (`invalidArguments` beyond the last event, `storeFailed`).
-    func acknowledge(_ id: CoreIdentifier, through: Int64) async throws(ControlError) {
-        try await commit([.acknowledgeEvents(try StoreMapping.storeIdentifier(id), through: through)])
+    func acknowledge(_ id: RestoreIdentifier, through: Int64) async throws(ControlError) {
+        try await commit([.acknowledgeEvents(id, through: through)])
     }
 
     /// `a(tss)` of events.
@@ -140,9 +138,9 @@ extension Daemon {
 
     /// Keeps the wanted services on the peripheral's row (they feed
     /// auto-connect and the scan strategy after a restart).
-    private func rememberServices(_ services: Set<CoreUUID>, of peripheral: PeripheralID) async throws(ControlError) {
+    private func rememberServices(_ services: Set<BluetoothUUID>, of peripheral: PeripheralID) async throws(ControlError) {
         guard var row = peripherals[peripheral] else { return }
-        let wanted = Set(row.serviceUUIDs).union(services.compactMap(StoreMapping.storeUUID)).sorted()
+        let wanted = Set(row.serviceUUIDs).union(services).sorted()
         guard wanted != row.serviceUUIDs.sorted() else { return }
         row.serviceUUIDs = wanted
         try await commit([.putPeripheral(row)])

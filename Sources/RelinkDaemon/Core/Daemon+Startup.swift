@@ -3,6 +3,7 @@ import Logging
 import RelinkStore
 import Restoration
 import Systemd
+import RelinkModel
 
 // Start-up: rebuild every identifier from the store and resume it, with no
 // client present.
@@ -25,32 +26,28 @@ extension Daemon {
         beginBatch()
         batch.adoptions = []
         for row in stored.peripherals {
-            let id = PeripheralID(row.id)
-            peripherals[id] = row
-            peripheralByAddress[row.address.address] = id
+            peripherals[row.id] = row
+            peripheralByAddress[row.address.address.string] = row.id
         }
         var states: [IdentifierState] = []
         for entry in stored.identifiers {
-            guard let id = try? StoreMapping.coreIdentifier(entry.record.id) else {
-                logger.error("stored identifier not valid for the core; skipped", metadata: ["RELINK_RESTORE_ID": "\(entry.record.id)"])
-                continue
-            }
+            let id = entry.record.id
             identifiers.insert(id)
             apiLoaded(id, entry)
             namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
             var state = IdentifierState(identifier: id, namePreference: namePreferences[id] ?? .gapName)
             if let scan = entry.scan {
-                state.scan = StoreMapping.coreScan(scan)
+                state.scan = scan
                 scanIntents[id] = state.scan
             }
             for row in entry.connections {
                 do {
-                    state.connections.append(try StoreMapping.coreRecord(row, peripheral: peripherals[PeripheralID(row.peripheral)]))
+                    state.connections.append(try StoreMapping.coreRecord(row, peripheral: peripherals[row.peripheral]))
                 } catch {
                     logger.error("stored connection intent not valid; skipped", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
                 }
             }
-            state.subscriptions = Set(entry.subscriptions.compactMap(StoreMapping.coreSubscription))
+            state.subscriptions = Set(entry.subscriptions)
             states.append(state)
         }
         let plan = StartupPlan(states: states, registry: &registry)
@@ -60,7 +57,7 @@ extension Daemon {
             await apply(scans.register(scan, for: client))
         }
         for record in plan.obsolete {
-            try? await commit([.removeConnectionIntent(try StoreMapping.storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid)])
+            try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
         }
         for resume in plan.resume {
             var machine = Machine(record: resume.record, clock: clock)

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 /// relinkd's heart: owns the BlueZ client, the store, and per connection
 /// intent a ``ConnectionStateMachine`` over `ContinuousClock`, and carries
@@ -37,20 +38,20 @@ public actor Daemon {
     var registry = OwnershipRegistry()
     var scans = ScanCoordinator()
     var planner = SubscriptionPlanner()
-    var identifiers: Set<CoreIdentifier> = []
-    var scanIntents: [CoreIdentifier: CoreScanIntent] = [:]
+    var identifiers: Set<RestoreIdentifier> = []
+    var scanIntents: [RestoreIdentifier: ScanIntent] = [:]
     var peripherals: [PeripheralID: PeripheralRecord] = [:]
     var peripheralByAddress: [String: PeripheralID] = [:]
     /// Both names of each known peripheral, with when each was seen.
     var peripheralNames: [PeripheralID: PeripheralNames] = [:]
     /// Which name each identifier resolves first.
-    var namePreferences: [CoreIdentifier: NamePreference] = [:]
+    var namePreferences: [RestoreIdentifier: NamePreference] = [:]
     /// Addresses held by background auto-connect, with the services wanted.
-    var autoConnect: [BluetoothAddress: Set<CoreUUID>] = [:]
+    var autoConnect: [BluetoothAddress: Set<BluetoothUUID>] = [:]
     /// Parsed routing facts per characteristic object (``valueRoute(_:)``).
     var valueRoutes: [ObjectPath: ValueRoute] = [:]
     /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
-    var outboxSignals = SignalThrottle<CoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
+    var outboxSignals = SignalThrottle<RestoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var appliedAutoConnectUUIDs: [String]?
     /// An action of the current input asked for background auto-connect
     /// (``flushAutoConnect()``).
@@ -298,8 +299,11 @@ public actor Daemon {
     }
 
     /// The identifiers with an intent or a subscription on a peripheral, sorted.
-    func interestedIdentifiers(in peripheral: PeripheralID) -> [CoreIdentifier] {
+    func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] {
         Set(machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
             .union(planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
     }
 }
+
+/// A connection state machine on the daemon's clock.
+typealias Machine = ConnectionStateMachine<ContinuousClock>

@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Restoration
 import Synchronization
+import RelinkModel
 
 /// One input of the daemon's loop. Everything that changes the daemon's
 /// state arrives as one of these, on one stream, handled in order.
@@ -75,14 +76,14 @@ final class DaemonInbox: Sendable {
 
 /// What a control call asks for, with every argument validated.
 enum ControlRequest: Sendable {
-    case register(CoreIdentifier, uid: UInt32)
-    case connect(CoreIdentifier, BluetoothAddress, ConnectionOptions)
-    case cancel(CoreIdentifier, BluetoothAddress)
-    case subscribe(CoreIdentifier, BluetoothAddress, CharacteristicKey)
-    case scan(CoreIdentifier, CoreScanIntent)
-    case stopScan(CoreIdentifier)
-    case events(CoreIdentifier, after: Int64)
-    case ack(CoreIdentifier, upto: Int64)
+    case register(RestoreIdentifier, uid: UInt32)
+    case connect(RestoreIdentifier, BluetoothAddress, ConnectionOptions)
+    case cancel(RestoreIdentifier, BluetoothAddress)
+    case subscribe(RestoreIdentifier, BluetoothAddress, CharacteristicKey)
+    case scan(RestoreIdentifier, ScanIntent)
+    case stopScan(RestoreIdentifier)
+    case events(RestoreIdentifier, after: Int64)
+    case ack(RestoreIdentifier, upto: Int64)
     case status
 }
 

@@ -1,5 +1,6 @@
 import DBus
 import Restoration
+import RelinkModel
 
 /// The notify sessions relinkd holds with bluetoothd, and values notified
 /// on them while a link is coming back.

@@ -3,6 +3,7 @@ import DBus
 import Logging
 import RelinkStore
 import Restoration
+import RelinkModel
 
 /// Work the daemon gathers while it handles one input (or restores the
 /// whole store at start-up) and carries out together at the end:
@@ -38,7 +39,7 @@ struct RestoreBatch: Sendable {
     /// An event whose journal line is written once its commit returned.
     struct EventNote: Sendable {
         var name: String
-        var identifier: CoreIdentifier
+        var identifier: RestoreIdentifier
         var peripheral: PeripheralID
 
         /// Values and advertisements come as fast as a peripheral sends

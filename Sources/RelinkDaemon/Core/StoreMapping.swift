@@ -1,6 +1,7 @@
 import Foundation
 import RelinkStore
 import Restoration
+import RelinkModel
 
 /// Converts between the store's rows and the restoration core's values.
 ///
@@ -17,36 +18,6 @@ enum StoreMapping {
     static let idleMarker = "idle"
     /// Prefix in `lastErrorClass` for an intent that gave up.
     static let failedPrefix = "failed."
-
-    /// - Throws: ``ControlError/invalidArguments(_:)`` when the store's rules reject it.
-    static func storeIdentifier(_ id: CoreIdentifier) throws(ControlError) -> StoreIdentifier {
-        do { return try StoreIdentifier(id.rawValue) } catch { throw .invalidArguments("restore identifier: \(error)") }
-    }
-
-    /// - Throws: ``DomainError`` when the core's rules reject it.
-    static func coreIdentifier(_ id: StoreIdentifier) throws(DomainError) -> CoreIdentifier {
-        try CoreIdentifier(id.rawValue)
-    }
-
-    static func storeUUID(_ uuid: CoreUUID) -> StoreUUID? { try? StoreUUID(uuid.string) }
-
-    static func coreUUID(_ uuid: StoreUUID) -> CoreUUID? { try? CoreUUID(parsing: uuid.canonical) }
-
-    static func storeStrategy(_ s: Strategy) -> ConnectionIntent.Strategy {
-        switch s {
-        case .knownIdentifier: .knownIdentifier
-        case .alreadyConnected: .alreadyConnected
-        case .scan: .scan
-        }
-    }
-
-    static func coreStrategy(_ s: ConnectionIntent.Strategy) -> Strategy {
-        switch s {
-        case .knownIdentifier: .knownIdentifier
-        case .alreadyConnected: .alreadyConnected
-        case .scan: .scan
-        }
-    }
 
     /// The store row for a core record.
     /// - Throws: ``ControlError`` when the store rejects a value.
@@ -66,12 +37,12 @@ enum StoreMapping {
         if case .after(let limit) = record.options.deadline { overall = limit }
         do {
             return try ConnectionIntent(
-                identifier: storeIdentifier(record.intent.identifier), peripheral: record.intent.peripheral.uuid,
+                identifier: record.intent.identifier, peripheral: record.intent.peripheral,
                 state: state, overallTimeout: overall,
-                strategies: record.options.strategies.map(storeStrategy), requestedAt: Date(),
+                strategies: record.options.strategies, requestedAt: Date(),
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
-                matchServices: record.options.match.services.sorted().compactMap(storeUUID))
+                matchServices: record.options.match.services.sorted())
         } catch let error as ControlError {
             throw error
         } catch {
@@ -82,17 +53,11 @@ enum StoreMapping {
     /// The core record for a stored intent and its peripheral row.
     /// - Throws: ``DomainError`` for values the core rejects.
     static func coreRecord(_ row: ConnectionIntent, peripheral: PeripheralRecord?) throws(DomainError) -> ConnectionIntentRecord {
-        let id = try coreIdentifier(row.identifier)
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let overall = row.overallTimeout { deadline = .after(overall) }
-        let services = Set((peripheral?.serviceUUIDs ?? []).compactMap(coreUUID))
-        let match = MatchRule(services: Set(row.matchServices.compactMap(coreUUID)), localName: row.matchName,
-                              manufacturerID: row.matchManufacturerID)
-        let options = try ConnectionOptions(strategies: row.strategies.map(coreStrategy), deadline: deadline, services: services, match: match)
-        var address: BluetoothAddress?
-        if let device = peripheral?.address {
-            address = try BluetoothAddress(parsing: device.address, kind: device.addressType == .random ? .random : .public)
-        }
+        let services = Set(peripheral?.serviceUUIDs ?? [])
+        let match = MatchRule(services: Set(row.matchServices), localName: row.matchName, manufacturerID: row.matchManufacturerID)
+        let options = try ConnectionOptions(strategies: row.strategies, deadline: deadline, services: services, match: match)
         var phase: ConnectionIntentRecord.Phase = row.state == .connected ? .connected : .pending
         if row.lastErrorClass == idleMarker {
             phase = .idle
@@ -101,38 +66,15 @@ enum StoreMapping {
             phase = .failed(ConnectionFailure(failureClass, errorName: "org.relink.Error.Failed", message: row.lastErrorMessage ?? ""))
         }
         return ConnectionIntentRecord(
-            intent: ConnectionIntentID(identifier: id, peripheral: PeripheralID(row.peripheral)),
-            options: options, address: address, phase: phase)
-    }
-
-    /// The core's subscription for a stored one (nil when its values do not parse).
-    static func coreSubscription(_ row: StoreSubscription) -> CoreSubscription? {
-        guard let id = try? coreIdentifier(row.identifier), let service = coreUUID(row.service),
-              let characteristic = coreUUID(row.characteristic) else { return nil }
-        return CoreSubscription(identifier: id, peripheral: PeripheralID(row.peripheral),
-                                characteristic: CharacteristicKey(service: service, characteristic: characteristic))
-    }
-
-    /// The store's subscription row for a core subscription.
-    /// - Throws: ``ControlError``.
-    static func storeSubscription(_ s: CoreSubscription) throws(ControlError) -> StoreSubscription {
-        guard let service = storeUUID(s.characteristic.service), let characteristic = storeUUID(s.characteristic.characteristic) else {
-            throw .invalidArguments("UUID not storable")
-        }
-        return StoreSubscription(identifier: try storeIdentifier(s.identifier), peripheral: s.peripheral.uuid,
-                                 service: service, characteristic: characteristic, createdAt: Date())
-    }
-
-    /// The core's scan intent for a stored one.
-    static func coreScan(_ row: StoreScanIntent) -> CoreScanIntent {
-        CoreScanIntent(services: Set(row.serviceUUIDs.compactMap(coreUUID)), allowDuplicates: row.allowDuplicates)
+            intent: ConnectionIntentID(identifier: row.identifier, peripheral: row.peripheral),
+            options: options, address: peripheral?.address.address, phase: phase)
     }
 
     /// The store's address of a core address on an adapter.
     /// - Throws: ``ControlError``.
     static func deviceAddress(_ address: BluetoothAddress, adapter: String) throws(ControlError) -> DeviceAddress {
         do {
-            return try DeviceAddress(adapter: adapter, address: address.string, addressType: address.kind == .random ? .random : .public)
+            return try DeviceAddress(adapter: adapter, address: address)
         } catch {
             throw .invalidArguments("\(error)")
         }
@@ -141,15 +83,15 @@ enum StoreMapping {
     /// An outbox draft for an event: kind is the event's name, payload its
     /// JSON (``payload(_:)``).
     /// - Throws: ``ControlError/failed(_:)`` when it cannot be encoded.
-    static func draft(_ event: RelinkEvent, for id: CoreIdentifier) throws(ControlError) -> OutboxEventDraft {
+    static func draft(_ event: RelinkEvent, for id: RestoreIdentifier) throws(ControlError) -> OutboxEventDraft {
         try draft(event, payload: payload(event), for: id)
     }
 
     /// An outbox draft for an event whose payload is already encoded (one
     /// encoding for every identifier the event goes to).
-    static func draft(_ event: RelinkEvent, payload: Data, for id: CoreIdentifier) throws(ControlError) -> OutboxEventDraft {
+    static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier) throws(ControlError) -> OutboxEventDraft {
         do {
-            return try OutboxEventDraft(identifier: try storeIdentifier(id), kind: event.name, payload: payload, createdAt: Date())
+            return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: Date())
         } catch let error as ControlError {
             throw error
         } catch {
@@ -218,7 +160,7 @@ enum StoreMapping {
     }
 
     /// A Bluetooth UUID as `BluetoothUUID.string` writes it (lower case).
-    private static func appendUUID(_ uuid: CoreUUID, to out: inout [UInt8]) {
+    private static func appendUUID(_ uuid: BluetoothUUID, to out: inout [UInt8]) {
         appendUUIDBytes(digits: lowerHex, to: &out) { index in
             UInt8(truncatingIfNeeded: (index < 8 ? uuid.high : uuid.low) >> (56 - 8 * (index % 8)))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RelinkModel
 
 /// A connection a restore identifier asked for, with what relinkd last knew of it.
 public struct ConnectionIntent: Hashable, Sendable, Codable {
@@ -9,22 +10,13 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         case connected
     }
 
-    /// A reconnect strategy (restoration-semantics.md, "three ways").
-    public enum Strategy: String, Hashable, Sendable, Codable, CaseIterable {
-        case knownIdentifier = "known-identifier"
-        case alreadyConnected = "already-connected"
-        case scan
-    }
-
-    /// The default order: known identifier, already connected, scan.
-    public static let defaultStrategies: [Strategy] = [.knownIdentifier, .alreadyConnected, .scan]
     /// Longest stored error class, in characters.
     public static let maximumErrorClassLength = 64
     /// Longest stored error message, in characters (longer messages are truncated).
     public static let maximumErrorMessageLength = 1024
 
     public var identifier: RestoreIdentifier
-    public var peripheral: UUID
+    public var peripheral: PeripheralID
     public var state: State
     /// Timeout of each strategy step; nil = the daemon's default.
     public var stepTimeout: Duration?
@@ -44,14 +36,14 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     public var matchManufacturerID: UInt16?
     public var matchServices: [BluetoothUUID]
     /// Longest match name, in UTF-8 bytes (an advertisement holds less).
-    public static let maximumMatchNameLength = 248
+    public static let maximumMatchNameLength = MatchRule.maximumLocalNameLength
 
     /// - Throws: `StoreError.invalidArgument` for an empty or repeated strategy
     ///   list, negative attempts, non-positive timeouts, or an error class
     ///   longer than `maximumErrorClassLength`.
-    public init(identifier: RestoreIdentifier, peripheral: UUID, state: State = .pending,
+    public init(identifier: RestoreIdentifier, peripheral: PeripheralID, state: State = .pending,
                 stepTimeout: Duration? = nil, overallTimeout: Duration? = nil,
-                strategies: [Strategy] = Self.defaultStrategies, requestedAt: Date,
+                strategies: [Strategy] = Strategy.defaultOrder, requestedAt: Date,
                 attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil,
                 matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = []) throws(StoreError) {
         // No Set or array allocations here: this runs for every row on load.

@@ -1,22 +1,13 @@
 import Foundation
+import RelinkModel
 
 /// A peripheral relink has met, under its stable relink identifier.
 public struct PeripheralRecord: Hashable, Sendable, Codable {
-    /// A name with when it was last seen.
-    public struct SeenName: Hashable, Sendable, Codable {
-        public var name: String
-        public var seenAt: Date
-        public init(_ name: String, seenAt: Date) {
-            self.name = name
-            self.seenAt = seenAt.roundedToStoredPrecision
-        }
-    }
-
     /// Longest stored name or alias, in UTF-8 bytes (BlueZ names are at most 248).
     public static let maximumNameBytes = 248
 
     /// Stable relink identifier; never reused for another adapter/address/type.
-    public var id: UUID
+    public var id: PeripheralID
     /// Adapter, address and address type; unique among peripherals.
     public var address: DeviceAddress
     /// Local Name from the latest advertisement or scan response.
@@ -31,17 +22,17 @@ public struct PeripheralRecord: Hashable, Sendable, Codable {
     public var createdAt: Date
 
     /// - Throws: `StoreError.invalidArgument` for a name or alias longer than `maximumNameBytes`.
-    public init(id: UUID, address: DeviceAddress, advertisingName: SeenName? = nil, gapName: SeenName? = nil,
+    public init(id: PeripheralID, address: DeviceAddress, advertisingName: SeenName? = nil, gapName: SeenName? = nil,
                 alias: String? = nil, serviceUUIDs: [BluetoothUUID] = [], lastSeenAt: Date? = nil,
                 createdAt: Date) throws(StoreError) {
-        let longest = max(advertisingName?.name.utf8.count ?? 0, gapName?.name.utf8.count ?? 0, alias?.utf8.count ?? 0)
+        let longest = max(advertisingName?.value.utf8.count ?? 0, gapName?.value.utf8.count ?? 0, alias?.utf8.count ?? 0)
         guard longest <= Self.maximumNameBytes else {
             throw .invalidArgument("name or alias longer than \(Self.maximumNameBytes) bytes")
         }
         self.id = id
         self.address = address
-        self.advertisingName = advertisingName
-        self.gapName = gapName
+        self.advertisingName = advertisingName.map { SeenName($0.value, seenAt: $0.seenAt.roundedToStoredPrecision) }
+        self.gapName = gapName.map { SeenName($0.value, seenAt: $0.seenAt.roundedToStoredPrecision) }
         self.alias = alias
         self.serviceUUIDs = serviceUUIDs
         self.lastSeenAt = lastSeenAt?.roundedToStoredPrecision

@@ -1,4 +1,5 @@
 import Foundation
+import RelinkModel
 
 /// A restore identifier as stored: who owns it and its options.
 public struct RestoreIdentifierRecord: Hashable, Sendable, Codable {

@@ -1,4 +1,5 @@
 import Foundation
+import RelinkModel
 
 /// One change to the store. A list of mutations passed to
 /// `RelinkStore.apply(_:)` is applied in one transaction: all or nothing.
@@ -9,19 +10,22 @@ public enum StoreMutation: Hashable, Sendable {
     /// Removes the identifier with its scan, connections, subscriptions and
     /// outbox. Removing an unknown identifier does nothing.
     case removeIdentifier(RestoreIdentifier)
-    /// Sets (replaces) the identifier's scan intent.
-    case putScanIntent(ScanIntent)
+    /// Sets (replaces) the identifier's scan intent. The store keeps its
+    /// services and `allowDuplicates`; an intent with an RSSI limit or low
+    /// duty (which only a connection intent's scan has) is refused.
+    case putScanIntent(RestoreIdentifier, ScanIntent)
     /// Stops the identifier's scan; nothing if there is none.
     case removeScanIntent(RestoreIdentifier)
     /// Creates or updates a peripheral by its relink identifier.
     case putPeripheral(PeripheralRecord)
     /// Forgets a peripheral with every connection intent and subscription on it.
-    case removePeripheral(UUID)
+    case removePeripheral(PeripheralID)
     /// Creates or replaces the connection intent of (identifier, peripheral).
     case putConnectionIntent(ConnectionIntent)
     /// Cancels a connection intent; nothing if there is none.
-    case removeConnectionIntent(RestoreIdentifier, peripheral: UUID)
-    /// Adds a subscription; adding an existing one does nothing.
+    case removeConnectionIntent(RestoreIdentifier, peripheral: PeripheralID)
+    /// Adds a subscription (stamped with the time it is applied); adding an
+    /// existing one does nothing.
     case addSubscription(Subscription)
     /// Removes a subscription; nothing if there is none.
     case removeSubscription(Subscription)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RelinkModel
 
 /// Applies mutations with SQL inside the caller's transaction. Throws
 /// `StoreError` for request-scoped failures and GRDB errors for the rest.
@@ -14,7 +15,7 @@ struct MutationApplier {
             case .putIdentifier(let record): try putIdentifier(record, &effects)
             case .removeIdentifier(let id):
                 try db.cachedStatement(sql: "DELETE FROM restore_identifier WHERE id = ?").execute( arguments: [id.rawValue])
-            case .putScanIntent(let scan): try putScanIntent(scan)
+            case .putScanIntent(let id, let scan): try putScanIntent(id, scan)
             case .removeScanIntent(let id):
                 try db.cachedStatement(sql: "DELETE FROM scan_intent WHERE identifier = ?").execute( arguments: [id.rawValue])
             case .putPeripheral(let peripheral): try putPeripheral(peripheral)
@@ -29,7 +30,8 @@ struct MutationApplier {
                 try db.cachedStatement(sql: """
                     DELETE FROM subscription
                     WHERE identifier = ? AND peripheral_id = ? AND service_uuid = ? AND characteristic_uuid = ?
-                    """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.service.storedBlob, s.characteristic.storedBlob])
+                    """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.characteristic.service.storedBlob,
+                                          s.characteristic.characteristic.storedBlob])
             case .appendEvent(let draft):
                 let (sequence, dropped) = try OutboxWriter(db: db).append(draft)
                 appended.append(sequence)
@@ -52,20 +54,23 @@ struct MutationApplier {
         if let dropped = try OutboxWriter(db: db).trim(record.id) { effects.append(dropped) }
     }
 
-    private func putScanIntent(_ scan: ScanIntent) throws {
-        try requireIdentifier(scan.identifier)
+    private func putScanIntent(_ id: RestoreIdentifier, _ scan: ScanIntent) throws {
+        guard scan.minimumRSSI == nil, !scan.lowDuty else {
+            throw StoreError.invalidArgument("an identifier's scan intent has no RSSI limit and no low duty")
+        }
+        try requireIdentifier(id)
         try db.cachedStatement(sql: """
             INSERT INTO scan_intent (identifier, service_uuids, allow_duplicates, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (identifier) DO UPDATE SET service_uuids = excluded.service_uuids,
                 allow_duplicates = excluded.allow_duplicates, updated_at = excluded.updated_at
-            """).execute( arguments: [scan.identifier.rawValue, scan.serviceUUIDs.storedList, scan.allowDuplicates,
-                             scan.updatedAt.storedMilliseconds])
+            """).execute( arguments: [id.rawValue, scan.services.sorted().storedList, scan.allowDuplicates,
+                             Date().storedMilliseconds])
     }
 
     private func putPeripheral(_ p: PeripheralRecord) throws {
         let holder = try Data.fetchOne(db.cachedStatement(sql: """
             SELECT id FROM peripheral WHERE adapter = ? AND address = ? AND address_type = ?
-            """), arguments: [p.address.adapter, p.address.address, p.address.addressType.rawValue])
+            """), arguments: [p.address.adapter, p.address.address.string, p.address.addressType.rawValue])
         if let holder, holder != p.id.storedBlob { throw StoreError.addressInUse(p.address) }
         try db.cachedStatement(sql: """
             INSERT INTO peripheral (id, adapter, address, address_type, advertising_name, advertising_name_seen_at,
@@ -76,9 +81,9 @@ struct MutationApplier {
                 advertising_name_seen_at = excluded.advertising_name_seen_at, gap_name = excluded.gap_name,
                 gap_name_seen_at = excluded.gap_name_seen_at, alias = excluded.alias,
                 service_uuids = excluded.service_uuids, last_seen_at = excluded.last_seen_at
-            """).execute( arguments: [p.id.storedBlob, p.address.adapter, p.address.address, p.address.addressType.rawValue,
-                             p.advertisingName?.name, p.advertisingName?.seenAt.storedMilliseconds,
-                             p.gapName?.name, p.gapName?.seenAt.storedMilliseconds, p.alias,
+            """).execute( arguments: [p.id.storedBlob, p.address.adapter, p.address.address.string, p.address.addressType.rawValue,
+                             p.advertisingName?.value, p.advertisingName?.seenAt.storedMilliseconds,
+                             p.gapName?.value, p.gapName?.seenAt.storedMilliseconds, p.alias,
                              p.serviceUUIDs.storedList, p.lastSeenAt?.storedMilliseconds, p.createdAt.storedMilliseconds])
     }
 
@@ -98,7 +103,7 @@ struct MutationApplier {
                 match_services = excluded.match_services
             """).execute( arguments: [c.identifier.rawValue, c.peripheral.storedBlob, c.state.rawValue,
                              c.stepTimeout?.storedMilliseconds, c.overallTimeout?.storedMilliseconds,
-                             c.strategies.map(\.rawValue).joined(separator: ","), c.requestedAt.storedMilliseconds,
+                             RowDecoding.storedText(c.strategies), c.requestedAt.storedMilliseconds,
                              c.attempts, c.lastErrorClass, c.lastErrorMessage,
                              c.matchName, c.matchManufacturerID.map { Int64($0) }, c.matchServices.storedList])
     }
@@ -109,8 +114,8 @@ struct MutationApplier {
         try db.cachedStatement(sql: """
             INSERT INTO subscription (identifier, peripheral_id, service_uuid, characteristic_uuid, created_at)
             VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.service.storedBlob,
-                             s.characteristic.storedBlob, s.createdAt.storedMilliseconds])
+            """).execute( arguments: [s.identifier.rawValue, s.peripheral.storedBlob, s.characteristic.service.storedBlob,
+                             s.characteristic.characteristic.storedBlob, Date().storedMilliseconds])
     }
 
     private func requireIdentifier(_ id: RestoreIdentifier) throws {
@@ -118,7 +123,7 @@ struct MutationApplier {
         else { throw StoreError.unknownIdentifier(id) }
     }
 
-    private func requirePeripheral(_ id: UUID) throws {
+    private func requirePeripheral(_ id: PeripheralID) throws {
         guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM peripheral WHERE id = ?"), arguments: [id.storedBlob]) != nil
         else { throw StoreError.unknownPeripheral(id.storedText) }
     }

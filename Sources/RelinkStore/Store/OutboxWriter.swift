@@ -1,4 +1,5 @@
 import GRDB
+import RelinkModel
 
 /// The outbox's write rules: sequence numbers, the bound, acknowledgements.
 ///

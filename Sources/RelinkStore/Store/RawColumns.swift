@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import RelinkModel
 
 /// Reads the current row of a stepping statement straight from SQLite's
 /// column accessors, without building GRDB `Row` values or `Data`: the
@@ -59,6 +60,14 @@ struct RawColumns {
     /// - Throws: `StoreError.corruptRow(column)` for NULL or another length.
     func uuid(_ index: CInt, _ column: String) throws(StoreError) -> UUID {
         let value: UUID?? = withBlob(index) { bytes in bytes.count == 16 ? UUID(storedBlob: bytes) : nil }
+        guard let value = value ?? nil else { throw .corruptRow(column) }
+        return value
+    }
+
+    /// A 16-byte BLOB as a Bluetooth UUID.
+    /// - Throws: `StoreError.corruptRow(column)` for NULL or another length.
+    func bluetoothUUID(_ index: CInt, _ column: String) throws(StoreError) -> BluetoothUUID {
+        let value: BluetoothUUID?? = withBlob(index) { bytes in bytes.count == 16 ? BluetoothUUID(bytes: bytes) : nil }
         guard let value = value ?? nil else { throw .corruptRow(column) }
         return value
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RelinkModel
 
 /// Decoding of outbox events read through GRDB, and the strategy list;
 /// the other tables are decoded by ``StateLoader`` (``RawColumns``). A value the schema's CHECKs should have
@@ -14,13 +15,19 @@ enum RowDecoding {
         return value
     }
 
-    static let defaultStrategyText = ConnectionIntent.defaultStrategies.map(\.rawValue).joined(separator: ",")
+    static let defaultStrategyText = storedText(Strategy.defaultOrder)
+
+    /// The stored form of a strategy list: stored names, comma-separated.
+    static func storedText(_ strategies: [Strategy]) -> String {
+        strategies.map(\.storedName).joined(separator: ",")
+    }
 
     /// Parses a comma-separated strategy list (the default order without splitting).
-    static func strategyList(_ text: String) throws -> [ConnectionIntent.Strategy] {
-        if text == defaultStrategyText { return ConnectionIntent.defaultStrategies }
-        return try text.utf8.split(separator: UInt8(ascii: ",")).map {
-            try enumValue(String(decoding: $0, as: UTF8.self), "connection_intent.strategies")
+    static func strategyList(_ text: String) throws -> [Strategy] {
+        if text == defaultStrategyText { return Strategy.defaultOrder }
+        return try text.split(separator: ",").map {
+            guard let strategy = Strategy(storedName: $0) else { throw StoreError.corruptRow("connection_intent.strategies") }
+            return strategy
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RelinkModel
 
 /// Reads the whole state (without outbox events). The two halves (the
 /// identifiers with what hangs on them; the peripherals) can run on two
@@ -18,8 +19,8 @@ struct StateLoader {
         var scans: [String: ScanIntent] = [:]
         try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent") { c, cache in
             let id = try cache.identifier(c, 0)
-            scans[id.rawValue] = ScanIntent(identifier: id, serviceUUIDs: try c.uuidList(1, "scan_intent.service_uuids"),
-                                            allowDuplicates: try c.bool(2), updatedAt: Date(storedMilliseconds: try c.int64(3)))
+            scans[id.rawValue] = ScanIntent(services: Set(try c.uuidList(1, "scan_intent.service_uuids")),
+                                            allowDuplicates: try c.bool(2))
         }
         var connections: [String: [ConnectionIntent]] = [:]
         var run: [ConnectionIntent] = []
@@ -39,14 +40,13 @@ struct StateLoader {
         var subscriptions: [String: [Subscription]] = [:]
         var subscriptionRun: [Subscription] = []
         try rows("""
-            SELECT identifier, peripheral_id, service_uuid, characteristic_uuid, created_at
+            SELECT identifier, peripheral_id, service_uuid, characteristic_uuid
             FROM subscription ORDER BY identifier, peripheral_id, service_uuid, characteristic_uuid
             """) { c, cache in
             let subscription = Subscription(
-                identifier: try cache.identifier(c, 0), peripheral: try c.uuid(1, "subscription.peripheral_id"),
-                service: BluetoothUUID(value: try c.uuid(2, "subscription.service_uuid")),
-                characteristic: BluetoothUUID(value: try c.uuid(3, "subscription.characteristic_uuid")),
-                createdAt: Date(storedMilliseconds: try c.int64(4)))
+                identifier: try cache.identifier(c, 0), peripheral: PeripheralID(try c.uuid(1, "subscription.peripheral_id")),
+                characteristic: CharacteristicKey(service: try c.bluetoothUUID(2, "subscription.service_uuid"),
+                                                  characteristic: try c.bluetoothUUID(3, "subscription.characteristic_uuid")))
             if let last = subscriptionRun.last, last.identifier != subscription.identifier {
                 subscriptions[last.identifier.rawValue] = subscriptionRun
                 subscriptionRun.removeAll(keepingCapacity: true)
@@ -86,7 +86,7 @@ struct StateLoader {
     func peripherals(at address: DeviceAddress? = nil) throws -> [PeripheralRecord] {
         var peripherals: [PeripheralRecord] = []
         let filter = address == nil ? "" : "WHERE adapter = ? AND address = ? AND address_type = ?"
-        let arguments: StatementArguments = address.map { [$0.adapter, $0.address, $0.addressType.rawValue] } ?? []
+        let arguments: StatementArguments = address.map { [$0.adapter, $0.address.string, $0.addressType.rawValue] } ?? []
         try rows("""
             SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
                 gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
@@ -94,13 +94,12 @@ struct StateLoader {
             """, arguments: arguments) { c, _ in
             let address: DeviceAddress
             do {
-                address = try DeviceAddress(adapter: c.text(1) ?? "", address: c.text(2) ?? "",
-                                            addressType: c.enumValue(3, "peripheral.address_type"))
-            } catch { throw StoreError.corruptRow("peripheral address") }
+                address = try DeviceAddress(adapter: c.text(1) ?? "", address: c.text(2) ?? "", addressType: c.text(3) ?? "")
+            } catch { throw StoreError.corruptRow("peripheral address: \(error)") }
             let advertised = c.text(4), gap = c.text(6)
             do {
                 peripherals.append(try PeripheralRecord(
-                    id: c.uuid(0, "peripheral.id"), address: address,
+                    id: PeripheralID(c.uuid(0, "peripheral.id")), address: address,
                     advertisingName: advertised.map { .init($0, seenAt: Date(storedMilliseconds: try c.optionalInt64(5) ?? 0)) },
                     gapName: gap.map { .init($0, seenAt: Date(storedMilliseconds: try c.optionalInt64(7) ?? 0)) },
                     alias: c.text(8), serviceUUIDs: c.uuidList(9, "peripheral.service_uuids"),
@@ -123,9 +122,9 @@ struct StateLoader {
 
     /// `connection_intent` columns in table order.
     private static func connectionIntent(_ c: RawColumns, _ cache: inout RawIdentifierCache) throws(StoreError) -> ConnectionIntent {
-        let strategies: [ConnectionIntent.Strategy]
+        let strategies: [Strategy]
         if c.textEquals(5, RowDecoding.defaultStrategyText) {
-            strategies = ConnectionIntent.defaultStrategies
+            strategies = Strategy.defaultOrder
         } else {
             do { strategies = try RowDecoding.strategyList(c.text(5) ?? "") } catch { throw .corruptRow("connection_intent.strategies") }
         }
@@ -138,7 +137,7 @@ struct StateLoader {
         let matchServices = try c.uuidList(12, "connection_intent.match_services")
         do {
             return try ConnectionIntent(
-                identifier: cache.identifier(c, 0), peripheral: c.uuid(1, "connection_intent.peripheral_id"),
+                identifier: cache.identifier(c, 0), peripheral: PeripheralID(c.uuid(1, "connection_intent.peripheral_id")),
                 state: c.enumValue(2, "connection_intent.state"),
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
                 strategies: strategies, requestedAt: Date(storedMilliseconds: try c.int64(6)), attempts: Int(try c.int64(7)),

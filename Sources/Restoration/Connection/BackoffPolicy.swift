@@ -1,3 +1,4 @@
+import RelinkModel
 /// The wait between two rounds of strategies, chosen by the class of the
 /// failure that ended the round.
 ///

@@ -1,3 +1,4 @@
+import RelinkModel
 extension ConnectionStateMachine {
     /// Where a connection intent is.
     public enum State: Sendable, Hashable {

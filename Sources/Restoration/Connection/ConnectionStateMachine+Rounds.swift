@@ -1,3 +1,4 @@
+import RelinkModel
 // The round and step mechanics shared by every input of the machine.
 extension ConnectionStateMachine {
     func log(_ kind: Decision.Kind, failure: ConnectionFailure? = nil) -> Action {

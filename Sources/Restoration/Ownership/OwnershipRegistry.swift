@@ -1,3 +1,4 @@
+import RelinkModel
 /// Who owns each peripheral's link among relink's connection intents, so two
 /// intents never fight over one device (two Connects, or one cancelling the
 /// other's attempt).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import RelinkClient
+import RelinkModel
 
 /// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]... [--match-…]`.
 struct ConnectCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import RelinkStore
+import RelinkModel
 
 /// Small builders for valid records; every date is a whole millisecond.
 enum Fixtures {
@@ -11,9 +12,9 @@ enum Fixtures {
         try RestoreIdentifierRecord(id: id(text), ownerUID: uid, outboxLimit: limit, createdAt: now)
     }
 
-    static func peripheral(_ last: Int, id: UUID = UUID()) throws -> PeripheralRecord {
-        let address = try DeviceAddress(adapter: "hci0", address: String(format: "AA:BB:CC:DD:%02X:%02X", last / 256 % 256, last % 256), addressType: .public)
-        return try PeripheralRecord(id: id, address: address, serviceUUIDs: [BluetoothUUID("180d")], createdAt: now)
+    static func peripheral(_ last: Int, id: PeripheralID = PeripheralID()) throws -> PeripheralRecord {
+        let address = try DeviceAddress(adapter: "hci0", address: String(format: "AA:BB:CC:DD:%02X:%02X", last / 256 % 256, last % 256), addressType: "public")
+        return try PeripheralRecord(id: id, address: address, serviceUUIDs: [BluetoothUUID(parsing: "180d")], createdAt: now)
     }
 
     static func event(_ identifier: RestoreIdentifier, _ text: String) throws -> OutboxEventDraft {

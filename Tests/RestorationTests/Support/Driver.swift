@@ -1,4 +1,5 @@
 @testable import Restoration
+import RelinkModel
 
 /// Plays the daemon's actor for one machine: keeps the timers it asks for
 /// on a ManualClock and fires them in order when time advances, and lets a

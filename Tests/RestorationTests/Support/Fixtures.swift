@@ -1,5 +1,6 @@
 import Testing
 @testable import Restoration
+import RelinkModel
 
 typealias Machine = ConnectionStateMachine<ManualClock>
 typealias Action = Machine.Action

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Restoration
+@testable import RelinkModel
 
 @Suite("Domain types")
 struct DomainTests {
@@ -60,8 +60,17 @@ struct DomainTests {
         #expect(throws: DomainError.self) { try RestoreIdentifier("has space") }
         #expect(throws: DomainError.self) { try RestoreIdentifier("slash/") }
         #expect(throws: DomainError.self) { try RestoreIdentifier("é") }
-        #expect(throws: DomainError.self) { try RestoreIdentifier(String(repeating: "a", count: 256)) }
-        #expect(try RestoreIdentifier(String(repeating: "a", count: 255)).rawValue.count == 255)
+        #expect(throws: DomainError.self) { try RestoreIdentifier(String(repeating: "a", count: 129)) }
+        #expect(try RestoreIdentifier(String(repeating: "a", count: 128)).rawValue.count == 128)
+        #expect(throws: DomainError.invalidRestoreIdentifier(".lock", reason: "must start with a letter or a digit")) { try RestoreIdentifier(".lock") }
+        #expect(throws: DomainError.self) { try RestoreIdentifier("-lock") }
+    }
+
+    @Test("identifiers the rules refuse", arguments: [
+        "", String(repeating: "a", count: 129), "-leading", "has space", "ünicode", "a/b",
+    ])
+    func invalidIdentifiers(text: String) {
+        #expect(throws: DomainError.self) { try RestoreIdentifier(text) }
     }
 
     @Test func peripheralIDParsing() throws {
@@ -77,47 +86,38 @@ struct DomainTests {
         #expect(throws: (any Error).self) { try JSONDecoder().decode(BluetoothAddress.self, from: badAddress) }
     }
 
-    @Test func decodedOptionsAreValidated() throws {
-        let good = try JSONEncoder().encode(Fixtures.options())
-        #expect(try JSONDecoder().decode(ConnectionOptions.self, from: good) == Fixtures.options())
-        var object = try #require(try JSONSerialization.jsonObject(with: good) as? [String: Any])
-        object["strategies"] = ["scan", "scan"]
-        let bad = try JSONSerialization.data(withJSONObject: object)
-        #expect(throws: DomainError.invalidOptions("a strategy appears twice")) { try JSONDecoder().decode(ConnectionOptions.self, from: bad) }
-    }
-
-    @Test func eventsAndRecordsRoundTripThroughCodable() throws {
-        let peripheral = PeripheralID()
-        let address = Fixtures.lockAddress
-        let key = CharacteristicKey(service: Fixtures.heartRate, characteristic: Fixtures.uuid("2A37"))
-        var names = PeripheralNames()
-        let changeRaw = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000))
-        let change = try #require(changeRaw)
-        let events: [RelinkEvent] = [
-            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "Band", serviceUUIDs: [Fixtures.heartRate], manufacturerData: [0x004C: [1, 2]], rssi: -40)),
-            .connected(peripheral: peripheral, address: address, route: .scan),
-            .restored(peripheral: peripheral, address: address, route: .knownIdentifier),
-            .failedToConnect(peripheral: peripheral, reason: ConnectionFailure(.notPermitted, errorName: "org.bluez.Error.NotPermitted", message: "no")),
-            .disconnected(peripheral: peripheral, reason: nil),
-            .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48]),
-            .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
-        ]
-        let data = try JSONEncoder().encode(events)
-        #expect(try JSONDecoder().decode([RelinkEvent].self, from: data) == events)
-        #expect(Set(events.map(\.name)).count == events.count)
-        #expect(events.allSatisfy { $0.peripheral == peripheral })
-
-        let record = ConnectionIntentRecord(intent: Fixtures.lockIntent, options: Fixtures.options(deadline: .after(.seconds(30))), address: address, phase: .failed(.deadlineExpired))
-        #expect(try JSONDecoder().decode(ConnectionIntentRecord.self, from: JSONEncoder().encode(record)) == record)
-    }
-
     @Test func matchRuleNeedsAllAdvertisementCriteria() {
-        let rule = MatchRule(services: [Fixtures.lockService], localName: "FrontDoor", manufacturerID: 0x0059)
-        let address = Fixtures.otherAddress
-        #expect(rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [Fixtures.lockService], manufacturerData: [0x0059: []])))
-        #expect(!rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [Fixtures.lockService])))
-        #expect(!rule.matches(Advertisement(address: address, localName: "Other", serviceUUIDs: [Fixtures.lockService], manufacturerData: [0x0059: []])))
+        let lockService = BluetoothUUID(high: 0x8e7f_1a00_4b2c_4d1e, low: 0x9a3f_7265_6c69_6e6b)
+        let rule = MatchRule(services: [lockService], localName: "FrontDoor", manufacturerID: 0x0059)
+        let address = try! BluetoothAddress(parsing: "C0:00:00:00:00:09", kind: .random)
+        #expect(rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [lockService], manufacturerData: [0x0059: []])))
+        #expect(!rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [lockService])))
+        #expect(!rule.matches(Advertisement(address: address, localName: "Other", serviceUUIDs: [lockService], manufacturerData: [0x0059: []])))
         #expect(!MatchRule().matches(Advertisement(address: address)), "an empty rule matches nothing")
         #expect(MatchRule(address: address).matches(Advertisement(address: address)))
+    }
+
+    @Test func aRejectedValueIsEchoedShortened() {
+        let long = String(repeating: "x", count: 10_000)
+        let message = DomainError.invalidRestoreIdentifier(long, reason: "too long").description
+        #expect(message.count < 200, "a 10,000-character value must not be echoed whole")
+        #expect(message.contains("10000 bytes"))
+        #expect(DomainError.invalidAddress("AA").description.contains(#""AA""#))
+    }
+
+    @Test func uuidBytesRoundTrip() throws {
+        let uuid = try BluetoothUUID(parsing: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+        #expect(uuid.bytes.first == 0x6E && uuid.bytes.last == 0x9E && uuid.bytes.count == 16)
+        let back = uuid.bytes.withUnsafeBytes { BluetoothUUID(bytes: $0) }
+        #expect(back == uuid)
+        #expect([UInt8](repeating: 0, count: 15).withUnsafeBytes { BluetoothUUID(bytes: $0) } == nil)
+    }
+
+    @Test func deviceAddressValidatesItsAdapter() throws {
+        let address = try BluetoothAddress(parsing: "00:00:00:00:00:02")
+        #expect(try DeviceAddress(adapter: "hci0", address: address).description == "hci0/00:00:00:00:00:02/public")
+        #expect(throws: DomainError.invalidAdapter("HCI0")) { try DeviceAddress(adapter: "HCI0", address: address) }
+        #expect(throws: DomainError.invalidAdapter("")) { try DeviceAddress(adapter: "", address: address) }
+        #expect(throws: DomainError.invalidAddressType("other")) { try DeviceAddress(adapter: "hci0", address: "00:00:00:00:00:02", addressType: "other") }
     }
 }

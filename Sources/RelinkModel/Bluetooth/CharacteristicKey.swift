@@ -15,17 +15,3 @@ public struct CharacteristicKey: Sendable, Hashable, Codable, Comparable, Custom
         (lhs.service, lhs.characteristic) < (rhs.service, rhs.characteristic)
     }
 }
-
-/// A restore identifier's wish to get notifications (or indications) of one
-/// characteristic of one peripheral (`setNotifyValue:true`).
-public struct Subscription: Sendable, Hashable, Codable {
-    public var identifier: RestoreIdentifier
-    public var peripheral: PeripheralID
-    public var characteristic: CharacteristicKey
-
-    public init(identifier: RestoreIdentifier, peripheral: PeripheralID, characteristic: CharacteristicKey) {
-        self.identifier = identifier
-        self.peripheral = peripheral
-        self.characteristic = characteristic
-    }
-}

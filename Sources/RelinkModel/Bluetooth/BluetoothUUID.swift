@@ -5,8 +5,9 @@
 /// `"0000180d-0000-1000-8000-00805f9b34fb"` are equal. The textual form is
 /// BlueZ's: lower-case, 8-4-4-4-12.
 public struct BluetoothUUID: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
-    /// The 128-bit value, most significant first.
+    /// The top 64 bits of the 128-bit value.
     public let high: UInt64
+    /// The low 64 bits of the 128-bit value.
     public let low: UInt64
 
     /// The Base UUID's low 96 bits (everything except the top 32).
@@ -19,6 +20,7 @@ public struct BluetoothUUID: Sendable, Hashable, Codable, Comparable, CustomStri
         self.low = Self.baseLow
     }
 
+    /// The UUID with these 128 bits.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -51,6 +53,22 @@ public struct BluetoothUUID: Sendable, Hashable, Codable, Comparable, CustomStri
         default:
             throw .invalidBluetoothUUID(string)
         }
+    }
+
+    /// Reads 16 bytes, most significant first, at `offset`; nil when fewer are there.
+    public init?(bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        guard offset >= 0, bytes.count >= offset + 16 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for index in 0..<8 {
+            high = high << 8 | UInt64(bytes[offset + index])
+            low = low << 8 | UInt64(bytes[offset + 8 + index])
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// The 16 bytes, most significant first (the order of the text form).
+    public var bytes: [UInt8] {
+        (0..<16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> (56 - 8 * UInt64(index % 8))) }
     }
 
     /// The 16- or 32-bit assigned number when this UUID lies on the Base UUID.

@@ -1,4 +1,0 @@
-import BlueZ
-
-/// BlueZ's discovery filter (what `SetDiscoveryFilter` takes).
-typealias BlueZDiscoveryFilter = DiscoveryFilter

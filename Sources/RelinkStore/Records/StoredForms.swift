@@ -1,0 +1,63 @@
+import Foundation
+import RelinkModel
+
+// How model values are stored: UUIDs (peripheral identifiers, Bluetooth
+// UUIDs) as 16-byte BLOBs in the byte order of their text form, so that BLOB
+// order is text order; UUID lists as those BLOBs concatenated; strategies by
+// the names of State/README.md. The types themselves live in RelinkModel.
+
+extension BluetoothUUID {
+    /// The stored form: 16 bytes.
+    var storedBlob: Data { Data(bytes) }
+}
+
+extension PeripheralID {
+    /// The stored form: 16 bytes.
+    var storedBlob: Data { uuid.storedBlob }
+    /// The text form used in store errors.
+    var storedText: String { uuid.storedText }
+}
+
+extension [BluetoothUUID] {
+    /// The stored form of a UUID list: the 16-byte values, concatenated.
+    var storedList: Data {
+        var data = Data(capacity: count * 16)
+        for uuid in self { data.append(contentsOf: uuid.bytes) }
+        return data
+    }
+
+    /// Parses the stored form.
+    /// - Throws: `StoreError.corruptRow` when its length is not a multiple of 16.
+    static func fromStoredList(_ data: UnsafeRawBufferPointer, column: String) throws(StoreError) -> [BluetoothUUID] {
+        guard data.count % 16 == 0 else { throw .corruptRow("bad UUID list in \(column)") }
+        var result: [BluetoothUUID] = []
+        result.reserveCapacity(data.count / 16)
+        var offset = 0
+        while offset < data.count, let value = BluetoothUUID(bytes: data, offset: offset) {
+            result.append(value)
+            offset += 16
+        }
+        return result
+    }
+}
+
+extension Strategy {
+    /// The stored name (`connection_intent.strategies`, comma-separated).
+    var storedName: String {
+        switch self {
+        case .knownIdentifier: "known-identifier"
+        case .alreadyConnected: "already-connected"
+        case .scan: "scan"
+        }
+    }
+
+    /// The strategy of a stored name, nil for an unknown one.
+    init?(storedName: Substring) {
+        switch storedName {
+        case "known-identifier": self = .knownIdentifier
+        case "already-connected": self = .alreadyConnected
+        case "scan": self = .scan
+        default: return nil
+        }
+    }
+}
