@@ -65,6 +65,10 @@ let package = Package(
         // intents, names), one parser and one rule each, used by every layer.
         // Imports no C module and no other relink module.
         .target(name: "RelinkModel", dependencies: [], swiftSettings: strict),
+        // The API contract: bus and member names, object paths and their
+        // escaping, the error enum, the versioned event wire format. relinkd,
+        // relinkctl and RelinkClient all use it.
+        .target(name: "RelinkAPI", dependencies: ["DBus", "RelinkModel"], swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
         .target(name: "BlueZ", dependencies: ["DBus", "RelinkModel", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
@@ -73,7 +77,7 @@ let package = Package(
         .target(
             name: "RelinkDaemon",
             dependencies: [
-                "DBus", "BlueZ", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
+                "DBus", "BlueZ", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -81,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "relinkd",
             dependencies: [
-                "RelinkDaemon", "DBus", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
+                "RelinkDaemon", "DBus", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -90,10 +94,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "relinkctl",
-            dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["RelinkClient", "DBus", "RelinkAPI", "RelinkModel", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // CoreBluetooth-like client library over relinkd's D-Bus API.
-        .target(name: "RelinkClient", dependencies: ["DBus", "RelinkModel", "Restoration"], swiftSettings: strict),
+        .target(name: "RelinkClient", dependencies: ["DBus", "RelinkAPI", "RelinkModel"], swiftSettings: strict),
         // D-Bus binding benchmark peer (bench/dbus/run.sh builds it in release).
         .executableTarget(name: "relink-dbus-bench", dependencies: ["DBus"], path: "bench/dbus/relink-dbus-bench", swiftSettings: strict),
         // Test support: starts an isolated simulated-Bluetooth bench (bench/).
@@ -118,19 +122,20 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "RelinkModel", "BenchSupport"], swiftSettings: strict),
         .testTarget(name: "RelinkModelTests", dependencies: ["RelinkModel"], swiftSettings: strict),
+        .testTarget(name: "RelinkAPITests", dependencies: ["RelinkAPI", "RelinkModel", "DBus"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["RelinkModel", "Restoration"], swiftSettings: strict),
         // relinkd run as its own process on the bench, killed with SIGKILL.
         .testTarget(
             name: "RelinkDaemonTests",
-            dependencies: ["DBus", "BlueZ", "RelinkModel", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
+            dependencies: ["DBus", "BlueZ", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
         // Pure parts of the client library: paths, arguments, options, decoding.
-        .testTarget(name: "RelinkClientTests", dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration"], swiftSettings: strict),
+        .testTarget(name: "RelinkClientTests", dependencies: ["RelinkClient", "DBus", "RelinkAPI", "RelinkModel"], swiftSettings: strict),
         // relinkctl and RelinkCentral against relinkd on the bench (both run as their own processes).
         .testTarget(
             name: "RelinkctlTests",
-            dependencies: ["RelinkClient", "DBus", "RelinkModel", "Restoration", "BenchSupport", "relinkctl", "relinkd"],
+            dependencies: ["RelinkClient", "DBus", "RelinkAPI", "RelinkModel", "BenchSupport", "relinkctl", "relinkd"],
             swiftSettings: strict),
     ]
 )

@@ -1,50 +1,38 @@
-import Restoration
+import RelinkAPI
 import RelinkModel
 
 /// Checks of the arguments relinkd accepts, done before anything is sent
 /// so that a bad argument gets the same `InvalidArguments` error whether
-/// or not relinkd runs. Limits are relinkd's (API-SPEC, "Errors").
+/// or not relinkd runs. The rules are the model's (`RelinkModel`) and the
+/// limits the contract's (`RelinkAPI.APILimits`), the same relinkd applies.
 public enum RelinkArguments {
-    /// Longest identifier, in characters (docs/api/errors.md).
-    public static let maximumIdentifierLength = 128
+    /// Longest identifier, in bytes (docs/api/errors.md).
+    public static let maximumIdentifierLength = RestoreIdentifier.maximumLength
     /// Longest UUID list (scan services, connect services).
-    public static let maximumUUIDs = 64
+    public static let maximumUUIDs = APILimits.maximumUUIDs
     /// Longest value for ``RelinkCentral/write(peripheral:service:characteristic:value:withResponse:)``.
-    public static let maximumValueBytes = 512
+    public static let maximumValueBytes = APILimits.maximumWriteBytes
     /// Most events one `Events` call returns.
-    public static let maximumEvents: UInt32 = 10_000
+    public static let maximumEvents: UInt32 = APILimits.maximumEventsPage
 
-    /// An identifier is 1 to 128 characters of `A-Z a-z 0-9 . _ - :`, the
-    /// first a letter or a digit (relinkd's rule, docs/api/Manager1.md;
-    /// stricter than the session spec's "255 bytes of UTF-8").
+    /// Validates an identifier by the model's rule (1 to 128 characters of
+    /// `A-Z a-z 0-9 . _ - :`, the first a letter or a digit).
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
-    public static func checkIdentifier(_ identifier: String) throws(RelinkClientError) {
-        let bytes = Array(identifier.utf8)
-        guard let first = bytes.first else { throw .invalid("The identifier is empty.") }
-        if bytes.count > maximumIdentifierLength {
-            throw .invalid("The identifier is \(bytes.count) bytes long, more than \(maximumIdentifierLength).")
-        }
-        guard isAlphanumeric(first) else {
-            throw .invalid("The identifier \(identifier.debugDescription) must start with a letter or a digit.")
-        }
-        guard bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":") }) else {
-            throw .invalid("The identifier \(identifier.debugDescription) may only hold A-Z a-z 0-9 . _ - :.")
-        }
+    public static func identifier(_ identifier: String) throws(RelinkClientError) -> RestoreIdentifier {
+        do { return try RestoreIdentifier(identifier) } catch { throw .invalid("\(error)") }
     }
 
-    private static func isAlphanumeric(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+    /// Checks an identifier (see ``identifier(_:)``).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    public static func checkIdentifier(_ identifier: String) throws(RelinkClientError) {
+        _ = try Self.identifier(identifier)
     }
 
     /// Parses a Bluetooth UUID (16-, 32- or 128-bit form) into the 128-bit
     /// lowercase form relinkd and BlueZ use.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
     public static func bluetoothUUID(_ text: String) throws(RelinkClientError) -> String {
-        do {
-            return try BluetoothUUID(parsing: text).string
-        } catch {
-            throw .invalid("\(text.debugDescription) is not a Bluetooth UUID (expected 16-, 32- or 128-bit hex form).")
-        }
+        do { return try BluetoothUUID(parsing: text).string } catch { throw .invalid("\(error)") }
     }
 
     /// Parses a list of Bluetooth UUIDs (at most ``maximumUUIDs``).
@@ -56,19 +44,8 @@ public enum RelinkArguments {
         return out
     }
 
-    /// Whether `text` is a UUID in 8-4-4-4-12 form (either case).
-    public static func isUUID(_ text: String) -> Bool {
-        let u = Array(text.utf8)
-        guard u.count == 36 else { return false }
-        for (i, c) in u.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                if c != UInt8(ascii: "-") { return false }
-            } else if !isHex(c) {
-                return false
-            }
-        }
-        return true
-    }
+    /// Whether `text` is a peripheral UUID in 8-4-4-4-12 form (either case).
+    public static func isUUID(_ text: String) -> Bool { (try? PeripheralID(parsing: text)) != nil }
 
     /// A peripheral as relinkd takes it: an address `AA:BB:CC:DD:EE:FF`
     /// (returned upper-case) or a peripheral UUID (returned lower-case).

@@ -1,3 +1,4 @@
+import RelinkAPI
 import DBus
 
 /// A central with a restore identifier, like a `CBCentralManager` created
@@ -141,7 +142,7 @@ public actor RelinkCentral {
     @discardableResult
     public func connect(peripheral: String, options: RelinkConnectOptions = .init()) async throws(RelinkClientError) -> String {
         let path = try await connected().connect(restoreIdentifier, peripheral: peripheral, options: options)
-        return RelinkPaths.peripheralUUID(of: path) ?? path.rawValue
+        return APIPath.peripheralUUID(of: path) ?? path.rawValue
     }
 
     /// Ends a connection intent and the subscriptions on that peripheral.

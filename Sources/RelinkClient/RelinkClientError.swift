@@ -1,3 +1,4 @@
+import RelinkAPI
 import DBus
 
 /// An error of the client library: the `org.relink.Error.*` name relinkd
@@ -15,29 +16,31 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        static let prefix = "org.relink.Error."
+        /// The name of a relinkd method error.
+        public init(_ code: RelinkError.Code) { self.rawValue = code.dbusName }
+
         /// A malformed argument (bad UUID, address, identifier, option, size).
-        public static let invalidArguments = Name(prefix + "InvalidArguments")
+        public static let invalidArguments = Name(.invalidArguments)
         /// The identifier does not exist (or belongs to another user).
-        public static let unknownIdentifier = Name(prefix + "UnknownIdentifier")
+        public static let unknownIdentifier = Name(.unknownIdentifier)
         /// The peripheral UUID is not known to relinkd.
-        public static let unknownPeripheral = Name(prefix + "UnknownPeripheral")
+        public static let unknownPeripheral = Name(.unknownPeripheral)
         /// The caller may not do this (e.g. register another user's identifier).
-        public static let notPermitted = Name(prefix + "NotPermitted")
+        public static let notPermitted = Name(.notPermitted)
         /// The intent or subscription exists already.
-        public static let alreadyExists = Name(prefix + "AlreadyExists")
+        public static let alreadyExists = Name(.alreadyExists)
         /// Read or write on a peripheral with no link.
-        public static let notConnected = Name(prefix + "NotConnected")
+        public static let notConnected = Name(.notConnected)
         /// Adapter off or bluetoothd absent.
-        public static let notReady = Name(prefix + "NotReady")
+        public static let notReady = Name(.notReady)
         /// The same operation is already running.
-        public static let inProgress = Name(prefix + "InProgress")
+        public static let inProgress = Name(.inProgress)
         /// The peripheral or BlueZ does not support it.
-        public static let notSupported = Name(prefix + "NotSupported")
+        public static let notSupported = Name(.notSupported)
         /// The store could not commit: nothing was acknowledged.
-        public static let storeFailed = Name(prefix + "StoreFailed")
+        public static let storeFailed = Name(.storeFailed)
         /// Anything else; the message says what.
-        public static let failed = Name(prefix + "Failed")
+        public static let failed = Name(.failed)
     }
 
     public var name: Name
@@ -49,6 +52,9 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
     }
 
     public var description: String { "\(name.rawValue): \(message)" }
+
+    /// The relinkd method error this is, nil for a D-Bus error of the bus.
+    public var code: RelinkError.Code? { RelinkError.Code(dbusName: name.rawValue) }
 
     /// D-Bus errors meaning relinkd could not be reached at all.
     static let unreachableNames: Set<String> = [

@@ -1,45 +1,58 @@
 import Foundation
-import Restoration
+import RelinkAPI
 import RelinkModel
 
 /// One event of a restore identifier, as relinkd delivers it
 /// (`Central1.Event` signals and `Central1.Events`): its sequence number,
-/// its kind, and its payload decoded into the restoration core's
-/// ``RelinkEvent``.
+/// its kind, and its payload decoded by the API contract's wire format
+/// (``RelinkAPI/EventPayload``).
 public struct RelinkClientEvent: Sendable, Hashable {
     /// The kind of an event, as relinkd names it. Kinds this library does
     /// not know keep their name (``payload`` is then nil).
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The wire name, e.g. `value-notified`.
         public let rawValue: String
+        /// A kind by its wire name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// A kind of the contract.
+        public init(_ kind: EventKind) { self.rawValue = kind.rawValue }
+        /// The wire name.
         public var description: String { rawValue }
 
-        public static let discovered = Kind(rawValue: "discovered")
-        public static let connected = Kind(rawValue: "connected")
-        public static let restored = Kind(rawValue: "restored")
-        public static let failedToConnect = Kind(rawValue: "failed-to-connect")
-        public static let disconnected = Kind(rawValue: "disconnected")
-        public static let valueNotified = Kind(rawValue: "value-notified")
-        public static let nameUpdated = Kind(rawValue: "name-updated")
+        /// `discovered`.
+        public static let discovered = Kind(.discovered)
+        /// `connected`.
+        public static let connected = Kind(.connected)
+        /// `restored`.
+        public static let restored = Kind(.restored)
+        /// `failed-to-connect`.
+        public static let failedToConnect = Kind(.failedToConnect)
+        /// `disconnected`.
+        public static let disconnected = Kind(.disconnected)
+        /// `value-notified`.
+        public static let valueNotified = Kind(.valueNotified)
+        /// `name-updated`.
+        public static let nameUpdated = Kind(.nameUpdated)
     }
 
     /// Grows by one per event of the identifier (gaps only where the
     /// outbox bound dropped events).
     public var sequence: UInt64
+    /// The event's kind.
     public var kind: Kind
     /// The payload JSON exactly as relinkd sent it.
     public var payloadJSON: String
     /// The decoded payload; nil when it could not be decoded (an unknown
     /// kind, or a payload that does not match its kind).
-    public var payload: RelinkEvent?
+    public var payload: EventPayload?
 
     /// Decodes an event; never fails (an undecodable payload gives `payload == nil`).
     public init(sequence: UInt64, kind: String, payloadJSON: String) {
         self.sequence = sequence
         self.kind = Kind(rawValue: kind)
         self.payloadJSON = payloadJSON
-        if let event = try? JSONDecoder().decode(RelinkEvent.self, from: Data(payloadJSON.utf8)), event.name == kind {
-            self.payload = event
+        if let known = EventKind(rawValue: kind) {
+            self.payload = try? EventPayload(kind: known, json: Data(payloadJSON.utf8))
         } else {
             self.payload = nil
         }

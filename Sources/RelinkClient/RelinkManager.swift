@@ -1,3 +1,4 @@
+import RelinkAPI
 import DBus
 import RelinkModel
 
@@ -41,7 +42,7 @@ public final class RelinkManager: Sendable {
     func call(_ path: ObjectPath, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
               unknownObject: RelinkClientError.Name = .unknownIdentifier) async throws(RelinkClientError) -> Message {
         do {
-            return try await connection.call(destination: RelinkPaths.busName, path: path, interface: interface, method: method,
+            return try await connection.call(destination: RelinkNames.busName, path: path, interface: interface, method: method,
                                              arguments: arguments, timeout: timeout)
         } catch let e as DBusError where e.name == .unknownObject {
             throw RelinkClientError(unknownObject, Self.unknownMessage(path, unknownObject))
@@ -54,15 +55,15 @@ public final class RelinkManager: Sendable {
     static func unknownMessage(_ path: ObjectPath, _ name: RelinkClientError.Name) -> String {
         let element = path.rawValue.split(separator: "/").last.map(String.init) ?? path.rawValue
         if name == .unknownPeripheral {
-            return "No peripheral \(RelinkPaths.peripheralUUID(of: path) ?? element) is known to relinkd (or visible to you)."
+            return "No peripheral \(APIPath.peripheralUUID(of: path) ?? element) is known to relinkd (or visible to you)."
         }
-        let identifier = RelinkPaths.unescape(element) ?? element
+        let identifier = APIPath.unescape(element) ?? element
         return "No restore identifier \(identifier.debugDescription) is registered (or it belongs to another user)."
     }
 
     func central(_ identifier: String, _ method: String, _ arguments: [DBusValue] = [],
                  unknownObject: RelinkClientError.Name = .unknownIdentifier) async throws(RelinkClientError) -> Message {
-        try await call(try RelinkPaths.central(for: identifier), RelinkPaths.centralInterface, method, arguments, unknownObject: unknownObject)
+        try await call(try APIPath.central(for: identifier), RelinkNames.central, method, arguments, unknownObject: unknownObject)
     }
 
     func decode<each T: DBusDecodable>(_ reply: Message, _ what: String, _ types: repeat (each T).Type) throws(RelinkClientError) -> (repeat each T) {
@@ -78,7 +79,7 @@ public final class RelinkManager: Sendable {
     ///   (another user's identifier), `StoreFailed`; unreachable.
     public func register(_ identifier: String, options: RelinkRegisterOptions = .init()) async throws(RelinkClientError) -> (ObjectPath, RelinkRestoredState) {
         try RelinkArguments.checkIdentifier(identifier)
-        let reply = try await call(RelinkPaths.manager, RelinkPaths.managerInterface, "Register",
+        let reply = try await call(APIPath.manager, RelinkNames.manager, Manager1Member.register.rawValue,
                                    [.string(identifier), options.dictionary.variantDictionary])
         let (path, restored) = try decode(reply, "Register", ObjectPath.self, [String: DBusValue].self)
         return (path, try RelinkRestoredState(restored))
@@ -89,13 +90,13 @@ public final class RelinkManager: Sendable {
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `StoreFailed`; unreachable.
     public func unregister(_ identifier: String) async throws(RelinkClientError) {
         try RelinkArguments.checkIdentifier(identifier)
-        _ = try await call(RelinkPaths.manager, RelinkPaths.managerInterface, "Unregister", [.string(identifier)])
+        _ = try await call(APIPath.manager, RelinkNames.manager, Manager1Member.unregister.rawValue, [.string(identifier)])
     }
 
     /// `Manager1.ListIdentifiers`: the identifiers the caller may see.
     /// - Throws: ``RelinkClientError``: unreachable, or `Failed` for an unreadable reply.
     public func listIdentifiers() async throws(RelinkClientError) -> [(identifier: String, object: String)] {
-        let reply = try await call(RelinkPaths.manager, RelinkPaths.managerInterface, "ListIdentifiers")
+        let reply = try await call(APIPath.manager, RelinkNames.manager, Manager1Member.listIdentifiers.rawValue)
         guard case .array(_, let items)? = reply.body.first, reply.body.count == 1 else {
             throw .badReply("ListIdentifiers", "expected 'a(so)'")
         }
@@ -122,23 +123,23 @@ public final class RelinkManager: Sendable {
     /// `Manager1` properties: `Version`, `Adapter`, `Ready`, `Discovering`, `Status`.
     /// - Throws: ``RelinkClientError``: unreachable.
     public func managerProperties() async throws(RelinkClientError) -> [String: DBusValue] {
-        try await properties(of: RelinkPaths.manager, interface: RelinkPaths.managerInterface)
+        try await properties(of: APIPath.manager, interface: RelinkNames.manager)
     }
 
     /// The properties of an identifier's `Central1` object.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`; unreachable.
     public func centralProperties(_ identifier: String) async throws(RelinkClientError) -> RelinkCentralProperties {
-        try RelinkCentralProperties(await properties(of: try RelinkPaths.central(for: identifier), interface: RelinkPaths.centralInterface))
+        try RelinkCentralProperties(await properties(of: try APIPath.central(for: identifier), interface: RelinkNames.central))
     }
 
     /// The peripherals the caller may see (`GetManagedObjects`), by UUID.
     /// - Throws: ``RelinkClientError``: unreachable, or `Failed` for an unreadable reply.
     public func peripherals() async throws(RelinkClientError) -> [RelinkPeripheral] {
-        let reply = try await call(RelinkPaths.manager, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        let reply = try await call(APIPath.manager, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
         let objects = try decode(reply, "GetManagedObjects", [ObjectPath: [String: [String: DBusValue]]].self)
         var out: [RelinkPeripheral] = []
         for (path, interfaces) in objects {
-            guard let properties = interfaces[RelinkPaths.peripheralInterface] else { continue }
+            guard let properties = interfaces[RelinkNames.peripheral] else { continue }
             out.append(try RelinkPeripheral(object: path.rawValue, properties: properties))
         }
         return out.sorted { $0.id < $1.id }
@@ -147,9 +148,9 @@ public final class RelinkManager: Sendable {
     /// One peripheral's properties, by UUID.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownPeripheral`; unreachable.
     public func peripheral(_ uuid: String) async throws(RelinkClientError) -> RelinkPeripheral {
-        let path = try RelinkPaths.peripheral(for: uuid)
+        let path = try APIPath.peripheral(for: uuid)
         return try RelinkPeripheral(object: path.rawValue,
-                                    properties: await properties(of: path, interface: RelinkPaths.peripheralInterface, unknownObject: .unknownPeripheral))
+                                    properties: await properties(of: path, interface: RelinkNames.peripheral, unknownObject: .unknownPeripheral))
     }
 
     // MARK: Central1
@@ -158,13 +159,13 @@ public final class RelinkManager: Sendable {
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `NotReady`, `StoreFailed`; unreachable.
     public func scan(_ identifier: String, services: [String], options: RelinkScanOptions = .init()) async throws(RelinkClientError) {
         let uuids = try RelinkArguments.bluetoothUUIDs(services)
-        _ = try await central(identifier, "Scan", [.array(.string, uuids.map(DBusValue.string)), options.dictionary.variantDictionary])
+        _ = try await central(identifier, Central1Member.scan.rawValue, [.array(.string, uuids.map(DBusValue.string)), options.dictionary.variantDictionary])
     }
 
     /// `Central1.StopScan`.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `StoreFailed`; unreachable.
     public func stopScan(_ identifier: String) async throws(RelinkClientError) {
-        _ = try await central(identifier, "StopScan")
+        _ = try await central(identifier, Central1Member.stopScan.rawValue)
     }
 
     /// `Central1.Connect`: a durable connection intent.
@@ -174,33 +175,33 @@ public final class RelinkManager: Sendable {
     ///   `UnknownPeripheral` (a UUID relinkd does not know), `AlreadyExists`, `StoreFailed`; unreachable.
     public func connect(_ identifier: String, peripheral: String, options: RelinkConnectOptions = .init()) async throws(RelinkClientError) -> ObjectPath {
         let p = try RelinkArguments.peripheral(peripheral)
-        let reply = try await central(identifier, "Connect", [.string(p), try options.dictionary().variantDictionary])
+        let reply = try await central(identifier, Central1Member.connect.rawValue, [.string(p), try options.dictionary().variantDictionary])
         return try decode(reply, "Connect", ObjectPath.self)
     }
 
     /// `Central1.Cancel`: ends the intent and the identifier's subscriptions on the peripheral.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `StoreFailed`; unreachable.
     public func cancel(_ identifier: String, peripheral: String) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Cancel", [.string(try RelinkArguments.peripheral(peripheral))])
+        _ = try await central(identifier, Central1Member.cancel.rawValue, [.string(try RelinkArguments.peripheral(peripheral))])
     }
 
     /// `Central1.Subscribe`: a durable subscription, re-armed after every reconnection.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `AlreadyExists`, `StoreFailed`; unreachable.
     public func subscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Subscribe", try gattArguments(peripheral, service, characteristic))
+        _ = try await central(identifier, Central1Member.subscribe.rawValue, try gattArguments(peripheral, service, characteristic))
     }
 
     /// `Central1.Unsubscribe`.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `StoreFailed`; unreachable.
     public func unsubscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Unsubscribe", try gattArguments(peripheral, service, characteristic))
+        _ = try await central(identifier, Central1Member.unsubscribe.rawValue, try gattArguments(peripheral, service, characteristic))
     }
 
     /// `Central1.Read`: reads a characteristic over the live link.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
     ///   `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func read(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) -> [UInt8] {
-        let reply = try await central(identifier, "Read", try gattArguments(peripheral, service, characteristic))
+        let reply = try await central(identifier, Central1Member.read.rawValue, try gattArguments(peripheral, service, characteristic))
         return try decode(reply, "Read", [UInt8].self)
     }
 
@@ -211,7 +212,7 @@ public final class RelinkManager: Sendable {
                       withResponse: Bool = true) async throws(RelinkClientError) {
         try RelinkArguments.checkValue(value)
         let options: [String: DBusValue] = ["with_response": .boolean(withResponse)]
-        _ = try await central(identifier, "Write", try gattArguments(peripheral, service, characteristic)
+        _ = try await central(identifier, Central1Member.write.rawValue, try gattArguments(peripheral, service, characteristic)
             + [.array(.byte, value.map(DBusValue.byte)), options.variantDictionary])
     }
 
@@ -221,7 +222,7 @@ public final class RelinkManager: Sendable {
         guard max >= 1, max <= RelinkArguments.maximumEvents else {
             throw .invalid("At most \(RelinkArguments.maximumEvents) events can be asked for at once, and at least 1.")
         }
-        let reply = try await central(identifier, "Events", [.uint64(after), .uint32(max)])
+        let reply = try await central(identifier, Central1Member.events.rawValue, [.uint64(after), .uint32(max)])
         guard case .array(_, let items)? = reply.body.first, reply.body.count == 1 else { throw .badReply("Events", "expected 'a(tss)'") }
         var out: [RelinkClientEvent] = []
         out.reserveCapacity(items.count)
@@ -237,20 +238,20 @@ public final class RelinkManager: Sendable {
     /// - Throws: ``RelinkClientError``: `InvalidArguments` (beyond `LastSequence`),
     ///   `UnknownIdentifier`, `StoreFailed`; unreachable.
     public func acknowledge(_ identifier: String, through sequence: UInt64) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Ack", [.uint64(sequence)])
+        _ = try await central(identifier, Central1Member.ack.rawValue, [.uint64(sequence)])
     }
 
     /// `Central1.Watch`: attaches this connection without registering:
     /// Event signals for sequence > `after`, then live.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`; unreachable.
     public func watch(_ identifier: String, after: UInt64) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Watch", [.uint64(after)])
+        _ = try await central(identifier, Central1Member.watch.rawValue, [.uint64(after)])
     }
 
     /// `Central1.Unwatch`.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`; unreachable.
     public func unwatch(_ identifier: String) async throws(RelinkClientError) {
-        _ = try await central(identifier, "Unwatch")
+        _ = try await central(identifier, Central1Member.unwatch.rawValue)
     }
 
     /// Subscribes (with the bus) to `Central1.Event` signals from relinkd.
@@ -258,7 +259,7 @@ public final class RelinkManager: Sendable {
     /// - Throws: ``RelinkClientError``: unreachable.
     public func eventSignals() async throws(RelinkClientError) -> RelinkEventSignals {
         do {
-            let rule = MatchRule(sender: RelinkPaths.busName, interface: RelinkPaths.centralInterface, member: "Event",
+            let rule = MatchRule(sender: RelinkNames.busName, interface: RelinkNames.central, member: Central1Member.event.rawValue,
                                  pathNamespace: try ObjectPath("/org/relink/central"))
             return RelinkEventSignals(signals: try await connection.signals(matching: rule))
         } catch {
@@ -270,7 +271,7 @@ public final class RelinkManager: Sendable {
     /// bus, and every attachment of this connection with it).
     /// - Throws: ``RelinkClientError``: unreachable.
     public func relinkdOwnerChanges() async throws(RelinkClientError) -> NameOwnerChanges {
-        do { return try await connection.nameOwnerChanges(for: RelinkPaths.busName) } catch { throw RelinkClientError.from(error) }
+        do { return try await connection.nameOwnerChanges(for: RelinkNames.busName) } catch { throw RelinkClientError.from(error) }
     }
 
     private func gattArguments(_ peripheral: String, _ service: String, _ characteristic: String) throws(RelinkClientError) -> [DBusValue] {

@@ -1,5 +1,6 @@
 import DBus
 import RelinkModel
+import RelinkAPI
 
 /// A peripheral relinkd knows (`org.relink.Peripheral1` properties).
 public struct RelinkPeripheral: Sendable, Hashable {
@@ -32,20 +33,20 @@ public struct RelinkPeripheral: Sendable, Hashable {
     public init(object: String, properties: [String: DBusValue]) throws(RelinkClientError) {
         let r = PropertyReader("Peripheral1", properties)
         self.object = object
-        id = try r.required("Id")
-        address = try r.value("Address", default: "")
-        addressType = try r.value("AddressType", default: "")
-        adapter = try r.value("Adapter", default: "")
-        advertisingName = try r.value("AdvertisingName", default: "")
-        advertisingNameSeen = try r.value("AdvertisingNameSeen", default: 0)
-        gapName = try r.value("GAPName", default: "")
-        gapNameSeen = try r.value("GAPNameSeen", default: 0)
-        name = try r.value("Name", default: "")
-        nameSource = try r.value("NameSource", default: "none")
-        connected = try r.value("Connected", default: false)
-        rssi = try r.value("RSSI", default: 0)
-        services = try r.value("Services", default: [])
-        lastSeen = try r.value("LastSeen", default: 0)
+        id = try r.required(Peripheral1Property.id.rawValue)
+        address = try r.value(Peripheral1Property.address.rawValue, default: "")
+        addressType = try r.value(Peripheral1Property.addressType.rawValue, default: "")
+        adapter = try r.value(Peripheral1Property.adapter.rawValue, default: "")
+        advertisingName = try r.value(Peripheral1Property.advertisingName.rawValue, default: "")
+        advertisingNameSeen = try r.value(Peripheral1Property.advertisingNameSeen.rawValue, default: 0)
+        gapName = try r.value(Peripheral1Property.gapName.rawValue, default: "")
+        gapNameSeen = try r.value(Peripheral1Property.gapNameSeen.rawValue, default: 0)
+        name = try r.value(Peripheral1Property.name.rawValue, default: "")
+        nameSource = try r.value(Peripheral1Property.nameSource.rawValue, default: "none")
+        connected = try r.value(Peripheral1Property.connected.rawValue, default: false)
+        rssi = try r.value(Peripheral1Property.rssi.rawValue, default: 0)
+        services = try r.value(Peripheral1Property.services.rawValue, default: [])
+        lastSeen = try r.value(Peripheral1Property.lastSeen.rawValue, default: 0)
     }
 }
 
@@ -68,15 +69,15 @@ public struct RelinkCentralProperties: Sendable, Hashable {
     ///   missing or has another type than documented.
     public init(_ properties: [String: DBusValue]) throws(RelinkClientError) {
         let r = PropertyReader("Central1", properties)
-        identifier = try r.required("Identifier")
-        owner = try r.required("Owner")
-        nameRule = try r.value("NameRule", default: "gap")
-        scanning = try r.value("Scanning", default: false)
-        scanServices = try r.value("ScanServices", default: [])
-        allowDuplicates = try r.value("AllowDuplicates", default: false)
-        lastSequence = try r.required("LastSequence")
-        acknowledged = try r.required("Acknowledged")
-        droppedEvents = try r.value("DroppedEvents", default: 0)
-        eventLimit = try r.value("EventLimit", default: 0)
+        identifier = try r.required(Central1Property.identifier.rawValue)
+        owner = try r.required(Central1Property.owner.rawValue)
+        nameRule = try r.value(Central1Property.nameRule.rawValue, default: "gap")
+        scanning = try r.value(Central1Property.scanning.rawValue, default: false)
+        scanServices = try r.value(Central1Property.scanServices.rawValue, default: [])
+        allowDuplicates = try r.value(Central1Property.allowDuplicates.rawValue, default: false)
+        lastSequence = try r.required(Central1Property.lastSequence.rawValue)
+        acknowledged = try r.required(Central1Property.acknowledged.rawValue)
+        droppedEvents = try r.value(Central1Property.droppedEvents.rawValue, default: 0)
+        eventLimit = try r.value(Central1Property.eventLimit.rawValue, default: 0)
     }
 }

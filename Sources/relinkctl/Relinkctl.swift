@@ -1,6 +1,7 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
-import Restoration
+
 
 @main
 struct Relinkctl: AsyncParsableCommand {

@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import DBus
 import Foundation

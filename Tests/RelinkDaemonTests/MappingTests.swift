@@ -10,7 +10,7 @@ import RelinkModel
 @Suite struct MappingTests {
     @Test(arguments: BlueZErrorClass.allCases)
     func everyBlueZClassMapsToTheCoreClass(_ c: BlueZErrorClass) {
-        let expected: Restoration.FailureClass = switch c {
+        let expected: FailureClass = switch c {
         case .transient, .serviceUnavailable: .transient
         case .inProgress: .inProgress
         case .notReady: .notReady
@@ -93,9 +93,31 @@ import RelinkModel
             let value = (0..<length).map { i in round == 8 ? UInt8(i) : UInt8.random(in: 0...255, using: &rng) }
             let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: value)
             let fast = try StoreMapping.payload(event)
-            let reference = try StoreMapping.encodedPayload(event)
+            let reference = try Self.synthesized(event)
             #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self)) != \(String(decoding: reference, as: UTF8.self))")
             if fast != reference { return }
+        }
+    }
+
+    /// What relinkd wrote before the wire format was written out: the
+    /// synthesized `Codable` of the core's event, sorted keys.
+    static func synthesized(_ event: RelinkEvent) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(event)
+    }
+
+    /// Format 1 of `RelinkAPI.EventPayload` is byte for byte what clients
+    /// got before it was written out (single-element sets: a set's order is
+    /// not part of either).
+    @Test func wireFormatOneIsWhatRelinkdWroteBefore() throws {
+        for event in try APIEventPayloadTests.samples() + [
+            .disconnected(peripheral: PeripheralID(), reason: .adapterOff),
+            .discovered(peripheral: PeripheralID(), advertisement: Advertisement(
+                address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), manufacturerData: [0x004C: [1, 2, 3]])),
+        ] {
+            let wire = try StoreMapping.payload(event)
+            #expect(wire == (try Self.synthesized(event)), "\(String(decoding: wire, as: UTF8.self))")
         }
     }
 }

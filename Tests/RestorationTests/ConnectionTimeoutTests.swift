@@ -1,5 +1,6 @@
 import Testing
 @testable import Restoration
+import RelinkModel
 
 @Suite("Connection timeouts and deadlines")
 struct ConnectionTimeoutTests {

@@ -19,22 +19,20 @@ Prints one JSON object per line on stdout, flushed:
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from relinkbench.apipaths import central_path  # noqa: E402,F401  (restore_bench uses it too)
+
 
 def emit(ev: str, **fields) -> None:
     sys.stdout.write(json.dumps({"ev": ev, **fields}) + "\n")
     sys.stdout.flush()
-
-
-def central_path(identifier: str) -> str:
-    """Central1's object path (API: letters and digits kept, other bytes _xx)."""
-    return "/org/relink/central/" + "".join(
-        chr(b) if chr(b).isascii() and chr(b).isalnum() else f"_{b:02x}" for b in identifier.encode())
 
 
 def value_of(payload: str) -> bytes | None:

@@ -1,3 +1,4 @@
+import RelinkModel
 /// An error returned by bluetoothd (or by the bus on its behalf), classified
 /// for the reconnect policy, keeping the original D-Bus error name and
 /// message so that they can be logged and reported unchanged.
@@ -16,7 +17,7 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The name of relink's own timeout while waiting on bluetoothd.
-    public static let timeoutName = "org.relink.Error.Timeout"
+    public static let timeoutName = RelinkErrorName.timeout.rawValue
 
     /// relink's own wait for `what` ran out.
     public static func timedOut(_ what: String) -> BlueZError {

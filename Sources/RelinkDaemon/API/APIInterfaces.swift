@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import RelinkAPI
 import Restoration
 import RelinkModel
 
@@ -9,15 +10,11 @@ import RelinkModel
 struct APIInterfaces: Sendable {
     let daemon: Daemon
     let identity: CallerIdentity
-    /// Largest `Write` value.
-    static let writeLimit = 512
     /// What a call with the wrong signature gets (docs/api/errors.md).
-    static let invalidArguments = DBusError.Name("org.relink.Error.InvalidArguments")
-    /// Largest `Events` page.
-    static let eventsLimit = 10_000
+    static let invalidArguments = DBusError.Name(RelinkError.Code.invalidArguments.dbusName)
 
     private func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
-                        _ parse: @escaping @Sendable (ControlArguments) throws(ControlError) -> APIRequest) -> DBusMethod {
+                        _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> APIRequest) -> DBusMethod {
         let daemon = self.daemon, identity = self.identity
         return DBusMethod(name, in: inArgs, out: outArgs) { call in
             let request = try parse(try ControlArguments(call, count: inArgs.count))
@@ -34,9 +31,9 @@ struct APIInterfaces: Sendable {
 
     var manager: DBusInterface {
         let daemon = self.daemon, identity = self.identity
-        return DBusInterface(APIPaths.managerInterface, methods: [
-            method("Register", [DBusArgument("identifier", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
-                   [DBusArgument("central", .objectPath), DBusArgument("restored", .dictionary(key: .string, value: .variant))]) { a throws(ControlError) in
+        return DBusInterface(RelinkNames.manager, methods: [
+            method(Manager1Member.register.rawValue, [DBusArgument("identifier", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
+                   [DBusArgument("central", .objectPath), DBusArgument("restored", .dictionary(key: .string, value: .variant))]) { a throws(RelinkError) in
                 let id = try a.identifier(0)
                 let o = try a.options(1, allowed: ["name_rule": .string, "replay": .boolean, "event_limit": .uint32])
                 var rule: NamePreference?
@@ -57,16 +54,16 @@ struct APIInterfaces: Sendable {
                 }
                 return .register(id, nameRule: rule, replay: replay, eventLimit: eventLimit)
             },
-            method("Unregister", [DBusArgument("identifier", .string)]) { a throws(ControlError) in .unregister(try a.identifier(0)) },
-            method("ListIdentifiers", [], [DBusArgument("identifiers", .array(.structure([.string, .objectPath])))]) { _ throws(ControlError) in .listIdentifiers },
+            method(Manager1Member.unregister.rawValue, [DBusArgument("identifier", .string)]) { a throws(RelinkError) in .unregister(try a.identifier(0)) },
+            method(Manager1Member.listIdentifiers.rawValue, [], [DBusArgument("identifiers", .array(.structure([.string, .objectPath])))]) { _ throws(RelinkError) in .listIdentifiers },
         ], properties: [
-            DBusProperty("Version", .string),
-            DBusProperty("Adapter", .string),
-            DBusProperty("Ready", .boolean),
-            DBusProperty("Discovering", .boolean, emitsChanged: false, getter: { call in
+            DBusProperty(Manager1Property.version.rawValue, .string),
+            DBusProperty(Manager1Property.adapter.rawValue, .string),
+            DBusProperty(Manager1Property.ready.rawValue, .boolean),
+            DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { call in
                 try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.dropFirst().first ?? .boolean(false)
             }),
-            DBusProperty("Status", .string, emitsChanged: false, getter: { call in
+            DBusProperty(Manager1Property.status.rawValue, .string, emitsChanged: false, getter: { call in
                 try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.first ?? .string("{}")
             }),
         ], invalidSignatureError: Self.invalidArguments)
@@ -75,10 +72,10 @@ struct APIInterfaces: Sendable {
     // MARK: Central1
 
     static let centralProperties: [DBusProperty] = [
-        DBusProperty("Identifier", .string), DBusProperty("Owner", .uint32), DBusProperty("NameRule", .string),
-        DBusProperty("Scanning", .boolean), DBusProperty("ScanServices", .array(.string)), DBusProperty("AllowDuplicates", .boolean),
-        DBusProperty("LastSequence", .uint64), DBusProperty("Acknowledged", .uint64), DBusProperty("DroppedEvents", .uint64),
-        DBusProperty("EventLimit", .uint32),
+        DBusProperty(Central1Property.identifier.rawValue, .string), DBusProperty(Central1Property.owner.rawValue, .uint32), DBusProperty(Central1Property.nameRule.rawValue, .string),
+        DBusProperty(Central1Property.scanning.rawValue, .boolean), DBusProperty(Central1Property.scanServices.rawValue, .array(.string)), DBusProperty(Central1Property.allowDuplicates.rawValue, .boolean),
+        DBusProperty(Central1Property.lastSequence.rawValue, .uint64), DBusProperty(Central1Property.acknowledged.rawValue, .uint64), DBusProperty(Central1Property.droppedEvents.rawValue, .uint64),
+        DBusProperty(Central1Property.eventLimit.rawValue, .uint32),
     ]
 
     /// The `Central1` interface of one identifier.
@@ -88,12 +85,12 @@ struct APIInterfaces: Sendable {
         let daemon = self.daemon, identity = self.identity
         /// Read and Write: the loop finds the characteristic; BlueZ is asked outside the loop.
         func gatt(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument],
-                  _ parse: @escaping @Sendable (ControlArguments) throws(ControlError) -> (CharacteristicKey, PeripheralRef, [UInt8]?, Bool)) -> DBusMethod {
+                  _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> (CharacteristicKey, PeripheralRef, [UInt8]?, Bool)) -> DBusMethod {
             DBusMethod(name, in: inArgs, out: outArgs) { call in
                 let (key, peripheral, value, withResponse) = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
                 guard let path = try await daemon.submit(.locate(id, peripheral, key), from: caller).get().characteristic else {
-                    throw ControlError.failed("the characteristic could not be located")
+                    throw RelinkError.failed("the characteristic could not be located")
                 }
                 do {
                     if let value {
@@ -106,48 +103,48 @@ struct APIInterfaces: Sendable {
                 }
             }
         }
-        return DBusInterface(APIPaths.centralInterface, methods: [
-            method("Scan", [DBusArgument("services", .array(.string)), DBusArgument("options", options)]) { a throws(ControlError) in
+        return DBusInterface(RelinkNames.central, methods: [
+            method(Central1Member.scan.rawValue, [DBusArgument("services", .array(.string)), DBusArgument("options", options)]) { a throws(RelinkError) in
                 let o = try a.options(1, allowed: ["allow_duplicates": .boolean])
                 var duplicates = false
                 if case .boolean(let b)? = o["allow_duplicates"] { duplicates = b }
                 return .scan(id, ScanIntent(services: try a.uuids(0, "services"), allowDuplicates: duplicates))
             },
-            method("StopScan", []) { _ throws(ControlError) in .stopScan(id) },
-            method("Connect", [p, DBusArgument("options", options)], [DBusArgument("object", .objectPath)]) { a throws(ControlError) in
+            method(Central1Member.stopScan.rawValue, []) { _ throws(RelinkError) in .stopScan(id) },
+            method(Central1Member.connect.rawValue, [p, DBusArgument("options", options)], [DBusArgument("object", .objectPath)]) { a throws(RelinkError) in
                 let (connectOptions, kind) = try a.connectRequest(1, timeoutKey: "timeout", allowAddressType: true)
                 return .connect(id, try a.peripheral(0, kind: kind), connectOptions)
             },
-            method("Cancel", [p]) { a throws(ControlError) in .cancel(id, try a.peripheral(0)) },
-            method("Subscribe", [p, service, characteristic]) { a throws(ControlError) in .subscribe(id, try a.peripheral(0), try a.characteristic(1)) },
-            method("Unsubscribe", [p, service, characteristic]) { a throws(ControlError) in .unsubscribe(id, try a.peripheral(0), try a.characteristic(1)) },
-            gatt("Read", [p, service, characteristic], [DBusArgument("value", .array(.byte))]) { a throws(ControlError) in
+            method(Central1Member.cancel.rawValue, [p]) { a throws(RelinkError) in .cancel(id, try a.peripheral(0)) },
+            method(Central1Member.subscribe.rawValue, [p, service, characteristic]) { a throws(RelinkError) in .subscribe(id, try a.peripheral(0), try a.characteristic(1)) },
+            method(Central1Member.unsubscribe.rawValue, [p, service, characteristic]) { a throws(RelinkError) in .unsubscribe(id, try a.peripheral(0), try a.characteristic(1)) },
+            gatt(Central1Member.read.rawValue, [p, service, characteristic], [DBusArgument("value", .array(.byte))]) { a throws(RelinkError) in
                 (try a.characteristic(1), try a.peripheral(0), nil, true)
             },
-            gatt("Write", [p, service, characteristic, DBusArgument("value", .array(.byte)), DBusArgument("options", options)], []) { a throws(ControlError) in
+            gatt(Central1Member.write.rawValue, [p, service, characteristic, DBusArgument("value", .array(.byte)), DBusArgument("options", options)], []) { a throws(RelinkError) in
                 let key = try a.characteristic(1), peripheral = try a.peripheral(0)
-                let value = try a.bytes(3, "value", limit: Self.writeLimit)
+                let value = try a.bytes(3, "value", limit: APILimits.maximumWriteBytes)
                 let o = try a.options(4, allowed: ["with_response": .boolean])
                 var withResponse = true
                 if case .boolean(let b)? = o["with_response"] { withResponse = b }
                 return (key, peripheral, value, withResponse)
             },
-            method("Events", [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
-                   [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { a throws(ControlError) in
+            method(Central1Member.events.rawValue, [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
+                   [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { a throws(RelinkError) in
                 let max = try a.uint32(1, "max")
-                guard max >= 1, max <= Self.eventsLimit else { throw .invalidArguments("max must be 1 to \(Self.eventsLimit), got \(max)") }
+                guard max >= 1, max <= Int(APILimits.maximumEventsPage) else { throw .invalidArguments("max must be 1 to \(Int(APILimits.maximumEventsPage)), got \(max)") }
                 return .events(id, after: try a.uint64(0, "after"), max: Int(max))
             },
-            method("Ack", [DBusArgument("sequence", .uint64)]) { a throws(ControlError) in .ack(id, through: try a.uint64(0, "sequence")) },
-            method("Watch", [DBusArgument("after", .uint64)]) { a throws(ControlError) in .watch(id, after: try a.uint64(0, "after")) },
-            method("Unwatch", []) { _ throws(ControlError) in .unwatch(id) },
+            method(Central1Member.ack.rawValue, [DBusArgument("sequence", .uint64)]) { a throws(RelinkError) in .ack(id, through: try a.uint64(0, "sequence")) },
+            method(Central1Member.watch.rawValue, [DBusArgument("after", .uint64)]) { a throws(RelinkError) in .watch(id, after: try a.uint64(0, "after")) },
+            method(Central1Member.unwatch.rawValue, []) { _ throws(RelinkError) in .unwatch(id) },
         ], properties: Self.centralProperties, signals: [
-            DBusSignal("Event", [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
+            DBusSignal(Central1Member.event.rawValue, [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
         ], invalidSignatureError: Self.invalidArguments)
     }
 
     /// A BlueZ failure of a read or write as the API's error.
-    static func gattError(_ error: any Error, _ operation: String) -> ControlError {
+    static func gattError(_ error: any Error, _ operation: String) -> RelinkError {
         let failure = FailureMapping.failure(error)
         let text = "\(operation) failed: \(failure.errorName)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
         switch failure.failureClass {
@@ -162,11 +159,11 @@ struct APIInterfaces: Sendable {
 
     // MARK: Peripheral1
 
-    static let peripheral = DBusInterface(APIPaths.peripheralInterface, properties: [
-        DBusProperty("Id", .string), DBusProperty("Address", .string), DBusProperty("AddressType", .string),
-        DBusProperty("Adapter", .string), DBusProperty("AdvertisingName", .string), DBusProperty("AdvertisingNameSeen", .uint64),
-        DBusProperty("GAPName", .string), DBusProperty("GAPNameSeen", .uint64), DBusProperty("Name", .string),
-        DBusProperty("NameSource", .string), DBusProperty("Connected", .boolean), DBusProperty("RSSI", .int16),
-        DBusProperty("Services", .array(.string)), DBusProperty("LastSeen", .uint64),
+    static let peripheral = DBusInterface(RelinkNames.peripheral, properties: [
+        DBusProperty(Peripheral1Property.id.rawValue, .string), DBusProperty(Peripheral1Property.address.rawValue, .string), DBusProperty(Peripheral1Property.addressType.rawValue, .string),
+        DBusProperty(Peripheral1Property.adapter.rawValue, .string), DBusProperty(Peripheral1Property.advertisingName.rawValue, .string), DBusProperty(Peripheral1Property.advertisingNameSeen.rawValue, .uint64),
+        DBusProperty(Peripheral1Property.gapName.rawValue, .string), DBusProperty(Peripheral1Property.gapNameSeen.rawValue, .uint64), DBusProperty(Peripheral1Property.name.rawValue, .string),
+        DBusProperty(Peripheral1Property.nameSource.rawValue, .string), DBusProperty(Peripheral1Property.connected.rawValue, .boolean), DBusProperty(Peripheral1Property.rssi.rawValue, .int16),
+        DBusProperty(Peripheral1Property.services.rawValue, .array(.string)), DBusProperty(Peripheral1Property.lastSeen.rawValue, .uint64),
     ])
 }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import RelinkAPI
 import Logging
 import Restoration
 import Synchronization
@@ -30,8 +31,8 @@ final class APIPublisher: Sendable {
     private let state = Mutex(State())
 
     /// relinkd's internal objects, shown only to root and relinkd's own user.
-    static let controlPath = ObjectPath(trustedConstant: ControlObject.pathString)
-    static let autoConnectPath = ObjectPath(trustedConstant: "/org/relink/autoconnect")
+    static let controlPath = ObjectPath(trusted: ControlObject.pathString)
+    static let autoConnectPath = ObjectPath(trusted: "/org/relink/autoconnect")
     /// relinkd's own UID.
     let ownUID = getuid()
 
@@ -45,8 +46,8 @@ final class APIPublisher: Sendable {
     /// Exports `/org/relink` with its object manager and installs the filter.
     /// - Throws: `DBusError` when the path is taken.
     func start(managerValues: [String: DBusValue]) throws {
-        connection.addObjectManager(at: APIPaths.manager)
-        let manager = try ExportedObject(path: APIPaths.manager, interfaces: [interfaces.manager], values: [APIPaths.managerInterface: managerValues])
+        connection.addObjectManager(at: APIPath.manager)
+        let manager = try ExportedObject(path: APIPath.manager, interfaces: [interfaces.manager], values: [RelinkNames.manager: managerValues])
         state.withLock { $0.manager = manager }
         try connection.export(manager)
         connection.setObjectFilter { [weak self] path, sender in
@@ -69,15 +70,15 @@ final class APIPublisher: Sendable {
 
     /// Users allowed to see a peripheral (besides root).
     func viewers(of peripheral: PeripheralID) -> Set<UInt32> {
-        state.withLock { $0.peripheralViewers[APIPaths.peripheral(peripheral)] ?? [] }
+        state.withLock { $0.peripheralViewers[APIPath.peripheral(peripheral)] ?? [] }
     }
 
     /// Sets who may see a peripheral; returns who gained and who lost sight of it.
     @discardableResult
     func setViewers(_ uids: Set<UInt32>, of peripheral: PeripheralID) -> (gained: Set<UInt32>, lost: Set<UInt32>) {
         let old = state.withLock { s -> Set<UInt32> in
-            defer { s.peripheralViewers[APIPaths.peripheral(peripheral)] = uids }
-            return s.peripheralViewers[APIPaths.peripheral(peripheral)] ?? []
+            defer { s.peripheralViewers[APIPath.peripheral(peripheral)] = uids }
+            return s.peripheralViewers[APIPath.peripheral(peripheral)] ?? []
         }
         return (uids.subtracting(old), old.subtracting(uids))
     }
@@ -104,7 +105,7 @@ final class APIPublisher: Sendable {
         }
         for client in clients {
             do {
-                try connection.emitSignal(path: APIPaths.manager, interface: "org.freedesktop.DBus.ObjectManager", member: member,
+                try connection.emitSignal(path: APIPath.manager, interface: "org.freedesktop.DBus.ObjectManager", member: member,
                                           arguments: [.objectPath(object.path), body], destination: client)
             } catch {
                 logger.warning("cannot announce a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
@@ -115,9 +116,9 @@ final class APIPublisher: Sendable {
     // MARK: Centrals
 
     func exportCentral(_ id: RestoreIdentifier, owner: UInt32, values: [String: DBusValue], announceTo: [String]) {
-        let path = APIPaths.central(id.rawValue)
+        let path = APIPath.central(id)
         do {
-            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id)], values: [APIPaths.centralInterface: values])
+            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id)], values: [RelinkNames.central: values])
             state.withLock {
                 $0.centrals[id] = object
                 $0.centralOwners[path] = owner
@@ -132,9 +133,9 @@ final class APIPublisher: Sendable {
     /// them at once). Returns whether any of them changed.
     func storeCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue]) -> Bool {
         guard let object = state.withLock({ $0.centrals[id] }) else { return false }
-        let changed = values.contains { object.value(of: $0.key, in: APIPaths.centralInterface) != $0.value }
+        let changed = values.contains { object.value(of: $0.key, in: RelinkNames.central) != $0.value }
         guard changed else { return false }
-        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: []) } catch {
+        do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.central, destinations: []) } catch {
             logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
         }
         return true
@@ -145,9 +146,9 @@ final class APIPublisher: Sendable {
     func signalCentral(_ id: RestoreIdentifier, _ properties: [String], to destinations: [String]) {
         guard !destinations.isEmpty, let object = state.withLock({ $0.centrals[id] }) else { return }
         let changed: [DBusValue.DictionaryEntry] = properties.compactMap { name in
-            object.value(of: name, in: APIPaths.centralInterface).map { .init(.string(name), .variant($0)) }
+            object.value(of: name, in: RelinkNames.central).map { .init(.string(name), .variant($0)) }
         }
-        let body: [DBusValue] = [.string(APIPaths.centralInterface), .dictionary(key: .string, value: .variant, changed), .array(.string, [])]
+        let body: [DBusValue] = [.string(RelinkNames.central), .dictionary(key: .string, value: .variant, changed), .array(.string, [])]
         for destination in destinations {
             do {
                 try connection.emitSignal(path: object.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
@@ -160,13 +161,13 @@ final class APIPublisher: Sendable {
 
     func updateCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue], to destinations: [String]) {
         guard let object = state.withLock({ $0.centrals[id] }) else { return }
-        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.centralInterface, destinations: destinations) } catch {
+        do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.central, destinations: destinations) } catch {
             logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
         }
     }
 
     func removeCentral(_ id: RestoreIdentifier, announceTo: [String]) {
-        let path = APIPaths.central(id.rawValue)
+        let path = APIPath.central(id)
         state.withLock {
             $0.centrals[id] = nil
             $0.centralOwners[path] = nil
@@ -180,7 +181,7 @@ final class APIPublisher: Sendable {
     func sendEvent(_ id: RestoreIdentifier, sequence: Int64, kind: String, payload: String, to client: String) {
         do {
             try connection.emitSignal(
-                path: APIPaths.central(id.rawValue), interface: APIPaths.centralInterface, member: "Event",
+                path: APIPath.central(id), interface: RelinkNames.central, member: Central1Member.event.rawValue,
                 arguments: [.uint64(UInt64(max(0, sequence))), .string(kind), .string(payload)], destination: client)
         } catch {
             logger.warning("cannot send an Event signal", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(client)", "RELINK_ERROR": "\(error)"])
@@ -192,9 +193,9 @@ final class APIPublisher: Sendable {
     func hasPeripheral(_ id: PeripheralID) -> Bool { state.withLock { $0.peripherals[id] != nil } }
 
     func exportPeripheral(_ id: PeripheralID, values: [String: DBusValue], announceTo: [String]) {
-        let path = APIPaths.peripheral(id)
+        let path = APIPath.peripheral(id)
         do {
-            let object = try ExportedObject(path: path, interfaces: [APIInterfaces.peripheral], values: [APIPaths.peripheralInterface: values])
+            let object = try ExportedObject(path: path, interfaces: [APIInterfaces.peripheral], values: [RelinkNames.peripheral: values])
             state.withLock {
                 $0.peripherals[id] = object
                 if $0.peripheralViewers[path] == nil { $0.peripheralViewers[path] = [] }
@@ -207,7 +208,7 @@ final class APIPublisher: Sendable {
 
     func updatePeripheral(_ id: PeripheralID, _ values: [String: DBusValue], to destinations: [String]) {
         guard let object = state.withLock({ $0.peripherals[id] }) else { return }
-        do { try object.setValues(values.mapValues { Optional($0) }, in: APIPaths.peripheralInterface, destinations: destinations) } catch {
+        do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.peripheral, destinations: destinations) } catch {
             logger.warning("cannot update a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
         }
     }
@@ -215,7 +216,7 @@ final class APIPublisher: Sendable {
     /// Sets Manager1's `Ready` (broadcast: it is about no identifier).
     func setReady(_ ready: Bool) {
         guard let object = state.withLock({ $0.manager }) else { return }
-        do { try object.setValue(.boolean(ready), of: "Ready", in: APIPaths.managerInterface) } catch {
+        do { try object.setValue(.boolean(ready), of: "Ready", in: RelinkNames.manager) } catch {
             logger.warning("cannot update Manager1.Ready", metadata: ["RELINK_ERROR": "\(error)"])
         }
     }

@@ -1,6 +1,7 @@
 import DBus
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// A client API call, with every argument validated.
 enum APIRequest: Sendable {
@@ -33,4 +34,4 @@ struct APIResult: Sendable {
     var characteristic: ObjectPath?
 }
 
-typealias APIReply = Result<APIResult, ControlError>
+typealias APIReply = Result<APIResult, RelinkError>

@@ -1,4 +1,5 @@
 import DBus
+import RelinkAPI
 
 /// How relinkd learns the Unix user behind a caller's unique bus name.
 /// Production asks the bus (`GetConnectionUnixUser`); tests may inject a
@@ -16,8 +17,8 @@ public struct CallerIdentity: Sendable {
     public static let bus = CallerIdentity { connection, name in try await connection.unixUser(of: name) }
 
     /// The caller of a method call.
-    /// - Throws: ``ControlError/failed(_:)`` when the bus cannot tell (the caller left).
-    func caller(of call: MethodCall) async throws(ControlError) -> APICaller {
+    /// - Throws: ``RelinkError/failed(_:)`` when the bus cannot tell (the caller left).
+    func caller(of call: MethodCall) async throws(RelinkError) -> APICaller {
         do { return APICaller(name: call.sender, uid: try await resolve(call.connection, call.sender)) } catch {
             throw .failed("cannot tell the caller's user: \(error)")
         }

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// A peripheral as a `Central1` method names it: an address or a relink UUID.
 enum PeripheralRef: Sendable, Hashable, CustomStringConvertible {
@@ -19,7 +20,7 @@ enum PeripheralRef: Sendable, Hashable, CustomStringConvertible {
 // Argument checks of the client API, beside Control1's.
 extension ControlArguments {
     /// `AA:BB:CC:DD:EE:FF` or a peripheral UUID.
-    func peripheral(_ index: Int, kind: BluetoothAddress.Kind = .public) throws(ControlError) -> PeripheralRef {
+    func peripheral(_ index: Int, kind: BluetoothAddress.Kind = .public) throws(RelinkError) -> PeripheralRef {
         let text = try string(index, "peripheral")
         if text.utf8.count == 17, let address = try? BluetoothAddress(parsing: text.uppercased(), kind: kind) { return .address(address) }
         if text.utf8.count == 36, let uuid = UUID(uuidString: text) { return .id(PeripheralID(uuid)) }
@@ -27,18 +28,18 @@ extension ControlArguments {
     }
 
     /// A service and characteristic pair at `index` and `index + 1`.
-    func characteristic(_ index: Int) throws(ControlError) -> CharacteristicKey {
+    func characteristic(_ index: Int) throws(RelinkError) -> CharacteristicKey {
         CharacteristicKey(service: try uuid(index, "service"), characteristic: try uuid(index + 1, "characteristic"))
     }
 
     /// An `ay` of at most `limit` bytes.
-    func bytes(_ index: Int, _ name: String, limit: Int) throws(ControlError) -> [UInt8] {
+    func bytes(_ index: Int, _ name: String, limit: Int) throws(RelinkError) -> [UInt8] {
         guard case .array(.byte, let items) = values[index] else { throw .invalidArguments("\(name) must be an array of bytes (ay)") }
         guard items.count <= limit else { throw .invalidArguments("\(name) is \(items.count) bytes, at most \(limit) are allowed") }
         return items.map { if case .byte(let b) = $0 { b } else { 0 } }
     }
 
-    func uint32(_ index: Int, _ name: String) throws(ControlError) -> UInt32 {
+    func uint32(_ index: Int, _ name: String) throws(RelinkError) -> UInt32 {
         guard case .uint32(let v) = values[index] else { throw .invalidArguments("\(name) must be a uint32 (u)") }
         return v
     }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import RelinkAPI
 import Logging
 import RelinkStore
 import Restoration
@@ -36,7 +37,7 @@ extension Daemon {
         }
     }
 
-    func logAPIRefusal(_ error: ControlError, from caller: APICaller) {
+    func logAPIRefusal(_ error: RelinkError, from caller: APICaller) {
         logger.info("API call refused", metadata: [
             "RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)", "RELINK_CALLER_UID": "\(caller.uid)",
         ])
@@ -49,7 +50,7 @@ extension Daemon {
     /// a value notified meanwhile must not wait for that fsync.
     func acknowledge(_ id: RestoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
         let mutation: StoreMutation
-        do throws(ControlError) {
+        do throws(RelinkError) {
             mutation = .acknowledgeEvents(try visible(id, to: caller), through: through)
         } catch {
             logAPIRefusal(error, from: caller)
@@ -62,14 +63,14 @@ extension Daemon {
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`
     /// (another user's identifier looks exactly like a missing one).
-    func visible(_ id: RestoreIdentifier, to caller: APICaller) throws(ControlError) -> RestoreIdentifier {
+    func visible(_ id: RestoreIdentifier, to caller: APICaller) throws(RelinkError) -> RestoreIdentifier {
         guard identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
             throw .unknownIdentifier("restore identifier \(id) is not registered")
         }
         return id
     }
 
-    private func api(_ request: APIRequest, from caller: APICaller) async throws(ControlError) -> APIResult {
+    private func api(_ request: APIRequest, from caller: APICaller) async throws(RelinkError) -> APIResult {
         switch request {
         case .register(let id, let rule, let replay, let eventLimit):
             return try await register(id, rule: rule, replay: replay, eventLimit: eventLimit, caller: caller)
@@ -78,7 +79,7 @@ extension Daemon {
             return APIResult()
         case .listIdentifiers:
             let items = identifiers.sorted().filter { caller.mayUse(ownedBy: api.owners[$0] ?? 0) }.map { id in
-                DBusValue.structure([.string(id.rawValue), .objectPath(APIPaths.central(id.rawValue))])
+                DBusValue.structure([.string(id.rawValue), .objectPath(APIPath.central(id))])
             }
             return APIResult(values: [.array(.structure([.string, .objectPath]), items)])
         case .status:
@@ -94,7 +95,7 @@ extension Daemon {
             let id = try visible(id, to: caller)
             let address = try address(of: ref)
             let peripheral = try await addConnection(id, address: address, options: options)
-            return APIResult(values: [.objectPath(APIPaths.peripheral(peripheral))])
+            return APIResult(values: [.objectPath(APIPath.peripheral(peripheral))])
         case .cancel(let id, let ref):
             let id = try visible(id, to: caller)
             let peripheral = try knownPeripheral(ref)
@@ -139,7 +140,7 @@ extension Daemon {
     }
 
     private func register(_ id: RestoreIdentifier, rule: NamePreference?, replay: Bool, eventLimit: Int?,
-                          caller: APICaller) async throws(ControlError) -> APIResult {
+                          caller: APICaller) async throws(RelinkError) -> APIResult {
         let created: Bool
         if identifiers.contains(id) {
             let owner = api.owners[id] ?? 0
@@ -161,20 +162,20 @@ extension Daemon {
         logger.info("client registered", metadata: [
             "RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(caller.name)", "RELINK_CALLER_UID": "\(caller.uid)", "RELINK_NEW": "\(created)",
         ])
-        return APIResult(values: [.objectPath(APIPaths.central(id.rawValue)), restored],
+        return APIResult(values: [.objectPath(APIPath.central(id)), restored],
                          delivery: (id, replay ? cursor.acknowledged : cursor.lastSequence))
     }
 
     /// Changes an identifier's name rule or event bound, durably. A lower
     /// bound drops the oldest unacknowledged events at once (counted as
     /// dropped, as the bound always does).
-    private func updateIdentifier(_ id: RestoreIdentifier, rule: NamePreference, eventLimit: Int, owner: UInt32) async throws(ControlError) {
+    private func updateIdentifier(_ id: RestoreIdentifier, rule: NamePreference, eventLimit: Int, owner: UInt32) async throws(RelinkError) {
         do {
             let record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                      namePreference: rule == .advertisingName ? .advertising : .gap,
                                                      outboxLimit: eventLimit, createdAt: Date())
             try await commit([.putIdentifier(record)])
-        } catch let e as ControlError {
+        } catch let e as RelinkError {
             throw e
         } catch { throw .invalidArguments("\(error)") }
         namePreferences[id] = rule
@@ -186,13 +187,13 @@ extension Daemon {
     }
 
     /// Attaches a client (not live until its reply is out).
-    private func attach(_ caller: APICaller, to id: RestoreIdentifier) throws(ControlError) {
+    private func attach(_ caller: APICaller, to id: RestoreIdentifier) throws(RelinkError) {
         guard !api.recentlyLeft.contains(caller.name) else { throw .failed("the caller left the bus") }
         api.attachments[id, default: [:]][caller.name] = Attachment(uid: caller.uid, live: false, cursor: 0)
     }
 
     /// Forgets an identifier: its scan, intents, subscriptions, outbox and object.
-    private func unregister(_ id: RestoreIdentifier) async throws(ControlError) {
+    private func unregister(_ id: RestoreIdentifier) async throws(RelinkError) {
         let storeID = id
         try await commit([.removeIdentifier(storeID)])
         if scanIntents.removeValue(forKey: id) != nil { await apply(scans.unregister(.identifier(id))) }
@@ -226,7 +227,7 @@ extension Daemon {
     }
 
     /// The address of a peripheral reference.
-    private func address(of ref: PeripheralRef) throws(ControlError) -> BluetoothAddress {
+    private func address(of ref: PeripheralRef) throws(RelinkError) -> BluetoothAddress {
         switch ref {
         case .address(let address): return address
         case .id(let id):
@@ -236,7 +237,7 @@ extension Daemon {
     }
 
     /// The known peripheral a reference names.
-    private func knownPeripheral(_ ref: PeripheralRef) throws(ControlError) -> PeripheralID {
+    private func knownPeripheral(_ ref: PeripheralRef) throws(RelinkError) -> PeripheralID {
         switch ref {
         case .address(let address):
             guard let id = peripheralID(for: address) else { throw .unknownPeripheral("relinkd knows no peripheral at \(address.string)") }
@@ -248,7 +249,7 @@ extension Daemon {
     }
 
     /// The characteristic's BlueZ object on the current link.
-    private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(ControlError) -> ObjectPath {
+    private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
         guard let row = peripherals[peripheral],
               let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {

@@ -3,6 +3,7 @@ import Logging
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 // Event delivery: replay after a Register/Watch reply, then live events
 // as they happen (before their commit, within the sequencer's window),
@@ -58,7 +59,7 @@ extension Daemon {
 
     /// Called by ``drainCommits()`` when a request's commit failed: its
     /// events are not stored. Those no client saw are journalled as lost.
-    func notCommitted(_ mutations: [StoreMutation], error: ControlError) {
+    func notCommitted(_ mutations: [StoreMutation], error: RelinkError) {
         var failed: [RestoreIdentifier: Set<Int64>] = [:]
         for case .appendEvent(let draft) in mutations {
             guard let sequence = draft.sequence else { continue }

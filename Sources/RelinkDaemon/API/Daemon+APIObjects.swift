@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import RelinkAPI
 import Foundation
 import RelinkStore
 import Restoration
@@ -40,18 +41,18 @@ extension Daemon {
     func centralValues(_ id: RestoreIdentifier) -> [String: DBusValue] {
         let scan = scanIntents[id]
         return [
-            "Identifier": .string(id.rawValue), "Owner": .uint32(api.owners[id] ?? 0),
-            "NameRule": .string(namePreferences[id] == .advertisingName ? "advertising" : "gap"),
-            "Scanning": .boolean(scan != nil), "ScanServices": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
-            "AllowDuplicates": .boolean(scan?.allowDuplicates ?? false),
+            Central1Property.identifier.rawValue: .string(id.rawValue), Central1Property.owner.rawValue: .uint32(api.owners[id] ?? 0),
+            Central1Property.nameRule.rawValue: .string(namePreferences[id] == .advertisingName ? "advertising" : "gap"),
+            Central1Property.scanning.rawValue: .boolean(scan != nil), Central1Property.scanServices.rawValue: .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
+            Central1Property.allowDuplicates.rawValue: .boolean(scan?.allowDuplicates ?? false),
         ].merging(outboxValues(id)) { $1 }
     }
 
     func outboxValues(_ id: RestoreIdentifier) -> [String: DBusValue] {
         let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
         return [
-            "LastSequence": .uint64(UInt64(max(0, cursor.lastSequence))), "Acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
-            "DroppedEvents": .uint64(UInt64(max(0, cursor.droppedTotal))), "EventLimit": .uint32(UInt32(clamping: cursor.limit)),
+            Central1Property.lastSequence.rawValue: .uint64(UInt64(max(0, cursor.lastSequence))), Central1Property.acknowledged.rawValue: .uint64(UInt64(max(0, cursor.acknowledged))),
+            Central1Property.droppedEvents.rawValue: .uint64(UInt64(max(0, cursor.droppedTotal))), Central1Property.eventLimit.rawValue: .uint32(UInt32(clamping: cursor.limit)),
         ]
     }
 
@@ -164,14 +165,14 @@ extension Daemon {
         let resolved = names.resolved(preferring: .gapName)
         func ms(_ date: Date?) -> DBusValue { .uint64(UInt64(max(0, Int64(((date?.timeIntervalSince1970 ?? 0) * 1000).rounded())))) }
         var values: [String: DBusValue] = [
-            "Id": .string(peripheral.description), "Address": .string(row.address.address.string),
-            "AddressType": .string(row.address.addressType.rawValue), "Adapter": .string(row.address.adapter),
-            "AdvertisingName": .string(names.advertising?.value ?? ""), "AdvertisingNameSeen": ms(names.advertising?.seenAt),
-            "GAPName": .string(names.gap?.value ?? ""), "GAPNameSeen": ms(names.gap?.seenAt),
-            "Name": .string(resolved?.name ?? ""), "NameSource": .string(resolved?.source.rawValue ?? "none"),
-            "Services": .array(.string, Set(row.serviceUUIDs.map(\.string) + (device?.uuids ?? []).map { $0.lowercased() }).sorted().map { .string($0) }),
-            "LastSeen": ms(row.lastSeenAt),
-            "Connected": .boolean(device?.connected ?? false), "RSSI": .int16(device?.rssi ?? 0),
+            Peripheral1Property.id.rawValue: .string(peripheral.description), Peripheral1Property.address.rawValue: .string(row.address.address.string),
+            Peripheral1Property.addressType.rawValue: .string(row.address.addressType.rawValue), Peripheral1Property.adapter.rawValue: .string(row.address.adapter),
+            Peripheral1Property.advertisingName.rawValue: .string(names.advertising?.value ?? ""), Peripheral1Property.advertisingNameSeen.rawValue: ms(names.advertising?.seenAt),
+            Peripheral1Property.gapName.rawValue: .string(names.gap?.value ?? ""), Peripheral1Property.gapNameSeen.rawValue: ms(names.gap?.seenAt),
+            Peripheral1Property.name.rawValue: .string(resolved?.name ?? ""), Peripheral1Property.nameSource.rawValue: .string(resolved?.source.rawValue ?? "none"),
+            Peripheral1Property.services.rawValue: .array(.string, Set(row.serviceUUIDs.map(\.string) + (device?.uuids ?? []).map { $0.lowercased() }).sorted().map { .string($0) }),
+            Peripheral1Property.lastSeen.rawValue: ms(row.lastSeenAt),
+            Peripheral1Property.connected.rawValue: .boolean(device?.connected ?? false), Peripheral1Property.rssi.rawValue: .int16(device?.rssi ?? 0),
         ]
         if let last = api.lastSeen[peripheral] { values["LastSeen"] = ms(last) }
         return values
@@ -222,7 +223,7 @@ extension Daemon {
                 DBusValue.structure([.string($0.service.string), .string($0.characteristic.string)])
             }
             entries.append(Self.dict([
-                "object": .objectPath(APIPaths.peripheral(peripheral)), "id": .string(peripheral.description),
+                "object": .objectPath(APIPath.peripheral(peripheral)), "id": .string(peripheral.description),
                 "address": .string(row?.address.address.string ?? ""), "state": .string(state),
                 "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.string) }),
                 "subscriptions": .array(.structure([.string, .string]), subs),

@@ -1,57 +1,58 @@
 import DBus
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// Validates a control call's arguments into core values; every failure is
-/// a ``ControlError/invalidArguments(_:)`` naming the argument.
+/// a ``RelinkError/invalidArguments(_:)`` naming the argument.
 struct ControlArguments {
     let values: [DBusValue]
 
-    /// - Throws: ``ControlError/invalidArguments(_:)`` when the count differs.
-    init(_ call: MethodCall, count: Int) throws(ControlError) {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the count differs.
+    init(_ call: MethodCall, count: Int) throws(RelinkError) {
         guard call.arguments.count == count else {
             throw .invalidArguments("expected \(count) arguments, got \(call.arguments.count)")
         }
         values = call.arguments
     }
 
-    func string(_ index: Int, _ name: String) throws(ControlError) -> String {
+    func string(_ index: Int, _ name: String) throws(RelinkError) -> String {
         guard case .string(let s) = values[index] else { throw .invalidArguments("\(name) must be a string (s)") }
-        guard s.utf8.count <= 1024 else { throw .invalidArguments("\(name) is too long") }
+        guard s.utf8.count <= APILimits.maximumStringBytes else { throw .invalidArguments("\(name) is too long") }
         return s
     }
 
-    func identifier(_ index: Int) throws(ControlError) -> RestoreIdentifier {
+    func identifier(_ index: Int) throws(RelinkError) -> RestoreIdentifier {
         let text = try string(index, "id")
         do { return try RestoreIdentifier(text) } catch { throw .invalidArguments("\(error)") }
     }
 
-    func address(_ index: Int) throws(ControlError) -> BluetoothAddress {
+    func address(_ index: Int) throws(RelinkError) -> BluetoothAddress {
         let text = try string(index, "address")
         do { return try BluetoothAddress(parsing: text.uppercased()) } catch { throw .invalidArguments("\(error)") }
     }
 
-    func uuid(_ value: DBusValue, _ name: String) throws(ControlError) -> BluetoothUUID {
+    func uuid(_ value: DBusValue, _ name: String) throws(RelinkError) -> BluetoothUUID {
         guard case .string(let text) = value else { throw .invalidArguments("\(name) must be a string (s)") }
         do { return try BluetoothUUID(parsing: text) } catch { throw .invalidArguments("\(name): \(error)") }
     }
 
-    func uuid(_ index: Int, _ name: String) throws(ControlError) -> BluetoothUUID { try uuid(values[index], name) }
+    func uuid(_ index: Int, _ name: String) throws(RelinkError) -> BluetoothUUID { try uuid(values[index], name) }
 
-    func uuids(_ index: Int, _ name: String) throws(ControlError) -> Set<BluetoothUUID> {
+    func uuids(_ index: Int, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
         guard case .array(.string, let items) = values[index] else { throw .invalidArguments("\(name) must be an array of strings (as)") }
-        guard items.count <= 64 else { throw .invalidArguments("\(name): at most 64 UUIDs") }
+        guard items.count <= APILimits.maximumUUIDs else { throw .invalidArguments("\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
         var result: Set<BluetoothUUID> = []
         for item in items { result.insert(try uuid(item, name)) }
         return result
     }
 
-    func bool(_ index: Int, _ name: String) throws(ControlError) -> Bool {
+    func bool(_ index: Int, _ name: String) throws(RelinkError) -> Bool {
         guard case .boolean(let b) = values[index] else { throw .invalidArguments("\(name) must be a boolean (b)") }
         return b
     }
 
-    func uint64(_ index: Int, _ name: String) throws(ControlError) -> Int64 {
+    func uint64(_ index: Int, _ name: String) throws(RelinkError) -> Int64 {
         guard case .uint64(let v) = values[index] else { throw .invalidArguments("\(name) must be a uint64 (t)") }
         guard let value = Int64(exactly: v) else { throw .invalidArguments("\(name) is out of range") }
         return value
@@ -66,12 +67,12 @@ struct ControlArguments {
     /// ``MatchRule``); with `allowAddressType`, `address_type` (s, `public` or
     /// `random`). Unknown keys are refused. `timeoutKey` names the timeout
     /// (`timeout_s` on Control1, `timeout` on Central1).
-    func connectOptions(_ index: Int, timeoutKey: String = "timeout_s", allowAddressType: Bool = false) throws(ControlError) -> ConnectionOptions {
+    func connectOptions(_ index: Int, timeoutKey: String = "timeout_s", allowAddressType: Bool = false) throws(RelinkError) -> ConnectionOptions {
         try connectRequest(index, timeoutKey: timeoutKey, allowAddressType: allowAddressType).options
     }
 
     /// `Connect`'s options with the address type asked for (public when not given).
-    func connectRequest(_ index: Int, timeoutKey: String, allowAddressType: Bool) throws(ControlError) -> (options: ConnectionOptions, addressKind: BluetoothAddress.Kind) {
+    func connectRequest(_ index: Int, timeoutKey: String, allowAddressType: Bool) throws(RelinkError) -> (options: ConnectionOptions, addressKind: BluetoothAddress.Kind) {
         var allowed: [String: DBusType] = [
             "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
             "match_name": .string, "match_manufacturer_id": .uint16, "match_services": .array(.string),
@@ -113,7 +114,9 @@ struct ControlArguments {
         }
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let timeout {
-            guard timeout.isFinite, timeout > 0, timeout <= 86_400 else { throw .invalidArguments("\(timeoutKey) must be in (0, 86400]") }
+            guard timeout.isFinite, timeout > 0, timeout <= APILimits.maximumConnectTimeout else {
+                throw .invalidArguments("\(timeoutKey) must be in (0, \(Int(APILimits.maximumConnectTimeout))]")
+            }
             guard o["pending_until_cancelled"] == nil || !pending else {
                 throw .invalidArguments("\(timeoutKey) conflicts with pending_until_cancelled=true")
             }
@@ -125,10 +128,10 @@ struct ControlArguments {
     }
 
     /// An `as` option of service UUIDs (absent: none), at most 64.
-    /// - Throws: ``ControlError/invalidArguments(_:)`` naming the option.
-    private func uuidSet(_ value: DBusValue?, _ name: String) throws(ControlError) -> Set<BluetoothUUID> {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the option.
+    private func uuidSet(_ value: DBusValue?, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
         guard case .array(_, let items)? = value else { return [] }
-        guard items.count <= 64 else { throw .invalidArguments("\(name): at most 64 UUIDs") }
+        guard items.count <= APILimits.maximumUUIDs else { throw .invalidArguments("\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
         var set: Set<BluetoothUUID> = []
         for item in items { set.insert(try uuid(item, name)) }
         return set
@@ -136,10 +139,10 @@ struct ControlArguments {
 
     /// An `a{sv}` of options: at most 16 keys, each once, each one of
     /// `allowed` with the type given there.
-    /// - Throws: ``ControlError/invalidArguments(_:)`` naming the key.
-    func options(_ index: Int, allowed: [String: DBusType]) throws(ControlError) -> [String: DBusValue] {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the key.
+    func options(_ index: Int, allowed: [String: DBusType]) throws(RelinkError) -> [String: DBusValue] {
         guard case .dictionary(.string, .variant, let entries) = values[index] else { throw .invalidArguments("options must be a{sv}") }
-        guard entries.count <= 16 else { throw .invalidArguments("options: at most 16 keys") }
+        guard entries.count <= APILimits.maximumOptionKeys else { throw .invalidArguments("options: at most \(APILimits.maximumOptionKeys) keys") }
         var result: [String: DBusValue] = [:]
         for entry in entries {
             guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw .invalidArguments("options must be a{sv}") }

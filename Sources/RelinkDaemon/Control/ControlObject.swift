@@ -1,6 +1,7 @@
 import DBus
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// The internal control path (tests, bench): `/org/relink/control` with
 /// `org.relink.Control1`. Clients use `org.relink.Manager1` (docs/api/).
@@ -18,26 +19,27 @@ import RelinkModel
 /// | `Status` | | `s` JSON |
 ///
 /// Errors: `org.relink.Error.InvalidArguments`, `.UnknownIdentifier`,
-/// `.UnknownPeripheral`, `.AlreadyExists`, `.Failed` (see ``ControlError``);
+/// `.UnknownPeripheral`, `.AlreadyExists`, `.Failed` (see ``RelinkError``);
 /// a call whose signature differs is refused by the D-Bus binding with
 /// `org.freedesktop.DBus.Error.InvalidArgs`.
 /// A call is answered only after what it changed is committed to the store.
 public enum ControlObject {
-    public static let interfaceName = "org.relink.Control1"
+    /// `org.relink.Control1`.
+    public static let interfaceName = RelinkNames.control
+    /// Where the control object is exported.
     public static let pathString = "/org/relink/control"
-    public static let busName = "org.relink"
 
     /// The exported object, forwarding validated calls to `daemon`.
     /// - Throws: `DBusError` when the interface is invalid (a programming error).
     /// Only callers whose user is root or `ownUID` (relinkd's own) are
-    /// answered; anyone else gets ``ControlError/notPermitted(_:)``.
+    /// answered; anyone else gets ``RelinkError/notPermitted(_:)``.
     public static func make(daemon: Daemon, identity: CallerIdentity = .bus, ownUID: UInt32) throws -> ExportedObject {
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
-                    _ parse: @escaping @Sendable (MethodCall) async throws(ControlError) -> ControlRequest) -> DBusMethod {
+                    _ parse: @escaping @Sendable (MethodCall) async throws(RelinkError) -> ControlRequest) -> DBusMethod {
             DBusMethod(name, in: inArgs, out: outArgs) { call in
                 let caller = try await identity.caller(of: call)
                 guard caller.uid == 0 || caller.uid == ownUID else {
-                    throw ControlError.notPermitted("org.relink.Control1 is for root and relinkd's own user only")
+                    throw RelinkError.notPermitted("org.relink.Control1 is for root and relinkd's own user only")
                 }
                 let request = try await parse(call)
                 switch await daemon.submit(request) {
@@ -47,41 +49,41 @@ public enum ControlObject {
             }
         }
         let interface = DBusInterface(interfaceName, methods: [
-            method("Register", [DBusArgument("id", .string)]) { call throws(ControlError) in
+            method("Register", [DBusArgument("id", .string)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 1)
                 return .register(try a.identifier(0), uid: try await identity.caller(of: call).uid)
             },
             method("Connect", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
-                   [DBusArgument("peripheral", .string)]) { call throws(ControlError) in
+                   [DBusArgument("peripheral", .string)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 3)
                 return .connect(try a.identifier(0), try a.address(1), try a.connectOptions(2))
             },
-            method("Cancel", [DBusArgument("id", .string), DBusArgument("address", .string)]) { call throws(ControlError) in
+            method("Cancel", [DBusArgument("id", .string), DBusArgument("address", .string)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 2)
                 return .cancel(try a.identifier(0), try a.address(1))
             },
-            method("Subscribe", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("service", .string), DBusArgument("characteristic", .string)]) { call throws(ControlError) in
+            method("Subscribe", [DBusArgument("id", .string), DBusArgument("address", .string), DBusArgument("service", .string), DBusArgument("characteristic", .string)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 4)
                 return .subscribe(try a.identifier(0), try a.address(1),
                                   CharacteristicKey(service: try a.uuid(2, "service"), characteristic: try a.uuid(3, "characteristic")))
             },
-            method("Scan", [DBusArgument("id", .string), DBusArgument("uuids", .array(.string)), DBusArgument("allow_duplicates", .boolean)]) { call throws(ControlError) in
+            method("Scan", [DBusArgument("id", .string), DBusArgument("uuids", .array(.string)), DBusArgument("allow_duplicates", .boolean)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 3)
                 return .scan(try a.identifier(0), ScanIntent(services: try a.uuids(1, "uuids"), allowDuplicates: try a.bool(2, "allow_duplicates")))
             },
-            method("StopScan", [DBusArgument("id", .string)]) { call throws(ControlError) in
+            method("StopScan", [DBusArgument("id", .string)]) { call throws(RelinkError) in
                 .stopScan(try ControlArguments(call, count: 1).identifier(0))
             },
             method("Events", [DBusArgument("id", .string), DBusArgument("after", .uint64)],
-                   [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { call throws(ControlError) in
+                   [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 2)
                 return .events(try a.identifier(0), after: try a.uint64(1, "after"))
             },
-            method("Ack", [DBusArgument("id", .string), DBusArgument("upto", .uint64)]) { call throws(ControlError) in
+            method("Ack", [DBusArgument("id", .string), DBusArgument("upto", .uint64)]) { call throws(RelinkError) in
                 let a = try ControlArguments(call, count: 2)
                 return .ack(try a.identifier(0), upto: try a.uint64(1, "upto"))
             },
-            method("Status", [], [DBusArgument("status", .string)]) { call throws(ControlError) in
+            method("Status", [], [DBusArgument("status", .string)]) { call throws(RelinkError) in
                 _ = try ControlArguments(call, count: 0)
                 return .status
             },

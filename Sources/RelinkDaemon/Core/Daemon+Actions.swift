@@ -6,6 +6,7 @@ import RelinkStore
 import Restoration
 import Systemd
 import RelinkModel
+import RelinkAPI
 
 // Carrying out a machine's actions, in order.
 extension Daemon {
@@ -27,7 +28,7 @@ extension Daemon {
         endBatch()
     }
 
-    private func perform(_ action: Machine.Action, for intent: ConnectionIntentID) async throws(ControlError) {
+    private func perform(_ action: Machine.Action, for intent: ConnectionIntentID) async throws(RelinkError) {
         switch action {
         case .lookUpKnownDevice(let address):
             let found = await bluez.mirror.device(address: address.string, adapter: adapterPath) != nil
@@ -113,7 +114,7 @@ extension Daemon {
 
     /// Appends an event to the outbox of each identifier, durably, and
     /// journals it (inside a batch scope: at the scope's commit).
-    func emit(_ event: RelinkEvent, to ids: [RestoreIdentifier]) async throws(ControlError) {
+    func emit(_ event: RelinkEvent, to ids: [RestoreIdentifier]) async throws(RelinkError) {
         guard !ids.isEmpty else { return }
         let request = try Self.eventRequest(event, to: ids)
         if batch.isOpen {
@@ -125,7 +126,7 @@ extension Daemon {
     }
 
     /// Writes a machine's record (and the peripheral's address when it changed).
-    func persist(_ record: ConnectionIntentRecord) async throws(ControlError) {
+    func persist(_ record: ConnectionIntentRecord) async throws(RelinkError) {
         if case .cancelled = record.phase {
             try await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
             return
@@ -175,8 +176,8 @@ extension Daemon {
     /// Applies mutations durably. Inside a batch scope (a machine's action
     /// list, start-up) they join the scope's one commit, made before the
     /// scope ends; errors are then journalled there, not thrown.
-    /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
-    func commit(_ mutations: [StoreMutation]) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
+    func commit(_ mutations: [StoreMutation]) async throws(RelinkError) {
         if batch.isOpen {
             enqueue(RestoreBatch.Request(mutations: mutations))
             return
@@ -189,8 +190,8 @@ extension Daemon {
     /// store before, and returns once this one is committed. Events among
     /// them are numbered and may reach attached clients before the commit
     /// (``EventSequencer``).
-    /// - Throws: ``ControlError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
-    func commitNow(_ request: RestoreBatch.Request) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
+    func commitNow(_ request: RestoreBatch.Request) async throws(RelinkError) {
         var request = request
         numberEvents(&request.mutations)
         let ticket = submit(request, for: .caller)
@@ -203,7 +204,7 @@ extension Daemon {
 
     private func connect(_ address: BluetoothAddress, for intent: ConnectionIntentID) async {
         guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else {
-            immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: "org.relink.Error.NotFound", message: "no Device1 at \(address.string)"))))
+            immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: RelinkErrorName.notFound.rawValue, message: "no Device1 at \(address.string)"))))
             return
         }
         if batch.adoptions != nil, device.connected {

@@ -4,6 +4,7 @@ import Logging
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 // Carrying out a ``RestoreBatch``: one durable commit for many store
 // requests, StartNotify calls concurrently with it.
@@ -51,8 +52,8 @@ extension Daemon {
     /// ``DaemonInput/flushCommits`` input queued behind the inputs already
     /// waiting (so the notified values of a burst share one commit).
     /// Errors are journalled at the commit.
-    /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
-    func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(ControlError) {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
+    func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) {
         guard !ids.isEmpty else { return }
         enqueue(try Self.eventRequest(event, to: ids))
         if !batch.isOpen && !batch.flushQueued {
@@ -63,8 +64,8 @@ extension Daemon {
 
     /// The store request that appends `event` to the outbox of each of
     /// `ids`, with the journal line each gets once it is committed.
-    /// - Throws: ``ControlError/invalidArguments(_:)`` when the event cannot be encoded.
-    static func eventRequest(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(ControlError) -> RestoreBatch.Request {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
+    static func eventRequest(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) -> RestoreBatch.Request {
         var mutations: [StoreMutation] = []
         let payload = try StoreMapping.payload(event)
         for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, payload: payload, for: id))) }
@@ -178,7 +179,7 @@ extension Daemon {
     }
 
     /// The daemon's error for a store error.
-    static func controlError(_ error: StoreError) -> ControlError {
+    static func controlError(_ error: StoreError) -> RelinkError {
         switch error {
         case .unknownIdentifier(let id): .unknownIdentifier("restore identifier \(id) is not registered")
         case .invalidArgument(let m): .invalidArguments(m)

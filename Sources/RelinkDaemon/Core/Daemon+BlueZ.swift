@@ -78,7 +78,7 @@ extension Daemon {
                     batch.held.linkDown(peripheral)
                     awaitingGatt[peripheral] = nil
                 }
-                let reason = ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down")
+                let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: "the link went down")
                 await feedPeripheral(at: address, .disconnected(address, reason: reason))
             case ("ServicesResolved", .boolean(true)?):
                 await feedPeripheral(at: address, .servicesResolved(address))

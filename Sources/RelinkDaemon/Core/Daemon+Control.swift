@@ -4,6 +4,7 @@ import Logging
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 // Control1 calls: validated requests, answered after their store commit.
 // The operations themselves (Daemon+Operations.swift) are shared with the
@@ -18,7 +19,7 @@ extension Daemon {
         }
     }
 
-    private func control(_ request: ControlRequest) async throws(ControlError) -> [DBusValue] {
+    private func control(_ request: ControlRequest) async throws(RelinkError) -> [DBusValue] {
         switch request {
         case .register(let id, let uid):
             if identifiers.contains(id) { return [] }

@@ -4,26 +4,27 @@ import Logging
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 // The operations behind both Control1 and the client API: each validates
 // against the daemon's state, commits to the store, and only then changes
 // the daemon and acts.
 extension Daemon {
-    func requireRegistered(_ id: RestoreIdentifier) throws(ControlError) {
+    func requireRegistered(_ id: RestoreIdentifier) throws(RelinkError) {
         guard identifiers.contains(id) else { throw .unknownIdentifier("restore identifier \(id) is not registered") }
     }
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.
-    /// - Throws: ``ControlError`` (`invalidArguments`, `storeFailed`).
+    /// - Throws: ``RelinkError`` (`invalidArguments`, `storeFailed`).
     func createIdentifier(_ id: RestoreIdentifier, owner: UInt32, namePreference: NamePreference?, eventLimit: Int? = nil,
-                          caller: String? = nil) async throws(ControlError) {
+                          caller: String? = nil) async throws(RelinkError) {
         let preference = namePreference ?? .gapName
         let record: RestoreIdentifierRecord
         do {
             record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                  namePreference: preference == .advertisingName ? .advertising : .gap,
                                                  outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
-        } catch let e as ControlError {
+        } catch let e as RelinkError {
             throw e
         } catch { throw .invalidArguments("\(error)") }
         try await commit([.putIdentifier(record)])
@@ -39,8 +40,8 @@ extension Daemon {
     }
 
     /// Creates a connection intent (durable before anything acts on it).
-    /// - Throws: ``ControlError`` (`alreadyExists`, `storeFailed`, `failed`).
-    func addConnection(_ id: RestoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(ControlError) -> PeripheralID {
+    /// - Throws: ``RelinkError`` (`alreadyExists`, `storeFailed`, `failed`).
+    func addConnection(_ id: RestoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(RelinkError) -> PeripheralID {
         let peripheral = await knownPeripheral(for: address, services: options.services)
         guard peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
@@ -63,8 +64,8 @@ extension Daemon {
     }
 
     /// Ends `id`'s connection intent for `peripheral` (nothing when none).
-    /// - Throws: ``ControlError`` (`storeFailed`).
-    func cancelConnection(_ id: RestoreIdentifier, peripheral: PeripheralID) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`storeFailed`).
+    func cancelConnection(_ id: RestoreIdentifier, peripheral: PeripheralID) async throws(RelinkError) {
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
         guard var machine = machines[intent] else { return }
         let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
@@ -78,8 +79,8 @@ extension Daemon {
     }
 
     /// Adds a durable subscription (nothing when it exists).
-    /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
-    func addSubscription(_ subscription: Subscription) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
+    func addSubscription(_ subscription: Subscription) async throws(RelinkError) {
         if planner.subscriptions.contains(subscription) { return }
         try await commit([.addSubscription(subscription)])
         await run(planner.subscribe(subscription))
@@ -88,8 +89,8 @@ extension Daemon {
     }
 
     /// Removes a subscription (nothing when it does not exist).
-    /// - Throws: ``ControlError`` (`storeFailed`, `invalidArguments`).
-    func removeSubscription(_ subscription: Subscription) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
+    func removeSubscription(_ subscription: Subscription) async throws(RelinkError) {
         guard planner.subscriptions.contains(subscription) else { return }
         try await commit([.removeSubscription(subscription)])
         await run(planner.unsubscribe(subscription))
@@ -98,8 +99,8 @@ extension Daemon {
     }
 
     /// Replaces the identifier's scan.
-    /// - Throws: ``ControlError`` (`storeFailed`).
-    func setScan(_ id: RestoreIdentifier, _ scan: ScanIntent) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`storeFailed`).
+    func setScan(_ id: RestoreIdentifier, _ scan: ScanIntent) async throws(RelinkError) {
         try await commit([.putScanIntent(id, scan)])
         scanIntents[id] = scan
         await apply(scans.register(scan, for: .identifier(id)))
@@ -107,8 +108,8 @@ extension Daemon {
     }
 
     /// Ends the identifier's scan.
-    /// - Throws: ``ControlError`` (`storeFailed`).
-    func stopScan(_ id: RestoreIdentifier) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`storeFailed`).
+    func stopScan(_ id: RestoreIdentifier) async throws(RelinkError) {
         try await commit([.removeScanIntent(id)])
         scanIntents[id] = nil
         await apply(scans.unregister(.identifier(id)))
@@ -116,16 +117,16 @@ extension Daemon {
     }
 
     /// Stored events above `after`, oldest first, at most `limit`.
-    /// - Throws: ``ControlError`` (`unknownIdentifier`, `failed`).
-    func storedEvents(_ id: RestoreIdentifier, after: Int64, limit: Int) async throws(ControlError) -> [OutboxEvent] {
-        do { return try await store.events(for: id, after: after, limit: limit) } catch let e as ControlError {
+    /// - Throws: ``RelinkError`` (`unknownIdentifier`, `failed`).
+    func storedEvents(_ id: RestoreIdentifier, after: Int64, limit: Int) async throws(RelinkError) -> [OutboxEvent] {
+        do { return try await store.events(for: id, after: after, limit: limit) } catch let e as RelinkError {
             throw e
         } catch { throw .failed("store: \(error)") }
     }
 
     /// Deletes events up to `through`.
-    /// - Throws: ``ControlError`` (`invalidArguments` beyond the last event, `storeFailed`).
-    func acknowledge(_ id: RestoreIdentifier, through: Int64) async throws(ControlError) {
+    /// - Throws: ``RelinkError`` (`invalidArguments` beyond the last event, `storeFailed`).
+    func acknowledge(_ id: RestoreIdentifier, through: Int64) async throws(RelinkError) {
         try await commit([.acknowledgeEvents(id, through: through)])
     }
 
@@ -138,7 +139,7 @@ extension Daemon {
 
     /// Keeps the wanted services on the peripheral's row (they feed
     /// auto-connect and the scan strategy after a restart).
-    private func rememberServices(_ services: Set<BluetoothUUID>, of peripheral: PeripheralID) async throws(ControlError) {
+    private func rememberServices(_ services: Set<BluetoothUUID>, of peripheral: PeripheralID) async throws(RelinkError) {
         guard var row = peripherals[peripheral] else { return }
         let wanted = Set(row.serviceUUIDs).union(services).sorted()
         guard wanted != row.serviceUUIDs.sorted() else { return }

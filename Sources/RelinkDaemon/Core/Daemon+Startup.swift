@@ -4,6 +4,7 @@ import RelinkStore
 import Restoration
 import Systemd
 import RelinkModel
+import RelinkAPI
 
 // Start-up: rebuild every identifier from the store and resume it, with no
 // client present.
@@ -19,8 +20,8 @@ extension Daemon {
     /// connected) are one commit, made before this returns, so before any
     /// client is answered, and every StartNotify is issued together as the
     /// loop starts (its outcome comes back as an input).
-    /// - Throws: ``ControlError/failed(_:)`` when the store cannot be read.
-    func startUp() async throws(ControlError) {
+    /// - Throws: ``RelinkError/failed(_:)`` when the store cannot be read.
+    func startUp() async throws(RelinkError) {
         let stored: StoredState
         do { stored = try await store.loadState() } catch { throw .failed("cannot load the store: \(error)") }
         beginBatch()

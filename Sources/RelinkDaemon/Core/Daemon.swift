@@ -5,6 +5,7 @@ import Logging
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// relinkd's heart: owns the BlueZ client, the store, and per connection
 /// intent a ``ConnectionStateMachine`` over `ContinuousClock`, and carries
@@ -94,8 +95,8 @@ public actor Daemon {
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
-    /// - Throws: ``ControlError/invalidArguments(_:)`` for a bad adapter name.
-    public init(bluez: BlueZClient, store: RelinkStore, adapter: String, logger: Logger) throws(ControlError) {
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
+    public init(bluez: BlueZClient, store: RelinkStore, adapter: String, logger: Logger) throws(RelinkError) {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {

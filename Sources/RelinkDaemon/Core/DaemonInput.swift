@@ -3,6 +3,7 @@ import DBus
 import Restoration
 import Synchronization
 import RelinkModel
+import RelinkAPI
 
 /// One input of the daemon's loop. Everything that changes the daemon's
 /// state arrives as one of these, on one stream, handled in order.
@@ -88,4 +89,4 @@ enum ControlRequest: Sendable {
 }
 
 /// The D-Bus reply values of a control call, or its typed error.
-typealias ControlReply = Result<[DBusValue], ControlError>
+typealias ControlReply = Result<[DBusValue], RelinkError>

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Restoration
+import RelinkModel
 
 /// Maps the BlueZ layer's error classes to the core's failure classes. The
 /// BlueZ layer is the one place that classifies error names; this only maps
@@ -29,7 +30,7 @@ enum FailureMapping {
         switch error {
         case let e as BlueZError: bluez = e
         case let e as DBusError: bluez = BlueZError(name: e.name.rawValue, message: e.message)
-        default: bluez = BlueZError(name: "org.relink.Error.Failed", message: "\(error)")
+        default: bluez = BlueZError(name: RelinkErrorName.failed.rawValue, message: "\(error)")
         }
         return ConnectionFailure(failureClass(bluez.errorClass), errorName: bluez.name, message: bluez.message)
     }

@@ -2,6 +2,7 @@ import Foundation
 import RelinkStore
 import Restoration
 import RelinkModel
+import RelinkAPI
 
 /// Converts between the store's rows and the restoration core's values.
 ///
@@ -20,8 +21,8 @@ enum StoreMapping {
     static let failedPrefix = "failed."
 
     /// The store row for a core record.
-    /// - Throws: ``ControlError`` when the store rejects a value.
-    static func storeIntent(_ record: ConnectionIntentRecord) throws(ControlError) -> ConnectionIntent {
+    /// - Throws: ``RelinkError`` when the store rejects a value.
+    static func storeIntent(_ record: ConnectionIntentRecord) throws(RelinkError) -> ConnectionIntent {
         var state: ConnectionIntent.State = .pending
         var errorClass: String?
         var message: String?
@@ -43,7 +44,7 @@ enum StoreMapping {
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
                 matchServices: record.options.match.services.sorted())
-        } catch let error as ControlError {
+        } catch let error as RelinkError {
             throw error
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
@@ -63,7 +64,7 @@ enum StoreMapping {
             phase = .idle
         } else if let marker = row.lastErrorClass, marker.hasPrefix(failedPrefix) {
             let failureClass = FailureClass(rawValue: String(marker.dropFirst(failedPrefix.count))) ?? .unknown
-            phase = .failed(ConnectionFailure(failureClass, errorName: "org.relink.Error.Failed", message: row.lastErrorMessage ?? ""))
+            phase = .failed(ConnectionFailure(failureClass, errorName: RelinkErrorName.failed.rawValue, message: row.lastErrorMessage ?? ""))
         }
         return ConnectionIntentRecord(
             intent: ConnectionIntentID(identifier: row.identifier, peripheral: row.peripheral),
@@ -71,8 +72,8 @@ enum StoreMapping {
     }
 
     /// The store's address of a core address on an adapter.
-    /// - Throws: ``ControlError``.
-    static func deviceAddress(_ address: BluetoothAddress, adapter: String) throws(ControlError) -> DeviceAddress {
+    /// - Throws: ``RelinkError``.
+    static func deviceAddress(_ address: BluetoothAddress, adapter: String) throws(RelinkError) -> DeviceAddress {
         do {
             return try DeviceAddress(adapter: adapter, address: address)
         } catch {
@@ -82,94 +83,26 @@ enum StoreMapping {
 
     /// An outbox draft for an event: kind is the event's name, payload its
     /// JSON (``payload(_:)``).
-    /// - Throws: ``ControlError/failed(_:)`` when it cannot be encoded.
-    static func draft(_ event: RelinkEvent, for id: RestoreIdentifier) throws(ControlError) -> OutboxEventDraft {
+    /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
+    static func draft(_ event: RelinkEvent, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
         try draft(event, payload: payload(event), for: id)
     }
 
     /// An outbox draft for an event whose payload is already encoded (one
     /// encoding for every identifier the event goes to).
-    static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier) throws(ControlError) -> OutboxEventDraft {
+    static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
         do {
             return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: Date())
-        } catch let error as ControlError {
+        } catch let error as RelinkError {
             throw error
         } catch {
             throw .failed("cannot encode event \(event.name): \(error)")
         }
     }
 
-    /// An event's JSON: `JSONEncoder` with sorted keys, except for
-    /// `value-notified`, the one event that comes as fast as a peripheral
-    /// sends, whose bytes ``valueNotifiedPayload(peripheral:characteristic:value:)``
-    /// writes directly (the same bytes, checked against `JSONEncoder` by
-    /// `MappingTests`, at a fraction of the cost).
-    /// - Throws: ``ControlError/failed(_:)`` when it cannot be encoded.
-    static func payload(_ event: RelinkEvent) throws(ControlError) -> Data {
-        if case .valueNotified(let peripheral, let characteristic, let value) = event {
-            return valueNotifiedPayload(peripheral: peripheral, characteristic: characteristic, value: value)
-        }
-        return try encodedPayload(event)
-    }
-
-    /// An event's JSON by `JSONEncoder` (sorted keys, compact).
-    /// - Throws: ``ControlError/failed(_:)`` when it cannot be encoded.
-    static func encodedPayload(_ event: RelinkEvent) throws(ControlError) -> Data {
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return try encoder.encode(event)
-        } catch {
-            throw .failed("cannot encode event \(event.name): \(error)")
-        }
-    }
-
-    /// `{"valueNotified":{"characteristic":{"characteristic":C,"service":S},"peripheral":{"uuid":P},"value":[...]}}`,
-    /// byte for byte what `JSONEncoder` with sorted keys writes for the event.
-    static func valueNotifiedPayload(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8]) -> Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(170 + value.count * 4)
-        out.append(contentsOf: #"{"valueNotified":{"characteristic":{"characteristic":""#.utf8)
-        appendUUID(characteristic.characteristic, to: &out)
-        out.append(contentsOf: #"","service":""#.utf8)
-        appendUUID(characteristic.service, to: &out)
-        out.append(contentsOf: #""},"peripheral":{"uuid":""#.utf8)
-        appendUUID(peripheral.uuid, to: &out)
-        out.append(contentsOf: #""},"value":["#.utf8)
-        for (index, byte) in value.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            if byte >= 100 { out.append(UInt8(ascii: "0") + byte / 100) }
-            if byte >= 10 { out.append(UInt8(ascii: "0") + byte / 10 % 10) }
-            out.append(UInt8(ascii: "0") + byte % 10)
-        }
-        out.append(contentsOf: "]}}".utf8)
-        return Data(out)
-    }
-
-    private static let lowerHex = Array("0123456789abcdef".utf8)
-    private static let upperHex = Array("0123456789ABCDEF".utf8)
-
-    /// 16 bytes (`byte(0)` first) as 8-4-4-4-12 hex digits.
-    private static func appendUUIDBytes(digits: [UInt8], to out: inout [UInt8], _ byte: (Int) -> UInt8) {
-        for index in 0..<16 {
-            if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-            let b = byte(index)
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
-        }
-    }
-
-    /// A Bluetooth UUID as `BluetoothUUID.string` writes it (lower case).
-    private static func appendUUID(_ uuid: BluetoothUUID, to out: inout [UInt8]) {
-        appendUUIDBytes(digits: lowerHex, to: &out) { index in
-            UInt8(truncatingIfNeeded: (index < 8 ? uuid.high : uuid.low) >> (56 - 8 * (index % 8)))
-        }
-    }
-
-    /// A Foundation UUID as `UUID.uuidString` writes it (upper case).
-    private static func appendUUID(_ uuid: UUID, to out: inout [UInt8]) {
-        withUnsafeBytes(of: uuid.uuid) { raw in
-            appendUUIDBytes(digits: upperHex, to: &out) { raw[$0] }
-        }
+    /// An event's payload in the wire format (`RelinkAPI.EventPayload`).
+    /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
+    static func payload(_ event: RelinkEvent) throws(RelinkError) -> Data {
+        do { return try EventPayload(event).encoded() } catch { throw .failed("cannot encode event \(event.name): \(error)") }
     }
 }

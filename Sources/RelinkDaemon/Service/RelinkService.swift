@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import RelinkAPI
 import Logging
 import RelinkStore
 import ServiceLifecycle
@@ -22,8 +23,8 @@ public struct RelinkService: Service {
 
     /// Connects the pieces: exports `/org/relink/control` and requests the
     /// bus name `org.relink`.
-    /// - Throws: `DBusError` from the bus; ``ControlError/failed(_:)`` when
-    ///   another process owns `org.relink`; ``ControlError/invalidArguments(_:)``
+    /// - Throws: `DBusError` from the bus; ``RelinkError/failed(_:)`` when
+    ///   another process owns `org.relink`; ``RelinkError/invalidArguments(_:)``
     ///   for a bad adapter name.
     /// - Parameter identity: how callers' Unix users are learnt (the bus;
     ///   tests may inject another mapping).
@@ -35,12 +36,12 @@ public struct RelinkService: Service {
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
         try publisher.start(managerValues: [
-            "Version": .string(RelinkVersion.string), "Adapter": .string(adapter), "Ready": .boolean(false),
+            Manager1Property.version.rawValue: .string(RelinkVersion.string), Manager1Property.adapter.rawValue: .string(adapter), Manager1Property.ready.rawValue: .boolean(false),
         ])
         await daemon.attach(publisher)
-        let reply = try await connection.requestName(ControlObject.busName)
+        let reply = try await connection.requestName(RelinkNames.busName)
         guard reply == .primaryOwner || reply == .alreadyOwner else {
-            throw ControlError.failed("the bus name \(ControlObject.busName) is owned by another process")
+            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process")
         }
         self.connection = connection
         self.daemon = daemon

@@ -86,9 +86,9 @@ extension ConnectionStateMachine {
         case .connected(let current, _) where current == address:
             linkLost(reason, into: &actions)
         case .connecting(let current, _) where current == address:
-            handleStepFailure(reason ?? ConnectionFailure(.transient, errorName: "org.relink.Error.Disconnected", message: "disconnected while connecting"), into: &actions)
+            handleStepFailure(reason ?? ConnectionFailure(.transient, errorName: RelinkErrorName.disconnected.rawValue, message: "disconnected while connecting"), into: &actions)
         case .waitingForServices(let current, _) where current == address:
-            let failure = reason ?? ConnectionFailure(.transient, errorName: "org.relink.Error.Disconnected", message: "disconnected before services resolved")
+            let failure = reason ?? ConnectionFailure(.transient, errorName: RelinkErrorName.disconnected.rawValue, message: "disconnected before services resolved")
             actions.append(log(.connectFailed, failure: failure))
             handleStepFailure(failure, into: &actions)
         case .sharing(let owner, let link?) where link == address:

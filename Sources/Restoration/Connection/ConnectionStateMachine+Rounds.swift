@@ -79,7 +79,7 @@ extension ConnectionStateMachine {
         roundFailure = nil
         guard let first = options.strategies.first else {
             // Only reachable when options were edited past validation.
-            fail(ConnectionFailure(.notSupported, errorName: "org.relink.Error.InvalidArguments", message: "no strategy to run"), into: &actions)
+            fail(ConnectionFailure(.notSupported, errorName: RelinkErrorName.invalidArguments.rawValue, message: "no strategy to run"), into: &actions)
             return
         }
         state = .trying(first)

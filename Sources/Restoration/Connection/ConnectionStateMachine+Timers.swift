@@ -1,3 +1,4 @@
+import RelinkModel
 // Input: a timer the machine asked for fired.
 extension ConnectionStateMachine {
     /// A timer fired. Tokens other than the current step/backoff or deadline

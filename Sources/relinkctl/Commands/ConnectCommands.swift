@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 import RelinkModel
@@ -17,7 +18,7 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("match-service"), help: "If its address changes: a service it advertises (repeatable).") var matchServices: [String] = []
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         var options = RelinkConnectOptions(timeout: timeout, services: services, matchName: matchName,
                                            matchManufacturerID: matchManufacturerID, matchServices: matchServices)
         for s in strategies {
@@ -37,7 +38,7 @@ struct ConnectCommand: AsyncParsableCommand {
         let manager = try await global.manager()
         defer { manager.close() }
         let path = try await manager.connect(identifier, peripheral: peripheral, options: options)
-        let uuid = RelinkPaths.peripheralUUID(of: path)
+        let uuid = APIPath.peripheralUUID(of: path)
         if global.json {
             Output.json(["identifier": identifier, "object": path.rawValue, "peripheral": uuid ?? ""])
         } else {
@@ -54,7 +55,7 @@ struct CancelCommand: AsyncParsableCommand {
     @Argument(help: "An address or a peripheral UUID.") var peripheral: String
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         _ = try RelinkArguments.peripheral(peripheral)
         let manager = try await global.manager()
         defer { manager.close() }

@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import DBus
 import RelinkClient
@@ -14,7 +15,7 @@ struct EventsCommand: AsyncParsableCommand {
     @Flag(help: "Acknowledge the printed events.") var ack = false
 
     func run() async throws {
-        let path = try RelinkPaths.central(for: identifier)
+        let path = try APIPath.central(for: identifier)
         let manager = try await global.manager()
         defer { manager.close() }
         if follow {

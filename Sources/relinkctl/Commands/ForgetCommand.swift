@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -8,7 +9,7 @@ struct ForgetCommand: AsyncParsableCommand {
     @Argument(help: "The restore identifier.") var identifier: String
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.unregister(identifier)

@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -11,7 +12,7 @@ struct GATTArguments: ParsableArguments {
     /// Checks every argument before relinkd is called.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
     func check() throws(RelinkClientError) {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         _ = try RelinkArguments.peripheral(peripheral)
         _ = try RelinkArguments.bluetoothUUID(service)
         _ = try RelinkArguments.bluetoothUUID(characteristic)

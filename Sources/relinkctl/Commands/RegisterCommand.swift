@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -11,7 +12,7 @@ struct RegisterCommand: AsyncParsableCommand {
     var eventLimit: UInt32?
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         var options = RelinkRegisterOptions(replay: false)
         if let nameRule {
             guard let rule = RelinkRegisterOptions.NameRule(rawValue: nameRule) else {

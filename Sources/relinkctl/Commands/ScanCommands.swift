@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -10,7 +11,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-duplicates"), help: "Report every advertisement.") var allowDuplicates = false
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         let uuids = try RelinkArguments.bluetoothUUIDs(services)
         let manager = try await global.manager()
         defer { manager.close() }
@@ -30,7 +31,7 @@ struct StopScanCommand: AsyncParsableCommand {
     @Argument(help: "The restore identifier.") var identifier: String
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.stopScan(identifier)

@@ -1,3 +1,4 @@
+import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -8,11 +9,11 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: "The restore identifier.") var identifier: String
 
     func run() async throws {
-        _ = try RelinkPaths.central(for: identifier)
+        _ = try APIPath.central(for: identifier)
         let manager = try await global.manager()
         defer { manager.close() }
-        let path = try RelinkPaths.central(for: identifier)
-        let props = try await manager.properties(of: path, interface: RelinkPaths.centralInterface)
+        let path = try APIPath.central(for: identifier)
+        let props = try await manager.properties(of: path, interface: RelinkNames.central)
         _ = try RelinkCentralProperties(props)
         let status = (try? await manager.managerProperties())?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
         let entry = (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }

@@ -16,6 +16,8 @@ from typing import Any
 
 from dbus_fast import Variant
 
+from e2e_harness import central_path
+
 MANAGER = "org.relink.Manager1"
 CENTRAL = "org.relink.Central1"
 PERIPHERAL = "org.relink.Peripheral1"
@@ -229,8 +231,7 @@ class Generator:
         if self.r.random() < 0.75:
             return self.target_path, True
         ident = self.unknown_identifier().encode()
-        path = "/org/relink/central/" + "".join(chr(b) if chr(b).isascii() and chr(b).isalnum() else f"_{b:02x}"
-                                                for b in ident)
+        path = central_path(ident.decode())
         return path, False
 
     def next(self) -> Call:

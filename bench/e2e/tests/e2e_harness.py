@@ -20,6 +20,10 @@ from typing import Any, Callable, Optional
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
+import sys  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from relinkbench.apipaths import central_path  # noqa: E402,F401  (the tests import it from here)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 RELINKD = os.environ.get("RELINKD", os.path.join(ROOT, ".build", "debug", "relinkd"))
@@ -38,15 +42,6 @@ PROPS = "org.freedesktop.DBus.Properties"
 def die_with_parent() -> None:
     """PR_SET_PDEATHSIG(SIGKILL), in the child before exec."""
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-
-
-def central_path(identifier: str) -> str:
-    """API-SPEC escaping: ASCII letters and digits kept, every other UTF-8 byte `_xx`."""
-    out = []
-    for b in identifier.encode("utf-8"):
-        c = chr(b)
-        out.append(c if (c.isascii() and c.isalnum()) else f"_{b:02x}")
-    return "/org/relink/central/" + "".join(out)
 
 
 def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:

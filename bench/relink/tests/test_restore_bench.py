@@ -28,12 +28,6 @@ def test_probe_values_round_trip_and_foreign_values_are_ignored():
     assert restore_bench.parse_probe(b"\xff\xfe") is None
 
 
-def test_central_paths_escape_as_the_api_says():
-    assert restore_bench.central_path("bench") == "/org/relink/central/bench"
-    assert restore_bench.central_path("front-door 1") == "/org/relink/central/front_2ddoor_201"
-    assert restore_bench.central_path("é") == "/org/relink/central/_c3_a9"
-
-
 def test_contender_kinds_name_a_build_and_a_client():
     bench = restore_bench.Bench(1, 20.0, "/nonexistent")
     plain = restore_bench.relinkd_contender("relinkd", bench, "/tmp", "/bin/relinkd", 5)

@@ -52,23 +52,23 @@ public struct ConnectionFailure: Sendable, Hashable, Codable, CustomStringConver
 
     /// A relink step timer expired.
     public static func stepTimeout(_ step: String) -> Self {
-        .init(.timeout, errorName: "org.relink.Error.Timeout", message: "\(step) timed out")
+        .init(.timeout, errorName: RelinkErrorName.timeout.rawValue, message: "\(step) timed out")
     }
 
     /// The intent's overall deadline passed.
-    public static let deadlineExpired = ConnectionFailure(.timeout, errorName: "org.relink.Error.Timeout", message: "overall deadline passed")
+    public static let deadlineExpired = ConnectionFailure(.timeout, errorName: RelinkErrorName.timeout.rawValue, message: "overall deadline passed")
 
     /// A lookup or a scan did not find the device.
     public static func notFound(_ how: String) -> Self {
-        .init(.deviceGone, errorName: "org.relink.Error.NotFound", message: how)
+        .init(.deviceGone, errorName: RelinkErrorName.notFound.rawValue, message: how)
     }
 
     /// The intent was cancelled by its client.
-    public static let cancelledByClient = ConnectionFailure(.cancelled, errorName: "org.relink.Error.Cancelled", message: "cancelled by client")
+    public static let cancelledByClient = ConnectionFailure(.cancelled, errorName: RelinkErrorName.cancelled.rawValue, message: "cancelled by client")
 
     /// bluetoothd went away (its bus name changed owner).
-    public static let bluetoothdRestarted = ConnectionFailure(.transient, errorName: "org.relink.Error.BluetoothdRestarted", message: "bluetoothd restarted")
+    public static let bluetoothdRestarted = ConnectionFailure(.transient, errorName: RelinkErrorName.bluetoothdRestarted.rawValue, message: "bluetoothd restarted")
 
     /// The adapter was powered off.
-    public static let adapterOff = ConnectionFailure(.notReady, errorName: "org.relink.Error.AdapterOff", message: "adapter powered off")
+    public static let adapterOff = ConnectionFailure(.notReady, errorName: RelinkErrorName.adapterOff.rawValue, message: "adapter powered off")
 }

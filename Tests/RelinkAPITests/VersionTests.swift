@@ -1,5 +1,5 @@
 import Testing
-@testable import Restoration
+import RelinkAPI
 
 @Test func versionIsSemantic() {
     let parts = RelinkVersion.string.split(separator: ".")

@@ -1,0 +1,136 @@
+import DBus
+import RelinkModel
+
+/// An error of relinkd's D-Bus methods (`Manager1`, `Central1`, `Control1`),
+/// replied as `org.relink.Error.*` (docs/api/errors.md, each method's page
+/// lists the ones it can give). relinkd throws it; the client library and
+/// relinkctl read its ``Code`` back from the reply's name.
+public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, CustomStringConvertible {
+    /// A malformed argument (bad identifier, address, UUID, option key or type, over a limit).
+    case invalidArguments(String)
+    /// The restore identifier is not registered (or belongs to another user).
+    case unknownIdentifier(String)
+    /// No connection intent, subscription or peripheral matches.
+    case unknownPeripheral(String)
+    /// The caller's user may not do this.
+    case notPermitted(String)
+    /// The identifier already has this intent.
+    case alreadyExists(String)
+    /// Read or write on a peripheral with no link.
+    case notConnected(String)
+    /// The adapter is off or bluetoothd is absent.
+    case notReady(String)
+    /// BlueZ is busy with the same operation.
+    case inProgress(String)
+    /// BlueZ does not support the operation (e.g. writing a read-only characteristic).
+    case notSupported(String)
+    /// The store could not commit: nothing was acknowledged, nothing half-written.
+    case storeFailed(String)
+    /// Anything else; the message says what.
+    case failed(String)
+
+    /// The kind of a method error, without its message: one per D-Bus name.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// `org.relink.Error.InvalidArguments`.
+        case invalidArguments
+        /// `org.relink.Error.UnknownIdentifier`.
+        case unknownIdentifier
+        /// `org.relink.Error.UnknownPeripheral`.
+        case unknownPeripheral
+        /// `org.relink.Error.NotPermitted`.
+        case notPermitted
+        /// `org.relink.Error.AlreadyExists`.
+        case alreadyExists
+        /// `org.relink.Error.NotConnected`.
+        case notConnected
+        /// `org.relink.Error.NotReady`.
+        case notReady
+        /// `org.relink.Error.InProgress`.
+        case inProgress
+        /// `org.relink.Error.NotSupported`.
+        case notSupported
+        /// `org.relink.Error.StoreFailed`.
+        case storeFailed
+        /// `org.relink.Error.Failed`.
+        case failed
+
+        /// The error's name in the shared list.
+        public var errorName: RelinkErrorName {
+            switch self {
+            case .invalidArguments: .invalidArguments
+            case .unknownIdentifier: .unknownIdentifier
+            case .unknownPeripheral: .unknownPeripheral
+            case .notPermitted: .notPermitted
+            case .alreadyExists: .alreadyExists
+            case .notConnected: .notConnected
+            case .notReady: .notReady
+            case .inProgress: .inProgress
+            case .notSupported: .notSupported
+            case .storeFailed: .storeFailed
+            case .failed: .failed
+            }
+        }
+
+        /// The D-Bus error name, e.g. `org.relink.Error.UnknownIdentifier`.
+        public var dbusName: String { errorName.rawValue }
+
+        /// The code of a D-Bus error name; nil for any other name.
+        public init?(dbusName: String) {
+            guard let code = Code.allCases.first(where: { $0.dbusName == dbusName }) else { return nil }
+            self = code
+        }
+    }
+
+    /// The error of `code` with `message`.
+    public init(_ code: Code, _ message: String) {
+        switch code {
+        case .invalidArguments: self = .invalidArguments(message)
+        case .unknownIdentifier: self = .unknownIdentifier(message)
+        case .unknownPeripheral: self = .unknownPeripheral(message)
+        case .notPermitted: self = .notPermitted(message)
+        case .alreadyExists: self = .alreadyExists(message)
+        case .notConnected: self = .notConnected(message)
+        case .notReady: self = .notReady(message)
+        case .inProgress: self = .inProgress(message)
+        case .notSupported: self = .notSupported(message)
+        case .storeFailed: self = .storeFailed(message)
+        case .failed: self = .failed(message)
+        }
+    }
+
+    /// The kind of this error.
+    public var code: Code {
+        switch self {
+        case .invalidArguments: .invalidArguments
+        case .unknownIdentifier: .unknownIdentifier
+        case .unknownPeripheral: .unknownPeripheral
+        case .notPermitted: .notPermitted
+        case .alreadyExists: .alreadyExists
+        case .notConnected: .notConnected
+        case .notReady: .notReady
+        case .inProgress: .inProgress
+        case .notSupported: .notSupported
+        case .storeFailed: .storeFailed
+        case .failed: .failed
+        }
+    }
+
+    /// The D-Bus error name.
+    public var name: String { code.dbusName }
+
+    /// One human-readable sentence.
+    public var message: String {
+        switch self {
+        case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .notPermitted(let m),
+             .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
+             .storeFailed(let m), .failed(let m):
+            m
+        }
+    }
+
+    /// The reply D-Bus sends for it.
+    public var dbusError: DBusError { DBusError(DBusError.Name(name), message) }
+
+    /// `name: message`.
+    public var description: String { "\(name): \(message)" }
+}

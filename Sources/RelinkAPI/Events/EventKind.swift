@@ -1,0 +1,30 @@
+/// The kinds of event relinkd sends (`Central1.Event`'s `kind`), by their wire names.
+public enum EventKind: String, Sendable, Hashable, CaseIterable {
+    /// A scan of the identifier saw a peripheral.
+    case discovered
+    /// The link is up and services are resolved.
+    case connected
+    /// After a relinkd restart, a link that was up before is up again.
+    case restored
+    /// The intent gave up.
+    case failedToConnect = "failed-to-connect"
+    /// A link that was reported up went down.
+    case disconnected
+    /// A subscribed characteristic notified a value.
+    case valueNotified = "value-notified"
+    /// The advertising or GAP name changed.
+    case nameUpdated = "name-updated"
+
+    /// The payload's single top-level key (the kind in camel case).
+    public var payloadKey: String {
+        switch self {
+        case .discovered: "discovered"
+        case .connected: "connected"
+        case .restored: "restored"
+        case .failedToConnect: "failedToConnect"
+        case .disconnected: "disconnected"
+        case .valueNotified: "valueNotified"
+        case .nameUpdated: "nameUpdated"
+        }
+    }
+}

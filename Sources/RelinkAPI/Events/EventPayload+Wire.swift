@@ -1,0 +1,188 @@
+import Foundation
+import RelinkModel
+
+// Format version 1, field by field (docs/api/events.md, "Kinds and payloads"):
+// * a peripheral: `{"uuid": "<UUID, uppercase>"}`;
+// * an address: `{"address": "AA:BB:CC:DD:EE:FF", "type": "public"|"random"}`;
+// * a failure: `{"errorName", "failureClass", "message"}`;
+// * a characteristic: `{"service", "characteristic"}`, lowercase 128-bit UUIDs;
+// * manufacturer data: a flat array of alternating company id and byte array;
+// * times in `name-updated`: seconds since 2001-01-01 00:00:00 UTC, a number;
+// * optional fields are left out when unknown, never `null`.
+
+extension EventPayload {
+    /// The coding keys of every object of the format.
+    enum Key: String, CodingKey {
+        case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated
+        case peripheral, advertisement, address, route, reason, characteristic, value, update
+        case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
+        case errorName, failureClass, message, service
+        case change, resolved, names, current, previous, source, name, advertising, gap, seenAt
+    }
+
+    /// The payload with its explicit `Codable`.
+    struct Wire: Codable {
+        let payload: EventPayload
+
+        init(_ payload: EventPayload) { self.payload = payload }
+
+        func encode(to encoder: any Encoder) throws {
+            var outer = encoder.container(keyedBy: Key.self)
+            guard let key = Key(stringValue: payload.kind.payloadKey) else { return }
+            var body = outer.nestedContainer(keyedBy: Key.self, forKey: key)
+            try Self.encodePeripheral(payload.peripheral, in: &body)
+            switch payload {
+            case .discovered(_, let advertisement):
+                var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
+                try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
+                try ad.encodeIfPresent(advertisement.localName, forKey: .localName)
+                var data = ad.nestedUnkeyedContainer(forKey: .manufacturerData)
+                for (company, bytes) in advertisement.manufacturerData.sorted(by: { $0.key < $1.key }) {
+                    try data.encode(company)
+                    try data.encode(bytes)
+                }
+                try ad.encodeIfPresent(advertisement.rssi, forKey: .rssi)
+                try ad.encode(advertisement.serviceUUIDs.sorted().map(\.string), forKey: .serviceUUIDs)
+            case .connected(_, let address, let route), .restored(_, let address, let route):
+                try Self.encodeAddress(address, in: &body, forKey: .address)
+                try body.encode(route.rawValue, forKey: .route)
+            case .failedToConnect(_, let reason):
+                try Self.encodeFailure(reason, in: &body)
+            case .disconnected(_, let reason):
+                if let reason { try Self.encodeFailure(reason, in: &body) }
+            case .valueNotified(_, let characteristic, let value):
+                var c = body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+                try c.encode(characteristic.characteristic.string, forKey: .characteristic)
+                try c.encode(characteristic.service.string, forKey: .service)
+                try body.encode(value, forKey: .value)
+            case .nameUpdated(_, let update):
+                var u = body.nestedContainer(keyedBy: Key.self, forKey: .update)
+                var change = u.nestedContainer(keyedBy: Key.self, forKey: .change)
+                try change.encode(update.change.current, forKey: .current)
+                try change.encodeIfPresent(update.change.previous, forKey: .previous)
+                try change.encode(update.change.source.rawValue, forKey: .source)
+                var names = u.nestedContainer(keyedBy: Key.self, forKey: .names)
+                for (key, seen) in [(Key.advertising, update.names.advertising), (.gap, update.names.gap)] {
+                    guard let seen else { continue }
+                    var s = names.nestedContainer(keyedBy: Key.self, forKey: key)
+                    try s.encode(seen.seenAt.timeIntervalSinceReferenceDate, forKey: .seenAt)
+                    try s.encode(seen.value, forKey: .value)
+                }
+                if let resolved = update.resolved {
+                    var r = u.nestedContainer(keyedBy: Key.self, forKey: .resolved)
+                    try r.encode(resolved.name, forKey: .name)
+                    try r.encode(resolved.reason, forKey: .reason)
+                    try r.encode(resolved.source.rawValue, forKey: .source)
+                }
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let outer = try decoder.container(keyedBy: Key.self)
+            guard outer.allKeys.count == 1, let key = outer.allKeys.first,
+                  let kind = EventKind.allCases.first(where: { $0.payloadKey == key.stringValue }) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an event payload: expected one kind key"))
+            }
+            let body = try outer.nestedContainer(keyedBy: Key.self, forKey: key)
+            let peripheral = try Self.decodePeripheral(body)
+            switch kind {
+            case .discovered:
+                let ad = try body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
+                var data = try ad.nestedUnkeyedContainer(forKey: .manufacturerData)
+                var manufacturer: [UInt16: [UInt8]] = [:]
+                while !data.isAtEnd {
+                    let company = try data.decode(UInt16.self)
+                    manufacturer[company] = try data.decode([UInt8].self)
+                }
+                let services = try ad.decode([String].self, forKey: .serviceUUIDs).map { try BluetoothUUID(parsing: $0) }
+                payload = .discovered(peripheral: peripheral, advertisement: Advertisement(
+                    address: try Self.decodeAddress(ad, forKey: .address), localName: try ad.decodeIfPresent(String.self, forKey: .localName),
+                    serviceUUIDs: Set(services), manufacturerData: manufacturer, rssi: try ad.decodeIfPresent(Int16.self, forKey: .rssi)))
+            case .connected, .restored:
+                let address = try Self.decodeAddress(body, forKey: .address)
+                let text = try body.decode(String.self, forKey: .route)
+                guard let route = ConnectRoute(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(forKey: .route, in: body, debugDescription: "unknown route \(text)")
+                }
+                payload = kind == .connected ? .connected(peripheral: peripheral, address: address, route: route)
+                    : .restored(peripheral: peripheral, address: address, route: route)
+            case .failedToConnect:
+                payload = .failedToConnect(peripheral: peripheral, reason: try Self.decodeFailure(body))
+            case .disconnected:
+                payload = .disconnected(peripheral: peripheral, reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
+            case .valueNotified:
+                let c = try body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+                let key = CharacteristicKey(service: try BluetoothUUID(parsing: c.decode(String.self, forKey: .service)),
+                                            characteristic: try BluetoothUUID(parsing: c.decode(String.self, forKey: .characteristic)))
+                payload = .valueNotified(peripheral: peripheral, characteristic: key, value: try body.decode([UInt8].self, forKey: .value))
+            case .nameUpdated:
+                let u = try body.nestedContainer(keyedBy: Key.self, forKey: .update)
+                let change = try u.nestedContainer(keyedBy: Key.self, forKey: .change)
+                let names = try u.nestedContainer(keyedBy: Key.self, forKey: .names)
+                func seen(_ key: Key) throws -> SeenName? {
+                    guard names.contains(key) else { return nil }
+                    let s = try names.nestedContainer(keyedBy: Key.self, forKey: key)
+                    return SeenName(try s.decode(String.self, forKey: .value),
+                                    seenAt: Date(timeIntervalSinceReferenceDate: try s.decode(Double.self, forKey: .seenAt)))
+                }
+                var resolved: NameUpdatePayload.Resolved?
+                if u.contains(.resolved) {
+                    let r = try u.nestedContainer(keyedBy: Key.self, forKey: .resolved)
+                    resolved = .init(name: try r.decode(String.self, forKey: .name), source: try Self.source(r),
+                                     reason: try r.decode(String.self, forKey: .reason))
+                }
+                payload = .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
+                    change: NameChange(source: try Self.source(change), previous: try change.decodeIfPresent(String.self, forKey: .previous),
+                                       current: try change.decode(String.self, forKey: .current)),
+                    resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))
+            }
+        }
+
+        private static func encodePeripheral(_ id: PeripheralID, in c: inout KeyedEncodingContainer<Key>) throws {
+            var p = c.nestedContainer(keyedBy: Key.self, forKey: .peripheral)
+            try p.encode(id.uuid.uuidString, forKey: .uuid)
+        }
+
+        private static func decodePeripheral(_ c: KeyedDecodingContainer<Key>) throws -> PeripheralID {
+            let p = try c.nestedContainer(keyedBy: Key.self, forKey: .peripheral)
+            return try PeripheralID(parsing: p.decode(String.self, forKey: .uuid))
+        }
+
+        private static func encodeAddress(_ a: BluetoothAddress, in c: inout KeyedEncodingContainer<Key>, forKey key: Key) throws {
+            var n = c.nestedContainer(keyedBy: Key.self, forKey: key)
+            try n.encode(a.string, forKey: .address)
+            try n.encode(a.kind.rawValue, forKey: .type)
+        }
+
+        private static func decodeAddress(_ c: KeyedDecodingContainer<Key>, forKey key: Key) throws -> BluetoothAddress {
+            let n = try c.nestedContainer(keyedBy: Key.self, forKey: key)
+            return try BluetoothAddress(parsing: n.decode(String.self, forKey: .address),
+                                        kind: BluetoothAddress.Kind(parsing: n.decode(String.self, forKey: .type)))
+        }
+
+        private static func encodeFailure(_ f: ConnectionFailure, in c: inout KeyedEncodingContainer<Key>) throws {
+            var r = c.nestedContainer(keyedBy: Key.self, forKey: .reason)
+            try r.encode(f.errorName, forKey: .errorName)
+            try r.encode(f.failureClass.rawValue, forKey: .failureClass)
+            try r.encode(f.message, forKey: .message)
+        }
+
+        private static func decodeFailure(_ c: KeyedDecodingContainer<Key>) throws -> ConnectionFailure {
+            let r = try c.nestedContainer(keyedBy: Key.self, forKey: .reason)
+            let text = try r.decode(String.self, forKey: .failureClass)
+            guard let failureClass = FailureClass(rawValue: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .failureClass, in: r, debugDescription: "unknown failure class \(text)")
+            }
+            return ConnectionFailure(failureClass, errorName: try r.decode(String.self, forKey: .errorName),
+                                     message: try r.decode(String.self, forKey: .message))
+        }
+
+        private static func source(_ c: KeyedDecodingContainer<Key>) throws -> NameSource {
+            let text = try c.decode(String.self, forKey: .source)
+            guard let source = NameSource(rawValue: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .source, in: c, debugDescription: "unknown name source \(text)")
+            }
+            return source
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import RelinkModel
+
+/// An event's payload as it travels (`Central1.Event`'s `payload`, the
+/// outbox): JSON, an object with a single key (the kind in camel case) whose
+/// value holds the event's fields (docs/api/events.md, "Kinds and payloads").
+///
+/// The format is written out here, field by field, and versioned
+/// (``formatVersion``): it is relink's contract with its clients, not the
+/// encoding of an internal type, so the core can change without clients
+/// noticing. relinkd encodes it; the client library and relinkctl decode it.
+public enum EventPayload: Sendable, Hashable {
+    /// The payload format this build writes and reads.
+    public static let formatVersion = 1
+
+    /// `discovered`: a scan saw a peripheral.
+    case discovered(peripheral: PeripheralID, advertisement: Advertisement)
+    /// `connected`: the link is up, services resolved.
+    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// `restored`: after a relinkd restart, a link that was up is up again.
+    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// `failed-to-connect`: the intent gave up.
+    case failedToConnect(peripheral: PeripheralID, reason: ConnectionFailure)
+    /// `disconnected`: a link that was up went down (no reason when the client asked).
+    case disconnected(peripheral: PeripheralID, reason: ConnectionFailure?)
+    /// `value-notified`: a subscribed characteristic notified a value.
+    case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
+    /// `name-updated`: the advertising or GAP name changed.
+    case nameUpdated(peripheral: PeripheralID, update: NameUpdatePayload)
+
+    /// The event's kind.
+    public var kind: EventKind {
+        switch self {
+        case .discovered: .discovered
+        case .connected: .connected
+        case .restored: .restored
+        case .failedToConnect: .failedToConnect
+        case .disconnected: .disconnected
+        case .valueNotified: .valueNotified
+        case .nameUpdated: .nameUpdated
+        }
+    }
+
+    /// The peripheral the event is about.
+    public var peripheral: PeripheralID {
+        switch self {
+        case .discovered(let p, _), .connected(let p, _, _), .restored(let p, _, _), .failedToConnect(let p, _),
+             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _):
+            p
+        }
+    }
+
+    /// The compact JSON with sorted keys that relinkd stores and sends.
+    /// - Throws: an `EncodingError` (none is expected for valid values).
+    public func encoded() throws -> Data {
+        if case .valueNotified(let peripheral, let characteristic, let value) = self {
+            return Self.valueNotifiedJSON(peripheral: peripheral, characteristic: characteristic, value: value)
+        }
+        return try encodedByJSONEncoder()
+    }
+
+    /// Decodes a payload of `kind`.
+    /// - Throws: `DecodingError` when the JSON is not a payload of that kind.
+    public init(kind: EventKind, json: Data) throws {
+        let decoded = try JSONDecoder().decode(Wire.self, from: json).payload
+        guard decoded.kind == kind else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a \(decoded.kind.rawValue) payload for a \(kind.rawValue) event"))
+        }
+        self = decoded
+    }
+}
+
+/// The payload of a `name-updated` event: which name changed, the name the
+/// identifier should now show and why, and both names with when each was seen.
+public struct NameUpdatePayload: Sendable, Hashable {
+    /// Which name changed, from what, to what.
+    public var change: NameChange
+    /// The resolved name, nil when no name is known.
+    public var resolved: Resolved?
+    /// Both names with when each was last seen.
+    public var names: PeripheralNames
+
+    /// The name an identifier shows, where it comes from and why.
+    public struct Resolved: Sendable, Hashable {
+        /// The name.
+        public var name: String
+        /// Which of the two names it is.
+        public var source: NameSource
+        /// Why it was chosen: `gapNameKnown`, `noGAPNameYet`,
+        /// `advertisingNamePreferred` or `noAdvertisingNameYet`.
+        public var reason: String
+
+        /// A resolved name.
+        public init(name: String, source: NameSource, reason: String) {
+            self.name = name
+            self.source = source
+            self.reason = reason
+        }
+    }
+
+    /// A name update.
+    public init(change: NameChange, resolved: Resolved?, names: PeripheralNames) {
+        self.change = change
+        self.resolved = resolved
+        self.names = names
+    }
+}

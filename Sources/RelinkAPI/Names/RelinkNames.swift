@@ -1,0 +1,124 @@
+import RelinkModel
+/// relinkd's bus name and interface names (docs/api/README.md).
+public enum RelinkNames {
+    /// The well-known bus name relinkd owns on the system bus.
+    public static let busName = "org.relink"
+    /// The manager interface on `/org/relink`.
+    public static let manager = "org.relink.Manager1"
+    /// The interface of each restore identifier's object.
+    public static let central = "org.relink.Central1"
+    /// The interface of each peripheral's object.
+    public static let peripheral = "org.relink.Peripheral1"
+    /// The test-only control interface (off by default, root only).
+    public static let control = "org.relink.Control1"
+}
+
+/// Members of `org.relink.Manager1` (docs/api/Manager1.md).
+public enum Manager1Member: String, Sendable, CaseIterable {
+    /// Registers (or attaches to) a restore identifier.
+    case register = "Register"
+    /// Forgets a restore identifier and everything it asked for.
+    case unregister = "Unregister"
+    /// The caller's identifiers and their objects.
+    case listIdentifiers = "ListIdentifiers"
+}
+
+/// Properties of `org.relink.Manager1`.
+public enum Manager1Property: String, Sendable, CaseIterable {
+    /// relinkd's version.
+    case version = "Version"
+    /// The adapter relinkd drives.
+    case adapter = "Adapter"
+    /// True once restoring after start-up is complete.
+    case ready = "Ready"
+    /// Whether the adapter is discovering.
+    case discovering = "Discovering"
+    /// A JSON summary of every connection (each one's state, attempt, last error).
+    case status = "Status"
+}
+
+/// Members of `org.relink.Central1` (docs/api/Central1.md).
+public enum Central1Member: String, Sendable, CaseIterable {
+    /// Starts (or replaces) the identifier's durable scan.
+    case scan = "Scan"
+    /// Stops the identifier's scan.
+    case stopScan = "StopScan"
+    /// Asks for a durable connection.
+    case connect = "Connect"
+    /// Cancels a connection intent.
+    case cancel = "Cancel"
+    /// Adds a durable subscription.
+    case subscribe = "Subscribe"
+    /// Removes a subscription.
+    case unsubscribe = "Unsubscribe"
+    /// Reads a characteristic on a live link.
+    case read = "Read"
+    /// Writes a characteristic on a live link.
+    case write = "Write"
+    /// Reads the outbox.
+    case events = "Events"
+    /// Acknowledges events through a sequence number.
+    case ack = "Ack"
+    /// Attaches the caller for live events.
+    case watch = "Watch"
+    /// Detaches the caller.
+    case unwatch = "Unwatch"
+    /// The signal that carries one event: `(t sequence, s kind, s payload)`.
+    case event = "Event"
+}
+
+/// Properties of `org.relink.Central1`.
+public enum Central1Property: String, Sendable, CaseIterable {
+    /// The restore identifier.
+    case identifier = "Identifier"
+    /// The Unix user that owns it.
+    case owner = "Owner"
+    /// `gap` or `advertising`.
+    case nameRule = "NameRule"
+    /// Whether its scan is on.
+    case scanning = "Scanning"
+    /// The services its scan looks for.
+    case scanServices = "ScanServices"
+    /// Whether its scan reports duplicates.
+    case allowDuplicates = "AllowDuplicates"
+    /// The newest sequence number given out.
+    case lastSequence = "LastSequence"
+    /// Acknowledged through this sequence number.
+    case acknowledged = "Acknowledged"
+    /// Events dropped by the bound since the identifier was created.
+    case droppedEvents = "DroppedEvents"
+    /// The bound of unacknowledged events.
+    case eventLimit = "EventLimit"
+}
+
+/// Properties of `org.relink.Peripheral1` (docs/api/Peripheral1.md).
+public enum Peripheral1Property: String, Sendable, CaseIterable {
+    /// relink's stable peripheral identifier (a UUID, uppercase).
+    case id = "Id"
+    /// Its Bluetooth address.
+    case address = "Address"
+    /// `public` or `random`.
+    case addressType = "AddressType"
+    /// The adapter it is reached by.
+    case adapter = "Adapter"
+    /// The advertised Local Name.
+    case advertisingName = "AdvertisingName"
+    /// When the advertised name was last seen (Unix ms).
+    case advertisingNameSeen = "AdvertisingNameSeen"
+    /// The GAP Device Name.
+    case gapName = "GAPName"
+    /// When the GAP name was last seen (Unix ms).
+    case gapNameSeen = "GAPNameSeen"
+    /// The resolved name.
+    case name = "Name"
+    /// `gap`, `advertising` or `none`.
+    case nameSource = "NameSource"
+    /// Whether it is connected.
+    case connected = "Connected"
+    /// Its last RSSI.
+    case rssi = "RSSI"
+    /// Its known services.
+    case services = "Services"
+    /// When it was last seen (Unix ms).
+    case lastSeen = "LastSeen"
+}

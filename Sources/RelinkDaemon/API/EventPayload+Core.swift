@@ -1,0 +1,22 @@
+import RelinkAPI
+import RelinkModel
+import Restoration
+
+extension EventPayload {
+    /// The wire payload of a core event.
+    init(_ event: RelinkEvent) {
+        switch event {
+        case .discovered(let p, let advertisement): self = .discovered(peripheral: p, advertisement: advertisement)
+        case .connected(let p, let address, let route): self = .connected(peripheral: p, address: address, route: route)
+        case .restored(let p, let address, let route): self = .restored(peripheral: p, address: address, route: route)
+        case .failedToConnect(let p, let reason): self = .failedToConnect(peripheral: p, reason: reason)
+        case .disconnected(let p, let reason): self = .disconnected(peripheral: p, reason: reason)
+        case .valueNotified(let p, let key, let value): self = .valueNotified(peripheral: p, characteristic: key, value: value)
+        case .nameUpdated(let p, let update):
+            self = .nameUpdated(peripheral: p, update: NameUpdatePayload(
+                change: update.change,
+                resolved: update.resolved.map { .init(name: $0.name, source: $0.source, reason: $0.reason.rawValue) },
+                names: update.names))
+        }
+    }
+}

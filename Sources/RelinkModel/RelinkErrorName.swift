@@ -1,0 +1,59 @@
+import RelinkAPI
+/// Every `org.relink.Error.*` name relink gives out, in one list: the errors
+/// relinkd's methods reply (docs/api/errors.md) and the names of failures
+/// relink itself detects, which appear as `errorName` in `failed-to-connect`
+/// and `disconnected` events beside BlueZ's own names (docs/api/events.md).
+///
+/// It lives in the model because the pure core, the BlueZ layer and the API
+/// contract all name these failures; `RelinkAPI.RelinkError` maps method
+/// errors onto the first group.
+public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    // Method errors (docs/api/errors.md).
+    /// A malformed argument.
+    case invalidArguments = "org.relink.Error.InvalidArguments"
+    /// The identifier is not registered, or belongs to another user.
+    case unknownIdentifier = "org.relink.Error.UnknownIdentifier"
+    /// No such peripheral, intent, subscription or characteristic.
+    case unknownPeripheral = "org.relink.Error.UnknownPeripheral"
+    /// The caller may not do this.
+    case notPermitted = "org.relink.Error.NotPermitted"
+    /// The intent exists already.
+    case alreadyExists = "org.relink.Error.AlreadyExists"
+    /// Read or write on a peripheral with no link.
+    case notConnected = "org.relink.Error.NotConnected"
+    /// The adapter is off or bluetoothd is absent.
+    case notReady = "org.relink.Error.NotReady"
+    /// BlueZ is busy with the same operation.
+    case inProgress = "org.relink.Error.InProgress"
+    /// Not supported by the peripheral or BlueZ.
+    case notSupported = "org.relink.Error.NotSupported"
+    /// The store could not commit; nothing was acknowledged.
+    case storeFailed = "org.relink.Error.StoreFailed"
+    /// Anything else; the message says what.
+    case failed = "org.relink.Error.Failed"
+
+    // Failures relink detects (event reasons only).
+    /// A relink step timer or the overall deadline ran out.
+    case timeout = "org.relink.Error.Timeout"
+    /// A lookup or scan did not find the device.
+    case notFound = "org.relink.Error.NotFound"
+    /// The client cancelled the intent.
+    case cancelled = "org.relink.Error.Cancelled"
+    /// bluetoothd left the bus.
+    case bluetoothdRestarted = "org.relink.Error.BluetoothdRestarted"
+    /// The adapter was powered off.
+    case adapterOff = "org.relink.Error.AdapterOff"
+    /// An established link went down.
+    case linkLost = "org.relink.Error.LinkLost"
+    /// The link went down before it was fully up.
+    case disconnected = "org.relink.Error.Disconnected"
+
+    /// The method errors, in the order of docs/api/errors.md.
+    public static let methodErrors: [RelinkErrorName] = [
+        .invalidArguments, .unknownIdentifier, .unknownPeripheral, .notPermitted, .alreadyExists, .notConnected,
+        .notReady, .inProgress, .notSupported, .storeFailed, .failed,
+    ]
+
+    /// The full D-Bus error name.
+    public var description: String { rawValue }
+}

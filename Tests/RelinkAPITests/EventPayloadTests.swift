@@ -1,0 +1,66 @@
+import Foundation
+@testable import RelinkAPI
+import RelinkModel
+import Testing
+
+@Suite("Event wire format")
+struct EventPayloadTests {
+    static let peripheral = PeripheralID()
+    static let address = (try? BluetoothAddress(parsing: "00:00:00:00:00:02")) ?? BluetoothAddress.placeholder
+    static let key = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
+
+    static var samples: [EventPayload] {
+        var names = PeripheralNames()
+        let change = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000)) ?? NameChange(source: .gap, previous: nil, current: "Band")
+        return [
+            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "Band", serviceUUIDs: [key.service],
+                                                                             manufacturerData: [0x004C: [1, 2], 0xFFFF: []], rssi: -40)),
+            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address)),
+            .connected(peripheral: peripheral, address: address, route: .scan),
+            .restored(peripheral: peripheral, address: address, route: .knownIdentifier),
+            .failedToConnect(peripheral: peripheral, reason: ConnectionFailure(.notPermitted, errorName: "org.bluez.Error.NotPermitted", message: "no")),
+            .disconnected(peripheral: peripheral, reason: nil),
+            .disconnected(peripheral: peripheral, reason: .adapterOff),
+            .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48, 0, 255, 100, 10, 9]),
+            .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
+                change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
+        ]
+    }
+
+    @Test func everyKindRoundTrips() throws {
+        for payload in Self.samples {
+            let json = try payload.encoded()
+            #expect(try EventPayload(kind: payload.kind, json: json) == payload, "\(String(decoding: json, as: UTF8.self))")
+        }
+        #expect(Set(Self.samples.map(\.kind)) == Set(EventKind.allCases))
+    }
+
+    @Test func theDirectValueWriterWritesWhatTheEncoderWrites() throws {
+        for value: [UInt8] in [[], [0], [9, 10, 99, 100, 199, 200, 255], Array(0...255)] {
+            let payload = EventPayload.valueNotified(peripheral: PeripheralID(), characteristic: Self.key, value: value)
+            #expect(try payload.encoded() == payload.encodedByJSONEncoder())
+        }
+    }
+
+    @Test func aPayloadOfAnotherKindIsRefused() throws {
+        let json = try EventPayload.connected(peripheral: Self.peripheral, address: Self.address, route: .scan).encoded()
+        #expect(throws: DecodingError.self) { try EventPayload(kind: .restored, json: json) }
+        #expect(throws: DecodingError.self) { try EventPayload(kind: .connected, json: Data(#"{"connected":{},"restored":{}}"#.utf8)) }
+    }
+
+    @Test func optionalFieldsAreLeftOutNeverNull() throws {
+        let text = String(decoding: try EventPayload.disconnected(peripheral: Self.peripheral, reason: nil).encoded(), as: UTF8.self)
+        #expect(!text.contains("null") && !text.contains("reason"))
+        let ad = String(decoding: try Self.samples[1].encoded(), as: UTF8.self)
+        #expect(!ad.contains("localName") && !ad.contains("rssi") && ad.contains(#""manufacturerData":[]"#))
+    }
+
+    @Test func formatVersionOne() { #expect(EventPayload.formatVersion == 1) }
+}
+
+extension BluetoothAddress {
+    /// An address for tests whose literal cannot fail.
+    static var placeholder: BluetoothAddress {
+        do { return try BluetoothAddress(octets: [0, 0, 0, 0, 0, 2]) } catch { fatalError("six octets") }
+    }
+}
