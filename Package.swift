@@ -71,6 +71,9 @@ let package = Package(
         .target(name: "RelinkAPI", dependencies: ["DBus", "RelinkModel"], swiftSettings: strict),
         // Typed live mirror of org.bluez on top of the D-Bus binding.
         .target(name: "BlueZ", dependencies: ["DBus", "RelinkModel", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // An in-memory bluetoothd behind the BlueZ port, for in-process tests
+        // of the daemon (never linked into relinkd).
+        .target(name: "BlueZFake", dependencies: ["BlueZ", "DBus", "RelinkModel"], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
         .target(name: "Restoration", dependencies: ["RelinkModel"], swiftSettings: strict),
         // Daemon wiring: services, the actors that carry out the core's actions.
@@ -128,6 +131,12 @@ let package = Package(
         .testTarget(
             name: "RelinkDaemonTests",
             dependencies: ["DBus", "BlueZ", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "RelinkDaemon", "relinkd", "BenchSupport", "Systemd"],
+            swiftSettings: strict),
+        // The daemon in-process against the fake bluetoothd: unit tier (no bus, no child process).
+        .testTarget(
+            name: "DaemonInProcessTests",
+            dependencies: ["BlueZ", "BlueZFake", "DBus", "RelinkAPI", "RelinkDaemon", "RelinkModel", "RelinkStore", "Restoration",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
         // Pure parts of the client library: paths, arguments, options, decoding.

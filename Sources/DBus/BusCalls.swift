@@ -1,4 +1,3 @@
-import RelinkModel
 /// Messages to the bus itself (`org.freedesktop.DBus`).
 enum BusCalls {
     static let name = "org.freedesktop.DBus"

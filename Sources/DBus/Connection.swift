@@ -4,7 +4,6 @@ import Synchronization
 import Glibc
 #elseif canImport(Musl)
 import Musl
-import RelinkModel
 #endif
 
 /// A connection to a D-Bus message bus.

@@ -1,4 +1,3 @@
-import RelinkModel
 /// Signal subscribers of the loop: registered by `Connection.signals(matching:)`,
 /// matched and fed on the I/O thread in `route`.
 extension ConnectionLoop {

@@ -6,7 +6,6 @@ import Synchronization
 import Glibc
 #elseif canImport(Musl)
 import Musl
-import RelinkModel
 #endif
 
 /// The I/O loop that owns one libdbus connection.

@@ -1,4 +1,3 @@
-import RelinkModel
 /// # DBus: relink's D-Bus binding over libdbus-1
 ///
 /// A library with no knowledge of BlueZ. The public API:

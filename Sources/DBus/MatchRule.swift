@@ -1,4 +1,3 @@
-import RelinkModel
 /// A D-Bus match rule for signals, e.g.
 /// `MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")`.
 ///

@@ -1,4 +1,3 @@
-import RelinkAPI
 /// Every `org.relink.Error.*` name relink gives out, in one list: the errors
 /// relinkd's methods reply (docs/api/errors.md) and the names of failures
 /// relink itself detects, which appear as `errorName` in `failed-to-connect`

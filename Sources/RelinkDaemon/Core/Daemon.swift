@@ -20,7 +20,7 @@ import RelinkAPI
 /// for the disk (``CommitPipeline``); a control or client call waits for
 /// every earlier commit and is answered only after its own.
 public actor Daemon {
-    let bluez: BlueZClient
+    let bluez: any BlueZPort
     let store: RelinkStore
     let adapterPath: ObjectPath
     let adapterName: String
@@ -96,7 +96,7 @@ public actor Daemon {
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
     /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
-    public init(bluez: BlueZClient, store: RelinkStore, adapter: String, logger: Logger) throws(RelinkError) {
+    public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger) throws(RelinkError) {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {

@@ -1,0 +1,65 @@
+import DBus
+import RelinkModel
+
+/// What relinkd needs of BlueZ, as a port: the mirror of bluetoothd's
+/// objects, its events in order, and the operations a central makes.
+///
+/// ``BlueZClient`` is the real adapter over D-Bus; tests put an in-memory
+/// fake in its place that plays bluetoothd (the `BlueZFake` module), so the
+/// daemon's decisions can be driven in-process, in milliseconds, with no bus.
+/// The daemon runs on the port's executor (``Actor/unownedExecutor``), so an
+/// event handed to the sink may be handled at once, on the same thread.
+public protocol BlueZPort: Actor {
+    /// The current copy of bluetoothd's object tree.
+    var mirror: Mirror { get }
+    /// Follows bluetoothd until cancelled.
+    /// - Throws: when the connection to it fails.
+    func run() async throws
+    /// Returns once ``run()`` has built the first mirror.
+    /// - Throws: ``BlueZError`` (`timeout`).
+    func waitUntilReady(timeout: Duration) async throws
+    /// Hands every later event to `sink`, in order, on this actor.
+    func deliverEvents(to sink: @escaping @Sendable (BlueZEvent) -> Void)
+    /// Connects a device; returns once the mirror saw the link up.
+    /// - Throws: ``BlueZError``.
+    func connect(_ device: ObjectPath, timeout: Duration) async throws
+    /// Disconnects a device (also cancels a pending connect; "not connected" is success).
+    /// - Throws: ``BlueZError``.
+    func disconnect(_ device: ObjectPath) async throws
+    /// Reads a characteristic.
+    /// - Throws: ``BlueZError``.
+    func read(_ characteristic: ObjectPath, timeout: Duration) async throws -> [UInt8]
+    /// Writes a characteristic, with or without response.
+    /// - Throws: ``BlueZError``.
+    func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool, timeout: Duration) async throws
+    /// Starts notifications of a characteristic (kept by bluetoothd across reconnections).
+    /// - Throws: ``BlueZError``.
+    func startNotify(_ characteristic: ObjectPath) async throws
+    /// Stops notifications of a characteristic.
+    /// - Throws: ``BlueZError``.
+    func stopNotify(_ characteristic: ObjectPath) async throws
+    /// Sets the discovery filter and starts discovery (kept across power cycles and restarts).
+    /// - Throws: ``BlueZError``.
+    func startDiscovery(adapter: ObjectPath, filter: DiscoveryFilter) async throws
+    /// Stops discovery.
+    /// - Throws: ``BlueZError``.
+    func stopDiscovery(adapter: ObjectPath) async throws
+    /// Registers (or re-registers) the background auto-connect profile for `uuids`.
+    /// - Throws: ``BlueZError``.
+    func setAutoConnect(uuids: [String], root: ObjectPath) async throws
+}
+
+extension BlueZPort {
+    /// ``waitUntilReady(timeout:)`` with 10 s.
+    public func waitUntilReady() async throws { try await waitUntilReady(timeout: .seconds(10)) }
+    /// ``connect(_:timeout:)`` with 45 s.
+    public func connect(_ device: ObjectPath) async throws { try await connect(device, timeout: .seconds(45)) }
+    /// ``read(_:timeout:)`` with 10 s.
+    public func read(_ characteristic: ObjectPath) async throws -> [UInt8] { try await read(characteristic, timeout: .seconds(10)) }
+    /// ``write(_:_:withResponse:timeout:)`` with 10 s.
+    public func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool) async throws {
+        try await write(characteristic, value, withResponse: withResponse, timeout: .seconds(10))
+    }
+}
+
+extension BlueZClient: BlueZPort {}

@@ -1,0 +1,533 @@
+import BlueZ
+import DBus
+import struct Foundation.Date
+import RelinkModel
+
+/// An in-memory bluetoothd for in-process tests, in the place of
+/// ``BlueZ/BlueZClient`` behind the ``BlueZ/BlueZPort``: it keeps a world
+/// of peripherals, turns what a central asks for (discovery, connect,
+/// notify) and what the test does to the world (out of range, a value
+/// pushed, bluetoothd restarted) into the D-Bus signals bluetoothd would
+/// send, and applies them to a real ``BlueZ/Mirror``, so that the daemon
+/// sees exactly the events it would see from the BlueZ layer.
+///
+/// It plays bluetoothd as measured (`docs/real-bluez.md`), including what
+/// the Python mock does not: a drop and a reconnect merged into one
+/// `PropertiesChanged` (``mergedDropAndReconnect(_:)``), `ServicesResolved`
+/// before the characteristics (``Quirks/servicesResolvedBeforeCharacteristics``),
+/// a Device1 removed while connected (``removeDeviceObject(_:)``), GATT
+/// objects removed and re-added under new paths on a live link
+/// (``restartGattApplication(_:)``), the GAP name arriving in `Device1.Name`.
+/// Nothing in it sleeps: every effect happens when it is asked for.
+public actor FakeBlueZ: BlueZPort {
+    /// Switches for bluetoothd behaviours a test wants played.
+    public struct Quirks: Sendable {
+        /// Signal `ServicesResolved=true` before the characteristic objects
+        /// are added (seen on 5.66); they come with ``addPendingCharacteristics(_:)``.
+        public var servicesResolvedBeforeCharacteristics = false
+        /// Put the GAP name into `Device1.Name` after a connection (5.66 hides 0x1800).
+        public var gapNameInDeviceName = true
+        /// A quirk set.
+        public init() {}
+    }
+
+    /// One operation a central asked of the fake, for assertions.
+    public enum Call: Sendable, Hashable {
+        /// `Device1.Connect`.
+        case connect(String)
+        /// `Device1.Disconnect`.
+        case disconnect(String)
+        /// `StartNotify` on a characteristic path.
+        case startNotify(ObjectPath)
+        /// `StopNotify`.
+        case stopNotify(ObjectPath)
+        /// `StartDiscovery` with the filter's services.
+        case startDiscovery([BluetoothUUID])
+        /// `StopDiscovery`.
+        case stopDiscovery
+        /// A registration of the auto-connect profile.
+        case setAutoConnect([String])
+    }
+
+    /// The current copy of the fake bluetoothd's objects.
+    public private(set) var mirror = Mirror()
+    /// The operations asked for, in order.
+    public private(set) var calls: [Call] = []
+    /// Behaviours to play.
+    public var quirks = Quirks()
+    /// The adapter's object path.
+    public nonisolated let adapterPath: ObjectPath
+
+    private let adapterAddress: String
+    private var sink: (@Sendable (BlueZEvent) -> Void)?
+    private var ready = false
+    private var readyWaiters: [CheckedContinuation<Void, Never>] = []
+    private var world: [BluetoothAddress: FakePeripheral] = [:]
+    private var connected: Set<BluetoothAddress> = []
+    /// Notify sessions by (address, service, characteristic): kept across
+    /// reconnections, as bluetoothd keeps a client's sessions.
+    private var sessions: Set<Key> = []
+    private var discovery: DiscoveryFilter?
+    private var autoConnectUUIDs: Set<BluetoothUUID> = []
+    /// Devices whose auto-connect a `Disconnect()` turned off.
+    private var autoConnectOff: Set<BluetoothAddress> = []
+    /// Bumped when a peripheral's GATT application restarts: new object paths.
+    private var gattGeneration: [BluetoothAddress: Int] = [:]
+    private var bluetoothdUp = true
+
+    private struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
+
+    /// A fake bluetoothd with one powered adapter.
+    public init(adapter: String = "hci0", address: String = "00:00:00:00:00:01") {
+        adapterPath = ObjectPath(fakeTrusted: "/org/bluez/\(adapter)")
+        adapterAddress = address
+    }
+
+    // MARK: BlueZPort
+
+    /// Builds the first mirror, then waits until cancelled. A second run
+    /// is a new client of the same bluetoothd (relinkd restarted): the
+    /// links stay, the previous client's notify sessions and auto-connect
+    /// profile ended when it left the bus.
+    public func run() async throws {
+        if ready {
+            for key in sessions where connected.contains(key.address) {
+                if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
+            }
+            sessions = []
+            autoConnectUUIDs = []
+            discovery = nil
+            emit(.reset(.initial))
+        } else {
+            rebuild(reason: .initial)
+        }
+        ready = true
+        for waiter in readyWaiters { waiter.resume() }
+        readyWaiters = []
+        while !Task.isCancelled {
+            try await Task.sleep(for: .seconds(3600))  // waits for cancellation; nothing is timed here
+        }
+    }
+
+    /// Returns once ``run()`` built the first mirror.
+    public func waitUntilReady(timeout: Duration) async throws {
+        if ready { return }
+        await withCheckedContinuation { readyWaiters.append($0) }
+    }
+
+    /// Hands every later event to `sink`.
+    public func deliverEvents(to sink: @escaping @Sendable (BlueZEvent) -> Void) { self.sink = sink }
+
+    /// Connects a device in range; fails as BlueZ does when it is not.
+    public func connect(_ device: ObjectPath, timeout: Duration) async throws {
+        let address = try address(of: device)
+        calls.append(.connect(address.string))
+        try requireBluetoothd()
+        guard let peripheral = world[address], peripheral.inRange else {
+            throw BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        }
+        autoConnectOff.remove(address)
+        if connected.contains(address) { return }
+        linkUp(address)
+    }
+
+    /// Disconnects a device; for one not connected, turns its auto-connect off.
+    public func disconnect(_ device: ObjectPath) async throws {
+        let address = try address(of: device)
+        calls.append(.disconnect(address.string))
+        try requireBluetoothd()
+        autoConnectOff.insert(address)
+        if connected.contains(address) { linkDown(address) }
+    }
+
+    /// The characteristic's value.
+    public func read(_ characteristic: ObjectPath, timeout: Duration) async throws -> [UInt8] {
+        let (key, _) = try characteristicKey(characteristic)
+        guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
+        return value(key) ?? []
+    }
+
+    /// Stores the value (the peripheral "receives" it).
+    public func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool, timeout: Duration) async throws {
+        let (key, _) = try characteristicKey(characteristic)
+        guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
+        setValue(key, value)
+    }
+
+    /// Opens a notify session (armed now if linked, else at the next connection).
+    public func startNotify(_ characteristic: ObjectPath) async throws {
+        calls.append(.startNotify(characteristic))
+        try requireBluetoothd()
+        let (key, path) = try characteristicKey(characteristic)
+        sessions.insert(key)
+        if connected.contains(key.address) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(true)]) }
+    }
+
+    /// Closes a notify session.
+    public func stopNotify(_ characteristic: ObjectPath) async throws {
+        calls.append(.stopNotify(characteristic))
+        let (key, path) = try characteristicKey(characteristic)
+        guard sessions.remove(key) != nil else { throw BlueZError(name: "org.bluez.Error.Failed", message: "No notify session started") }
+        change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)])
+    }
+
+    /// Starts discovery: peripherals in range that match are reported.
+    public func startDiscovery(adapter: ObjectPath, filter: DiscoveryFilter) async throws {
+        calls.append(.startDiscovery(filter.services.sorted()))
+        try requireBluetoothd()
+        discovery = filter
+        change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
+        for address in world.keys.sorted() { advertise(address) }
+    }
+
+    /// Stops discovery.
+    public func stopDiscovery(adapter: ObjectPath) async throws {
+        calls.append(.stopDiscovery)
+        discovery = nil
+        change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(false)])
+    }
+
+    /// Registers the auto-connect profile: known devices offering one of
+    /// `uuids` are connected whenever they are in range.
+    public func setAutoConnect(uuids: [String], root: ObjectPath) async throws {
+        calls.append(.setAutoConnect(uuids))
+        try requireBluetoothd()
+        autoConnectUUIDs = Set(uuids.compactMap { try? BluetoothUUID(parsing: $0) })
+        autoConnectOff = []
+        for address in world.keys.sorted() { autoConnectIfWanted(address) }
+    }
+
+    // MARK: The world, as a test changes it
+
+    /// Adds a peripheral to the world; `known` makes bluetoothd already
+    /// hold a Device1 for it (as after an earlier connection).
+    public func add(_ peripheral: FakePeripheral, known: Bool = false) {
+        world[peripheral.address] = peripheral
+        if known, ready { addDevice(peripheral.address) }
+        if known { preKnown.insert(peripheral.address) }
+        if ready { advertise(peripheral.address) }
+    }
+    private var preKnown: Set<BluetoothAddress> = []
+
+    /// Moves a peripheral out of range (its link drops) or back (it
+    /// advertises again: discovery and background auto-connect see it).
+    public func setInRange(_ address: BluetoothAddress, _ inRange: Bool) {
+        world[address]?.inRange = inRange
+        if !inRange, connected.contains(address) { linkDown(address) }
+        if inRange { advertise(address) }
+    }
+
+    /// The peripheral notifies a value: sent to the central when the link
+    /// is up and a session is open.
+    public func push(_ address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID, _ value: [UInt8]) {
+        let key = Key(address: address, service: service, characteristic: characteristic)
+        setValue(key, value)
+        guard connected.contains(address), sessions.contains(key), let path = path(of: key) else { return }
+        change(path, BlueZInterface.gattCharacteristic, ["Value": .array(.byte, value.map { .byte($0) })])
+    }
+
+    /// The link drops (supervision timeout): `ServicesResolved`, then `Connected` false.
+    public func dropLink(_ address: BluetoothAddress) {
+        if connected.contains(address) { linkDown(address) }
+    }
+
+    /// Real bluetoothd: a drop followed at once by a reconnect arrives as one
+    /// `PropertiesChanged` with `ServicesResolved=false, Connected=true`; the
+    /// new link is half-open (nothing flows) until it drops for good.
+    public func mergedDropAndReconnect(_ address: BluetoothAddress) {
+        guard connected.contains(address) else { return }
+        change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(false), "Connected": .boolean(true)])
+    }
+
+    /// bluetoothd removes the Device1 (and its GATT objects) although the
+    /// central held it as connected.
+    public func removeDeviceObject(_ address: BluetoothAddress) {
+        connected.remove(address)
+        removeGatt(address)
+        apply(InterfacesRemoved: devicePath(address), [BlueZInterface.device])
+    }
+
+    /// The peripheral's GATT application restarts on a live link: its
+    /// services are removed and added again under new object paths.
+    public func restartGattApplication(_ address: BluetoothAddress) {
+        guard connected.contains(address) else { return }
+        removeGatt(address)
+        gattGeneration[address, default: 0] += 1
+        addGatt(address)
+        for key in sessions where key.address == address {
+            if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(true)]) }
+        }
+    }
+
+    /// Adds the characteristics held back by
+    /// ``Quirks/servicesResolvedBeforeCharacteristics``.
+    public func addPendingCharacteristics(_ address: BluetoothAddress) {
+        addGatt(address, characteristicsOnly: true)
+    }
+
+    /// bluetoothd dies and a new one starts: every link and session is
+    /// gone, devices it had stored come back disconnected.
+    public func restartBluetoothd() {
+        let known = knownDevices
+        connected = []
+        sessions = []
+        autoConnectUUIDs = []
+        discovery = nil
+        bluetoothdUp = false
+        mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
+        emit(.serviceLost)
+        bluetoothdUp = true
+        preKnown.formUnion(known)
+        rebuild(reason: .bluetoothdRestarted)
+    }
+
+    /// The adapter is powered off and on: links drop, discovery ends.
+    public func powerCycleAdapter() {
+        for address in connected.sorted() { linkDown(address) }
+        change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])
+        emit(.adapterPowered(adapterPath, false))
+        change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(true)])
+        emit(.adapterPowered(adapterPath, true))
+        if let discovery {
+            change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
+            self.discovery = discovery
+            for address in world.keys.sorted() { advertise(address) }
+        }
+    }
+
+    /// Another program on the machine connects the peripheral (the
+    /// already-connected strategy's case).
+    public func connectByAnotherProgram(_ address: BluetoothAddress) {
+        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
+        linkUp(address)
+    }
+
+    /// Whether the link to `address` is up.
+    public func isConnected(_ address: BluetoothAddress) -> Bool { connected.contains(address) }
+
+    /// The object path of a device.
+    public nonisolated func devicePath(_ address: BluetoothAddress) -> ObjectPath {
+        ObjectPath(fakeTrusted: adapterPath.rawValue + "/dev_" + address.string.replacingOccurrences(of: ":", with: "_"))
+    }
+
+    // MARK: Playing bluetoothd
+
+    private var knownDevices: Set<BluetoothAddress> {
+        Set(world.keys.filter { mirror.device(devicePath($0)) != nil })
+    }
+
+    private func rebuild(reason: ResetReason) {
+        var objects: ManagedObjects = [
+            adapterPath: [BlueZInterface.adapter: [
+                "Address": .string(adapterAddress), "Powered": .boolean(true), "Discovering": .boolean(false),
+                "Name": .string("fake"), "Alias": .string("fake"),
+            ]],
+        ]
+        for address in preKnown.union(connected).sorted() where world[address] != nil {
+            var props = deviceProperties(address)
+            if connected.contains(address) {
+                props["Connected"] = .boolean(true)
+                props["ServicesResolved"] = .boolean(true)
+                objects.merge(gattObjects(address)) { _, new in new }
+            }
+            objects[devicePath(address)] = [BlueZInterface.device: props]
+        }
+        mirror = Mirror(managedObjects: objects, knownNames: mirror.knownNames)
+        emit(.reset(reason))
+    }
+
+    private func requireBluetoothd() throws {
+        guard bluetoothdUp else { throw BlueZError(name: DBusError.Name.serviceUnknown.rawValue, message: "org.bluez is not on the bus") }
+    }
+
+    private func emit(_ event: BlueZEvent) { sink?(event) }
+
+    private func emit(_ events: [MirrorEvent]) { for event in events { emit(.mirror(event)) } }
+
+    private func change(_ path: ObjectPath, _ interface: String, _ properties: InterfaceProperties) {
+        emit(mirror.propertiesChanged(path: path, interface: interface, changed: properties, invalidated: [], at: Date()))
+    }
+
+    private func apply(InterfacesAdded path: ObjectPath, _ interfaces: ObjectInterfaces) {
+        emit(mirror.interfacesAdded(path: path, interfaces: interfaces, at: Date()))
+    }
+
+    private func apply(InterfacesRemoved path: ObjectPath, _ interfaces: [String]) {
+        emit(mirror.interfacesRemoved(path: path, interfaces: interfaces))
+    }
+
+    private func deviceProperties(_ address: BluetoothAddress) -> InterfaceProperties {
+        var props: InterfaceProperties = [
+            "Address": .string(address.string), "AddressType": .string(address.kind.rawValue), "Adapter": .objectPath(adapterPath),
+            "Connected": .boolean(false), "ServicesResolved": .boolean(false), "Paired": .boolean(false), "Trusted": .boolean(false),
+            "UUIDs": .array(.string, (world[address]?.advertisedServices ?? []).map { .string($0.string) }),
+        ]
+        if let name = world[address]?.advertisedName {
+            props["Name"] = .string(name)
+            props["Alias"] = .string(name)
+        }
+        return props
+    }
+
+    private func addDevice(_ address: BluetoothAddress) {
+        guard mirror.device(devicePath(address)) == nil else { return }
+        apply(InterfacesAdded: devicePath(address), [BlueZInterface.device: deviceProperties(address)])
+    }
+
+    /// A peripheral in range advertises: discovery reports it, background
+    /// auto-connect links it.
+    private func advertise(_ address: BluetoothAddress) {
+        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
+        if let discovery, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {
+            if mirror.device(devicePath(address)) == nil {
+                var props = deviceProperties(address)
+                props["RSSI"] = .int16(peripheral.rssi)
+                apply(InterfacesAdded: devicePath(address), [BlueZInterface.device: props])
+            } else {
+                var props: InterfaceProperties = ["RSSI": .int16(peripheral.rssi)]
+                if let name = peripheral.advertisedName { props["Name"] = .string(name) }
+                change(devicePath(address), BlueZInterface.device, props)
+            }
+        }
+        autoConnectIfWanted(address)
+    }
+
+    private func autoConnectIfWanted(_ address: BluetoothAddress) {
+        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address), !autoConnectOff.contains(address),
+              mirror.device(devicePath(address)) != nil, !autoConnectUUIDs.isDisjoint(with: peripheral.advertisedServices) else { return }
+        linkUp(address)
+    }
+
+    private func linkUp(_ address: BluetoothAddress) {
+        addDevice(address)
+        connected.insert(address)
+        change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(true)])
+        if quirks.servicesResolvedBeforeCharacteristics {
+            addGatt(address, servicesOnly: true)
+            change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(true)])
+        } else {
+            addGatt(address)
+            change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(true)])
+        }
+        if quirks.gapNameInDeviceName, let gap = world[address]?.gapName {
+            change(devicePath(address), BlueZInterface.device, ["Name": .string(gap), "Alias": .string(gap)])
+        }
+    }
+
+    private func linkDown(_ address: BluetoothAddress) {
+        connected.remove(address)
+        for key in sessions where key.address == address {
+            if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
+        }
+        change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(false)])
+        change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(false)])
+        advertise(address)  // a peripheral advertises again once its link is gone
+    }
+
+    private func servicePath(_ address: BluetoothAddress, _ index: Int) -> ObjectPath {
+        let handle = 0x10 + (gattGeneration[address, default: 0] * 0x40) + index * 0x08
+        return ObjectPath(fakeTrusted: devicePath(address).rawValue + "/service" + hex4(handle))
+    }
+
+    private func characteristicPath(_ address: BluetoothAddress, _ service: Int, _ index: Int) -> ObjectPath {
+        let handle = 0x10 + (gattGeneration[address, default: 0] * 0x40) + service * 0x08 + 1 + index * 2
+        return ObjectPath(fakeTrusted: servicePath(address, service).rawValue + "/char" + hex4(handle))
+    }
+
+    private func hex4(_ value: Int) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// A peripheral's GATT objects as bluetoothd exports them on a link.
+    private func gattObjects(_ address: BluetoothAddress, services: Bool = true, characteristics: Bool = true) -> [(ObjectPath, ObjectInterfaces)] {
+        guard let peripheral = world[address] else { return [] }
+        var objects: [(ObjectPath, ObjectInterfaces)] = []
+        for (s, service) in peripheral.services.enumerated() {
+            let sPath = servicePath(address, s)
+            if services {
+                objects.append((sPath, [BlueZInterface.gattService: [
+                    "UUID": .string(service.uuid.string), "Primary": .boolean(true), "Device": .objectPath(devicePath(address)),
+                ]]))
+            }
+            guard characteristics else { continue }
+            for (c, characteristic) in service.characteristics.enumerated() {
+                let key = Key(address: address, service: service.uuid, characteristic: characteristic.uuid)
+                objects.append((characteristicPath(address, s, c), [BlueZInterface.gattCharacteristic: [
+                    "UUID": .string(characteristic.uuid.string), "Service": .objectPath(sPath),
+                    "Flags": .array(.string, characteristic.flags.map { .string($0) }),
+                    "Value": .array(.byte, characteristic.value.map { .byte($0) }),
+                    "Notifying": .boolean(sessions.contains(key) && connected.contains(address)),
+                ]]))
+            }
+        }
+        return objects
+    }
+
+    private func gattObjects(_ address: BluetoothAddress) -> ManagedObjects {
+        Dictionary(gattObjects(address, services: true, characteristics: true), uniquingKeysWith: { _, new in new })
+    }
+
+    private func addGatt(_ address: BluetoothAddress, servicesOnly: Bool = false, characteristicsOnly: Bool = false) {
+        for (path, interfaces) in gattObjects(address, services: !characteristicsOnly, characteristics: !servicesOnly)
+        where mirror.objects[path] == nil {
+            apply(InterfacesAdded: path, interfaces)
+        }
+    }
+
+    private func removeGatt(_ address: BluetoothAddress) {
+        let prefix = devicePath(address).rawValue + "/"
+        for path in mirror.objects.keys.filter({ $0.rawValue.hasPrefix(prefix) }).sorted().reversed() {
+            apply(InterfacesRemoved: path, Array(mirror.objects[path]?.keys ?? [:].keys))
+        }
+    }
+
+    private func address(of device: ObjectPath) throws -> BluetoothAddress {
+        guard let address = world.keys.first(where: { devicePath($0) == device }), mirror.device(device) != nil else {
+            throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist")
+        }
+        return address
+    }
+
+    private func characteristicKey(_ path: ObjectPath) throws -> (Key, ObjectPath) {
+        for (address, peripheral) in world {
+            for (s, service) in peripheral.services.enumerated() {
+                for (c, characteristic) in service.characteristics.enumerated() where characteristicPath(address, s, c) == path {
+                    guard mirror.characteristic(path) != nil else { break }
+                    return (Key(address: address, service: service.uuid, characteristic: characteristic.uuid), path)
+                }
+            }
+        }
+        throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "no characteristic \(path)")
+    }
+
+    private func path(of key: Key) -> ObjectPath? {
+        guard let peripheral = world[key.address] else { return nil }
+        for (s, service) in peripheral.services.enumerated() where service.uuid == key.service {
+            for (c, characteristic) in service.characteristics.enumerated() where characteristic.uuid == key.characteristic {
+                let path = characteristicPath(key.address, s, c)
+                return mirror.characteristic(path) != nil ? path : nil
+            }
+        }
+        return nil
+    }
+
+    private func value(_ key: Key) -> [UInt8]? {
+        world[key.address]?.services.first { $0.uuid == key.service }?.characteristics.first { $0.uuid == key.characteristic }?.value
+    }
+
+    private func setValue(_ key: Key, _ value: [UInt8]) {
+        guard var peripheral = world[key.address],
+              let s = peripheral.services.firstIndex(where: { $0.uuid == key.service }),
+              let c = peripheral.services[s].characteristics.firstIndex(where: { $0.uuid == key.characteristic }) else { return }
+        peripheral.services[s].characteristics[c].value = value
+        world[key.address] = peripheral
+    }
+}
+
+extension ObjectPath {
+    /// A path the fake builds from constants and addresses, valid by construction.
+    init(fakeTrusted raw: String) {
+        do { self = try ObjectPath(raw) } catch { preconditionFailure("invalid fake object path \(raw)") }
+    }
+}

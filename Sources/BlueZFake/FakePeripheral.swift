@@ -1,0 +1,63 @@
+import RelinkModel
+
+/// A peripheral in the fake's world: what it advertises, its GATT database,
+/// and whether it is in range.
+public struct FakePeripheral: Sendable, Hashable {
+    /// Its address (and address type).
+    public var address: BluetoothAddress
+    /// The Local Name it advertises, if any.
+    public var advertisedName: String?
+    /// Its GAP Device Name (real bluetoothd puts it into `Device1.Name` after a connection).
+    public var gapName: String?
+    /// Its primary services, in handle order.
+    public var services: [FakeService]
+    /// Whether a central can reach it (advertising, connectable).
+    public var inRange: Bool
+    /// Its RSSI while in range.
+    public var rssi: Int16
+
+    /// A peripheral.
+    public init(address: BluetoothAddress, advertisedName: String? = nil, gapName: String? = nil,
+                services: [FakeService] = [], inRange: Bool = true, rssi: Int16 = -60) {
+        self.address = address
+        self.advertisedName = advertisedName
+        self.gapName = gapName
+        self.services = services
+        self.inRange = inRange
+        self.rssi = rssi
+    }
+
+    /// The services it advertises (all of its primary services here).
+    public var advertisedServices: [BluetoothUUID] { services.map(\.uuid) }
+}
+
+/// A primary service of a fake peripheral.
+public struct FakeService: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// Its characteristics, in handle order.
+    public var characteristics: [FakeCharacteristic]
+
+    /// A service.
+    public init(uuid: BluetoothUUID, characteristics: [FakeCharacteristic]) {
+        self.uuid = uuid
+        self.characteristics = characteristics
+    }
+}
+
+/// A characteristic of a fake peripheral.
+public struct FakeCharacteristic: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// BlueZ's flags (`read`, `write`, `notify`, ...).
+    public var flags: [String]
+    /// Its current value.
+    public var value: [UInt8]
+
+    /// A characteristic.
+    public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = []) {
+        self.uuid = uuid
+        self.flags = flags
+        self.value = value
+    }
+}

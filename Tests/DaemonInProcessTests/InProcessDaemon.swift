@@ -1,0 +1,90 @@
+import BlueZ
+import BlueZFake
+import DBus
+import Foundation
+import Logging
+import RelinkAPI
+@testable import RelinkDaemon
+import RelinkModel
+import RelinkStore
+import Restoration
+import Testing
+
+/// relinkd's daemon in this process, on a real store in a temporary
+/// directory, with the fake bluetoothd behind its BlueZ port: no bus, no
+/// child process. A restart stops the daemon and starts a new one on the
+/// same store and the same fake (whose links survive, as BlueZ's do).
+final class InProcessDaemon: Sendable {
+    let fake: FakeBlueZ
+    let directory: String
+    let daemon: Daemon
+    let store: RelinkStore
+    let task: Task<Void, any Error>
+
+    static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("relink-inprocess-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Starts a daemon and waits until it is ready (restored from the store).
+    init(fake: FakeBlueZ, directory: String) async throws {
+        self.fake = fake
+        self.directory = directory
+        var logger = Logger(label: "relinkd.inprocess")
+        logger.logLevel = ProcessInfo.processInfo.environment["RELINK_TEST_LOG"] == "1" ? .debug : .critical
+        store = try RelinkStore(directory: directory, logger: logger)
+        daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger)
+        let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+        let daemon = self.daemon
+        task = Task {
+            async let bluetoothd: Void = fake.run()
+            try await daemon.run { _ in readyContinuation.yield() }
+            try await bluetoothd
+        }
+        for await _ in ready { break }
+    }
+
+    /// Stops the daemon (as SIGTERM would: the loop ends, the store closes).
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+        try? store.close()
+    }
+
+    @discardableResult
+    func submit(_ request: ControlRequest) async throws -> [DBusValue] {
+        switch await daemon.submit(request) {
+        case .success(let values): return values
+        case .failure(let error): throw error
+        }
+    }
+
+    /// The identifier's stored events as (kind, payload).
+    func events(_ id: RestoreIdentifier) async throws -> [(kind: String, payload: EventPayload?)] {
+        try await daemon.storedEvents(id, after: 0, limit: 1000).map { event in
+            (event.kind, EventKind(rawValue: event.kind).flatMap { try? EventPayload(kind: $0, json: event.payload) })
+        }
+    }
+
+    /// The state name `Status` gives the identifier's intent for `address`.
+    func state(_ id: RestoreIdentifier, _ address: BluetoothAddress) async -> String? {
+        guard let peripheral = await daemon.peripheralID(for: address) else { return nil }
+        return await daemon.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Daemon.stateName($0.state) }
+    }
+}
+
+/// Waits, without sleeping a fixed time, until `condition` holds: it is
+/// checked after every turn of the cooperative pool, up to `bound`.
+func eventually(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + bound
+    while try await !condition() {
+        guard clock.now < deadline else {
+            Issue.record("timed out after \(bound) waiting for \(what)")
+            throw CancellationError()
+        }
+        await Task.yield()
+        try await Task.sleep(for: .milliseconds(1))  // a poll interval, not a settle wait: the bound is above
+    }
+}

@@ -1,0 +1,171 @@
+import BlueZ
+import BlueZFake
+import Foundation
+import RelinkAPI
+@testable import RelinkDaemon
+import RelinkModel
+import Restoration
+import Testing
+
+/// The daemon driven in-process through a full restore cycle against the
+/// fake bluetoothd: register, connect, subscribe, values, drop, reconnect,
+/// restart. No bus and no child process: these run in the unit tier.
+@Suite("Daemon in-process: restore cycle")
+struct RestoreCycleTests {
+    static let heartRate = BluetoothUUID(shortValue: 0x180D)
+    static let measurement = BluetoothUUID(shortValue: 0x2A37)
+    static let key = CharacteristicKey(service: heartRate, characteristic: measurement)
+    static func address(_ last: UInt8) -> BluetoothAddress {
+        (try? BluetoothAddress(octets: [0, 0, 0, 0, 0, last])) ?? { fatalError("six octets") }()
+    }
+    static let band = address(2)
+    static let id = (try? RestoreIdentifier("band")) ?? { fatalError("valid") }()
+
+    static func bandPeripheral(inRange: Bool = true) -> FakePeripheral {
+        FakePeripheral(address: band, advertisedName: "HRM-2C41", gapName: "Wrist Band", services: [
+            FakeService(uuid: heartRate, characteristics: [FakeCharacteristic(uuid: measurement, flags: ["notify"])]),
+        ], inRange: inRange)
+    }
+
+    static func options(_ strategies: [Strategy] = Strategy.defaultOrder, deadline: ConnectionDeadline = .pendingUntilCancelled) throws -> ConnectionOptions {
+        try ConnectionOptions(strategies: strategies, deadline: deadline, services: [heartRate])
+    }
+
+    /// Register, connect, subscribe; waits until the link is up and armed.
+    static func linked(_ d: InProcessDaemon, strategies: [Strategy] = Strategy.defaultOrder) async throws {
+        try await d.submit(.register(id, uid: 0))
+        try await d.submit(.connect(id, band, try options(strategies)))
+        try await d.submit(.subscribe(id, band, key))
+        try await eventually("the band connected and armed") {
+            guard await d.state(id, band) == "connected" else { return false }
+            return await d.fake.calls.contains { if case .startNotify = $0 { true } else { false } }
+        }
+    }
+
+    static func values(_ events: [(kind: String, payload: EventPayload?)]) -> [[UInt8]] {
+        events.compactMap { if case .valueNotified(_, _, let v)? = $0.payload { v } else { nil } }
+    }
+
+    @Test func eachNotifiedValueReachesTheOutboxOnceInOrder() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await Self.linked(d)
+        for n: UInt8 in 1...20 { await fake.push(Self.band, service: Self.heartRate, characteristic: Self.measurement, [0, 60, n]) }
+        try await eventually("20 values stored") { Self.values(try await d.events(Self.id)).count >= 20 }
+        let events = try await d.events(Self.id)
+        #expect(Self.values(events) == (1...20).map { [0, 60, $0] }, "each value once, in order")
+        #expect(events.first?.kind == "connected")
+        if case .connected(_, let address, let route)? = events.first?.payload {
+            #expect(address == Self.band && route == .knownIdentifier)
+        } else {
+            Issue.record("the first event is not connected: \(events.first.map { "\($0)" } ?? "none")")
+        }
+        await d.stop()
+    }
+
+    @Test func afterARestartTheLinkIsRestoredAndValuesFlowAgain() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await Self.linked(first)
+        await first.stop()
+        #expect(await fake.isConnected(Self.band), "BlueZ keeps the link across relinkd's restart")
+
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        try await eventually("the link restored") { await second.state(Self.id, Self.band) == "connected" }
+        try await eventually("restored stored") { try await second.events(Self.id).contains { $0.kind == "restored" } }
+        try await eventually("notifications armed again") {
+            await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count >= 2
+        }
+        await fake.push(Self.band, service: Self.heartRate, characteristic: Self.measurement, [0, 61, 99])
+        try await eventually("the value after the restart stored") { Self.values(try await second.events(Self.id)).contains([0, 61, 99]) }
+        let kinds = try await second.events(Self.id).map(\.kind)
+        #expect(kinds.contains("restored"), "a link up before the restart is reported restored: \(kinds)")
+        let calls = await fake.calls
+        #expect(calls.filter { $0 == .connect(Self.band.string) }.count == 1, "an adopted link needs no second Connect: \(calls)")
+        await second.stop()
+    }
+
+    @Test func theScanStrategyFindsADeviceBlueZDoesNotKnow() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: false)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await d.submit(.register(Self.id, uid: 0))
+        try await d.submit(.connect(Self.id, Self.band, try Self.options()))
+        try await eventually("connected by scan, stored") { try await d.events(Self.id).contains { $0.kind == "connected" } }
+        let events = try await d.events(Self.id)
+        guard case .connected(_, _, let route)? = events.last(where: { $0.kind == "connected" })?.payload else {
+            Issue.record("no connected event: \(events.map(\.kind))")
+            return
+        }
+        #expect(route == .scan)
+        #expect(await fake.calls.contains(.startDiscovery([Self.heartRate])))
+        await d.stop()
+    }
+
+    @Test func theAlreadyConnectedStrategyAdoptsAnotherProgramsLink() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: true)
+        await fake.connectByAnotherProgram(Self.band)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await d.submit(.register(Self.id, uid: 0))
+        try await d.submit(.connect(Self.id, Self.band, try Self.options([.alreadyConnected])))
+        try await eventually("adopted, stored") { try await d.events(Self.id).contains { $0.kind == "connected" } }
+        let events = try await d.events(Self.id)
+        guard case .connected(_, _, let route)? = events.first(where: { $0.kind == "connected" })?.payload else {
+            Issue.record("no connected event: \(events.map(\.kind))")
+            return
+        }
+        #expect(route == .alreadyConnected)
+        await d.stop()
+    }
+
+    @Test func aLinkThatDropsIsReconnectedWhenThePeripheralComesBack() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await Self.linked(d)
+        await fake.setInRange(Self.band, false)
+        try await eventually("the drop reported") { try await d.events(Self.id).map(\.kind).contains("disconnected") }
+        #expect(await d.state(Self.id, Self.band) != "connected")
+        await fake.setInRange(Self.band, true)
+        try await eventually("reconnected, stored") { try await d.events(Self.id).filter { $0.kind == "connected" }.count == 2 }
+        await fake.push(Self.band, service: Self.heartRate, characteristic: Self.measurement, [0, 70, 1])
+        try await eventually("a value after the reconnection") { Self.values(try await d.events(Self.id)).contains([0, 70, 1]) }
+        #expect(try await d.events(Self.id).map(\.kind).filter { $0 == "connected" }.count == 2)
+        await d.stop()
+    }
+
+    @Test func anOverallTimeoutGivesUpOnAPeripheralThatNeverComes() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(inRange: false), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await d.submit(.register(Self.id, uid: 0))
+        try await d.submit(.connect(Self.id, Self.band, try Self.options(deadline: .after(.milliseconds(300)))))
+        try await eventually("failed-to-connect stored") { try await d.events(Self.id).map(\.kind).contains("failed-to-connect") }
+        guard case .failedToConnect(_, let reason)? = try await d.events(Self.id).first(where: { $0.kind == "failed-to-connect" })?.payload else {
+            Issue.record("no payload")
+            return
+        }
+        #expect(reason.failureClass == .timeout)
+        #expect(await d.state(Self.id, Self.band) == "failed")
+        await d.stop()
+    }
+
+    @Test func aBluetoothdRestartIsFollowedByAReconnectionAndRearm() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await Self.linked(d)
+        await fake.restartBluetoothd()
+        try await eventually("reconnected after bluetoothd restarted") {
+            guard await d.state(Self.id, Self.band) == "connected" else { return false }
+            return await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count >= 2
+        }
+        await fake.push(Self.band, service: Self.heartRate, characteristic: Self.measurement, [0, 80, 1])
+        try await eventually("a value after bluetoothd's restart") { Self.values(try await d.events(Self.id)).contains([0, 80, 1]) }
+        await d.stop()
+    }
+}
