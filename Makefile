@@ -2,13 +2,18 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test demo release install check-units bench clean
+.PHONY: setup build test test-unit demo release install check-units bench clean
 setup:
 	./scripts/setup.sh
 build:
 	swift build
 test:
 	./scripts/test.sh
+# The unit tier: no child process, no bus (docs/architecture.md#tests-in-tiers).
+UNIT_SUITES = RelinkModelTests|RelinkAPITests|RestorationTests|RelinkClientTests|DaemonInProcessTests
+test-unit:
+	swift build --build-tests
+	swift test --skip-build --filter '$(UNIT_SUITES)'
 demo:
 	./scripts/demo.sh
 release:

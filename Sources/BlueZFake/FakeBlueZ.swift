@@ -302,6 +302,11 @@ public actor FakeBlueZ: BlueZPort {
         linkUp(address)
     }
 
+    /// Sets ``Quirks/servicesResolvedBeforeCharacteristics``.
+    public func setQuirk(servicesResolvedBeforeCharacteristics: Bool) {
+        quirks.servicesResolvedBeforeCharacteristics = servicesResolvedBeforeCharacteristics
+    }
+
     /// Whether the link to `address` is up.
     public func isConnected(_ address: BluetoothAddress) -> Bool { connected.contains(address) }
 

@@ -37,7 +37,8 @@ import RelinkModel
             group.addTask { try await client.run() }
             group.addTask { try await connection.serve() }
             group.addTask { for await e in client.events { await log.append(e) } }
-            try await client.waitUntilReady()
+            // A generous bound: CI machines run several benches at once.
+            try await client.waitUntilReady(timeout: .seconds(30))
             try await body(bench, client, log)
             group.cancelAll()
         }

@@ -52,7 +52,7 @@ extension Daemon {
     nonisolated static func handles(_ event: BlueZEvent) -> Bool {
         guard case .mirror(let change) = event else { return true }
         switch change {
-        case .deviceAdded, .gattCharacteristicAdded, .nameChanged, .valueUpdated:
+        case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated:
             return true
         case .propertyChanged(_, let interface, _, _, _):
             return interface == BlueZInterface.device
@@ -73,13 +73,18 @@ extension Daemon {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))
             case ("Connected", .boolean(false)?):
-                if let peripheral = peripheralID(for: address) {
-                    planner.linkDown(peripheral)
-                    batch.held.linkDown(peripheral)
-                    awaitingGatt[peripheral] = nil
+                await linkLost(address, "the link went down")
+            case ("ServicesResolved", .boolean(false)?) where device.connected:
+                // Usually `Connected=false` follows at once (a disconnect).
+                // Real bluetoothd can instead merge a drop and an immediate
+                // reconnect to a dying controller into one PropertiesChanged
+                // (ServicesResolved=false, Connected=true): a half-open link
+                // that carries nothing. Checked after a grace period.
+                let clock = self.clock
+                spawned.append {
+                    do { try await clock.sleep(for: Self.halfOpenGrace) } catch { return [] }
+                    return [.halfOpenCheck(path, address)]
                 }
-                let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: "the link went down")
-                await feedPeripheral(at: address, .disconnected(address, reason: reason))
             case ("ServicesResolved", .boolean(true)?):
                 await feedPeripheral(at: address, .servicesResolved(address))
             case ("RSSI", _), ("ManufacturerData", _), ("ServiceData", _):
@@ -94,6 +99,24 @@ extension Daemon {
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),
                   awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
             await run(planner.linkUp(peripheral))
+        case .deviceRemoved(let path, let text):
+            // bluetoothd removed the Device1 (also one relinkd holds as
+            // connected: seen on real bluetoothd after a controller reset).
+            guard path.parent == adapterPath, let text, let peripheral = peripheralByAddress[text.uppercased()],
+                  let address = peripherals[peripheral]?.address.address else { return }
+            await linkLost(address, "bluetoothd removed the device object")
+        case .gattObjectRemoved(let path):
+            valueRoutes[path] = nil
+            // The peripheral's GATT database changed on a live link (its
+            // application restarted): bluetoothd re-adds the services under
+            // new paths. The session on the old object is gone; the
+            // characteristic is armed again when it appears.
+            guard let (peripheral, key) = batch.held.ended(onObject: path) else { return }
+            planner.startNotifyFailed(peripheral, key)
+            logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: [
+                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)", "RELINK_DECISION": "gatt-changed",
+            ])
+            awaitGatt(peripheral)
         case .nameChanged(let device, let change):
             await nameSeen(device: device, gap: change.source == .gap, name: change.current)
         case .valueUpdated(let update):
@@ -101,6 +124,42 @@ extension Daemon {
         default:
             break
         }
+    }
+
+    /// How long a link may stay `Connected` with its services no longer
+    /// resolved before relinkd takes it for lost.
+    static let halfOpenGrace: Duration = .seconds(1)
+
+    /// A link still `Connected` whose services did not come back: it is
+    /// lost. relinkd tells the intents and disconnects the device, so that
+    /// BlueZ tears the half-open link down and the next Connect makes a
+    /// real one (a Connect on a connected device changes nothing).
+    func halfOpenCheck(_ path: ObjectPath, _ address: BluetoothAddress) async {
+        guard let device = await bluez.mirror.device(path), device.connected, !device.servicesResolved else { return }
+        logger.notice("a link stayed up with its services unresolved; taken for lost and disconnected", metadata: [
+            "RELINK_ADDRESS": "\(address.string)", "RELINK_DECISION": "half-open-link",
+        ])
+        await linkLost(address, "services no longer resolved on a link BlueZ still reports up")
+        let bluez = self.bluez, logger = self.logger
+        spawned.append {
+            do { try await bluez.disconnect(path) } catch {
+                logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+            }
+            return []
+        }
+    }
+
+    /// A link is gone: its notify sessions no longer count, and every
+    /// intent on the peripheral is told (an intent that does not hold it as
+    /// up ignores it).
+    private func linkLost(_ address: BluetoothAddress, _ why: String) async {
+        if let peripheral = peripheralID(for: address) {
+            planner.linkDown(peripheral)
+            batch.held.linkDown(peripheral)
+            awaitingGatt[peripheral] = nil
+        }
+        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: why)
+        await feedPeripheral(at: address, .disconnected(address, reason: reason))
     }
 
     private func feedPeripheral(at address: BluetoothAddress, _ input: Machine.Input) async {

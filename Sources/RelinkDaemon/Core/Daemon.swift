@@ -226,6 +226,8 @@ public actor Daemon {
             await feed(intent, machineInput)
         case .gattCheck(let peripheral, let generation):
             await gattCheck(peripheral, generation: generation)
+        case .halfOpenCheck(let device, let address):
+            await halfOpenCheck(device, address)
         case .notifyDone(let notify, let issued, let failure):
             notifyDone(notify, issued, failure: failure)
         case .flushCommits:

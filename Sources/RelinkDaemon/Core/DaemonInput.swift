@@ -14,6 +14,9 @@ enum DaemonInput: Sendable {
     case machine(ConnectionIntentID, Machine.Input)
     /// The grace period for a subscribed characteristic to appear on a link ended.
     case gattCheck(PeripheralID, generation: UInt64)
+    /// A link whose services stopped being resolved while `Connected`
+    /// stayed true has had ``Daemon/halfOpenGrace`` to go down by itself.
+    case halfOpenCheck(ObjectPath, BluetoothAddress)
     /// A StartNotify issued at the end of a batch returned (nil: success).
     case notifyDone(RestoreBatch.Notify, HeldSessions.Issued, ConnectionFailure?)
     /// Commit the store writes gathered since the last commit (notified

@@ -58,6 +58,19 @@ struct HeldSessions: Sendable {
         paths[peripheral]?[key] = nil
     }
 
+    /// The characteristic object a session was on is gone (the peripheral's
+    /// GATT database changed on a live link): that session ended. Returns
+    /// whose it was, nil when relinkd held none there.
+    mutating func ended(onObject path: ObjectPath) -> (PeripheralID, CharacteristicKey)? {
+        for (peripheral, sessions) in paths {
+            if let key = sessions.first(where: { $0.value == path })?.key {
+                paths[peripheral]?[key] = nil
+                return (peripheral, key)
+            }
+        }
+        return nil
+    }
+
     /// bluetoothd or the adapter went away: every session ended.
     mutating func endAll() {
         paths = [:]

@@ -1,0 +1,87 @@
+import BlueZ
+import BlueZFake
+import Foundation
+import RelinkAPI
+@testable import RelinkDaemon
+import RelinkModel
+import Restoration
+import Testing
+
+/// What real bluetoothd 5.66 does and the Python mock did not
+/// (issue 20, docs/real-bluez.md), played by the fake, in-process.
+@Suite("Daemon in-process: real bluetoothd's behaviours")
+struct RealBlueZBehaviourTests {
+    typealias T = RestoreCycleTests
+
+    /// Finding 1: a drop and an immediate reconnect to a dying controller
+    /// arrive as one `PropertiesChanged(ServicesResolved=false,
+    /// Connected=true)`; then bluetoothd removes the Device1 relinkd holds
+    /// as connected. relinkd must not go on claiming a link it lacks.
+    @Test func aMergedDropAndReconnectIsNotTakenForALiveLink() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        await fake.mergedDropAndReconnect(T.band)
+        try await eventually("the drop reported to the client") { try await d.events(T.id).map(\.kind).contains("disconnected") }
+        #expect(await fake.calls.contains(.disconnect(T.band.string)), "the half-open link is torn down")
+        try await eventually("a real link again") { try await d.events(T.id).filter { $0.kind == "connected" }.count == 2 }
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 99, 1])
+        try await eventually("values flow on the new link") { T.values(try await d.events(T.id)).contains([0, 99, 1]) }
+        await d.stop()
+    }
+
+    @Test func aDevice1RemovedWhileConnectedIsALostLink() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        await fake.removeDeviceObject(T.band)
+        try await eventually("the drop reported to the client") { try await d.events(T.id).map(\.kind).contains("disconnected") }
+        // The band is still in range: a scan finds it as a new Device1 and relinkd links it again.
+        try await eventually("linked again through a fresh Device1") {
+            try await d.events(T.id).filter { $0.kind == "connected" }.count == 2
+        }
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 95, 1])
+        try await eventually("values flow on the new link") { T.values(try await d.events(T.id)).contains([0, 95, 1]) }
+        await d.stop()
+    }
+
+    /// Finding 3: `ServicesResolved=true` before the characteristic objects.
+    /// Notifications must be armed when the characteristic appears, not
+    /// when the 3 s grace timer fires.
+    @Test func notificationsAreArmedWhenTheCharacteristicAppears() async throws {
+        let fake = FakeBlueZ()
+        await fake.setQuirk(servicesResolvedBeforeCharacteristics: true)
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await d.submit(.register(T.id, uid: 0))
+        try await d.submit(.connect(T.id, T.band, try T.options()))
+        try await d.submit(.subscribe(T.id, T.band, T.key))
+        try await eventually("connected") { await d.state(T.id, T.band) == "connected" }
+        await fake.addPendingCharacteristics(T.band)
+        try await eventually("armed at once", within: .seconds(1)) {
+            await fake.calls.contains { if case .startNotify = $0 { true } else { false } }
+        }
+        await d.stop()
+    }
+
+    /// Finding 4: the peripheral's GATT application restarts on a live link;
+    /// bluetoothd re-adds its services under new paths. relinkd must arm
+    /// the new characteristic, and values must flow again.
+    @Test func gattObjectsReAddedUnderNewPathsAreArmedAgain() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        let armedBefore = await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count
+        await fake.restartGattApplication(T.band)
+        try await eventually("the new characteristic armed", within: .seconds(2)) {
+            await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count > armedBefore
+        }
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 90, 1])
+        try await eventually("a value from the new characteristic") { T.values(try await d.events(T.id)).contains([0, 90, 1]) }
+        #expect(await fake.isConnected(T.band), "the link was never dropped for it")
+        await d.stop()
+    }
+}
