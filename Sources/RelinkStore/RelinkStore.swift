@@ -35,10 +35,13 @@ public final class RelinkStore: Sendable {
     /// creating or migrating the database.
     ///
     /// - Throws: `StoreOpenError.stateDirectoryUnusable` when the directory
-    ///   cannot be created, read or written; `.badState` for a corrupt,
-    ///   newer-schema or inaccessible database under `.refuse`;
+    ///   cannot be created, read or written; `.fileUnavailable` when the
+    ///   database, its `-wal` or `-shm` cannot be read and written, is not a
+    ///   regular file or is locked by another program (never moved aside);
+    ///   `.badState` for a corrupt or newer-schema database under `.refuse`;
     ///   `.quarantineFailed` when moving it aside failed; `.storage` for a full
-    ///   or read-only disk or other I/O failure. Each is logged at critical.
+    ///   or read-only disk or other I/O failure. Each is logged at critical
+    ///   with the path, the cause and the fix.
     public init(directory: String, policy: StoreOpenPolicy = .quarantineAndStartEmpty, logger: Logger) throws(StoreOpenError) {
         let opener = StoreOpener(directory: directory, policy: policy, logger: logger)
         let opened = try opener.open()

@@ -49,7 +49,14 @@ struct Relinkd: AsyncParsableCommand {
         let directory = stateDirectory
             ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
             ?? "./State"
-        let store = try RelinkStore(directory: directory, logger: logger)
+        let store: RelinkStore
+        do {
+            store = try RelinkStore(directory: directory, logger: logger)
+        } catch {
+            // Already logged at critical with the path, the cause and the fix;
+            // the exit status says which (State/README.md, "Bad state").
+            throw ExitCode(error.exitStatus)
+        }
         for file in store.quarantined {
             logger.error("a bad state file was quarantined", metadata: RelinkMessageID.stateFileQuarantined.metadata.merging(["RELINK_FILE": "\(file)"]) { $1 })
         }

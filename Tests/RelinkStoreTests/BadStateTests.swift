@@ -123,6 +123,56 @@ struct BadStateTests {
         try old.close()
     }
 
+    @Test("a directory where the database should be: exit 66 naming the path, cause and fix, logged, left in place")
+    func directoryInsteadOfDatabase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: databasePath(directory), withIntermediateDirectories: false)
+        for policy in StoreOpenPolicy.allCases {
+            let logs = LogCapture()
+            #expect("\(policy)") {
+                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
+            } throws: { error in
+                guard let error = error as? StoreOpenError else { return false }
+                let text = "\(error)"
+                return error.exitStatus == 66 && text.contains(databasePath(directory)) && text.contains("not a regular file")
+                    && !text.contains("unable to open database file (14)")
+            }
+            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
+            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
+        }
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: databasePath(directory), isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(quarantineFiles(directory).isEmpty)
+    }
+
+    @Test("a database another program holds locked: exit 75 naming the path, never moved aside", .timeLimit(.minutes(1)))
+    func lockedByAnotherProgram() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        // An exclusive-mode connection in WAL mode keeps every other connection out.
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+        let holder = try DatabaseQueue(path: databasePath(directory), configuration: config)
+        try await holder.write { db in try db.execute(sql: "UPDATE restore_identifier SET outbox_limit = outbox_limit") }
+        for policy in StoreOpenPolicy.allCases {
+            let logs = LogCapture()
+            #expect("\(policy)") {
+                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
+            } throws: { error in
+                guard let error = error as? StoreOpenError else { return false }
+                return error.exitStatus == 75 && "\(error)".contains(databasePath(directory))
+            }
+            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
+        }
+        try holder.close()
+        #expect(quarantineFiles(directory).isEmpty)
+        let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: LogCapture().logger)
+        #expect(try await store.loadState().identifiers.count == 300)
+        try store.close()
+    }
+
     @Test("a full disk fails the request with diskFull and stores nothing of it")
     func diskFull() async throws {
         let directory = try TemporaryDirectory()

@@ -23,7 +23,21 @@ struct StoreOpener {
         var preloaded: Result<StoredState, StoreError>?
     }
 
+    /// Opens the database; every failure is logged at critical (path, cause
+    /// and fix in the message) before it is thrown.
     func open() throws(StoreOpenError) -> Opened {
+        do {
+            return try openOnce()
+        } catch {
+            logger.critical("restore store: \(error)", metadata: [
+                "RELINK_STORE_PATH": "\(error.path)", "RELINK_ERROR": "\(error.problem)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
+                "RELINK_EXIT_STATUS": "\(error.exitStatus)",
+            ])
+            throw error
+        }
+    }
+
+    private func openOnce() throws(StoreOpenError) -> Opened {
         try prepareDirectory()
         var quarantined: [QuarantinedFile] = []
         // At most two rounds: the file found, then (after moving it aside) a fresh one.
@@ -32,15 +46,21 @@ struct StoreOpener {
             case .success(let (pool, preloaded)):
                 return Opened(pool: pool, quarantined: quarantined, preloaded: preloaded)
             case .failure(.storage(let error)):
-                throw .storage(error)
+                throw .storage(error, path: databasePath)
+            case .failure(.unavailable(let path, let cause)):
+                throw .fileUnavailable(path: path, cause: cause)
             case .failure(.bad(let reason)):
                 quarantined.append(try handleBadState(reason))
             }
         }
-        throw .storage(.io("a freshly created database was unusable too: see the log"))
+        throw .storage(.io("a freshly created database was unusable too: see the log"), path: databasePath)
     }
 
-    private enum Failure: Error { case bad(BadStateReason), storage(StoreError) }
+    private enum Failure: Error {
+        case bad(BadStateReason)
+        case unavailable(path: String, FileUnavailableCause)
+        case storage(StoreError)
+    }
 
     private func prepareDirectory() throws(StoreOpenError) {
         do {
@@ -59,16 +79,11 @@ struct StoreOpener {
     }
 
     private func unusable(_ reason: String) -> StoreOpenError {
-        logger.critical("restore store: state directory unusable", metadata: [
-            "RELINK_STORE_DIRECTORY": "\(directory)", "RELINK_ERROR": "\(reason)",
-        ])
-        return .stateDirectoryUnusable(path: directory, reason: reason)
+        .stateDirectoryUnusable(path: directory, reason: reason)
     }
 
     private func attempt() -> Result<(DatabasePool, Result<StoredState, StoreError>?), Failure> {
-        if FileManager.default.fileExists(atPath: databasePath), access(databasePath, R_OK | W_OK) != 0 {
-            return .failure(.bad(.inaccessible(String(cString: strerror(errno)))))
-        }
+        if let (path, cause) = Self.accessProblem(databasePath) { return .failure(.unavailable(path: path, cause)) }
         if let reason = Self.headerProblem(databasePath) { return .failure(.bad(reason)) }
         let pool: DatabasePool
         do {
@@ -78,7 +93,7 @@ struct StoreOpener {
             // pool, so setting FULL here holds for every write.
             try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
-            return .failure(Self.classify(error))
+            return .failure(classify(error))
         }
         do {
             let (problem, current) = try pool.read { db in
@@ -108,7 +123,7 @@ struct StoreOpener {
             return .success((pool, preloaded))
         } catch {
             try? pool.close()
-            return .failure(Self.classify(error))
+            return .failure(classify(error))
         }
     }
 
@@ -138,11 +153,39 @@ struct StoreOpener {
         return (integrity.withLock { $0 }, loaded)
     }
 
-    private static func classify(_ error: any Error) -> Failure {
-        switch StoreError.from(error) {
-        case .corrupt(let why): .bad(.corrupt(why))
-        case let other: .storage(other)
+    /// Sorts an error from opening, checking or migrating: proven damage
+    /// (the only thing ever moved aside), a file that cannot be used as it
+    /// is (left in place), or a storage failure.
+    private func classify(_ error: any Error) -> Failure {
+        if let error = error as? DatabaseError {
+            let message = "\(error.message ?? "\(error.resultCode)") (\(error.extendedResultCode))"
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED: return .unavailable(path: databasePath, .busy(message))
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: return .unavailable(path: databasePath, .cannotOpen(message))
+            default: break
+            }
         }
+        switch StoreError.from(error) {
+        case .corrupt(let why): return .bad(.corrupt(why))
+        case let other: return .storage(other)
+        }
+    }
+
+    /// A file of the database (main, `-wal`, `-shm`) that exists but is not
+    /// a regular file or that this process may not read and write; nil when
+    /// all that exist are usable. Checked before SQLite opens anything:
+    /// SQLite would only say "unable to open database file".
+    static func accessProblem(_ databasePath: String) -> (String, FileUnavailableCause)? {
+        for file in [databasePath, databasePath + "-wal", databasePath + "-shm"] {
+            var info = stat()
+            guard stat(file, &info) == 0 else {
+                if errno == ENOENT { continue }
+                return (file, .cannotOpen(String(cString: strerror(errno))))
+            }
+            guard info.st_mode & 0o170000 == 0o100000 else { return (file, .notARegularFile) }
+            if access(file, R_OK | W_OK) != 0 { return (file, .permissionDenied(String(cString: strerror(errno)))) }
+        }
+        return nil
     }
 
     /// Checks the 16-byte SQLite header before SQLite touches the file: on a
@@ -177,24 +220,20 @@ struct StoreOpener {
         return nil
     }
 
+    /// Moves the database aside under `.quarantineAndStartEmpty` (logged at
+    /// critical); throws `.badState` under `.refuse`.
     private func handleBadState(_ reason: BadStateReason) throws(StoreOpenError) -> QuarantinedFile {
-        var metadata: Logger.Metadata = [
-            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
-        ]
-        guard policy == .quarantineAndStartEmpty else {
-            logger.critical("restore store: database unusable, left in place, refusing to start", metadata: metadata)
-            throw .badState(reason, path: databasePath)
-        }
+        guard policy == .quarantineAndStartEmpty else { throw .badState(reason, path: databasePath) }
         let target: String
         do {
             target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason)
         } catch {
-            metadata["RELINK_STORE_QUARANTINE_ERROR"] = "\(error.localizedDescription)"
-            logger.critical("restore store: database unusable and could not be moved aside", metadata: metadata)
             throw .quarantineFailed(reason, path: databasePath, error: error.localizedDescription)
         }
-        metadata["RELINK_STORE_QUARANTINE"] = "\(target)"
-        logger.critical("restore store: database unusable, moved aside; starting with an EMPTY store", metadata: metadata)
+        logger.critical("restore store: database unusable, moved aside; starting with an EMPTY store", metadata: [
+            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
+            "RELINK_STORE_QUARANTINE": "\(target)",
+        ])
         return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target)
     }
 
