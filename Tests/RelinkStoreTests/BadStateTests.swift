@@ -94,31 +94,42 @@ struct BadStateTests {
         }
     }
 
-    @Test("a database from a newer schema is refused, or moved aside, never migrated or erased")
-    func newerSchema() async throws {
+    /// Sets `user_version` (and optionally records a migration this build
+    /// does not know) as a newer relink would have.
+    private func makeNewer(_ directory: TemporaryDirectory, userVersion: Int, migration: String?) async throws {
+        let queue = try DatabaseQueue(path: databasePath(directory))
+        try await queue.write { db in
+            if let migration { try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [migration]) }
+            try db.execute(sql: "PRAGMA user_version = \(userVersion)")
+        }
+        try queue.close()
+    }
+
+    @Test("a database from a newer schema stops start-up under either policy, naming both versions; never moved aside or migrated",
+          arguments: [(3, nil), (2, "v3-from-the-future")] as [(Int, String?)])
+    func newerSchema(userVersion: Int, migration: String?) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await populatedStore(directory)
-        let queue = try DatabaseQueue(path: databasePath(directory))
-        try await queue.write { db in
-            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v2-from-the-future'); PRAGMA user_version = 2")
-        }
-        try queue.close()
+        try await makeNewer(directory, userVersion: userVersion, migration: migration)
         let before = FileManager.default.contents(atPath: databasePath(directory))
-        let logs = LogCapture()
-        #expect(throws: StoreOpenError.badState(.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"]), path: databasePath(directory))) {
-            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        for policy in StoreOpenPolicy.allCases {
+            let logs = LogCapture()
+            #expect("\(policy)") {
+                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
+            } throws: { error in
+                guard let error = error as? StoreOpenError else { return false }
+                let text = "\(error)"
+                return error.exitStatus == 65 && text.contains(databasePath(directory))
+                    && text.contains("schema version \(userVersion)") && text.contains("knows up to \(StoreMigrations.latestUserVersion)")
+                    && !text.contains(": )") && (migration.map { text.contains($0) } ?? true)
+            }
+            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
+            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
         }
         #expect(FileManager.default.contents(atPath: databasePath(directory)) == before)
-        #expect(logs.loud.map(\.level) == [.critical])
-
-        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
-        defer { try? store.close() }
-        #expect(store.quarantined.map(\.reason) == [.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"])])
-        #expect(try await store.loadState().identifiers.isEmpty)
-        let moved = try #require(store.quarantined.first?.quarantinedPath)
-        #expect(moved.hasSuffix("-newer-schema.sqlite"))
-        let old = try DatabaseQueue(path: moved)
+        #expect(quarantineFiles(directory).isEmpty)
+        let old = try DatabaseQueue(path: databasePath(directory))
         #expect(try await old.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM restore_identifier") } == 300)
         try old.close()
     }

@@ -8,6 +8,11 @@ import Glibc
 public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The database is unusable and the policy was `.refuse`: the file is untouched at `path`.
     case badState(BadStateReason, path: String)
+    /// The database at `path` was written by a newer relink: its
+    /// `user_version` (`found`) is above `supported`, the newest this build
+    /// knows, or it lists migrations this build does not know. It is never
+    /// moved aside or migrated (a downgrade must not lose the state).
+    case newerSchema(path: String, found: Int, supported: Int, unknownMigrations: [String])
     /// A file of the store (the database, its `-wal` or `-shm`) exists but
     /// cannot be used as it is (permissions, not a file, locked by another
     /// program); nothing shows it is damaged, so it stays where it is.
@@ -22,14 +27,15 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     case storage(StoreError, path: String)
 
     /// The process exit status relinkd uses for this error (sysexits.h):
-    /// 65 (EX_DATAERR) bad state refused or could not be moved aside,
+    /// 65 (EX_DATAERR) bad state refused or could not be moved aside, or a
+    /// newer schema,
     /// 66 (EX_NOINPUT) a store file that cannot be opened, 73 (EX_CANTCREAT)
     /// state directory unusable, 74 (EX_IOERR) storage failure, 75
     /// (EX_TEMPFAIL) the database is locked by another program, 77
     /// (EX_NOPERM) a store file relinkd may not read and write.
     public var exitStatus: Int32 {
         switch self {
-        case .badState, .quarantineFailed: 65
+        case .badState, .quarantineFailed, .newerSchema: 65
         case .fileUnavailable(_, let cause): cause.exitStatus
         case .stateDirectoryUnusable: 73
         case .storage: 74
@@ -39,7 +45,7 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file or directory concerned.
     public var path: String {
         switch self {
-        case .badState(_, let path), .fileUnavailable(let path, _), .stateDirectoryUnusable(let path, _),
+        case .badState(_, let path), .newerSchema(let path, _, _, _), .fileUnavailable(let path, _), .stateDirectoryUnusable(let path, _),
              .quarantineFailed(_, let path, _), .storage(_, let path):
             path
         }
@@ -51,6 +57,9 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badState:
             "move \(path) (with its -wal and -shm) away to start with an empty store, or restore a good copy; "
                 + "see State/README.md, \"Bad state\""
+        case .newerSchema:
+            "run the newer relink again (relinkd never migrates a database down), or move \(path) "
+                + "(with its -wal and -shm) away to start this relinkd with an empty store"
         case .fileUnavailable(let path, let cause):
             cause.fix(path: path, uid: getuid())
         case .stateDirectoryUnusable:
@@ -67,6 +76,10 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     public var problem: String {
         switch self {
         case .badState(let reason, let path): "\(reason) at \(path); left in place (policy refuse)"
+        case .newerSchema(let path, let found, let supported, let unknown):
+            "\(path) has schema version \(found) and this relinkd knows up to \(supported): written by a newer relink"
+                + (unknown.isEmpty ? "" : " (migrations this relinkd does not know: \(unknown.joined(separator: ", ")))")
+                + "; left in place"
         case .fileUnavailable(let path, let cause): "\(path) \(cause); left in place"
         case .stateDirectoryUnusable(let path, let reason): "state directory \(path) unusable: \(reason)"
         case .quarantineFailed(let reason, let path, let error): "\(reason) at \(path); moving it aside failed: \(error)"

@@ -49,6 +49,9 @@ struct StoreOpener {
                 throw .storage(error, path: databasePath)
             case .failure(.unavailable(let path, let cause)):
                 throw .fileUnavailable(path: path, cause: cause)
+            case .failure(.newerSchema(let found, let unknown)):
+                throw .newerSchema(path: databasePath, found: found, supported: StoreMigrations.latestUserVersion,
+                                   unknownMigrations: unknown)
             case .failure(.bad(let reason)):
                 quarantined.append(try handleBadState(reason))
             }
@@ -59,6 +62,7 @@ struct StoreOpener {
     private enum Failure: Error {
         case bad(BadStateReason)
         case unavailable(path: String, FileUnavailableCause)
+        case newerSchema(userVersion: Int, unknownMigrations: [String])
         case storage(StoreError)
     }
 
@@ -99,9 +103,9 @@ struct StoreOpener {
             let (problem, current) = try pool.read { db in
                 (try Self.schemaProblem(db), try StoreMigrations.migrator.hasCompletedMigrations(db))
             }
-            if let reason = problem {
+            if let newer = problem {
                 try? pool.close()
-                return .failure(.bad(reason))
+                return .failure(newer)
             }
             guard current else {
                 // A new or older database: checked whole before it is migrated.
@@ -206,8 +210,8 @@ struct StoreOpener {
         return check == ["ok"] ? nil : .corrupt(check.joined(separator: "; "))
     }
 
-    /// A schema from a newer relink, or nil.
-    static func schemaProblem(_ db: Database) throws -> BadStateReason? {
+    /// A schema from a newer relink (`Failure.newerSchema`), or nil.
+    private static func schemaProblem(_ db: Database) throws -> Failure? {
         let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         var unknown: [String] = []
         if try db.tableExists("grdb_migrations") {
