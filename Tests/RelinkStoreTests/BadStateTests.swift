@@ -134,6 +134,46 @@ struct BadStateTests {
         try old.close()
     }
 
+    @Test("a zero-length database file is never taken silently: moved aside as `empty`, logged at critical, refused under .refuse")
+    func zeroLengthFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        try FileHandle(forUpdatingAtPath: databasePath(directory)).map { try $0.truncate(atOffset: 0); try $0.close() }
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == Data())
+
+        let refusedLogs = LogCapture()
+        #expect {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: refusedLogs.logger)
+        } throws: { error in
+            (error as? StoreOpenError)?.exitStatus == 65 && "\(error)".contains("0 bytes")
+        }
+        #expect(refusedLogs.loud.map(\.level) == [.critical])
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == Data())
+
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.map(\.reason.tag) == ["empty"])
+        #expect(logs.loud.map(\.level) == [.critical])
+        #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
+        let moved = try #require(store.quarantined.first?.quarantinedPath)
+        #expect(moved.hasSuffix("-empty.sqlite"))
+        #expect(FileManager.default.contents(atPath: moved) == Data())
+        #expect(try await store.loadState().identifiers.isEmpty)
+    }
+
+    @Test("a new state directory makes a new database without a word above info")
+    func newDatabaseIsQuiet() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.isEmpty)
+        #expect(logs.entries.filter { $0.level >= .warning }.isEmpty)
+    }
+
     @Test("a directory where the database should be: exit 66 naming the path, cause and fix, logged, left in place")
     func directoryInsteadOfDatabase() throws {
         let directory = try TemporaryDirectory()

@@ -194,12 +194,20 @@ struct StoreOpener {
 
     /// Checks the 16-byte SQLite header before SQLite touches the file: on a
     /// file that is not a database, SQLite could still delete its `-wal` on
-    /// close, and that WAL must go to quarantine with it.
+    /// close, and that WAL must go to quarantine with it. An existing empty
+    /// file is `.empty` (SQLite would take it as a new database, in silence);
+    /// a missing one is a new database.
     static func headerProblem(_ path: String) -> BadStateReason? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header.isEmpty || header == Data("SQLite format 3\u{0}".utf8) { return nil }
+        let header: Data
+        do {
+            header = try handle.read(upToCount: 16) ?? Data()
+        } catch {
+            return nil  // a read error is no proof of anything: SQLite meets it too and reports it
+        }
+        if header.isEmpty { return .empty }
+        if header == Data("SQLite format 3\u{0}".utf8) { return nil }
         return .corrupt("not an SQLite database: bad file header")
     }
 
