@@ -17,6 +17,9 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// cannot be used as it is (permissions, not a file, locked by another
     /// program); nothing shows it is damaged, so it stays where it is.
     case fileUnavailable(path: String, cause: FileUnavailableCause)
+    /// Another process (`holder`, the PID it wrote into `relink.lock`, when
+    /// readable) holds the state directory at `path`: another relinkd.
+    case stateDirectoryInUse(path: String, holder: Int32?)
     /// The state directory cannot be created, read or written (`path`, and why).
     /// Nothing was moved: there is nowhere to move to.
     case stateDirectoryUnusable(path: String, reason: String)
@@ -31,7 +34,8 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// newer schema,
     /// 66 (EX_NOINPUT) a store file that cannot be opened, 73 (EX_CANTCREAT)
     /// state directory unusable, 74 (EX_IOERR) storage failure, 75
-    /// (EX_TEMPFAIL) the database is locked by another program, 77
+    /// (EX_TEMPFAIL) the state directory is in use by another relinkd or the
+    /// database is locked by another program, 77
     /// (EX_NOPERM) a store file relinkd may not read and write.
     public var exitStatus: Int32 {
         switch self {
@@ -39,13 +43,14 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
         case .fileUnavailable(_, let cause): cause.exitStatus
         case .stateDirectoryUnusable: 73
         case .storage: 74
+        case .stateDirectoryInUse: 75
         }
     }
 
     /// The file or directory concerned.
     public var path: String {
         switch self {
-        case .badState(_, let path), .newerSchema(let path, _, _, _), .fileUnavailable(let path, _), .stateDirectoryUnusable(let path, _),
+        case .badState(_, let path), .newerSchema(let path, _, _, _), .fileUnavailable(let path, _), .stateDirectoryUnusable(let path, _), .stateDirectoryInUse(let path, _),
              .quarantineFailed(_, let path, _), .storage(_, let path):
             path
         }
@@ -62,6 +67,9 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "(with its -wal and -shm) away to start this relinkd with an empty store"
         case .fileUnavailable(let path, let cause):
             cause.fix(path: path, uid: getuid())
+        case .stateDirectoryInUse(_, let holder):
+            "stop the other relinkd (\(Self.naming(holder)); `systemctl stop relinkd` if it is the service), "
+                + "or give this one another --state-directory"
         case .stateDirectoryUnusable:
             "create \(path) as a directory the user relinkd runs as (uid \(getuid())) may read, write and enter "
                 + "(mode 0700), or pass another --state-directory"
@@ -82,10 +90,14 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "; left in place"
         case .fileUnavailable(let path, let cause): "\(path) \(cause); left in place"
         case .stateDirectoryUnusable(let path, let reason): "state directory \(path) unusable: \(reason)"
+        case .stateDirectoryInUse(let path, let holder):
+            "state directory \(path) is in use by another relinkd (\(Self.naming(holder))): two on one store would destroy each other's state"
         case .quarantineFailed(let reason, let path, let error): "\(reason) at \(path); moving it aside failed: \(error)"
         case .storage(let error, let path): "opening the store at \(path) failed: \(error)"
         }
     }
 
     public var description: String { "\(problem). Fix: \(fix)" }
+
+    private static func naming(_ holder: Int32?) -> String { holder.map { "PID \($0)" } ?? "PID unknown" }
 }

@@ -18,6 +18,8 @@ struct StoreOpener {
     /// What an open produced: the pool, files moved aside, and the whole
     /// state when it was loaded while the file was checked (nil: not loaded).
     struct Opened {
+        /// Held until the store is closed.
+        var lock: StateDirectoryLock
         var pool: DatabasePool
         var quarantined: [QuarantinedFile]
         var preloaded: Result<StoredState, StoreError>?
@@ -39,12 +41,14 @@ struct StoreOpener {
 
     private func openOnce() throws(StoreOpenError) -> Opened {
         try prepareDirectory()
+        // Before the database is looked at; released on any throw below (deinit).
+        let lock = try StateDirectoryLock.acquire(directory: directory)
         var quarantined: [QuarantinedFile] = []
         // At most two rounds: the file found, then (after moving it aside) a fresh one.
         for _ in 0..<2 {
             switch attempt() {
             case .success(let (pool, preloaded)):
-                return Opened(pool: pool, quarantined: quarantined, preloaded: preloaded)
+                return Opened(lock: lock, pool: pool, quarantined: quarantined, preloaded: preloaded)
             case .failure(.storage(let error)):
                 throw .storage(error, path: databasePath)
             case .failure(.unavailable(let path, let cause)):
