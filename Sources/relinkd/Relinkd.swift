@@ -58,7 +58,11 @@ struct Relinkd: AsyncParsableCommand {
             throw ExitCode(error.exitStatus)
         }
         for file in store.quarantined {
-            logger.error("a bad state file was quarantined", metadata: RelinkMessageID.stateFileQuarantined.metadata.merging(["RELINK_FILE": "\(file)"]) { $1 })
+            logger.error("a bad state file was quarantined: \(file.originalPath) (\(file.reason)) moved to \(file.quarantinedPath); started EMPTY",
+                         metadata: RelinkMessageID.stateFileQuarantined.metadata.merging([
+                             "RELINK_FILE": "\(file.quarantinedPath)", "RELINK_STORE_PATH": "\(file.originalPath)",
+                             "RELINK_ERROR": "\(file.reason)",
+                         ]) { $1 })
         }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()

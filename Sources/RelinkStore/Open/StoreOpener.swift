@@ -240,17 +240,17 @@ struct StoreOpener {
     /// critical); throws `.badState` under `.refuse`.
     private func handleBadState(_ reason: BadStateReason) throws(StoreOpenError) -> QuarantinedFile {
         guard policy == .quarantineAndStartEmpty else { throw .badState(reason, path: databasePath) }
-        let target: String
+        let target: String, now = Date()
         do {
-            target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason)
+            target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason, now: now)
         } catch {
             throw .quarantineFailed(reason, path: databasePath, error: error.localizedDescription)
         }
-        logger.critical("restore store: database unusable, moved aside; starting with an EMPTY store", metadata: [
+        logger.critical("restore store: \(databasePath): \(reason); moved aside to \(target), starting with an EMPTY store", metadata: [
             "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
             "RELINK_STORE_QUARANTINE": "\(target)",
         ])
-        return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target)
+        return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target, quarantinedAt: now)
     }
 
     /// WAL (set by `DatabasePool`), `synchronous=FULL` (the WAL is fsynced at
