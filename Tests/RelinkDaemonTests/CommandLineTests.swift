@@ -5,21 +5,7 @@ import Testing
 /// an error exit and a message, never a crash.
 @Suite struct CommandLineTests {
     func run(_ arguments: [String], asUser uid: UInt32? = nil) throws -> (status: Int32, reason: Process.TerminationReason, output: String) {
-        let p = Process()
-        if let uid {
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", RelinkdProcess.executable.path] + arguments
-        } else {
-            p.executableURL = RelinkdProcess.executable
-            p.arguments = arguments
-        }
-        let pipe = Pipe()
-        p.standardError = pipe
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, p.terminationReason, String(decoding: data, as: UTF8.self))
+        try RelinkdProcess.runToEnd(arguments, asUser: uid)
     }
 
     @Test func badOptionsAreRefused() throws {

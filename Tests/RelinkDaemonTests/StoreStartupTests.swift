@@ -5,19 +5,11 @@ import Testing
 /// directory, and a store moved aside shows in `Status`.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct StoreStartupTests {
-    /// Runs relinkd on `state` (on a bus it cannot reach: what stops it
+    /// Runs relinkd on `state` on a bus it cannot reach (what stops it
     /// first must be the state directory) and returns its exit status and output.
-    private func runSecond(state: String, bus: String) async throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = RelinkdProcess.executable
-        p.arguments = ["--bus-address", bus, "--state-directory", state, "--log-destination", "stderr"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    private func runSecond(state: String, bus: String) throws -> (status: Int32, output: String) {
+        let result = try RelinkdProcess.runToEnd(["--bus-address", bus, "--state-directory", state, "--log-destination", "stderr"])
+        return (result.status, result.output)
     }
 
     @Test func aSecondRelinkdOnTheSameStateDirectoryExitsNamingTheFirst() async throws {
@@ -25,7 +17,7 @@ struct StoreStartupTests {
             try await h.control.register("lockA")
             let first = try #require(h.relinkd)
             let state = h.directory + "/state"
-            let second = try await runSecond(state: state, bus: "unix:path=\(h.directory)/no-bus")
+            let second = try runSecond(state: state, bus: "unix:path=\(h.directory)/no-bus")
             #expect(second.status == 75, "\(second.output)")
             #expect(second.output.contains("PID \(first.pid)"), "\(second.output)")
             #expect(second.output.contains(state), "\(second.output)")

@@ -94,6 +94,25 @@ struct BadStateTests {
         }
     }
 
+    /// Opens under each policy and expects a `StoreOpenError` with
+    /// `exitStatus` whose description contains every text of `naming` (and
+    /// none of `notNaming`), logged once at critical with the database path.
+    private func expectRefusedUnderEveryPolicy(_ directory: TemporaryDirectory, exitStatus: Int32, naming: [String],
+                                               notNaming: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        for policy in StoreOpenPolicy.allCases {
+            let logs = LogCapture()
+            #expect("\(policy)", sourceLocation: sourceLocation) {
+                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
+            } throws: { error in
+                guard let error = error as? StoreOpenError else { return false }
+                let text = "\(error)"
+                return error.exitStatus == exitStatus && naming.allSatisfy(text.contains) && !notNaming.contains(where: text.contains)
+            }
+            #expect(logs.loud.map(\.level) == [.critical], "\(policy)", sourceLocation: sourceLocation)
+            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Sets `user_version` (and optionally records a migration this build
     /// does not know) as a newer relink would have.
     private func makeNewer(_ directory: TemporaryDirectory, userVersion: Int, migration: String?) async throws {
@@ -113,20 +132,10 @@ struct BadStateTests {
         try await populatedStore(directory)
         try await makeNewer(directory, userVersion: userVersion, migration: migration)
         let before = FileManager.default.contents(atPath: databasePath(directory))
-        for policy in StoreOpenPolicy.allCases {
-            let logs = LogCapture()
-            #expect("\(policy)") {
-                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
-            } throws: { error in
-                guard let error = error as? StoreOpenError else { return false }
-                let text = "\(error)"
-                return error.exitStatus == 65 && text.contains(databasePath(directory))
-                    && text.contains("schema version \(userVersion)") && text.contains("knows up to \(StoreMigrations.latestUserVersion)")
-                    && !text.contains(": )") && (migration.map { text.contains($0) } ?? true)
-            }
-            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
-            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
-        }
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 65,
+                                      naming: [databasePath(directory), "schema version \(userVersion)",
+                                               "knows up to \(StoreMigrations.latestUserVersion)"] + (migration.map { [$0] } ?? []),
+                                      notNaming: [": )"])
         #expect(FileManager.default.contents(atPath: databasePath(directory)) == before)
         #expect(quarantineFiles(directory).isEmpty)
         let old = try DatabaseQueue(path: databasePath(directory))
@@ -179,19 +188,8 @@ struct BadStateTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: databasePath(directory), withIntermediateDirectories: false)
-        for policy in StoreOpenPolicy.allCases {
-            let logs = LogCapture()
-            #expect("\(policy)") {
-                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
-            } throws: { error in
-                guard let error = error as? StoreOpenError else { return false }
-                let text = "\(error)"
-                return error.exitStatus == 66 && text.contains(databasePath(directory)) && text.contains("not a regular file")
-                    && !text.contains("unable to open database file (14)")
-            }
-            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
-            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
-        }
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 66, naming: [databasePath(directory), "not a regular file"],
+                                      notNaming: ["unable to open database file (14)"])
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: databasePath(directory), isDirectory: &isDirectory) && isDirectory.boolValue)
         #expect(quarantineFiles(directory).isEmpty)
@@ -207,16 +205,7 @@ struct BadStateTests {
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
         let holder = try DatabaseQueue(path: databasePath(directory), configuration: config)
         try await holder.write { db in try db.execute(sql: "UPDATE restore_identifier SET outbox_limit = outbox_limit") }
-        for policy in StoreOpenPolicy.allCases {
-            let logs = LogCapture()
-            #expect("\(policy)") {
-                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
-            } throws: { error in
-                guard let error = error as? StoreOpenError else { return false }
-                return error.exitStatus == 75 && "\(error)".contains(databasePath(directory))
-            }
-            #expect(logs.loud.map(\.level) == [.critical], "\(policy)")
-        }
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 75, naming: [databasePath(directory), "locked by another program"])
         try holder.close()
         #expect(quarantineFiles(directory).isEmpty)
         let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: LogCapture().logger)
