@@ -14,11 +14,15 @@ func eventually(timeout: Duration, _ what: String, _ condition: () async -> Bool
 extension RelinkdProcess {
     /// Runs relinkd with `arguments` to its end (as user `uid` through
     /// `setpriv` when given; the tests run as root) and returns how it
-    /// ended and all it wrote to stdout and stderr.
-    static func runToEnd(_ arguments: [String], asUser uid: UInt32? = nil) throws
+    /// ended and all it wrote to stdout and stderr. With `viaPrefix`,
+    /// `arguments` is a whole command line (such as `nsenter ... -- relinkd ...`).
+    static func runToEnd(_ arguments: [String], asUser uid: UInt32? = nil, viaPrefix: Bool = false) throws
         -> (status: Int32, reason: Process.TerminationReason, output: String) {
         let p = Process()
-        if let uid {
+        if viaPrefix, let command = arguments.first {
+            p.executableURL = URL(fileURLWithPath: command)
+            p.arguments = Array(arguments.dropFirst())
+        } else if let uid {
             p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", executable.path] + arguments
         } else {
