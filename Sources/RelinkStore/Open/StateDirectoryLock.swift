@@ -30,8 +30,8 @@ final class StateDirectoryLock: Sendable {
         let path = directory + "/" + fileName
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            let why = String(cString: strerror(errno))
-            throw .fileUnavailable(path: path, cause: errno == EACCES || errno == EPERM ? .permissionDenied(why) : .cannotOpen(why))
+            let code = errno, why = String(cString: strerror(code))
+            throw .fileUnavailable(path: path, cause: code == EACCES || code == EPERM ? .permissionDenied(why) : .cannotOpen(why))
         }
         // A lock just released can still be held for a moment: a child that
         // another thread of its process spawned keeps a copy of the

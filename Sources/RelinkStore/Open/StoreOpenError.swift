@@ -31,11 +31,10 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The process exit status relinkd uses for this error (sysexits.h):
     /// 65 (EX_DATAERR) bad state refused or could not be moved aside, or a
-    /// newer schema,
-    /// 66 (EX_NOINPUT) a store file that cannot be opened, 73 (EX_CANTCREAT)
-    /// state directory unusable, 74 (EX_IOERR) storage failure, 75
-    /// (EX_TEMPFAIL) the state directory is in use by another relinkd or the
-    /// database is locked by another program, 77
+    /// newer schema; 66 (EX_NOINPUT) a store file that cannot be opened;
+    /// 73 (EX_CANTCREAT) state directory unusable; 74 (EX_IOERR) storage
+    /// failure; 75 (EX_TEMPFAIL) the state directory is in use by another
+    /// relinkd, or the database is locked by another program; 77
     /// (EX_NOPERM) a store file relinkd may not read and write.
     public var exitStatus: Int32 {
         switch self {
@@ -50,8 +49,9 @@ public enum StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file or directory concerned.
     public var path: String {
         switch self {
-        case .badState(_, let path), .newerSchema(let path, _, _, _), .fileUnavailable(let path, _), .stateDirectoryUnusable(let path, _), .stateDirectoryInUse(let path, _),
-             .quarantineFailed(_, let path, _), .storage(_, let path):
+        case .badState(_, let path), .newerSchema(let path, _, _, _), .fileUnavailable(let path, _),
+             .stateDirectoryUnusable(let path, _), .stateDirectoryInUse(let path, _), .quarantineFailed(_, let path, _),
+             .storage(_, let path):
             path
         }
     }

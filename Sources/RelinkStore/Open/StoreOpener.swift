@@ -187,11 +187,15 @@ struct StoreOpener {
         for file in [databasePath, databasePath + "-wal", databasePath + "-shm"] {
             var info = stat()
             guard stat(file, &info) == 0 else {
-                if errno == ENOENT { continue }
-                return (file, .cannotOpen(String(cString: strerror(errno))))
+                let code = errno
+                if code == ENOENT { continue }
+                return (file, .cannotOpen(String(cString: strerror(code))))
             }
-            guard info.st_mode & 0o170000 == 0o100000 else { return (file, .notARegularFile) }
-            if access(file, R_OK | W_OK) != 0 { return (file, .permissionDenied(String(cString: strerror(errno)))) }
+            guard info.st_mode & S_IFMT == S_IFREG else { return (file, .notARegularFile) }
+            if access(file, R_OK | W_OK) != 0 {
+                let code = errno, why = String(cString: strerror(code))
+                return (file, code == EACCES || code == EPERM ? .permissionDenied(why) : .cannotOpen(why))
+            }
         }
         return nil
     }
