@@ -26,6 +26,8 @@ public final class RelinkStore: Sendable {
     public let openedAfterCleanStop: Bool
 
     private let pool: DatabasePool
+    /// The state directory's lock (`relink.lock`), released by `close()` or at deinit.
+    private let lock: StateDirectoryLock
     private let committer: GroupCommitter
     private let marker: CleanStopMarker
     /// The state as loaded while the file was checked at open; used by the
@@ -35,15 +37,23 @@ public final class RelinkStore: Sendable {
     /// Opens the store in `directory` (created with mode 0700 if missing),
     /// creating or migrating the database.
     ///
+    /// Holds the state directory's lock (`relink.lock`) until ``close(markingCleanStop:)``
+    /// (or until the store is released): one store per state directory.
+    ///
     /// - Throws: `StoreOpenError.stateDirectoryUnusable` when the directory
-    ///   cannot be created, read or written; `.badState` for a corrupt,
-    ///   newer-schema or inaccessible database under `.refuse`;
+    ///   cannot be created, read or written; `.stateDirectoryInUse` when
+    ///   another process (another relinkd) holds it; `.fileUnavailable` when the
+    ///   database, its `-wal` or `-shm` cannot be read and written, is not a
+    ///   regular file or is locked by another program (never moved aside);
+    ///   `.newerSchema` for a database from a newer relink (either policy);
+    ///   `.badState` for a corrupt or empty database under `.refuse`;
     ///   `.quarantineFailed` when moving it aside failed; `.storage` for a full
-    ///   or read-only disk or other I/O failure. Each is logged at critical.
+    ///   or read-only disk or other I/O failure. Each is logged at critical
+    ///   with the path, the cause and the fix.
     public init(directory: String, policy: StoreOpenPolicy = .quarantineAndStartEmpty, logger: Logger) throws(StoreOpenError) {
         let opener = StoreOpener(directory: directory, policy: policy, logger: logger)
         let opened = try opener.open()
-        (pool, quarantined) = (opened.pool, opened.quarantined)
+        (pool, quarantined, lock) = (opened.pool, opened.quarantined, opened.lock)
         preloaded = Mutex(opened.preloaded)
         databasePath = opener.databasePath
         committer = GroupCommitter(pool: pool)
@@ -133,11 +143,14 @@ public final class RelinkStore: Sendable {
     /// the database file, and closes the database. With `markingCleanStop`,
     /// then leaves the marker that the next opener reads as
     /// `openedAfterCleanStop` (the caller vouches that nothing it showed
-    /// anyone is missing from the store).
+    /// anyone is missing from the store). Releases the state directory's
+    /// lock in every case, also when it throws.
     /// - Throws: `StoreError.io` when SQLite cannot close (a statement still
     ///   running) or the marker cannot be written.
     public func close(markingCleanStop: Bool = false) throws(StoreError) {
         committer.close()
+        // Released also when closing fails: no write goes through this store any more.
+        defer { lock.release() }
         do {
             try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()

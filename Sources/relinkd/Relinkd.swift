@@ -50,9 +50,20 @@ struct Relinkd: AsyncParsableCommand {
         let directory = stateDirectory
             ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
             ?? "./State"
-        let store = try RelinkStore(directory: directory, logger: logger)
+        let store: RelinkStore
+        do {
+            store = try RelinkStore(directory: directory, logger: logger)
+        } catch {
+            // Already logged at critical with the path, the cause and the fix;
+            // the exit status says which (State/README.md, "Bad state").
+            throw ExitCode(error.exitStatus)
+        }
         for file in store.quarantined {
-            logger.error("a bad state file was quarantined", metadata: RelinkMessageID.stateFileQuarantined.metadata.merging(["RELINK_FILE": "\(file)"]) { $1 })
+            logger.error("a bad state file was quarantined: \(file.originalPath) (\(file.reason)) moved to \(file.quarantinedPath); started EMPTY",
+                         metadata: RelinkMessageID.stateFileQuarantined.metadata.merging([
+                             "RELINK_FILE": "\(file.quarantinedPath)", "RELINK_STORE_PATH": "\(file.originalPath)",
+                             "RELINK_ERROR": "\(file.reason)",
+                         ]) { $1 })
         }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()

@@ -71,6 +71,36 @@ struct JournalTests {
             #expect(e["CODE_LINE"] != nil && e["CODE_FUNC"] != nil)
         }
     }
+
+    /// Issue 21, item 12: a store that cannot be opened left no journal entry
+    /// (only SQLite's "unable to open database file (14)" on stderr).
+    @Test func aStoreThatCannotBeOpenedIsInTheJournalWithPathCauseAndFix() async throws {
+        let journal = try await PrivateJournal.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-journal-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/state/relink.sqlite"
+        let result: (status: Int32, reason: Process.TerminationReason, output: String)
+        let entries: [[String: Any]]
+        do {
+            try FileManager.default.createDirectory(atPath: database, withIntermediateDirectories: true)
+            result = try RelinkdProcess.runToEnd(journal.enterPrefix + [
+                RelinkdProcess.executable.path, "--bus-address", "unix:path=\(directory)/no-bus",
+                "--state-directory", directory + "/state", "--log-destination", "journal",
+            ], viaPrefix: true)
+            entries = try await journal.stopAndRead()
+        } catch {
+            _ = try? await journal.stopAndRead()
+            throw error
+        }
+        #expect(result.reason == .exit && result.status == 66, "\(result.output)")
+        let critical = entries.filter { $0["SYSLOG_IDENTIFIER"] as? String == "relinkd" && $0["PRIORITY"] as? String == "2" }
+        #expect(critical.count == 1, "\(entries.compactMap { $0["MESSAGE"] })")
+        let entry = try #require(critical.first)
+        #expect(entry["RELINK_STORE_PATH"] as? String == database)
+        #expect(entry["RELINK_EXIT_STATUS"] as? String == "66")
+        let message = entry["MESSAGE"] as? String ?? ""
+        #expect(message.contains(database) && message.contains("not a regular file") && message.contains("Fix: "), "\(message)")
+    }
 }
 
 /// A systemd-journald of its own in a private mount namespace, held by a

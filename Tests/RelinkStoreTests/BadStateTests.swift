@@ -94,33 +94,123 @@ struct BadStateTests {
         }
     }
 
-    @Test("a database from a newer schema is refused, or moved aside, never migrated or erased")
-    func newerSchema() async throws {
+    /// Opens under each policy and expects a `StoreOpenError` with
+    /// `exitStatus` whose description contains every text of `naming` (and
+    /// none of `notNaming`), logged once at critical with the database path.
+    private func expectRefusedUnderEveryPolicy(_ directory: TemporaryDirectory, exitStatus: Int32, naming: [String],
+                                               notNaming: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        for policy in StoreOpenPolicy.allCases {
+            let logs = LogCapture()
+            #expect("\(policy)", sourceLocation: sourceLocation) {
+                _ = try RelinkStore(directory: directory.path, policy: policy, logger: logs.logger)
+            } throws: { error in
+                guard let error = error as? StoreOpenError else { return false }
+                let text = "\(error)"
+                return error.exitStatus == exitStatus && naming.allSatisfy(text.contains) && !notNaming.contains(where: text.contains)
+            }
+            #expect(logs.loud.map(\.level) == [.critical], "\(policy)", sourceLocation: sourceLocation)
+            #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Sets `user_version` (and optionally records a migration this build
+    /// does not know) as a newer relink would have.
+    private func makeNewer(_ directory: TemporaryDirectory, userVersion: Int, migration: String?) async throws {
+        let queue = try DatabaseQueue(path: databasePath(directory))
+        try await queue.write { db in
+            if let migration { try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [migration]) }
+            try db.execute(sql: "PRAGMA user_version = \(userVersion)")
+        }
+        try queue.close()
+    }
+
+    @Test("a database from a newer schema stops start-up under either policy, naming both versions; never moved aside or migrated",
+          arguments: [(3, nil), (2, "v3-from-the-future")] as [(Int, String?)])
+    func newerSchema(userVersion: Int, migration: String?) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await populatedStore(directory)
-        let queue = try DatabaseQueue(path: databasePath(directory))
-        try await queue.write { db in
-            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v2-from-the-future'); PRAGMA user_version = 2")
-        }
-        try queue.close()
+        try await makeNewer(directory, userVersion: userVersion, migration: migration)
         let before = FileManager.default.contents(atPath: databasePath(directory))
-        let logs = LogCapture()
-        #expect(throws: StoreOpenError.badState(.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"]), path: databasePath(directory))) {
-            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
-        }
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 65,
+                                      naming: [databasePath(directory), "schema version \(userVersion)",
+                                               "knows up to \(StoreMigrations.latestUserVersion)"] + (migration.map { [$0] } ?? []),
+                                      notNaming: [": )"])
         #expect(FileManager.default.contents(atPath: databasePath(directory)) == before)
-        #expect(logs.loud.map(\.level) == [.critical])
-
-        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
-        defer { try? store.close() }
-        #expect(store.quarantined.map(\.reason) == [.newerSchema(userVersion: 2, unknownMigrations: ["v2-from-the-future"])])
-        #expect(try await store.loadState().identifiers.isEmpty)
-        let moved = try #require(store.quarantined.first?.quarantinedPath)
-        #expect(moved.hasSuffix("-newer-schema.sqlite"))
-        let old = try DatabaseQueue(path: moved)
+        #expect(quarantineFiles(directory).isEmpty)
+        let old = try DatabaseQueue(path: databasePath(directory))
         #expect(try await old.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM restore_identifier") } == 300)
         try old.close()
+    }
+
+    @Test("a zero-length database file is never taken silently: moved aside as `empty`, logged at critical, refused under .refuse")
+    func zeroLengthFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        try FileHandle(forUpdatingAtPath: databasePath(directory)).map { try $0.truncate(atOffset: 0); try $0.close() }
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == Data())
+
+        let refusedLogs = LogCapture()
+        #expect {
+            _ = try RelinkStore(directory: directory.path, policy: .refuse, logger: refusedLogs.logger)
+        } throws: { error in
+            (error as? StoreOpenError)?.exitStatus == 65 && "\(error)".contains("0 bytes")
+        }
+        #expect(refusedLogs.loud.map(\.level) == [.critical])
+        #expect(FileManager.default.contents(atPath: databasePath(directory)) == Data())
+
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .quarantineAndStartEmpty, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.map(\.reason.tag) == ["empty"])
+        #expect(logs.loud.map(\.level) == [.critical])
+        #expect(logs.loud.first?.metadata["RELINK_STORE_PATH"] == "\(databasePath(directory))")
+        let moved = try #require(store.quarantined.first?.quarantinedPath)
+        #expect(moved.hasSuffix("-empty.sqlite"))
+        #expect(FileManager.default.contents(atPath: moved) == Data())
+        #expect(try await store.loadState().identifiers.isEmpty)
+    }
+
+    @Test("a new state directory makes a new database without a word above info")
+    func newDatabaseIsQuiet() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        defer { try? store.close() }
+        #expect(store.quarantined.isEmpty)
+        #expect(logs.entries.filter { $0.level >= .warning }.isEmpty)
+    }
+
+    @Test("a directory where the database should be: exit 66 naming the path, cause and fix, logged, left in place")
+    func directoryInsteadOfDatabase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: databasePath(directory), withIntermediateDirectories: false)
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 66, naming: [databasePath(directory), "not a regular file"],
+                                      notNaming: ["unable to open database file (14)"])
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: databasePath(directory), isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(quarantineFiles(directory).isEmpty)
+    }
+
+    @Test("a database another program holds locked: exit 75 naming the path, never moved aside", .timeLimit(.minutes(1)))
+    func lockedByAnotherProgram() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await populatedStore(directory)
+        // An exclusive-mode connection in WAL mode keeps every other connection out.
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+        let holder = try DatabaseQueue(path: databasePath(directory), configuration: config)
+        try await holder.write { db in try db.execute(sql: "UPDATE restore_identifier SET outbox_limit = outbox_limit") }
+        expectRefusedUnderEveryPolicy(directory, exitStatus: 75, naming: [databasePath(directory), "locked by another program"])
+        try holder.close()
+        #expect(quarantineFiles(directory).isEmpty)
+        let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: LogCapture().logger)
+        #expect(try await store.loadState().identifiers.count == 300)
+        try store.close()
     }
 
     @Test("a full disk fails the request with diskFull and stores nothing of it")

@@ -54,26 +54,45 @@ struct PermissionTests {
         #expect(!FileManager.default.fileExists(atPath: state + "/sub"))
     }
 
-    @Test("unreadable database file: refused with exit 65 and left in place; or moved aside and started empty")
+    @Test("unreadable database file: start-up stops with exit 77 under either policy, naming the file and the fix; never moved aside")
     func unreadableFile() async throws {
         let probe = try TortureProcess()
         let (directory, state) = try await stateWithDatabase()
         defer { directory.remove() }
         let file = state + "/" + RelinkStore.databaseFileName
+        let before = FileManager.default.contents(atPath: file)
         // The directory stays the probe user's; the file becomes unreadable to it.
         var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o000]
         if Self.probeUser != nil { attributes[.ownerAccountID] = 0 }
         try FileManager.default.setAttributes(attributes, ofItemAtPath: file)
 
-        let refused = try probe.run(["open", "--directory", state, "--policy", "refuse"], asUser: Self.probeUser)
-        #expect(refused.status == 65)
-        #expect(refused.output.contains("not readable and writable"), "\(refused.output)")
-        #expect(FileManager.default.fileExists(atPath: file))
+        for policy in StoreOpenPolicy.allCases {
+            let result = try probe.run(["open", "--directory", state, "--policy", policy.rawValue], asUser: Self.probeUser)
+            #expect(result.status == 77, "\(policy): \(result.output)")
+            #expect(result.output.contains(file), "\(policy): \(result.output)")
+            #expect(result.output.contains("Permission denied"), "\(policy): \(result.output)")
+            #expect(result.output.contains("chown"), "the fix: \(result.output)")
+        }
+        #expect(FileManager.default.contents(atPath: file) == before, "the file stays, unchanged")
+        #expect(!FileManager.default.fileExists(atPath: state + "/quarantine"), "nothing was moved aside")
+    }
 
-        let started = try probe.run(["open", "--directory", state, "--policy", "quarantineAndStartEmpty"], asUser: Self.probeUser)
-        #expect(started.status == 0)
-        #expect(started.output.contains("quarantined=1"), "\(started.output)")
-        let moved = try FileManager.default.contentsOfDirectory(atPath: state + "/quarantine")
-        #expect(moved.contains { $0.hasSuffix("-inaccessible.sqlite") }, "\(moved)")
+    @Test("unreadable write-ahead log: exit 77 naming the -wal file, not SQLite's bare 'unable to open database file'")
+    func unreadableWAL() async throws {
+        let probe = try TortureProcess()
+        let (directory, state) = try await stateWithDatabase()
+        defer { directory.remove() }
+        let wal = state + "/" + RelinkStore.databaseFileName + "-wal"
+        _ = FileManager.default.createFile(atPath: wal, contents: Data())
+        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o000]
+        if Self.probeUser != nil { attributes[.ownerAccountID] = 0 }
+        try FileManager.default.setAttributes(attributes, ofItemAtPath: wal)
+
+        let result = try probe.run(["open", "--directory", state, "--policy", "quarantineAndStartEmpty"], asUser: Self.probeUser)
+        #expect(result.status == 77, "\(result.output)")
+        #expect(result.output.contains(wal), "\(result.output)")
+        #expect(!result.output.contains("unable to open database file (14)"), "\(result.output)")
+        #expect(FileManager.default.fileExists(atPath: state + "/" + RelinkStore.databaseFileName))
+        #expect(!FileManager.default.fileExists(atPath: state + "/quarantine"))
     }
 }

@@ -93,6 +93,24 @@ import Testing
         }
     }
 
+    /// A store relinkd had to move aside at start-up (it then started
+    /// EMPTY) is the first thing `status` says, until relinkd restarts.
+    @Test func statusShowsAStoreMovedAsideAtStartUp() async throws {
+        try await CtlHarness.with(startRelinkd: false) { h in
+            let state = h.directory + "/state"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: state + "/relink.sqlite"))
+            try await h.startRelinkd()
+            let plain = try await h.ok("status").stdout
+            let line = plain.split(separator: "\n").first { $0.hasPrefix("Quarantined: ") }.map(String.init) ?? ""
+            #expect(line.contains(state + "/relink.sqlite") && line.contains(state + "/quarantine/relink-")
+                    && line.contains("corrupt") && line.contains("EMPTY"), "\(plain)")
+            let json = try await h.ok("--json", "status").jsonObject()
+            let entries = (json["Status"] as? [String: Any])?["quarantined"] as? [[String: Any]] ?? []
+            #expect(entries.count == 1 && entries.first?["path"] as? String == state + "/relink.sqlite", "\(json)")
+        }
+    }
+
     @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)

@@ -81,9 +81,20 @@ extension Daemon {
             let subscriptions = planner.subscriptions.filter { $0.identifier == id }.count
             ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptions, "scanning": scanIntents[id] != nil])
         }
-        let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": scans.isScanning]
+        let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": scans.isScanning,
+                                     "quarantined": Self.quarantineEntries(store.quarantined)]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The databases the store moved aside when relinkd started (it then
+    /// started EMPTY), for every caller: the whole store is concerned, not
+    /// one identifier. Empty on a usual start.
+    static func quarantineEntries(_ files: [QuarantinedFile]) -> [[String: Any]] {
+        files.map { file in
+            ["path": file.originalPath, "moved_to": file.quarantinedPath, "reason": file.reason.tag,
+             "message": file.reason.description, "at": Int64((file.quarantinedAt.timeIntervalSince1970 * 1000).rounded())]
+        }
     }
 
     static func stateName(_ state: Machine.State) -> String {

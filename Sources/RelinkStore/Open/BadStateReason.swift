@@ -1,27 +1,31 @@
-/// Why a database file cannot be used.
+/// Why a database file cannot be used: proven damage, the only reason a
+/// database is ever moved aside. (A file relinkd may not read, or that
+/// another program holds locked, is no bad state: see
+/// `FileUnavailableCause`; nor is a newer schema: see
+/// `StoreOpenError.newerSchema`.)
 public enum BadStateReason: Hashable, Sendable, CustomStringConvertible {
     /// Not a database, or damaged (SQLite message, or `quick_check` output).
     case corrupt(String)
-    /// Written by a newer relink: unknown migrations or a higher `user_version`.
-    case newerSchema(userVersion: Int, unknownMigrations: [String])
-    /// The file exists but this process may not read and write it.
-    case inaccessible(String)
+    /// The database file exists and is empty (0 bytes). relinkd's SQLite
+    /// writes the file's header when it opens it the first time (setting WAL
+    /// mode), before anything is stored, and never shrinks it to nothing
+    /// again: an empty file was truncated outside relinkd (whatever it held
+    /// is gone), or relinkd stopped within its very first open, before it
+    /// stored anything. Taking it as a new database would hide the first.
+    case empty
 
     /// A short word for file names and log fields.
     public var tag: String {
         switch self {
         case .corrupt: "corrupt"
-        case .newerSchema: "newer-schema"
-        case .inaccessible: "inaccessible"
+        case .empty: "empty"
         }
     }
 
     public var description: String {
         switch self {
         case .corrupt(let why): "corrupt database (\(why))"
-        case .newerSchema(let version, let unknown):
-            "database from a newer relink (user_version \(version), unknown migrations: \(unknown.joined(separator: ", ")))"
-        case .inaccessible(let why): "database file not readable and writable (\(why))"
+        case .empty: "empty database file (0 bytes; truncated outside relinkd, or left by a first start that stopped at once)"
         }
     }
 }

@@ -18,29 +18,57 @@ struct StoreOpener {
     /// What an open produced: the pool, files moved aside, and the whole
     /// state when it was loaded while the file was checked (nil: not loaded).
     struct Opened {
+        /// Held until the store is closed.
+        var lock: StateDirectoryLock
         var pool: DatabasePool
         var quarantined: [QuarantinedFile]
         var preloaded: Result<StoredState, StoreError>?
     }
 
+    /// Opens the database; every failure is logged at critical (path, cause
+    /// and fix in the message) before it is thrown.
     func open() throws(StoreOpenError) -> Opened {
+        do {
+            return try openOnce()
+        } catch {
+            logger.critical("restore store: \(error)", metadata: [
+                "RELINK_STORE_PATH": "\(error.path)", "RELINK_ERROR": "\(error.problem)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
+                "RELINK_EXIT_STATUS": "\(error.exitStatus)",
+            ])
+            throw error
+        }
+    }
+
+    private func openOnce() throws(StoreOpenError) -> Opened {
         try prepareDirectory()
+        // Before the database is looked at; released on any throw below (deinit).
+        let lock = try StateDirectoryLock.acquire(directory: directory)
         var quarantined: [QuarantinedFile] = []
         // At most two rounds: the file found, then (after moving it aside) a fresh one.
         for _ in 0..<2 {
             switch attempt() {
             case .success(let (pool, preloaded)):
-                return Opened(pool: pool, quarantined: quarantined, preloaded: preloaded)
+                return Opened(lock: lock, pool: pool, quarantined: quarantined, preloaded: preloaded)
             case .failure(.storage(let error)):
-                throw .storage(error)
+                throw .storage(error, path: databasePath)
+            case .failure(.unavailable(let path, let cause)):
+                throw .fileUnavailable(path: path, cause: cause)
+            case .failure(.newerSchema(let found, let unknown)):
+                throw .newerSchema(path: databasePath, found: found, supported: StoreMigrations.latestUserVersion,
+                                   unknownMigrations: unknown)
             case .failure(.bad(let reason)):
                 quarantined.append(try handleBadState(reason))
             }
         }
-        throw .storage(.io("a freshly created database was unusable too: see the log"))
+        throw .storage(.io("a freshly created database was unusable too: see the log"), path: databasePath)
     }
 
-    private enum Failure: Error { case bad(BadStateReason), storage(StoreError) }
+    private enum Failure: Error {
+        case bad(BadStateReason)
+        case unavailable(path: String, FileUnavailableCause)
+        case newerSchema(userVersion: Int, unknownMigrations: [String])
+        case storage(StoreError)
+    }
 
     private func prepareDirectory() throws(StoreOpenError) {
         do {
@@ -59,16 +87,11 @@ struct StoreOpener {
     }
 
     private func unusable(_ reason: String) -> StoreOpenError {
-        logger.critical("restore store: state directory unusable", metadata: [
-            "RELINK_STORE_DIRECTORY": "\(directory)", "RELINK_ERROR": "\(reason)",
-        ])
-        return .stateDirectoryUnusable(path: directory, reason: reason)
+        .stateDirectoryUnusable(path: directory, reason: reason)
     }
 
     private func attempt() -> Result<(DatabasePool, Result<StoredState, StoreError>?), Failure> {
-        if FileManager.default.fileExists(atPath: databasePath), access(databasePath, R_OK | W_OK) != 0 {
-            return .failure(.bad(.inaccessible(String(cString: strerror(errno)))))
-        }
+        if let (path, cause) = Self.accessProblem(databasePath) { return .failure(.unavailable(path: path, cause)) }
         if let reason = Self.headerProblem(databasePath) { return .failure(.bad(reason)) }
         let pool: DatabasePool
         do {
@@ -78,15 +101,15 @@ struct StoreOpener {
             // pool, so setting FULL here holds for every write.
             try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
-            return .failure(Self.classify(error))
+            return .failure(classify(error))
         }
         do {
             let (problem, current) = try pool.read { db in
                 (try Self.schemaProblem(db), try StoreMigrations.migrator.hasCompletedMigrations(db))
             }
-            if let reason = problem {
+            if let newer = problem {
                 try? pool.close()
-                return .failure(.bad(reason))
+                return .failure(newer)
             }
             guard current else {
                 // A new or older database: checked whole before it is migrated.
@@ -108,7 +131,7 @@ struct StoreOpener {
             return .success((pool, preloaded))
         } catch {
             try? pool.close()
-            return .failure(Self.classify(error))
+            return .failure(classify(error))
         }
     }
 
@@ -138,21 +161,61 @@ struct StoreOpener {
         return (integrity.withLock { $0 }, loaded)
     }
 
-    private static func classify(_ error: any Error) -> Failure {
-        switch StoreError.from(error) {
-        case .corrupt(let why): .bad(.corrupt(why))
-        case let other: .storage(other)
+    /// Sorts an error from opening, checking or migrating: proven damage
+    /// (the only thing ever moved aside), a file that cannot be used as it
+    /// is (left in place), or a storage failure.
+    private func classify(_ error: any Error) -> Failure {
+        if let error = error as? DatabaseError {
+            let message = "\(error.message ?? "\(error.resultCode)") (\(error.extendedResultCode))"
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED: return .unavailable(path: databasePath, .busy(message))
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: return .unavailable(path: databasePath, .cannotOpen(message))
+            default: break
+            }
         }
+        switch StoreError.from(error) {
+        case .corrupt(let why): return .bad(.corrupt(why))
+        case let other: return .storage(other)
+        }
+    }
+
+    /// A file of the database (main, `-wal`, `-shm`) that exists but is not
+    /// a regular file or that this process may not read and write; nil when
+    /// all that exist are usable. Checked before SQLite opens anything:
+    /// SQLite would only say "unable to open database file".
+    static func accessProblem(_ databasePath: String) -> (String, FileUnavailableCause)? {
+        for file in [databasePath, databasePath + "-wal", databasePath + "-shm"] {
+            var info = stat()
+            guard stat(file, &info) == 0 else {
+                let code = errno
+                if code == ENOENT { continue }
+                return (file, .cannotOpen(String(cString: strerror(code))))
+            }
+            guard info.st_mode & S_IFMT == S_IFREG else { return (file, .notARegularFile) }
+            if access(file, R_OK | W_OK) != 0 {
+                let code = errno, why = String(cString: strerror(code))
+                return (file, code == EACCES || code == EPERM ? .permissionDenied(why) : .cannotOpen(why))
+            }
+        }
+        return nil
     }
 
     /// Checks the 16-byte SQLite header before SQLite touches the file: on a
     /// file that is not a database, SQLite could still delete its `-wal` on
-    /// close, and that WAL must go to quarantine with it.
+    /// close, and that WAL must go to quarantine with it. An existing empty
+    /// file is `.empty` (SQLite would take it as a new database, in silence);
+    /// a missing one is a new database.
     static func headerProblem(_ path: String) -> BadStateReason? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header.isEmpty || header == Data("SQLite format 3\u{0}".utf8) { return nil }
+        let header: Data
+        do {
+            header = try handle.read(upToCount: 16) ?? Data()
+        } catch {
+            return nil  // a read error is no proof of anything: SQLite meets it too and reports it
+        }
+        if header.isEmpty { return .empty }
+        if header == Data("SQLite format 3\u{0}".utf8) { return nil }
         return .corrupt("not an SQLite database: bad file header")
     }
 
@@ -163,8 +226,8 @@ struct StoreOpener {
         return check == ["ok"] ? nil : .corrupt(check.joined(separator: "; "))
     }
 
-    /// A schema from a newer relink, or nil.
-    static func schemaProblem(_ db: Database) throws -> BadStateReason? {
+    /// A schema from a newer relink (`Failure.newerSchema`), or nil.
+    private static func schemaProblem(_ db: Database) throws -> Failure? {
         let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         var unknown: [String] = []
         if try db.tableExists("grdb_migrations") {
@@ -177,25 +240,21 @@ struct StoreOpener {
         return nil
     }
 
+    /// Moves the database aside under `.quarantineAndStartEmpty` (logged at
+    /// critical); throws `.badState` under `.refuse`.
     private func handleBadState(_ reason: BadStateReason) throws(StoreOpenError) -> QuarantinedFile {
-        var metadata: Logger.Metadata = [
-            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
-        ]
-        guard policy == .quarantineAndStartEmpty else {
-            logger.critical("restore store: database unusable, left in place, refusing to start", metadata: metadata)
-            throw .badState(reason, path: databasePath)
-        }
-        let target: String
+        guard policy == .quarantineAndStartEmpty else { throw .badState(reason, path: databasePath) }
+        let target: String, now = Date()
         do {
-            target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason)
+            target = try Quarantine(directory: directory).moveAside(databasePath, reason: reason, now: now)
         } catch {
-            metadata["RELINK_STORE_QUARANTINE_ERROR"] = "\(error.localizedDescription)"
-            logger.critical("restore store: database unusable and could not be moved aside", metadata: metadata)
             throw .quarantineFailed(reason, path: databasePath, error: error.localizedDescription)
         }
-        metadata["RELINK_STORE_QUARANTINE"] = "\(target)"
-        logger.critical("restore store: database unusable, moved aside; starting with an EMPTY store", metadata: metadata)
-        return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target)
+        logger.critical("restore store: \(databasePath): \(reason); moved aside to \(target), starting with an EMPTY store", metadata: [
+            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
+            "RELINK_STORE_QUARANTINE": "\(target)",
+        ])
+        return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target, quarantinedAt: now)
     }
 
     /// WAL (set by `DatabasePool`), `synchronous=FULL` (the WAL is fsynced at

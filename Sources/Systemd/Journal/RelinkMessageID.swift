@@ -21,7 +21,7 @@ public enum RelinkMessageID: String, CaseIterable, Sendable {
     case reconnectGaveUp = "83006be1fff34ea7949b0cbd0cb2483a"
     /// A peripheral link went down.
     case disconnected = "71e5006e852f4305a67be2487e924e59"
-    /// An unreadable state file was moved aside and relinkd started from empty state.
+    /// A damaged state file was moved aside and relinkd started from empty state.
     case stateFileQuarantined = "e4ef916c72834655a87ede9203e67404"
     /// bluetoothd went away and came back; relinkd re-synchronised.
     case bluetoothdRestarted = "d8751b32fa6e45b98b8d0ca7d5e8cf21"

@@ -17,6 +17,11 @@ struct StatusCommand: AsyncParsableCommand {
             Output.json(doc)
             return
         }
+        // First: a store moved aside at start-up means relinkd started EMPTY.
+        for file in (status as? [String: Any])?["quarantined"] as? [[String: Any]] ?? [] {
+            Output.line("Quarantined: \(file["path"] ?? "?") moved to \(file["moved_to"] ?? "?") (\(file["message"] ?? file["reason"] ?? "?"))"
+                        + "; relinkd started with an EMPTY store")
+        }
         for key in ["Version", "Adapter", "Ready", "Discovering"] {
             if let v = props[key] { Output.line("\(key): \(JSONForms.value(v))") }
         }
