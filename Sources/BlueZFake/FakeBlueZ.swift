@@ -50,7 +50,7 @@ public actor FakeBlueZ: BlueZPort {
     }
 
     /// The current copy of the fake bluetoothd's objects.
-    public private(set) var mirror = Mirror()
+    public internal(set) var mirror = Mirror()
     /// The operations asked for, in order.
     public private(set) var calls: [Call] = []
     /// Behaviours to play.
@@ -58,24 +58,24 @@ public actor FakeBlueZ: BlueZPort {
     /// The adapter's object path.
     public nonisolated let adapterPath: ObjectPath
 
-    private let adapterAddress: String
-    private var sink: (@Sendable (BlueZEvent) -> Void)?
-    private var ready = false
-    private var readyWaiters: [CheckedContinuation<Void, Never>] = []
-    private var world: [BluetoothAddress: FakePeripheral] = [:]
-    private var connected: Set<BluetoothAddress> = []
+    let adapterAddress: String
+    var sink: (@Sendable (BlueZEvent) -> Void)?
+    var ready = false
+    var readyWaiters: [CheckedContinuation<Void, Never>] = []
+    var world: [BluetoothAddress: FakePeripheral] = [:]
+    var connected: Set<BluetoothAddress> = []
     /// Notify sessions by (address, service, characteristic): kept across
     /// reconnections, as bluetoothd keeps a client's sessions.
-    private var sessions: Set<Key> = []
-    private var discovery: DiscoveryFilter?
-    private var autoConnectUUIDs: Set<BluetoothUUID> = []
+    var sessions: Set<Key> = []
+    var discovery: DiscoveryFilter?
+    var autoConnectUUIDs: Set<BluetoothUUID> = []
     /// Devices whose auto-connect a `Disconnect()` turned off.
-    private var autoConnectOff: Set<BluetoothAddress> = []
+    var autoConnectOff: Set<BluetoothAddress> = []
     /// Bumped when a peripheral's GATT application restarts: new object paths.
-    private var gattGeneration: [BluetoothAddress: Int] = [:]
-    private var bluetoothdUp = true
+    var gattGeneration: [BluetoothAddress: Int] = [:]
+    var bluetoothdUp = true
 
-    private struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
+    struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
 
     /// A fake bluetoothd with one powered adapter.
     public init(adapter: String = "hci0", address: String = "00:00:00:00:00:01") {
@@ -207,7 +207,7 @@ public actor FakeBlueZ: BlueZPort {
         if known { preKnown.insert(peripheral.address) }
         if ready { advertise(peripheral.address) }
     }
-    private var preKnown: Set<BluetoothAddress> = []
+    var preKnown: Set<BluetoothAddress> = []
 
     /// Moves a peripheral out of range (its link drops) or back (it
     /// advertises again: discovery and background auto-connect see it).
@@ -313,220 +313,6 @@ public actor FakeBlueZ: BlueZPort {
     /// The object path of a device.
     public nonisolated func devicePath(_ address: BluetoothAddress) -> ObjectPath {
         ObjectPath(fakeTrusted: adapterPath.rawValue + "/dev_" + address.string.replacingOccurrences(of: ":", with: "_"))
-    }
-
-    // MARK: Playing bluetoothd
-
-    private var knownDevices: Set<BluetoothAddress> {
-        Set(world.keys.filter { mirror.device(devicePath($0)) != nil })
-    }
-
-    private func rebuild(reason: ResetReason) {
-        var objects: ManagedObjects = [
-            adapterPath: [BlueZInterface.adapter: [
-                "Address": .string(adapterAddress), "Powered": .boolean(true), "Discovering": .boolean(false),
-                "Name": .string("fake"), "Alias": .string("fake"),
-            ]],
-        ]
-        for address in preKnown.union(connected).sorted() where world[address] != nil {
-            var props = deviceProperties(address)
-            if connected.contains(address) {
-                props["Connected"] = .boolean(true)
-                props["ServicesResolved"] = .boolean(true)
-                objects.merge(gattObjects(address)) { _, new in new }
-            }
-            objects[devicePath(address)] = [BlueZInterface.device: props]
-        }
-        mirror = Mirror(managedObjects: objects, knownNames: mirror.knownNames)
-        emit(.reset(reason))
-    }
-
-    private func requireBluetoothd() throws {
-        guard bluetoothdUp else { throw BlueZError(name: DBusError.Name.serviceUnknown.rawValue, message: "org.bluez is not on the bus") }
-    }
-
-    private func emit(_ event: BlueZEvent) { sink?(event) }
-
-    private func emit(_ events: [MirrorEvent]) { for event in events { emit(.mirror(event)) } }
-
-    private func change(_ path: ObjectPath, _ interface: String, _ properties: InterfaceProperties) {
-        emit(mirror.propertiesChanged(path: path, interface: interface, changed: properties, invalidated: [], at: Date()))
-    }
-
-    private func apply(InterfacesAdded path: ObjectPath, _ interfaces: ObjectInterfaces) {
-        emit(mirror.interfacesAdded(path: path, interfaces: interfaces, at: Date()))
-    }
-
-    private func apply(InterfacesRemoved path: ObjectPath, _ interfaces: [String]) {
-        emit(mirror.interfacesRemoved(path: path, interfaces: interfaces))
-    }
-
-    private func deviceProperties(_ address: BluetoothAddress) -> InterfaceProperties {
-        var props: InterfaceProperties = [
-            "Address": .string(address.string), "AddressType": .string(address.kind.rawValue), "Adapter": .objectPath(adapterPath),
-            "Connected": .boolean(false), "ServicesResolved": .boolean(false), "Paired": .boolean(false), "Trusted": .boolean(false),
-            "UUIDs": .array(.string, (world[address]?.advertisedServices ?? []).map { .string($0.string) }),
-        ]
-        if let name = world[address]?.advertisedName {
-            props["Name"] = .string(name)
-            props["Alias"] = .string(name)
-        }
-        return props
-    }
-
-    private func addDevice(_ address: BluetoothAddress) {
-        guard mirror.device(devicePath(address)) == nil else { return }
-        apply(InterfacesAdded: devicePath(address), [BlueZInterface.device: deviceProperties(address)])
-    }
-
-    /// A peripheral in range advertises: discovery reports it, background
-    /// auto-connect links it.
-    private func advertise(_ address: BluetoothAddress) {
-        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
-        if let discovery, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {
-            if mirror.device(devicePath(address)) == nil {
-                var props = deviceProperties(address)
-                props["RSSI"] = .int16(peripheral.rssi)
-                apply(InterfacesAdded: devicePath(address), [BlueZInterface.device: props])
-            } else {
-                var props: InterfaceProperties = ["RSSI": .int16(peripheral.rssi)]
-                if let name = peripheral.advertisedName { props["Name"] = .string(name) }
-                change(devicePath(address), BlueZInterface.device, props)
-            }
-        }
-        autoConnectIfWanted(address)
-    }
-
-    private func autoConnectIfWanted(_ address: BluetoothAddress) {
-        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address), !autoConnectOff.contains(address),
-              mirror.device(devicePath(address)) != nil, !autoConnectUUIDs.isDisjoint(with: peripheral.advertisedServices) else { return }
-        linkUp(address)
-    }
-
-    private func linkUp(_ address: BluetoothAddress) {
-        addDevice(address)
-        connected.insert(address)
-        change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(true)])
-        if quirks.servicesResolvedBeforeCharacteristics {
-            addGatt(address, servicesOnly: true)
-            change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(true)])
-        } else {
-            addGatt(address)
-            change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(true)])
-        }
-        if quirks.gapNameInDeviceName, let gap = world[address]?.gapName {
-            change(devicePath(address), BlueZInterface.device, ["Name": .string(gap), "Alias": .string(gap)])
-        }
-    }
-
-    private func linkDown(_ address: BluetoothAddress) {
-        connected.remove(address)
-        for key in sessions where key.address == address {
-            if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
-        }
-        change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(false)])
-        change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(false)])
-        advertise(address)  // a peripheral advertises again once its link is gone
-    }
-
-    private func servicePath(_ address: BluetoothAddress, _ index: Int) -> ObjectPath {
-        let handle = 0x10 + (gattGeneration[address, default: 0] * 0x40) + index * 0x08
-        return ObjectPath(fakeTrusted: devicePath(address).rawValue + "/service" + hex4(handle))
-    }
-
-    private func characteristicPath(_ address: BluetoothAddress, _ service: Int, _ index: Int) -> ObjectPath {
-        let handle = 0x10 + (gattGeneration[address, default: 0] * 0x40) + service * 0x08 + 1 + index * 2
-        return ObjectPath(fakeTrusted: servicePath(address, service).rawValue + "/char" + hex4(handle))
-    }
-
-    private func hex4(_ value: Int) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    /// A peripheral's GATT objects as bluetoothd exports them on a link.
-    private func gattObjects(_ address: BluetoothAddress, services: Bool = true, characteristics: Bool = true) -> [(ObjectPath, ObjectInterfaces)] {
-        guard let peripheral = world[address] else { return [] }
-        var objects: [(ObjectPath, ObjectInterfaces)] = []
-        for (s, service) in peripheral.services.enumerated() {
-            let sPath = servicePath(address, s)
-            if services {
-                objects.append((sPath, [BlueZInterface.gattService: [
-                    "UUID": .string(service.uuid.string), "Primary": .boolean(true), "Device": .objectPath(devicePath(address)),
-                ]]))
-            }
-            guard characteristics else { continue }
-            for (c, characteristic) in service.characteristics.enumerated() {
-                let key = Key(address: address, service: service.uuid, characteristic: characteristic.uuid)
-                objects.append((characteristicPath(address, s, c), [BlueZInterface.gattCharacteristic: [
-                    "UUID": .string(characteristic.uuid.string), "Service": .objectPath(sPath),
-                    "Flags": .array(.string, characteristic.flags.map { .string($0) }),
-                    "Value": .array(.byte, characteristic.value.map { .byte($0) }),
-                    "Notifying": .boolean(sessions.contains(key) && connected.contains(address)),
-                ]]))
-            }
-        }
-        return objects
-    }
-
-    private func gattObjects(_ address: BluetoothAddress) -> ManagedObjects {
-        Dictionary(gattObjects(address, services: true, characteristics: true), uniquingKeysWith: { _, new in new })
-    }
-
-    private func addGatt(_ address: BluetoothAddress, servicesOnly: Bool = false, characteristicsOnly: Bool = false) {
-        for (path, interfaces) in gattObjects(address, services: !characteristicsOnly, characteristics: !servicesOnly)
-        where mirror.objects[path] == nil {
-            apply(InterfacesAdded: path, interfaces)
-        }
-    }
-
-    private func removeGatt(_ address: BluetoothAddress) {
-        let prefix = devicePath(address).rawValue + "/"
-        for path in mirror.objects.keys.filter({ $0.rawValue.hasPrefix(prefix) }).sorted().reversed() {
-            apply(InterfacesRemoved: path, Array(mirror.objects[path]?.keys ?? [:].keys))
-        }
-    }
-
-    private func address(of device: ObjectPath) throws -> BluetoothAddress {
-        guard let address = world.keys.first(where: { devicePath($0) == device }), mirror.device(device) != nil else {
-            throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist")
-        }
-        return address
-    }
-
-    private func characteristicKey(_ path: ObjectPath) throws -> (Key, ObjectPath) {
-        for (address, peripheral) in world {
-            for (s, service) in peripheral.services.enumerated() {
-                for (c, characteristic) in service.characteristics.enumerated() where characteristicPath(address, s, c) == path {
-                    guard mirror.characteristic(path) != nil else { break }
-                    return (Key(address: address, service: service.uuid, characteristic: characteristic.uuid), path)
-                }
-            }
-        }
-        throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "no characteristic \(path)")
-    }
-
-    private func path(of key: Key) -> ObjectPath? {
-        guard let peripheral = world[key.address] else { return nil }
-        for (s, service) in peripheral.services.enumerated() where service.uuid == key.service {
-            for (c, characteristic) in service.characteristics.enumerated() where characteristic.uuid == key.characteristic {
-                let path = characteristicPath(key.address, s, c)
-                return mirror.characteristic(path) != nil ? path : nil
-            }
-        }
-        return nil
-    }
-
-    private func value(_ key: Key) -> [UInt8]? {
-        world[key.address]?.services.first { $0.uuid == key.service }?.characteristics.first { $0.uuid == key.characteristic }?.value
-    }
-
-    private func setValue(_ key: Key, _ value: [UInt8]) {
-        guard var peripheral = world[key.address],
-              let s = peripheral.services.firstIndex(where: { $0.uuid == key.service }),
-              let c = peripheral.services[s].characteristics.firstIndex(where: { $0.uuid == key.characteristic }) else { return }
-        peripheral.services[s].characteristics[c].value = value
-        world[key.address] = peripheral
     }
 }
 

@@ -69,10 +69,9 @@ extension Daemon {
             // Applied once at the end of the input (``flushAutoConnect()``):
             // several intents may ask in one input (a power cycle), and each
             // registration is a few bus round trips.
-            autoConnect[address] = machines[intent]?.options.services ?? []
-            autoConnectRenewal = true
+            autoConnect.hold(address, services: machines[intent]?.options.services ?? [])
         case .stopBackgroundAutoConnect(let address):
-            autoConnect[address] = nil
+            autoConnect.release(address)
             // A registration releases every device; otherwise this one.
             if !(await applyAutoConnect(renew: false)) { await releaseFromAutoConnect([address.string]) }
         case .emit(let event):
@@ -152,25 +151,28 @@ extension Daemon {
     }
 
     /// Whether an intent's peripheral may take `address` (its device's, found
-    /// at an address that changed). Another peripheral may hold it: one
-    /// that only a scan met (no intent, no subscription) gives it up and is
-    /// retired (`retiring`); one that something wants keeps it, and the
-    /// intent's stored address stays as it was (two identities for one
-    /// device; logged).
+    /// at an address that changed), by the core's ``AddressTakeover``: a
+    /// peripheral that only a scan met gives it up and is retired
+    /// (`retiring`); one that something wants keeps it (logged).
     func takeOverAddress(_ address: BluetoothAddress, for peripheral: PeripheralID, retiring: inout PeripheralID?) -> Bool {
-        guard let holder = peripheralByAddress[address.string], holder != peripheral else { return true }
-        guard interestedIdentifiers(in: holder).isEmpty else {
+        let holder = peripheralByAddress[address.string]
+        let wanted = holder.map { !interestedIdentifiers(in: $0).isEmpty } ?? false
+        switch AddressTakeover.decide(claimant: peripheral, holder: holder, holderIsWanted: wanted) {
+        case .take:
+            return true
+        case .keep(let holder):
             logger.error("another peripheral that is wanted has this address; the intent's stored address is kept", metadata: [
                 "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
             ])
             return false
+        case .takeRetiring(let holder):
+            logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: [
+                "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
+            ])
+            peripherals[holder] = nil
+            retiring = holder
+            return true
         }
-        logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: [
-            "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
-        ])
-        peripherals[holder] = nil
-        retiring = holder
-        return true
     }
 
     /// Applies mutations durably. Inside a batch scope (a machine's action
@@ -271,25 +273,8 @@ extension Daemon {
     /// input asked for it (a renewal: BlueZ turns a device's auto-connect
     /// back on when a profile offering its services is registered).
     func flushAutoConnect() async {
-        guard autoConnectRenewal else { return }
-        autoConnectRenewal = false
+        guard autoConnect.takeRenewal() else { return }
         await applyAutoConnect(renew: true)
-    }
-
-    /// The services to auto-connect by: each held device's intent
-    /// services, or when it names none, the services of its subscribed
-    /// characteristics (a lock client that subscribes to its state need not
-    /// repeat the service).
-    var autoConnectServices: Set<BluetoothUUID> {
-        var all: Set<BluetoothUUID> = []
-        for (address, services) in autoConnect {
-            if !services.isEmpty {
-                all.formUnion(services)
-            } else if let peripheral = peripheralID(for: address) {
-                all.formUnion(planner.wantedServices(of: peripheral))
-            }
-        }
-        return all
     }
 
     /// Registers the auto-connect profile with the union of wanted services.
@@ -298,12 +283,13 @@ extension Daemon {
     /// registered (and so released the devices no intent wants).
     @discardableResult
     func applyAutoConnect(renew: Bool) async -> Bool {
-        let uuids = autoConnectServices.map(\.string).sorted()
-        if uuids.isEmpty && (appliedAutoConnectUUIDs ?? []).isEmpty { return false }  // nothing held, nothing registered
-        guard renew || uuids != (appliedAutoConnectUUIDs ?? []) else { return false }
+        let services = autoConnect.services { address in
+            peripheralID(for: address).map { planner.wantedServices(of: $0) } ?? []
+        }
+        guard let uuids = autoConnect.registration(for: services, renew: renew) else { return false }
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
-            appliedAutoConnectUUIDs = uuids
+            autoConnect.didRegister(uuids)
             logger.info("background auto-connect", metadata: ["RELINK_AUTOCONNECT_UUIDS": "\(uuids)", "RELINK_ADAPTER": "\(adapterName)"])
             // A registration puts every known device offering these
             // services back on the list, also those relinkd let go.
@@ -327,13 +313,11 @@ extension Daemon {
     /// it is `Trusted`) and touches no link; a connected one is left alone,
     /// as another program may be using it.
     func releaseFromAutoConnect(_ addresses: [String]) async {
-        let registered = Set((appliedAutoConnectUUIDs ?? []).map { $0.lowercased() })
-        guard !registered.isEmpty, !addresses.isEmpty else { return }
+        guard autoConnect.registered?.isEmpty == false, !addresses.isEmpty else { return }
         let wanted = Set(machines.values.filter { !$0.state.isTerminal }.compactMap { $0.knownAddress?.string })
-        for address in addresses.sorted() where !wanted.contains(address) {
+        for address in AutoConnectPolicy.unwanted(addresses, wanted: wanted) {
             guard let device = await bluez.mirror.device(address: address, adapter: adapterPath),
-                  !device.connected, !device.trusted,
-                  !registered.isDisjoint(with: device.uuids.map { $0.lowercased() }) else { continue }
+                  !device.connected, !device.trusted, autoConnect.covers(device.uuids) else { continue }
             let bluez = self.bluez, logger = self.logger
             logger.info("background auto-connect released: no intent wants the device", metadata: [
                 "RELINK_ADDRESS": "\(address)", "RELINK_DECISION": "auto-connect-released",
@@ -373,7 +357,7 @@ extension Daemon {
                     if !start { batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
                     if start {
-                        gattRetries[peripheral] = nil
+                        gattGrace.armed(peripheral)
                         batch.held.started(peripheral, key, on: characteristic.path)
                     }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])

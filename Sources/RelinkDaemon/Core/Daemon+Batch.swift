@@ -98,7 +98,7 @@ extension Daemon {
         guard let failure else {
             guard batch.held.sessionsLast(since: issued) else { return }
             batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
-            gattRetries[notify.peripheral] = nil
+            gattGrace.armed(notify.peripheral)
             logger.info("notifications armed", metadata: metadata)
             return
         }

@@ -19,7 +19,7 @@ extension Daemon {
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             planner.resetAll()
             batch.held.endAll()
-            awaitingGatt = [:]
+            gattGrace.reset()
             _ = scans.restart()  // the BlueZ layer re-applies discovery itself
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .serviceLost:
@@ -30,7 +30,7 @@ extension Daemon {
             publisher?.setReady(false)
             planner.resetAll()
             batch.held.endAll()
-            awaitingGatt = [:]
+            gattGrace.reset()
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
@@ -38,7 +38,7 @@ extension Daemon {
             if on { _ = scans.restart() } else {
                 planner.resetAll()
                 batch.held.endAll()
-                awaitingGatt = [:]
+                gattGrace.reset()
             }
             for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
         case .mirror(let change):
@@ -93,11 +93,11 @@ extension Daemon {
                 break
             }
         case .gattCharacteristicAdded(let characteristic):
-            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(awaitingGatt.count)"])
-            guard !awaitingGatt.isEmpty, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
+            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(gattGrace.waitingCount)"])
+            guard gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-                  awaitingGatt.removeValue(forKey: peripheral) != nil else { return }
+                  gattGrace.appeared(on: peripheral) else { return }
             await run(planner.linkUp(peripheral))
         case .deviceRemoved(let path, let text):
             // bluetoothd removed the Device1 (also one relinkd holds as
@@ -156,7 +156,7 @@ extension Daemon {
         if let peripheral = peripheralID(for: address) {
             planner.linkDown(peripheral)
             batch.held.linkDown(peripheral)
-            awaitingGatt[peripheral] = nil
+            gattGrace.linkDown(peripheral)
         }
         let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: why)
         await feedPeripheral(at: address, .disconnected(address, reason: reason))
@@ -276,37 +276,32 @@ extension Daemon {
 
 // A link whose services resolved without a subscribed characteristic.
 extension Daemon {
-    /// Waits for the characteristic: armed when its GATT object appears, and
-    /// after ``gattGrace`` the link is reconnected (at most
-    /// ``gattRetryLimit`` times in a row) so bluetoothd discovers services
-    /// afresh (seen when a peripheral's GATT server was not up yet, e.g.
-    /// right after a bluetoothd restart).
+    /// Waits for the characteristic: armed when its GATT object appears;
+    /// after ``GattGrace/period`` the core's ``GattGrace`` decides whether
+    /// the link is reconnected so bluetoothd discovers services afresh
+    /// (seen when a peripheral's GATT server was not up yet, e.g. right
+    /// after a bluetoothd restart).
     func awaitGatt(_ peripheral: PeripheralID) {
-        guard awaitingGatt[peripheral] == nil else { return }
-        gattGeneration += 1
-        let generation = gattGeneration
-        awaitingGatt[peripheral] = generation
+        guard let generation = gattGrace.wait(for: peripheral) else { return }
         let clock = self.clock
         spawned.append {
-            do { try await clock.sleep(for: Self.gattGrace) } catch { return [] }
+            do { try await clock.sleep(for: GattGrace.period) } catch { return [] }
             return [.gattCheck(peripheral, generation: generation)]
         }
     }
 
     func gattCheck(_ peripheral: PeripheralID, generation: UInt64) async {
-        guard awaitingGatt[peripheral] == generation else { return }
-        awaitingGatt[peripheral] = nil
+        guard gattGrace.timerEnded(for: peripheral, generation: generation) == .lookAgain else { return }
         await run(planner.linkUp(peripheral))  // maybe it is there now
-        guard awaitingGatt[peripheral] != nil else { return }
-        let retries = gattRetries[peripheral, default: 0]
-        guard retries < Self.gattRetryLimit, let row = peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
+        guard gattGrace.isWaiting(for: peripheral) else { return }
+        var device: Device?
+        if let row = peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
+        guard let device, case .rediscover(let attempt) = gattGrace.stillMissing(peripheral, linkUp: device.connected) else {
             logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
             return
         }
-        gattRetries[peripheral] = retries + 1
         logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: [
-            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ATTEMPT": "\(retries + 1)", "RELINK_DECISION": "rediscover-services",
+            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ATTEMPT": "\(attempt)", "RELINK_DECISION": "rediscover-services",
         ])
         let bluez = self.bluez, logger = self.logger
         spawned.append {

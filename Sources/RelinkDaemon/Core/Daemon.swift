@@ -47,28 +47,17 @@ public actor Daemon {
     var peripheralNames: [PeripheralID: PeripheralNames] = [:]
     /// Which name each identifier resolves first.
     var namePreferences: [RestoreIdentifier: NamePreference] = [:]
-    /// Addresses held by background auto-connect, with the services wanted.
-    var autoConnect: [BluetoothAddress: Set<BluetoothUUID>] = [:]
+    /// Background auto-connect: held devices, the registration, gathered
+    /// requests (the core's ``AutoConnectPolicy``).
+    var autoConnect = AutoConnectPolicy()
     /// Parsed routing facts per characteristic object (``valueRoute(_:)``).
     var valueRoutes: [ObjectPath: ValueRoute] = [:]
     /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
     var outboxSignals = SignalThrottle<RestoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
-    var appliedAutoConnectUUIDs: [String]?
-    /// An action of the current input asked for background auto-connect
-    /// (``flushAutoConnect()``).
-    var autoConnectRenewal = false
-    /// Peripherals whose link is up but some wanted characteristic was not
-    /// yet in the mirror: armed again when GATT objects appear.
-    /// The value is the generation of its grace timer (see ``gattGrace``).
-    var awaitingGatt: [PeripheralID: UInt64] = [:]
-    var gattGeneration: UInt64 = 0
-    /// Links dropped on purpose because GATT objects never appeared, per peripheral.
-    var gattRetries: [PeripheralID: Int] = [:]
-    /// How long a resolved link may lack a subscribed characteristic before
-    /// relinkd reconnects it to make bluetoothd discover services afresh.
-    static let gattGrace: Duration = .seconds(3)
-    /// At most this many such reconnects in a row; then relinkd only waits.
-    static let gattRetryLimit = 3
+    /// Links that are up while a subscribed characteristic is not yet in
+    /// the mirror: the core's policy (``GattGrace``) decides when to look
+    /// again and when to reconnect.
+    var gattGrace = GattGrace()
     /// Machine inputs that answer an action at once (lookups), handled after
     /// the current action list.
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
@@ -195,8 +184,7 @@ public actor Daemon {
 
     /// Moves the auto-connect registration start-up asked for to a timer.
     private func deferStartupAutoConnect() {
-        guard autoConnectRenewal else { return }
-        autoConnectRenewal = false
+        guard autoConnect.takeRenewal() else { return }
         let clock = self.clock
         spawned.append {
             do { try await clock.sleep(for: Self.startupAutoConnectDelay) } catch { return [] }
@@ -258,11 +246,11 @@ public actor Daemon {
         case .startSpawned:
             break
         case .startupAutoConnect:
-            autoConnectRenewal = true
+            autoConnect.requestRenewal()
         case .renewAutoConnect(let address):
-            if autoConnect[address] != nil {
+            if autoConnect.isHeld(address) {
                 logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: ["RELINK_ADDRESS": "\(address.string)"])
-                autoConnectRenewal = true
+                autoConnect.requestRenewal()
             }
         }
         await drainImmediate()
