@@ -1,0 +1,18 @@
+import RelinkAPI
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl read ID PERIPHERAL SERVICE CHAR`: prints the value in hex.
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "read", abstract: "Read a characteristic (hex on stdout).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: GATTArguments
+
+    func run() async throws {
+        try target.check()
+        let manager = try await global.manager()
+        defer { manager.close() }
+        let value = try await manager.read(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        if global.json { Output.json(target.json.merging(["value": RelinkArguments.hex(value)]) { $1 }) } else { Output.line(RelinkArguments.hex(value)) }
+    }
+}

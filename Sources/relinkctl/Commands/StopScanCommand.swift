@@ -1,0 +1,18 @@
+import RelinkAPI
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl stop-scan ID`.
+struct StopScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stop-scan", abstract: "Stop an identifier's scan.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The restore identifier.") var identifier: String
+
+    func run() async throws {
+        _ = try APIPath.central(for: identifier)
+        let manager = try await global.manager()
+        defer { manager.close() }
+        try await manager.stopScan(identifier)
+        if global.json { Output.json(["identifier": identifier, "scanning": false]) } else { Output.line("\(identifier): scan stopped") }
+    }
+}

@@ -1,0 +1,18 @@
+import RelinkAPI
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl subscribe ID PERIPHERAL SERVICE CHAR`.
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "subscribe", abstract: "Subscribe durably to a characteristic.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: GATTArguments
+
+    func run() async throws {
+        try target.check()
+        let manager = try await global.manager()
+        defer { manager.close() }
+        try await manager.subscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        if global.json { Output.json(target.json.merging(["subscribed": true]) { $1 }) } else { Output.line("\(target.identifier): subscribed \(target.characteristic)") }
+    }
+}

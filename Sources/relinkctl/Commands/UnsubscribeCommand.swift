@@ -1,0 +1,18 @@
+import RelinkAPI
+import ArgumentParser
+import RelinkClient
+
+/// `relinkctl unsubscribe ID PERIPHERAL SERVICE CHAR`.
+struct UnsubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "End a subscription.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: GATTArguments
+
+    func run() async throws {
+        try target.check()
+        let manager = try await global.manager()
+        defer { manager.close() }
+        try await manager.unsubscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        if global.json { Output.json(target.json.merging(["subscribed": false]) { $1 }) } else { Output.line("\(target.identifier): unsubscribed \(target.characteristic)") }
+    }
+}
