@@ -45,6 +45,36 @@ import Testing
         }
     }
 
+    /// One condition, one message: every command that takes an identifier
+    /// (or a peripheral) rejects the same bad value with the same line.
+    @Test func theSameBadArgumentGetsTheSameMessageFromEveryCommand() async throws {
+        let address = "00:00:00:00:00:02"
+        func commands(identifier: String, peripheral: String) -> [[String]] {
+            [
+                ["show", identifier], ["register", identifier], ["scan", identifier], ["stop-scan", identifier],
+                ["events", identifier], ["forget", identifier], ["connect", identifier, peripheral],
+                ["cancel", identifier, peripheral], ["subscribe", identifier, peripheral, "180d", "2a37"],
+                ["unsubscribe", identifier, peripheral, "180d", "2a37"], ["read", identifier, peripheral, "180d", "2a37"],
+                ["write", identifier, peripheral, "180d", "2a37", "00"],
+            ]
+        }
+        let tooLong = String(repeating: "i", count: 129)
+        let badIdentifiers = commands(identifier: tooLong, peripheral: address)
+        let badPeripherals = commands(identifier: "front-door", peripheral: "lock").filter { $0.count > 2 }
+        for group in [badIdentifiers, badPeripherals] {
+            var lines: Set<String> = []
+            for arguments in group {
+                let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+                #expect(result.status == 1, "\(arguments.prefix(1)): \(result)")
+                lines.insert(result.stderr)
+            }
+            #expect(lines.count == 1, "\(lines.sorted())")
+        }
+        let identifierLine = try await CtlProcess.run(["--bus-address", Self.noBus, "show", tooLong]).stderr
+        #expect(identifierLine.hasPrefix("relinkctl: org.relink.Error.InvalidArguments: invalid restore identifier "), "\(identifierLine)")
+        #expect(identifierLine.contains("longer than 128 bytes"), "\(identifierLine)")
+    }
+
     @Test func noBusExitsThree() async throws {
         for arguments in [["status"], ["--json", "list"], ["show", "front-door"], ["events", "front-door", "--follow"]] {
             let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)

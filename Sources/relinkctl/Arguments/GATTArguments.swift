@@ -1,8 +1,8 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
-/// Identifier, peripheral, service and characteristic.
+/// Identifier, peripheral, service and characteristic: what the GATT
+/// commands (subscribe, unsubscribe, read, write) act on.
 struct GATTArguments: ParsableArguments {
     @Argument(help: "The restore identifier.") var identifier: String
     @Argument(help: "An address or a peripheral UUID.") var peripheral: String
@@ -11,13 +11,16 @@ struct GATTArguments: ParsableArguments {
 
     /// Checks every argument before relinkd is called.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
-    func check() throws(RelinkClientError) {
-        _ = try APIPath.central(for: identifier)
-        _ = try RelinkArguments.peripheral(peripheral)
-        _ = try RelinkArguments.bluetoothUUID(service)
-        _ = try RelinkArguments.bluetoothUUID(characteristic)
+    mutating func validate() throws {
+        try ArgumentCheck.run { [identifier, peripheral, service, characteristic] () throws(RelinkClientError) in
+            try RelinkArguments.checkIdentifier(identifier)
+            _ = try RelinkArguments.peripheral(peripheral)
+            _ = try RelinkArguments.bluetoothUUID(service)
+            _ = try RelinkArguments.bluetoothUUID(characteristic)
+        }
     }
 
+    /// The arguments as keys of a `--json` document.
     var json: [String: Any] {
         ["identifier": identifier, "peripheral": peripheral, "service": service, "characteristic": characteristic]
     }

@@ -1,18 +1,14 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
-import RelinkModel
 
 /// `relinkctl cancel ID PERIPHERAL`.
 struct CancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "cancel", abstract: "End a connection intent and its subscriptions.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
-    @Argument(help: "An address or a peripheral UUID.") var peripheral: String
+    @OptionGroup var target: PeripheralArguments
 
     func run() async throws {
-        _ = try APIPath.central(for: identifier)
-        _ = try RelinkArguments.peripheral(peripheral)
+        let (identifier, peripheral) = (target.identifier, target.peripheral)
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.cancel(identifier, peripheral: peripheral)

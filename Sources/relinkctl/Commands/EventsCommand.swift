@@ -9,12 +9,13 @@ struct EventsCommand: AsyncParsableCommand {
         commandName: "events", abstract: "Print an identifier's stored events (and live ones with --follow).",
         discussion: "Each event: sequence, kind and payload JSON. --ack acknowledges each event once printed (relinkd then deletes it).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
     @Option(help: "Only events with a sequence number above N.") var after: UInt64 = 0
     @Flag(help: "Keep printing live events (JSON lines with --json) until interrupted.") var follow = false
     @Flag(help: "Acknowledge the printed events.") var ack = false
 
     func run() async throws {
+        let identifier = target.identifier
         let path = try APIPath.central(for: identifier)
         let manager = try await global.manager()
         defer { manager.close() }
@@ -46,8 +47,8 @@ struct EventsCommand: AsyncParsableCommand {
     private func followEvents(_ manager: RelinkManager, path: String) async throws {
         let signals = try await manager.eventSignals()
         let owners = try await manager.relinkdOwnerChanges()
-        try await manager.watch(identifier, after: after)
-        let (identifier, json, ack, after) = (identifier, global.json, ack, after)
+        try await manager.watch(target.identifier, after: after)
+        let (identifier, json, ack, after) = (target.identifier, global.json, ack, after)
         // relinkd's departure ends the subscription; the events it sent
         // before are already buffered (bus order) and still printed.
         let departed = try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -6,10 +5,10 @@ import RelinkClient
 struct ForgetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "forget", abstract: "Delete an identifier with its intents, subscriptions and events.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
 
     func run() async throws {
-        _ = try APIPath.central(for: identifier)
+        let identifier = target.identifier
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.unregister(identifier)

@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -6,21 +5,31 @@ import RelinkClient
 struct RegisterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "register", abstract: "Register a restore identifier and print its restored state.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
     @Option(name: .customLong("name-rule"), help: "gap or advertising.") var nameRule: String?
     @Option(name: .customLong("event-limit"), help: "Unacknowledged events to keep, 1 to 100000 (a lower bound drops the oldest at once).")
     var eventLimit: UInt32?
 
-    func run() async throws {
-        _ = try APIPath.central(for: identifier)
+    /// The options of `Register` (no replay: relinkctl prints the state, not the events).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): an unknown name rule.
+    func options() throws(RelinkClientError) -> RelinkRegisterOptions {
         var options = RelinkRegisterOptions(replay: false)
         if let nameRule {
             guard let rule = RelinkRegisterOptions.NameRule(rawValue: nameRule) else {
-                throw RelinkClientError(.invalidArguments, "The name rule must be \"gap\" or \"advertising\", not \(nameRule.debugDescription).")
+                throw ArgumentCheck.invalid("The name rule must be \"gap\" or \"advertising\", not \(nameRule.debugDescription).")
             }
             options.nameRule = rule
         }
         options.eventLimit = eventLimit
+        return options
+    }
+
+    mutating func validate() throws {
+        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try options() }
+    }
+
+    func run() async throws {
+        let (identifier, options) = (target.identifier, try options())
         let manager = try await global.manager()
         defer { manager.close() }
         let (path, state) = try await manager.register(identifier, options: options)

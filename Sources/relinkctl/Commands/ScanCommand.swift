@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -6,13 +5,21 @@ import RelinkClient
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "scan", abstract: "Start (or replace) an identifier's durable scan.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
     @Argument(help: "Service UUIDs to scan for (none: every peripheral).") var services: [String] = []
     @Flag(name: .customLong("allow-duplicates"), help: "Report every advertisement.") var allowDuplicates = false
 
+    /// The services in the 128-bit form relinkd takes.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a bad UUID, or
+    ///   more than the contract allows.
+    func uuids() throws(RelinkClientError) -> [String] { try RelinkArguments.bluetoothUUIDs(services) }
+
+    mutating func validate() throws {
+        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try uuids() }
+    }
+
     func run() async throws {
-        _ = try APIPath.central(for: identifier)
-        let uuids = try RelinkArguments.bluetoothUUIDs(services)
+        let (identifier, uuids, allowDuplicates) = (target.identifier, try uuids(), allowDuplicates)
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.scan(identifier, services: uuids, options: .init(allowDuplicates: allowDuplicates))

@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -9,7 +8,6 @@ struct UnsubscribeCommand: AsyncParsableCommand {
     @OptionGroup var target: GATTArguments
 
     func run() async throws {
-        try target.check()
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.unsubscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)

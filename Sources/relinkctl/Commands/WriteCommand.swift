@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -10,10 +9,21 @@ struct WriteCommand: AsyncParsableCommand {
     @Argument(help: "The value, hex (e.g. 01ff).") var hex: String
     @Flag(name: .customLong("without-response"), help: "Write without response.") var withoutResponse = false
 
-    func run() async throws {
-        try target.check()
+    /// The bytes to write.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): not hex, or
+    ///   longer than the contract's limit.
+    func value() throws(RelinkClientError) -> [UInt8] {
         let value = try RelinkArguments.hexBytes(hex)
         try RelinkArguments.checkValue(value)
+        return value
+    }
+
+    mutating func validate() throws {
+        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try value() }
+    }
+
+    func run() async throws {
+        let value = try value()
         let manager = try await global.manager()
         defer { manager.close() }
         try await manager.write(target.identifier, peripheral: target.peripheral, service: target.service,
