@@ -75,6 +75,30 @@ import Testing
         }
     }
 
+    /// An identifier relinkd does not know gets one line, word for word the
+    /// same from every command (whether Manager1 or the Central1 object
+    /// answered), and exit 4.
+    @Test func unknownIdentifierIsWordedTheSameByEveryCommand() async throws {
+        try await CtlHarness.with { h in
+            let id = "back-door", address = CtlHarness.lockAddress
+            let commands: [[String]] = [
+                ["show", id], ["scan", id], ["stop-scan", id], ["events", id], ["--json", "events", id], ["events", id, "--ack"],
+                ["forget", id], ["connect", id, address], ["cancel", id, address],
+                ["subscribe", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["unsubscribe", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["read", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["write", id, address, CtlHarness.lockService, CtlHarness.lockCommand, "00"],
+            ]
+            let line = "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"back-door\" is registered (or it belongs to another user).\n"
+            for arguments in commands {
+                let result = try await h.ctl(arguments)
+                #expect(result.status == 4, "\(arguments): \(result)")
+                #expect(result.stderr == line, "\(arguments): \(result)")
+                #expect(result.stdout.isEmpty, "\(arguments): \(result)")
+            }
+        }
+    }
+
     /// `status` says why a connection is not up: its attempt and last error.
     @Test func statusShowsTheLastErrorOfAConnectionThatIsDown() async throws {
         try await CtlHarness.with { h in

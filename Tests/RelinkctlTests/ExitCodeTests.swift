@@ -83,13 +83,24 @@ import Testing
         }
     }
 
-    @Test func noRelinkdOnTheBusExitsThree() async throws {
+    /// relinkd stopped: every command says so, naming the bus, and exits 3
+    /// (not the bus's "not provided by any .service files").
+    @Test func noRelinkdOnTheBusExitsThreeSayingItIsNotRunning() async throws {
         try await CtlHarness.with(startRelinkd: false) { h in
-            for arguments in [["status"], ["register", "front-door"], ["peripherals"], ["--json", "events", "front-door"]] {
+            let explanation = "relinkd is not running (no owner of org.relink on \(h.bus))\n"
+            let commands: [[String]] = [
+                ["status"], ["list"], ["--json", "list"], ["show", "front-door"], ["register", "front-door"],
+                ["scan", "front-door"], ["stop-scan", "front-door"], ["connect", "front-door", "00:00:00:00:00:02"],
+                ["cancel", "front-door", "00:00:00:00:00:02"], ["read", "front-door", "00:00:00:00:00:02", "180d", "2a37"],
+                ["peripherals"], ["--json", "events", "front-door"], ["events", "front-door", "--follow"], ["forget", "front-door"],
+            ]
+            for arguments in commands {
                 let result = try await h.ctl(arguments)
                 #expect(result.status == 3, "\(arguments): \(result)")
                 #expect(result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error.ServiceUnknown: ")
-                        || result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error.NameHasNoOwner: "), "\(result)")
+                        || result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error.NameHasNoOwner: "), "\(arguments): \(result)")
+                #expect(result.stderr.hasSuffix(": " + explanation), "\(arguments): \(result)")
+                #expect(!result.stderr.contains(".service files"), "\(arguments): \(result)")
                 #expect(result.stdout.isEmpty)
             }
         }

@@ -9,9 +9,9 @@ struct CancelCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (identifier, peripheral) = (target.identifier, target.peripheral)
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.cancel(identifier, peripheral: peripheral)
+        try await global.withManager(identifier: identifier) { manager in
+            try await manager.cancel(identifier, peripheral: peripheral)
+        }
         if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "cancelled": true]) } else { Output.line("\(identifier): cancelled \(peripheral)") }
     }
 }

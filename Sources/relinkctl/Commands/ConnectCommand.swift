@@ -43,9 +43,9 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (identifier, peripheral, options) = (target.identifier, target.peripheral, try options())
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let path = try await manager.connect(identifier, peripheral: peripheral, options: options)
+        let path = try await global.withManager(identifier: identifier) { manager in
+            try await manager.connect(identifier, peripheral: peripheral, options: options)
+        }
         let uuid = APIPath.peripheralUUID(of: path)
         if global.json {
             Output.json(["identifier": identifier, "object": path.rawValue, "peripheral": uuid ?? ""])

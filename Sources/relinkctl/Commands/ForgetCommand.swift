@@ -9,9 +9,7 @@ struct ForgetCommand: AsyncParsableCommand {
 
     func run() async throws {
         let identifier = target.identifier
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.unregister(identifier)
+        try await global.withManager(identifier: identifier) { manager in try await manager.unregister(identifier) }
         if global.json { Output.json(["identifier": identifier, "forgotten": true]) } else { Output.line("\(identifier): forgotten") }
     }
 }

@@ -7,9 +7,7 @@ struct ListCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let ids = try await manager.listIdentifiers()
+        let ids = try await global.withManager { manager in try await manager.listIdentifiers() }
         if global.json {
             Output.json(ids.map { ["identifier": $0.identifier, "object": $0.object] })
         } else {

@@ -7,9 +7,7 @@ struct PeripheralsCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let list = try await manager.peripherals()
+        let list = try await global.withManager { manager in try await manager.peripherals() }
         if global.json {
             Output.json(list.map(JSONForms.peripheral))
             return

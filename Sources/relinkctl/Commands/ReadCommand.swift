@@ -8,9 +8,9 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var target: GATTArguments
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let value = try await manager.read(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        let value = try await global.withManager(identifier: target.identifier) { manager in
+            try await manager.read(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        }
         if global.json { Output.json(target.json.merging(["value": RelinkArguments.hex(value)]) { $1 }) } else { Output.line(RelinkArguments.hex(value)) }
     }
 }

@@ -30,9 +30,9 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (identifier, options) = (target.identifier, try options())
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let (path, state) = try await manager.register(identifier, options: options)
+        let (path, state) = try await global.withManager(identifier: identifier) { manager in
+            try await manager.register(identifier, options: options)
+        }
         if global.json {
             Output.json(JSONForms.restored(state, identifier: identifier, object: path.rawValue))
             return

@@ -20,9 +20,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (identifier, uuids, allowDuplicates) = (target.identifier, try uuids(), allowDuplicates)
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.scan(identifier, services: uuids, options: .init(allowDuplicates: allowDuplicates))
+        try await global.withManager(identifier: identifier) { manager in
+            try await manager.scan(identifier, services: uuids, options: .init(allowDuplicates: allowDuplicates))
+        }
         if global.json {
             Output.json(["identifier": identifier, "scanning": true, "services": uuids, "allow_duplicates": allowDuplicates])
         } else {

@@ -11,11 +11,11 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         let identifier = target.identifier
         let path = try APIPath.central(for: identifier)
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let props = try await manager.properties(of: path, interface: RelinkNames.central)
-        _ = try RelinkCentralProperties(props)
-        let status = try? await manager.managerProperties()
+        let (props, status) = try await global.withManager(identifier: identifier) { manager in
+            let props = try await manager.properties(of: path, interface: RelinkNames.central)
+            _ = try RelinkCentralProperties(props)
+            return (props, try? await manager.managerProperties())
+        }
         let statusDocument = status?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
         let entry = (statusDocument?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
         let connections = entry?["connections"] as? [[String: Any]] ?? []

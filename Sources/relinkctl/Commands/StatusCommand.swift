@@ -7,9 +7,7 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let props = try await manager.managerProperties()
+        let props = try await global.withManager { manager in try await manager.managerProperties() }
         let status = props["Status"]?.stringValue.map(Output.parsed) ?? [String: Any]()
         if global.json {
             var doc = JSONForms.properties(props)

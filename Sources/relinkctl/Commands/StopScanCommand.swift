@@ -9,9 +9,7 @@ struct StopScanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let identifier = target.identifier
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.stopScan(identifier)
+        try await global.withManager(identifier: identifier) { manager in try await manager.stopScan(identifier) }
         if global.json { Output.json(["identifier": identifier, "scanning": false]) } else { Output.line("\(identifier): scan stopped") }
     }
 }

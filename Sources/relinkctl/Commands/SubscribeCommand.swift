@@ -8,9 +8,9 @@ struct SubscribeCommand: AsyncParsableCommand {
     @OptionGroup var target: GATTArguments
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.subscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        try await global.withManager(identifier: target.identifier) { manager in
+            try await manager.subscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        }
         if global.json { Output.json(target.json.merging(["subscribed": true]) { $1 }) } else { Output.line("\(target.identifier): subscribed \(target.characteristic)") }
     }
 }

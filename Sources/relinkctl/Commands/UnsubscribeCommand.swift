@@ -8,9 +8,9 @@ struct UnsubscribeCommand: AsyncParsableCommand {
     @OptionGroup var target: GATTArguments
 
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.unsubscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        try await global.withManager(identifier: target.identifier) { manager in
+            try await manager.unsubscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+        }
         if global.json { Output.json(target.json.merging(["subscribed": false]) { $1 }) } else { Output.line("\(target.identifier): unsubscribed \(target.characteristic)") }
     }
 }

@@ -24,10 +24,10 @@ struct WriteCommand: AsyncParsableCommand {
 
     func run() async throws {
         let value = try value()
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.write(target.identifier, peripheral: target.peripheral, service: target.service,
-                                characteristic: target.characteristic, value: value, withResponse: !withoutResponse)
+        try await global.withManager(identifier: target.identifier) { manager in
+            try await manager.write(target.identifier, peripheral: target.peripheral, service: target.service,
+                                    characteristic: target.characteristic, value: value, withResponse: !withoutResponse)
+        }
         if global.json {
             Output.json(target.json.merging(["written": RelinkArguments.hex(value)]) { $1 })
         } else {
