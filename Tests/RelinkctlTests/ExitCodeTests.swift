@@ -34,6 +34,9 @@ import Testing
             ["register", String(repeating: "x", count: 129)],
             ["register", "café"],
             ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "5", "--strategy", "scan", "--strategy", "scan"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "86401"],
+            ["register", "front-door", "--event-limit", "0"],
+            ["register", "front-door", "--event-limit", "100001"],
         ]
         for arguments in cases {
             // The bus does not exist: only a check made before connecting can answer.
@@ -42,6 +45,35 @@ import Testing
             #expect(result.stderr.hasPrefix("relinkctl: org.relink.Error.InvalidArguments: "), "\(arguments): \(result)")
             #expect(result.stderr.split(separator: "\n").count == 1)
             #expect(result.stdout.isEmpty)
+        }
+    }
+
+    /// A negative number is read as the option's value and rejected by the
+    /// command's check, not taken for an unknown option ("Missing value").
+    @Test func negativeNumbersAreValuesThatTheChecksReject() async throws {
+        let timeouts: [[String]] = [
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "-1"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout=-1"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--timeout", "-0.5", "--strategy", "scan"],
+        ]
+        for arguments in timeouts {
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("relinkctl: org.relink.Error.InvalidArguments: timeout must be > 0"), "\(arguments): \(result)")
+            #expect(!result.stderr.contains("Missing value"), "\(arguments): \(result)")
+            #expect(result.stdout.isEmpty)
+        }
+        // Options whose type has no negative values: a usage error naming the value.
+        let unsigned: [[String]] = [
+            ["events", "front-door", "--after", "-1"],
+            ["register", "front-door", "--event-limit", "-5"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--match-manufacturer-id", "-1"],
+        ]
+        for arguments in unsigned {
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("Error: The value '-"), "\(arguments): \(result)")
+            #expect(!result.stderr.contains("Missing value"), "\(arguments): \(result)")
         }
     }
 

@@ -7,12 +7,15 @@ struct ConnectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "connect", abstract: "Add a durable connection intent.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: PeripheralArguments
-    @Option(help: "Give up after this many seconds (default: pending until cancelled).") var timeout: Double?
+    // Numbers are read unconditionally so that "-1" is a value the checks
+    // refuse, not an unknown option.
+    @Option(parsing: .unconditional, help: "Give up after this many seconds, > 0 (default: pending until cancelled).") var timeout: Double?
     @Option(name: .customLong("service"), help: "A service UUID the peripheral exposes (repeatable).") var services: [String] = []
     @Option(name: .customLong("strategy"), help: "known-identifier, already-connected or scan (repeatable, in order).") var strategies: [String] = []
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: String?
     @Option(name: .customLong("match-name"), help: "If its address changes: its exact advertised name.") var matchName: String?
-    @Option(name: .customLong("match-manufacturer-id"), help: "If its address changes: a company ID in its manufacturer data (0 to 65535).") var matchManufacturerID: UInt16?
+    @Option(name: .customLong("match-manufacturer-id"), parsing: .unconditional,
+            help: "If its address changes: a company ID in its manufacturer data (0 to 65535).") var matchManufacturerID: UInt16?
     @Option(name: .customLong("match-service"), help: "If its address changes: a service it advertises (repeatable).") var matchServices: [String] = []
 
     /// The options of `Connect`, each checked by the client library's rules

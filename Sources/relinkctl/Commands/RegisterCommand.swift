@@ -1,4 +1,5 @@
 import ArgumentParser
+import RelinkAPI
 import RelinkClient
 
 /// `relinkctl register ID`: creates (or reopens) an identifier and prints its restored state.
@@ -7,11 +8,13 @@ struct RegisterCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
     @Option(name: .customLong("name-rule"), help: "gap or advertising.") var nameRule: String?
-    @Option(name: .customLong("event-limit"), help: "Unacknowledged events to keep, 1 to 100000 (a lower bound drops the oldest at once).")
+    @Option(name: .customLong("event-limit"), parsing: .unconditional,
+            help: "Unacknowledged events to keep, 1 to 100000 (a lower bound drops the oldest at once).")
     var eventLimit: UInt32?
 
     /// The options of `Register` (no replay: relinkctl prints the state, not the events).
-    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): an unknown name rule.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): an unknown name
+    ///   rule, an event limit outside the contract's bounds.
     func options() throws(RelinkClientError) -> RelinkRegisterOptions {
         var options = RelinkRegisterOptions(replay: false)
         if let nameRule {
@@ -20,7 +23,13 @@ struct RegisterCommand: AsyncParsableCommand {
             }
             options.nameRule = rule
         }
-        options.eventLimit = eventLimit
+        if let eventLimit {
+            let bounds = APILimits.eventLimits
+            guard bounds.contains(Int(eventLimit)) else {
+                throw ArgumentCheck.invalid("event_limit must be \(bounds.lowerBound) to \(bounds.upperBound), not \(eventLimit)")
+            }
+            options.eventLimit = eventLimit
+        }
         return options
     }
 
