@@ -1,5 +1,6 @@
 import Foundation
 import RelinkClient
+import RelinkModel
 
 /// stdout/stderr writing, JSON documents and the exit codes.
 enum Output {
@@ -22,6 +23,30 @@ enum Output {
         flush()
         Output.error("relinkctl: \(error.name.rawValue): \(error.message)")
         terminate(exitCode(for: error))
+    }
+
+    /// `message` with every single-quoted value longer than the model's
+    /// echo limit cut short (ArgumentParser quotes a rejected value whole):
+    /// `'xxx'… (10000 bytes)`, as ``RelinkArguments/echo(_:)`` does.
+    static func shortened(_ message: String) -> String {
+        var out = ""
+        var rest = Substring(message)
+        while let open = rest.firstIndex(of: "'") {
+            out += rest[...open]
+            let value = rest[rest.index(after: open)...]
+            guard let close = value.firstIndex(of: "'") else {
+                rest = value
+                break
+            }
+            let quoted = value[..<close]
+            if quoted.count > DomainError.echoLimit {
+                out += quoted.prefix(DomainError.echoLimit) + "'… (\(quoted.utf8.count) bytes)"
+            } else {
+                out += quoted + "'"
+            }
+            rest = value[value.index(after: close)...]
+        }
+        return out + rest
     }
 
     static func line(_ text: String) {

@@ -50,13 +50,13 @@ struct Relinkctl: AsyncParsableCommand {
     /// Help and version exit 0 (on stdout); an argument a command's
     /// `validate()` refused is `InvalidArguments` (exit 1, as relinkd's
     /// reply would be); every other parse or validation error is a usage
-    /// error: message on stderr, exit 2.
+    /// error: message on stderr (long values shortened), exit 2.
     private static func exitForParse(_ error: any Error) -> Never {
         let code = exitCode(for: error)
         if code == .success { Self.exit(withError: error) }
         if let failed = ArgumentCheck.failed { Output.fail(failed) }
         if let e = error as? ExitCode { Output.terminate(e.rawValue) }
-        Output.error(fullMessage(for: error))
+        Output.error(Output.shortened(fullMessage(for: error)))
         Output.terminate(Output.ExitStatus.usage)
     }
 }

@@ -77,6 +77,38 @@ import Testing
         }
     }
 
+    /// A malformed argument is named in a message of bounded length: a
+    /// 10,000-character argument is never echoed back whole, by relinkctl's
+    /// checks or by the parser.
+    @Test func longArgumentsAreShortenedInMessages() async throws {
+        let long = String(repeating: "x", count: 10_000)
+        let address = "00:00:00:00:00:02"
+        let cases: [(arguments: [String], status: Int32)] = [
+            (["show", long], 1),
+            (["connect", "front-door", long], 1),
+            (["cancel", "front-door", long], 1),
+            (["scan", "front-door", long], 1),
+            (["read", "front-door", address, long, "2a37"], 1),
+            (["write", "front-door", address, "180d", "2a37", long], 1),
+            (["connect", "front-door", address, "--strategy", long], 1),
+            (["connect", "front-door", address, "--address-type", long], 1),
+            (["connect", "front-door", address, "--match-name", long], 1),
+            (["register", "front-door", "--name-rule", long], 1),
+            (["events", "front-door", "--after", long], 2),
+            (["connect", "front-door", address, "--timeout", long], 2),
+            (["status", long], 2),
+            ([long], 2),
+        ]
+        for (arguments, status) in cases {
+            let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
+            let shown = arguments.map { $0.count > 20 ? "<\($0.count) chars>" : $0 }
+            #expect(result.status == status, "\(shown): exit \(result.status)")
+            #expect(!result.stderr.contains(String(repeating: "x", count: 100)), "\(shown): \(result.stderr.prefix(300))")
+            #expect(result.stderr.utf8.count < 1_000, "\(shown): \(result.stderr.utf8.count) bytes on stderr")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
     /// One condition, one message: every command that takes an identifier
     /// (or a peripheral) rejects the same bad value with the same line.
     @Test func theSameBadArgumentGetsTheSameMessageFromEveryCommand() async throws {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import RelinkAPI
 import RelinkClient
+import RelinkModel
 
 /// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]... [--match-…]`.
 struct ConnectCommand: AsyncParsableCommand {
@@ -26,15 +27,18 @@ struct ConnectCommand: AsyncParsableCommand {
                                            matchManufacturerID: matchManufacturerID, matchServices: matchServices)
         for s in strategies {
             guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
-                throw ArgumentCheck.invalid("Unknown strategy \(s.debugDescription): use known-identifier, already-connected or scan.")
+                let known = RelinkConnectOptions.Strategy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ArgumentCheck.invalid("invalid strategy \(RelinkArguments.echo(s)): expected one of \(known)")
             }
             options.strategies.append(strategy)
         }
         if let addressType {
-            guard let type = RelinkConnectOptions.AddressType(rawValue: addressType) else {
-                throw ArgumentCheck.invalid("The address type must be \"public\" or \"random\", not \(addressType.debugDescription).")
+            do {
+                let kind = try BluetoothAddress.Kind(parsing: addressType)
+                options.addressType = RelinkConnectOptions.AddressType(rawValue: kind.rawValue)
+            } catch {
+                throw ArgumentCheck.invalid("\(error)")
             }
-            options.addressType = type
         }
         _ = try options.dictionary()
         return options

@@ -19,7 +19,7 @@ struct RegisterCommand: AsyncParsableCommand {
         var options = RelinkRegisterOptions(replay: false)
         if let nameRule {
             guard let rule = RelinkRegisterOptions.NameRule(rawValue: nameRule) else {
-                throw ArgumentCheck.invalid("The name rule must be \"gap\" or \"advertising\", not \(nameRule.debugDescription).")
+                throw ArgumentCheck.invalid("invalid name rule \(RelinkArguments.echo(nameRule)): expected \"gap\" or \"advertising\"")
             }
             options.nameRule = rule
         }
