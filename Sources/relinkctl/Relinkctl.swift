@@ -1,15 +1,16 @@
-import RelinkAPI
 import ArgumentParser
+import RelinkAPI
 import RelinkClient
 
-
+/// The `relinkctl` command: its subcommands, and ``main()``, which maps
+/// every outcome to the documented exit codes (docs/relinkctl.md).
 @main
 struct Relinkctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relinkctl",
         abstract: "Drive and inspect relinkd: restore identifiers, scans, connections, subscriptions and events.",
         discussion: """
-            Exit codes: 0 ok, 1 relinkd replied an error (printed on stderr as \
+            Exit codes: 0 ok, 1 relinkd replied an error or an argument is malformed (printed on stderr as \
             "relinkctl: <org.relink.Error.Name>: <message>"), 2 usage, 3 cannot reach relinkd, \
             4 unknown identifier or peripheral. --json prints one JSON document on stdout \
             (JSON lines with events --follow).
@@ -23,6 +24,12 @@ struct Relinkctl: AsyncParsableCommand {
         ])
 
     @OptionGroup var global: GlobalOptions
+
+    /// No command given: a usage error (exit 2) that names the commands.
+    func run() async throws {
+        let commands = Self.configuration.subcommands.compactMap { $0.configuration.commandName }
+        throw ValidationError("Missing a command: one of \(commands.joined(separator: ", ")).")
+    }
 
     /// Parses, runs, and maps every failure to the documented exit codes.
     static func main() async {

@@ -48,6 +48,21 @@ import Testing
         }
     }
 
+    /// `relinkctl` with no command (or only global options) is a usage
+    /// error like any other: usage and the commands on stderr, exit 2.
+    @Test func noCommandIsAUsageErrorThatListsTheCommands() async throws {
+        for arguments in [[], ["--json"], ["--bus-address", Self.noBus]] {
+            let result = try await CtlProcess.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("Error: Missing a command"), "\(arguments): \(result)")
+            #expect(result.stderr.contains("Usage: relinkctl"), "\(arguments): \(result)")
+            for command in ["status", "register", "events", "peripherals"] {
+                #expect(result.stderr.contains(command), "\(arguments): \(command) missing in \(result)")
+            }
+        }
+    }
+
     /// A negative number is read as the option's value and rejected by the
     /// command's check, not taken for an unknown option ("Missing value").
     @Test func negativeNumbersAreValuesThatTheChecksReject() async throws {
