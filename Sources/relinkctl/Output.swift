@@ -4,10 +4,15 @@ import RelinkModel
 
 /// stdout/stderr writing, JSON documents and the exit codes.
 enum Output {
+    /// The exit codes of docs/relinkctl.md (0 is success).
     enum ExitStatus {
+        /// relinkd replied an error, or an argument is malformed (`InvalidArguments`).
         static let relinkdError: Int32 = 1
+        /// Usage: no or unknown command or option, a missing or mistyped value.
         static let usage: Int32 = 2
+        /// relinkd cannot be reached.
         static let unreachable: Int32 = 3
+        /// Unknown identifier or peripheral.
         static let unknown: Int32 = 4
     }
 
@@ -49,14 +54,17 @@ enum Output {
         return out + rest
     }
 
+    /// One line on stdout.
     static func line(_ text: String) {
         print(text)
     }
 
+    /// One line on stderr.
     static func error(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// Flushes stdout (before stderr is written, or between live lines).
     static func flush() { fflush(nil) }
 
     /// Flushes stdout and ends the process with `code`.
@@ -71,6 +79,7 @@ enum Output {
         flush()
     }
 
+    /// `object` as JSON text with sorted keys (`null` when it is not valid JSON).
     static func jsonText(_ object: Any) -> String {
         guard JSONSerialization.isValidJSONObject(object),
               let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])

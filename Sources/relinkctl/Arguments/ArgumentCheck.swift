@@ -11,6 +11,7 @@ import Synchronization
 /// ArgumentParser wraps whatever `validate()` throws in a type of its own,
 /// so ``run(_:)`` keeps the typed error for ``Relinkctl/main()``.
 enum ArgumentCheck {
+    /// The error of the check that failed (a command line is parsed once, in `main()`).
     private static let failure = Mutex<RelinkClientError?>(nil)
 
     /// Runs `checks`; the error they throw is kept (``failed``) and thrown on.

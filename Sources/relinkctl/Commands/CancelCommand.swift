@@ -7,6 +7,7 @@ struct CancelCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: PeripheralArguments
 
+    /// Calls `Central1.Cancel`.
     func run() async throws {
         let (identifier, peripheral) = (target.identifier, target.peripheral)
         try await global.withManager(identifier: identifier) { manager in

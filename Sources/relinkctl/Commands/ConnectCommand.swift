@@ -44,10 +44,12 @@ struct ConnectCommand: AsyncParsableCommand {
         return options
     }
 
+    /// Checks every option before relinkd is called (see ``options()``).
     mutating func validate() throws {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try options() }
     }
 
+    /// Calls `Central1.Connect` and prints the peripheral's UUID.
     func run() async throws {
         let (identifier, peripheral, options) = (target.identifier, target.peripheral, try options())
         let path = try await global.withManager(identifier: identifier) { manager in

@@ -22,6 +22,7 @@ struct EventsCommand: AsyncParsableCommand {
         case busClosed
     }
 
+    /// Prints the stored events after `--after` (paged), acknowledging them with `--ack`; with `--follow`, live events until relinkd leaves the bus (exit 3).
     func run() async throws {
         let identifier = target.identifier
         let path = try APIPath.central(for: identifier)

@@ -7,6 +7,7 @@ struct ForgetCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
 
+    /// Calls `Manager1.Unregister`.
     func run() async throws {
         let identifier = target.identifier
         try await global.withManager(identifier: identifier) { manager in try await manager.unregister(identifier) }

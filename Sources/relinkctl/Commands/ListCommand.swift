@@ -6,6 +6,7 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the restore identifiers you may see.")
     @OptionGroup var global: GlobalOptions
 
+    /// Calls `Manager1.ListIdentifiers` and prints one identifier per line.
     func run() async throws {
         let ids = try await global.withManager { manager in try await manager.listIdentifiers() }
         if global.json {

@@ -7,6 +7,7 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: GATTArguments
 
+    /// Calls `Central1.Read` and prints the value in hex.
     func run() async throws {
         let value = try await global.withManager(identifier: target.identifier) { manager in
             try await manager.read(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)

@@ -33,10 +33,12 @@ struct RegisterCommand: AsyncParsableCommand {
         return options
     }
 
+    /// Checks the options before relinkd is called (see ``options()``).
     mutating func validate() throws {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try options() }
     }
 
+    /// Calls `Manager1.Register` (no replay) and prints the restored state.
     func run() async throws {
         let (identifier, options) = (target.identifier, try options())
         let (path, state) = try await global.withManager(identifier: identifier) { manager in

@@ -14,10 +14,12 @@ struct ScanCommand: AsyncParsableCommand {
     ///   more than the contract allows.
     func uuids() throws(RelinkClientError) -> [String] { try RelinkArguments.bluetoothUUIDs(services) }
 
+    /// Checks the services before relinkd is called (see ``uuids()``).
     mutating func validate() throws {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try uuids() }
     }
 
+    /// Calls `Central1.Scan` (replacing the identifier's scan).
     func run() async throws {
         let (identifier, uuids, allowDuplicates) = (target.identifier, try uuids(), allowDuplicates)
         try await global.withManager(identifier: identifier) { manager in

@@ -8,6 +8,7 @@ struct ShowCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
 
+    /// Reads the identifier's `Central1` properties (and its connections from `Manager1.Status`) and prints them.
     func run() async throws {
         let identifier = target.identifier
         let path = try APIPath.central(for: identifier)

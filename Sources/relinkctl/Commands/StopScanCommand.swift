@@ -7,6 +7,7 @@ struct StopScanCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
 
+    /// Calls `Central1.StopScan`.
     func run() async throws {
         let identifier = target.identifier
         try await global.withManager(identifier: identifier) { manager in try await manager.stopScan(identifier) }

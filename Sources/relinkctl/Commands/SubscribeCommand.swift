@@ -7,6 +7,7 @@ struct SubscribeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: GATTArguments
 
+    /// Calls `Central1.Subscribe` and prints what was subscribed.
     func run() async throws {
         try await global.withManager(identifier: target.identifier) { manager in
             try await manager.subscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)

@@ -7,6 +7,7 @@ struct UnsubscribeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: GATTArguments
 
+    /// Calls `Central1.Unsubscribe` and prints what was unsubscribed.
     func run() async throws {
         try await global.withManager(identifier: target.identifier) { manager in
             try await manager.unsubscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)

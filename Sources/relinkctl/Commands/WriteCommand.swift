@@ -18,10 +18,12 @@ struct WriteCommand: AsyncParsableCommand {
         return value
     }
 
+    /// Checks the value before relinkd is called (see ``value()``).
     mutating func validate() throws {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try value() }
     }
 
+    /// Calls `Central1.Write` with the value (with or without response).
     func run() async throws {
         let value = try value()
         try await global.withManager(identifier: target.identifier) { manager in
