@@ -97,4 +97,16 @@ final class CtlHarness {
     func push(_ value: UInt8) async throws {
         try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
     }
+
+    /// Pushes `value` from the lock, again every 100 ms, until `follower`
+    /// prints it (at most `timeout`): then the lock's notifications are
+    /// armed and the follower is watching. A bounded wait instead of a
+    /// fixed settle time.
+    func pushUntilPrinted(_ value: UInt8, by follower: CtlFollower, timeout: Duration = .seconds(20)) async throws {
+        try await eventually(timeout: timeout, "value \(value) to be printed by the follower") {
+            if follower.output.lines.contains(where: { $0.contains("\"value\":[\(value)]") }) { return true }
+            try? await self.push(value)
+            return false
+        }
+    }
 }
