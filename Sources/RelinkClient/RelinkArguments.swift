@@ -53,7 +53,7 @@ public enum RelinkArguments {
     public static func peripheral(_ text: String) throws(RelinkClientError) -> String {
         if isUUID(text) { return text.lowercased() }
         if let address = try? BluetoothAddress(parsing: text) { return address.string }
-        throw .invalid("\(text.debugDescription) is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor a peripheral UUID.")
+        throw .invalid("\(echo(text)) is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor a peripheral UUID.")
     }
 
     /// A value to write (at most ``maximumValueBytes``).
@@ -71,8 +71,8 @@ public enum RelinkArguments {
         var digits = Substring(text)
         if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
         let cleaned = digits.utf8.filter { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: " ") }
-        guard cleaned.allSatisfy(isHex) else { throw .invalid("\(text.debugDescription) is not hex bytes.") }
-        guard cleaned.count % 2 == 0 else { throw .invalid("\(text.debugDescription) has an odd number of hex digits.") }
+        guard cleaned.allSatisfy(isHex) else { throw .invalid("\(echo(text)) is not hex bytes.") }
+        guard cleaned.count % 2 == 0 else { throw .invalid("\(echo(text)) has an odd number of hex digits.") }
         var out: [UInt8] = []
         out.reserveCapacity(cleaned.count / 2)
         var i = 0
@@ -81,6 +81,15 @@ public enum RelinkArguments {
             i += 2
         }
         return out
+    }
+
+    /// A rejected argument as messages show it: quoted, and cut after the
+    /// model's `DomainError.echoLimit` characters with its length in bytes
+    /// (the form the model's own errors use), so that a huge argument is
+    /// never echoed back whole.
+    public static func echo(_ text: String) -> String {
+        guard text.count > DomainError.echoLimit else { return text.debugDescription }
+        return String(text.prefix(DomainError.echoLimit)).debugDescription + "… (\(text.utf8.count) bytes)"
     }
 
     /// Lowercase hex, two digits per byte, no separator.

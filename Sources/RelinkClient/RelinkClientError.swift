@@ -72,6 +72,12 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
     /// True for `UnknownIdentifier` and `UnknownPeripheral`.
     public var isUnknownObject: Bool { name == .unknownIdentifier || name == .unknownPeripheral }
 
+    /// The error for an identifier relinkd does not have (or does not show
+    /// the caller): one wording for every call, whichever object answered.
+    public static func unknownIdentifier(_ identifier: String) -> RelinkClientError {
+        .init(.unknownIdentifier, "No restore identifier \(RelinkArguments.echo(identifier)) is registered (or it belongs to another user).")
+    }
+
     /// A local argument error.
     static func invalid(_ message: String) -> RelinkClientError { .init(.invalidArguments, message) }
 

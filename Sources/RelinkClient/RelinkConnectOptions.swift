@@ -1,4 +1,5 @@
 import DBus
+import RelinkAPI
 import RelinkModel
 
 /// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
@@ -32,8 +33,8 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     /// Services it advertises, every one of them; at most 64.
     public var matchServices: [String]
 
-    /// The longest timeout relinkd takes, in seconds.
-    public static let maximumTimeout: Double = 86_400
+    /// The longest timeout relinkd takes, in seconds (the contract's limit).
+    public static let maximumTimeout: Double = APILimits.maximumConnectTimeout
 
     public enum AddressType: String, Sendable, Hashable { case `public`, random }
 
@@ -50,8 +51,8 @@ public struct RelinkConnectOptions: Sendable, Hashable {
         self.matchServices = matchServices
     }
 
-    /// The longest match name relinkd takes, in UTF-8 bytes.
-    public static let maximumMatchNameLength = 248
+    /// The longest match name relinkd takes, in UTF-8 bytes (the model's limit).
+    public static let maximumMatchNameLength = MatchRule.maximumLocalNameLength
 
     /// The `a{sv}` relinkd takes, after checking every option.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a timeout that
@@ -62,7 +63,8 @@ public struct RelinkConnectOptions: Sendable, Hashable {
         var out: [String: DBusValue] = [:]
         if let timeout {
             guard timeout.isFinite, timeout > 0, timeout <= Self.maximumTimeout else {
-                throw .invalid("The timeout must be a number of seconds above 0 and at most \(Int(Self.maximumTimeout)), not \(timeout).")
+                let shown = timeout.isFinite && timeout == timeout.rounded(.towardZero) && timeout.magnitude < 1e15 ? "\(Int(timeout))" : "\(timeout)"
+                throw .invalid("timeout must be > 0 and at most \(Int(Self.maximumTimeout)) seconds, not \(shown)")
             }
             if pendingUntilCancelled == true { throw .invalid("A connection cannot both have a timeout and be pending until cancelled.") }
             out["timeout"] = .double(timeout)

@@ -57,8 +57,7 @@ public final class RelinkManager: Sendable {
         if name == .unknownPeripheral {
             return "No peripheral \(APIPath.peripheralUUID(of: path) ?? element) is known to relinkd (or visible to you)."
         }
-        let identifier = APIPath.unescape(element) ?? element
-        return "No restore identifier \(identifier.debugDescription) is registered (or it belongs to another user)."
+        return RelinkClientError.unknownIdentifier(APIPath.unescape(element) ?? element).message
     }
 
     func central(_ identifier: String, _ method: String, _ arguments: [DBusValue] = [],

@@ -4,6 +4,7 @@ import RelinkClient
 
 /// The JSON forms of the library's values (the `--json` documents).
 enum JSONForms {
+    /// A D-Bus value as JSON: numbers, strings, lists, objects; byte arrays as hex.
     static func value(_ v: DBusValue) -> Any {
         switch v.unwrapped {
         case .byte(let x): Int(x)
@@ -28,14 +29,17 @@ enum JSONForms {
         }
     }
 
+    /// D-Bus properties as a JSON object under their D-Bus names.
     static func properties(_ props: [String: DBusValue]) -> [String: Any] {
         props.mapValues(value)
     }
 
+    /// An event: `sequence`, `kind` and its parsed `payload`.
     static func event(_ e: RelinkClientEvent) -> [String: Any] {
         ["sequence": e.sequence, "kind": e.kind.rawValue, "payload": Output.parsed(e.payloadJSON)]
     }
 
+    /// `register`'s document: the restored state under the API's key names.
     static func restored(_ s: RelinkRestoredState, identifier: String, object: String) -> [String: Any] {
         [
             "identifier": identifier, "object": object, "new": s.isNew,
@@ -51,6 +55,7 @@ enum JSONForms {
         ]
     }
 
+    /// One entry of `peripherals --json`.
     static func peripheral(_ p: RelinkPeripheral) -> [String: Any] {
         [
             "object": p.object, "id": p.id, "address": p.address, "address_type": p.addressType, "adapter": p.adapter,

@@ -1,15 +1,16 @@
-import RelinkAPI
 import ArgumentParser
+import RelinkAPI
 import RelinkClient
 
-
+/// The `relinkctl` command: its subcommands, and ``main()``, which maps
+/// every outcome to the documented exit codes (docs/relinkctl.md).
 @main
 struct Relinkctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relinkctl",
         abstract: "Drive and inspect relinkd: restore identifiers, scans, connections, subscriptions and events.",
         discussion: """
-            Exit codes: 0 ok, 1 relinkd replied an error (printed on stderr as \
+            Exit codes: 0 ok, 1 relinkd replied an error or an argument is malformed (printed on stderr as \
             "relinkctl: <org.relink.Error.Name>: <message>"), 2 usage, 3 cannot reach relinkd, \
             4 unknown identifier or peripheral. --json prints one JSON document on stdout \
             (JSON lines with events --follow).
@@ -23,6 +24,12 @@ struct Relinkctl: AsyncParsableCommand {
         ])
 
     @OptionGroup var global: GlobalOptions
+
+    /// No command given: a usage error (exit 2) that names the commands.
+    func run() async throws {
+        let commands = Self.configuration.subcommands.compactMap { $0.configuration.commandName }
+        throw ValidationError("Missing a command: one of \(commands.joined(separator: ", ")).")
+    }
 
     /// Parses, runs, and maps every failure to the documented exit codes.
     static func main() async {
@@ -47,13 +54,16 @@ struct Relinkctl: AsyncParsableCommand {
         Output.terminate(0)
     }
 
-    /// Help and version exit 0 (on stdout); every other parse or
-    /// validation error is a usage error: message on stderr, exit 2.
+    /// Help and version exit 0 (on stdout); an argument a command's
+    /// `validate()` refused is `InvalidArguments` (exit 1, as relinkd's
+    /// reply would be); every other parse or validation error is a usage
+    /// error: message on stderr (long values shortened), exit 2.
     private static func exitForParse(_ error: any Error) -> Never {
         let code = exitCode(for: error)
         if code == .success { Self.exit(withError: error) }
+        if let failed = ArgumentCheck.failed { Output.fail(failed) }
         if let e = error as? ExitCode { Output.terminate(e.rawValue) }
-        Output.error(fullMessage(for: error))
+        Output.error(Output.shortened(fullMessage(for: error)))
         Output.terminate(Output.ExitStatus.usage)
     }
 }

@@ -31,15 +31,25 @@ import Testing
             }
             let connected = try #require(seen.last)
             #expect(connected.peripheral?.uuid.uuidString == uuid)
-            try await Task.sleep(for: .milliseconds(300))
+            // Values count once the lock's notifications are armed: a probe
+            // is pushed until it arrives (the prober has ended, so no probe
+            // comes after the values).
+            let probe: UInt8 = 0x7f
+            let prober = h.prober(probe)
+            while !seen.contains(where: { $0.value == [probe] }) {
+                guard let e = await events.next() else { Issue.record("stream ended"); return }
+                seen.append(e)
+            }
+            prober.cancel()
+            await prober.value
             for value: UInt8 in [1, 2, 3] { try await h.push(value) }
-            while seen.filter({ $0.value != nil && $0.value != Array("locked".utf8) }).count < 3 {
+            while seen.filter({ $0.value != nil && $0.value != Array("locked".utf8) && $0.value != [probe] }).count < 3 {
                 guard let e = await events.next() else { Issue.record("stream ended"); return }
                 seen.append(e)
             }
             let sequences = seen.map(\.sequence)
             #expect(sequences == Array(sequences[0]...(sequences[0] + UInt64(sequences.count - 1))), "no gap, no repeat: \(sequences)")
-            #expect(seen.compactMap(\.value).filter { $0.count == 1 } == [[1], [2], [3]])
+            #expect(seen.compactMap(\.value).filter { $0.count == 1 && $0 != [probe] } == [[1], [2], [3]])
 
             // Acknowledge up to the connection only, then go away.
             try await first.acknowledge(through: connected.sequence)
@@ -152,7 +162,12 @@ import Testing
             try await central.subscribe(peripheral: CtlHarness.lockAddress, service: CtlHarness.lockService, characteristic: CtlHarness.lockState)
             var events = central.events.makeAsyncIterator()
             while let e = await events.next(), e.kind != .connected {}
-            try await Task.sleep(for: .milliseconds(300))
+            // Measure once the lock's notifications are armed: a probe is
+            // pushed until it arrives.
+            let prober = h.prober(0x7f)
+            while let e = await events.next(), e.value != [0x7f] {}
+            prober.cancel()
+            await prober.value
             var latencies: [Duration] = []
             var last: UInt64 = 0
             for value in UInt8(1)...UInt8(20) {

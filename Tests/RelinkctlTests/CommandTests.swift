@@ -75,15 +75,40 @@ import Testing
         }
     }
 
+    /// An identifier relinkd does not know gets one line, word for word the
+    /// same from every command (whether Manager1 or the Central1 object
+    /// answered), and exit 4.
+    @Test func unknownIdentifierIsWordedTheSameByEveryCommand() async throws {
+        try await CtlHarness.with { h in
+            let id = "back-door", address = CtlHarness.lockAddress
+            let commands: [[String]] = [
+                ["show", id], ["scan", id], ["stop-scan", id], ["events", id], ["--json", "events", id], ["events", id, "--ack"],
+                ["forget", id], ["connect", id, address], ["cancel", id, address],
+                ["subscribe", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["unsubscribe", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["read", id, address, CtlHarness.lockService, CtlHarness.lockState],
+                ["write", id, address, CtlHarness.lockService, CtlHarness.lockCommand, "00"],
+            ]
+            let line = "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"back-door\" is registered (or it belongs to another user).\n"
+            for arguments in commands {
+                let result = try await h.ctl(arguments)
+                #expect(result.status == 4, "\(arguments): \(result)")
+                #expect(result.stderr == line, "\(arguments): \(result)")
+                #expect(result.stdout.isEmpty, "\(arguments): \(result)")
+            }
+        }
+    }
+
     /// `status` says why a connection is not up: its attempt and last error.
     @Test func statusShowsTheLastErrorOfAConnectionThatIsDown() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)
             try await h.ok("connect", Self.id, "00:00:00:00:00:99", "--strategy", "known-identifier")
             var line = ""
-            for _ in 0..<100 where !line.contains(", last error: ") {
-                try await Task.sleep(for: .milliseconds(100))
-                line = try await h.ok("status").stdout.split(separator: "\n").first { $0.contains("00:00:00:00:00:99") }.map(String.init) ?? ""
+            try await eventually(timeout: .seconds(10), "status to show the connection's last error") {
+                let status = (try? await h.ctl("status"))?.stdout ?? ""
+                line = status.split(separator: "\n").first { $0.contains("00:00:00:00:00:99") }.map(String.init) ?? ""
+                return line.contains(", last error: ")
             }
             #expect(line.contains(" attempt ") && line.contains(", last error: "), "\(line)")
             let json = try await h.ok("--json", "status").jsonObject()
@@ -120,11 +145,12 @@ import Testing
             try await h.waitForEvents(Self.id, kind: "connected")
             try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
 
-            // A follower started now prints every new event as a JSON line.
+            // A follower started now prints every new event as a JSON line
+            // (Watch replays what is stored after --after, so it misses
+            // nothing even if it attaches late).
             let before = try await h.events(Self.id).compactMap { $0["sequence"] as? Int }.max() ?? 0
             let follower = try CtlFollower(["--bus-address", h.bus, "--json", "events", Self.id, "--follow", "--after", "\(before)"])
             defer { follower.stop() }
-            try await Task.sleep(for: .milliseconds(500))
 
             // read and write through the live link (hex in and out); the
             // write notifies the new state.
@@ -136,6 +162,9 @@ import Testing
             // A command the lock refuses is relinkd's error: exit 1.
             let refused = try await h.ctl("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "00")
             #expect(refused.status == 1 && refused.stderr.hasPrefix("relinkctl: org.relink.Error."), "\(refused)")
+            // Pushed values count once the lock's notifications are armed:
+            // a probe is pushed until the follower prints it.
+            try await h.pushUntilPrinted(0x7f, by: follower)
             for value: UInt8 in [1, 2, 3] { try await h.push(value) }
 
             // The follower printed the value-notified events in sequence
@@ -196,11 +225,8 @@ import Testing
             try await h.waitForEvents(Self.id, kind: "connected")
             let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow", "--ack"])
             defer { follower.stop() }
-            try await Task.sleep(for: .milliseconds(500))
-            try await h.push(7)
-            try await eventually(timeout: .seconds(20), "the value to be printed") {
-                follower.output.lines.contains { $0.contains(" value-notified ") && $0.contains("\"value\":[7]") }
-            }
+            try await h.pushUntilPrinted(7, by: follower)
+            #expect(follower.output.lines.contains { $0.contains(" value-notified ") && $0.contains("\"value\":[7]") })
             // Plain lines: "SEQ KIND PAYLOAD"; everything printed was acknowledged (and deleted).
             let printed = follower.output.lines.compactMap { UInt64($0.split(separator: " ").first ?? "") }
             #expect(printed == printed.sorted() && printed.first == 1, "\(follower.output.lines)")
@@ -213,16 +239,22 @@ import Testing
         }
     }
 
+    /// relinkd killed while a follower watches: exit 3, and the message
+    /// says relinkd left (not that it is not running).
     @Test func followEndsWithExitThreeWhenRelinkdDies() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)
+            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            try await h.waitForEvents(Self.id, kind: "connected")
+            // The stored events are replayed after Watch: once one is
+            // printed, the follower is attached.
             let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow"])
             defer { follower.stop() }
-            try await Task.sleep(for: .milliseconds(500))
+            try await eventually(timeout: .seconds(20), "the follower to print the stored events") { !follower.output.lines.isEmpty }
             h.killRelinkd()
             try await eventually(timeout: .seconds(10), "relinkctl events --follow to end") { !follower.process.isRunning }
             #expect(follower.process.terminationStatus == 3)
-            #expect(follower.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error."), "\(follower.stderr)")
+            #expect(follower.stderr == "relinkctl: org.freedesktop.DBus.Error.NameHasNoOwner: relinkd left the bus.\n", "\(follower.stderr)")
         }
     }
 }

@@ -97,4 +97,30 @@ final class CtlHarness {
     func push(_ value: UInt8) async throws {
         try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
     }
+
+    /// Pushes `value` from the lock every 100 ms, at most `times` times,
+    /// until the task is cancelled: for a test that reads events from a
+    /// stream, a probe that shows the lock's notifications are armed once
+    /// the value arrives (a value pushed before that is never stored).
+    func prober(_ value: UInt8, times: Int = 200) -> Task<Void, Never> {
+        let bench = bench
+        return Task {
+            for _ in 0..<times where !Task.isCancelled {
+                _ = try? await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// Pushes `value` from the lock, again every 100 ms, until `follower`
+    /// prints it (at most `timeout`): then the lock's notifications are
+    /// armed and the follower is watching. A bounded wait instead of a
+    /// fixed settle time.
+    func pushUntilPrinted(_ value: UInt8, by follower: CtlFollower, timeout: Duration = .seconds(20)) async throws {
+        try await eventually(timeout: timeout, "value \(value) to be printed by the follower") {
+            if follower.output.lines.contains(where: { $0.contains("\"value\":[\(value)]") }) { return true }
+            try? await self.push(value)
+            return false
+        }
+    }
 }

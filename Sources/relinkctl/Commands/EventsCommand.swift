@@ -1,6 +1,6 @@
-import RelinkAPI
 import ArgumentParser
 import DBus
+import RelinkAPI
 import RelinkClient
 
 /// `relinkctl events ID [--after N] [--follow] [--ack]`.
@@ -9,48 +9,69 @@ struct EventsCommand: AsyncParsableCommand {
         commandName: "events", abstract: "Print an identifier's stored events (and live ones with --follow).",
         discussion: "Each event: sequence, kind and payload JSON. --ack acknowledges each event once printed (relinkd then deletes it).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
-    @Option(help: "Only events with a sequence number above N.") var after: UInt64 = 0
+    @OptionGroup var target: IdentifierArgument
+    @Option(parsing: .unconditional, help: "Only events with a sequence number above N.") var after: UInt64 = 0
     @Flag(help: "Keep printing live events (JSON lines with --json) until interrupted.") var follow = false
     @Flag(help: "Acknowledge the printed events.") var ack = false
 
-    func run() async throws {
-        let path = try APIPath.central(for: identifier)
-        let manager = try await global.manager()
-        defer { manager.close() }
-        if follow {
-            try await followEvents(manager, path: path.rawValue)
-            return
-        }
-        var all: [RelinkClientEvent] = []
-        var cursor = after
-        while true {
-            let page = try await manager.events(identifier, after: cursor)
-            all += page
-            guard let last = page.last, page.count == Int(RelinkArguments.maximumEvents) else { break }
-            cursor = last.sequence
-        }
-        if global.json {
-            Output.json(["identifier": identifier, "events": all.map(JSONForms.event)])
-        } else {
-            for e in all { Output.line(Self.text(e)) }
-            Output.flush()
-        }
-        if ack, let last = all.last { try await manager.acknowledge(identifier, through: last.sequence) }
+    /// How `--follow` ended.
+    enum FollowEnd {
+        /// relinkd left the bus.
+        case relinkdLeft
+        /// The connection to the bus ended.
+        case busClosed
     }
 
+    /// Prints the stored events after `--after` (paged), acknowledging them with `--ack`; with `--follow`, live events until relinkd leaves the bus (exit 3).
+    func run() async throws {
+        let identifier = target.identifier
+        let path = try APIPath.central(for: identifier)
+        if follow {
+            let end = try await global.withManager(identifier: identifier) { manager in
+                try await followEvents(manager, path: path.rawValue)
+            }
+            // Thrown here, not in the connection helper: relinkd was there
+            // and left, which the helper would call "not running".
+            switch end {
+            case .relinkdLeft:
+                throw RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
+            case .busClosed:
+                throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
+            }
+        }
+        try await global.withManager(identifier: identifier) { manager in
+            var all: [RelinkClientEvent] = []
+            var cursor = after
+            while true {
+                let page = try await manager.events(identifier, after: cursor)
+                all += page
+                guard let last = page.last, page.count == Int(RelinkArguments.maximumEvents) else { break }
+                cursor = last.sequence
+            }
+            if global.json {
+                Output.json(["identifier": identifier, "events": all.map(JSONForms.event)])
+            } else {
+                for e in all { Output.line(Self.text(e)) }
+                Output.flush()
+            }
+            if ack, let last = all.last { try await manager.acknowledge(identifier, through: last.sequence) }
+        }
+    }
+
+    /// One event as a plain line: `SEQ KIND PAYLOAD-JSON`.
     static func text(_ e: RelinkClientEvent) -> String { "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
 
     /// Watch, then print each event of the identifier once, in order,
-    /// until relinkd leaves the bus (exit 3) or the process is interrupted.
-    private func followEvents(_ manager: RelinkManager, path: String) async throws {
+    /// until relinkd leaves the bus or the connection ends (or the process
+    /// is interrupted).
+    private func followEvents(_ manager: RelinkManager, path: String) async throws -> FollowEnd {
         let signals = try await manager.eventSignals()
         let owners = try await manager.relinkdOwnerChanges()
-        try await manager.watch(identifier, after: after)
-        let (identifier, json, ack, after) = (identifier, global.json, ack, after)
+        try await manager.watch(target.identifier, after: after)
+        let (identifier, json, ack, after) = (target.identifier, global.json, ack, after)
         // relinkd's departure ends the subscription; the events it sent
         // before are already buffered (bus order) and still printed.
-        let departed = try await withThrowingTaskGroup(of: Bool.self) { group in
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 var gone = false
                 do {
@@ -70,10 +91,7 @@ struct EventsCommand: AsyncParsableCommand {
             }
             let departed = try await group.next() ?? false
             group.cancelAll()
-            return departed
+            return departed ? .relinkdLeft : .busClosed
         }
-        throw departed
-            ? RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
-            : RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
     }
 }

@@ -1,4 +1,3 @@
-import RelinkAPI
 import ArgumentParser
 import RelinkClient
 
@@ -6,13 +5,12 @@ import RelinkClient
 struct ForgetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "forget", abstract: "Delete an identifier with its intents, subscriptions and events.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
 
+    /// Calls `Manager1.Unregister`.
     func run() async throws {
-        _ = try APIPath.central(for: identifier)
-        let manager = try await global.manager()
-        defer { manager.close() }
-        try await manager.unregister(identifier)
+        let identifier = target.identifier
+        try await global.withManager(identifier: identifier) { manager in try await manager.unregister(identifier) }
         if global.json { Output.json(["identifier": identifier, "forgotten": true]) } else { Output.line("\(identifier): forgotten") }
     }
 }

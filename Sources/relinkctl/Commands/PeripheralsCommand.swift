@@ -6,10 +6,9 @@ struct PeripheralsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peripherals", abstract: "List the peripherals you may see.")
     @OptionGroup var global: GlobalOptions
 
+    /// Lists the `Peripheral1` objects the caller may see, one line (or JSON object) each.
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let list = try await manager.peripherals()
+        let list = try await global.withManager { manager in try await manager.peripherals() }
         if global.json {
             Output.json(list.map(JSONForms.peripheral))
             return

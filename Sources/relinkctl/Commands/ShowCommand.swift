@@ -1,22 +1,24 @@
-import RelinkAPI
 import ArgumentParser
+import RelinkAPI
 import RelinkClient
 
 /// `relinkctl show ID`: an identifier's Central1 properties and its connections.
 struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one restore identifier.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The restore identifier.") var identifier: String
+    @OptionGroup var target: IdentifierArgument
 
+    /// Reads the identifier's `Central1` properties (and its connections from `Manager1.Status`) and prints them.
     func run() async throws {
-        _ = try APIPath.central(for: identifier)
-        let manager = try await global.manager()
-        defer { manager.close() }
+        let identifier = target.identifier
         let path = try APIPath.central(for: identifier)
-        let props = try await manager.properties(of: path, interface: RelinkNames.central)
-        _ = try RelinkCentralProperties(props)
-        let status = (try? await manager.managerProperties())?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
-        let entry = (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+        let (props, status) = try await global.withManager(identifier: identifier) { manager in
+            let props = try await manager.properties(of: path, interface: RelinkNames.central)
+            _ = try RelinkCentralProperties(props)
+            return (props, try? await manager.managerProperties())
+        }
+        let statusDocument = status?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
+        let entry = (statusDocument?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
         let connections = entry?["connections"] as? [[String: Any]] ?? []
         if global.json {
             var doc = JSONForms.properties(props)

@@ -6,10 +6,9 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show relinkd's state (Manager1 properties and Status).")
     @OptionGroup var global: GlobalOptions
 
+    /// Reads `Manager1`'s properties and prints them with its `Status` document.
     func run() async throws {
-        let manager = try await global.manager()
-        defer { manager.close() }
-        let props = try await manager.managerProperties()
+        let props = try await global.withManager { manager in try await manager.managerProperties() }
         let status = props["Status"]?.stringValue.map(Output.parsed) ?? [String: Any]()
         if global.json {
             var doc = JSONForms.properties(props)

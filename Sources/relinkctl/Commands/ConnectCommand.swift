@@ -1,0 +1,65 @@
+import ArgumentParser
+import RelinkAPI
+import RelinkClient
+import RelinkModel
+
+/// `relinkctl connect ID PERIPHERAL [--timeout S] [--service UUID]... [--strategy S]... [--match-…]`.
+struct ConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "connect", abstract: "Add a durable connection intent.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: PeripheralArguments
+    // Numbers are read unconditionally so that "-1" is a value the checks
+    // refuse, not an unknown option.
+    @Option(parsing: .unconditional, help: "Give up after this many seconds, > 0 (default: pending until cancelled).") var timeout: Double?
+    @Option(name: .customLong("service"), help: "A service UUID the peripheral exposes (repeatable).") var services: [String] = []
+    @Option(name: .customLong("strategy"), help: "known-identifier, already-connected or scan (repeatable, in order).") var strategies: [String] = []
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: String?
+    @Option(name: .customLong("match-name"), help: "If its address changes: its exact advertised name.") var matchName: String?
+    @Option(name: .customLong("match-manufacturer-id"), parsing: .unconditional,
+            help: "If its address changes: a company ID in its manufacturer data (0 to 65535).") var matchManufacturerID: UInt16?
+    @Option(name: .customLong("match-service"), help: "If its address changes: a service it advertises (repeatable).") var matchServices: [String] = []
+
+    /// The options of `Connect`, each checked by the client library's rules
+    /// (the model's parsers, the contract's limits).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    func options() throws(RelinkClientError) -> RelinkConnectOptions {
+        var options = RelinkConnectOptions(timeout: timeout, services: services, matchName: matchName,
+                                           matchManufacturerID: matchManufacturerID, matchServices: matchServices)
+        for s in strategies {
+            guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
+                let known = RelinkConnectOptions.Strategy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ArgumentCheck.invalid("invalid strategy \(RelinkArguments.echo(s)): expected one of \(known)")
+            }
+            options.strategies.append(strategy)
+        }
+        if let addressType {
+            do {
+                let kind = try BluetoothAddress.Kind(parsing: addressType)
+                options.addressType = RelinkConnectOptions.AddressType(rawValue: kind.rawValue)
+            } catch {
+                throw ArgumentCheck.invalid("\(error)")
+            }
+        }
+        _ = try options.dictionary()
+        return options
+    }
+
+    /// Checks every option before relinkd is called (see ``options()``).
+    mutating func validate() throws {
+        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try options() }
+    }
+
+    /// Calls `Central1.Connect` and prints the peripheral's UUID.
+    func run() async throws {
+        let (identifier, peripheral, options) = (target.identifier, target.peripheral, try options())
+        let path = try await global.withManager(identifier: identifier) { manager in
+            try await manager.connect(identifier, peripheral: peripheral, options: options)
+        }
+        let uuid = APIPath.peripheralUUID(of: path)
+        if global.json {
+            Output.json(["identifier": identifier, "object": path.rawValue, "peripheral": uuid ?? ""])
+        } else {
+            Output.line(uuid ?? path.rawValue)
+        }
+    }
+}
