@@ -88,8 +88,7 @@ public enum RelinkArguments {
     /// (the form the model's own errors use), so that a huge argument is
     /// never echoed back whole.
     public static func echo(_ text: String) -> String {
-        guard text.count > DomainError.echoLimit else { return text.debugDescription }
-        return String(text.prefix(DomainError.echoLimit)).debugDescription + "… (\(text.utf8.count) bytes)"
+        DomainError.echo(text)
     }
 
     /// Lowercase hex, two digits per byte, no separator.

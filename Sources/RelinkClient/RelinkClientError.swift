@@ -75,7 +75,7 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
     /// The error for an identifier relinkd does not have (or does not show
     /// the caller): one wording for every call, whichever object answered.
     public static func unknownIdentifier(_ identifier: String) -> RelinkClientError {
-        .init(.unknownIdentifier, "No restore identifier \(RelinkArguments.echo(identifier)) is registered (or it belongs to another user).")
+        .init(.unknownIdentifier, RelinkError.unknownIdentifier(named: identifier).message)
     }
 
     /// A local argument error.

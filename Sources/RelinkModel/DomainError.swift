@@ -25,8 +25,9 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     /// How many characters of a rejected value a message shows.
     public static let echoLimit = 64
 
-    /// The value as a quoted string literal, cut at ``echoLimit`` characters.
-    static func echo(_ value: String) -> String {
+    /// The value as a quoted string literal, cut at ``echoLimit`` characters
+    /// (every message that shows a rejected value uses it).
+    public static func echo(_ value: String) -> String {
         guard value.count > echoLimit else { return value.debugDescription }
         return String(value.prefix(echoLimit)).debugDescription + "… (\(value.utf8.count) bytes)"
     }

@@ -39,7 +39,7 @@ final class InProcessDaemon: Sendable {
         let daemon = self.daemon
         task = Task {
             async let bluetoothd: Void = fake.run()
-            try await daemon.run { _ in readyContinuation.yield() }
+            try await daemon.run(onReady: { _ in readyContinuation.yield() })
             try await bluetoothd
         }
         for await _ in ready { break }

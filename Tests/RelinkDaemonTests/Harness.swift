@@ -60,10 +60,15 @@ final class Harness {
 
     /// Starts relinkd on the bench and waits until it answers.
     func startRelinkd(environment: [String: String] = [:]) async throws {
+        try launchRelinkd(environment: environment)
+        try await control.waitUntilUp()
+    }
+
+    /// Starts relinkd on the bench without waiting for it.
+    func launchRelinkd(environment: [String: String] = [:]) throws {
         starts += 1
         relinkd = try RelinkdProcess.start(bus: bench.busAddress, stateDirectory: directory + "/state",
                                            logPath: directory + "/relinkd-\(starts).log", environment: environment, launch: launch)
-        try await control.waitUntilUp()
     }
 
     /// SIGTERMs relinkd; returns its exit status.

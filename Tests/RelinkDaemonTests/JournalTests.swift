@@ -138,18 +138,38 @@ struct PrivateJournal {
         p.environment = ["JOURNALD": journald, "OUT": directory, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
         try p.run()
         let journal = PrivateJournal(holder: p, directory: directory)
-        try await eventually(timeout: .seconds(10), "the private journald") {
-            FileManager.default.fileExists(atPath: directory + "/ready") || !p.isRunning
+        do {
+            // A generous bound: journald starts slowly on a loaded machine.
+            try await eventually(timeout: .seconds(30), "the private journald") {
+                FileManager.default.fileExists(atPath: directory + "/ready") || !p.isRunning
+            }
+        } catch {
+            journal.abandon()
+            throw error
         }
         guard p.isRunning else { throw CocoaError(.executableLoad, userInfo: ["reason": "journald namespace failed: \(p.terminationStatus)"]) }
         return journal
+    }
+
+    /// Ends the namespace without reading it (a failed start or read): the
+    /// holder and its journald must not outlive the test, or `swift test`
+    /// waits for their end of its output pipe forever.
+    func abandon() {
+        _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        if holder.isRunning { holder.terminate() }
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Ends the namespace (journald stops with it) and returns every entry.
     func stopAndRead() async throws -> [[String: Any]] {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
-        try await eventually(timeout: .seconds(20), "the journal dump") { !holder.isRunning }
+        do {
+            try await eventually(timeout: .seconds(20), "the journal dump") { !holder.isRunning }
+        } catch {
+            if holder.isRunning { holder.terminate() }
+            throw error
+        }
         let text = try String(contentsOfFile: directory + "/journal.json", encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

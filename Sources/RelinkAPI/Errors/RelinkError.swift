@@ -81,6 +81,13 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         }
     }
 
+    /// `UnknownIdentifier` for `identifier`, in the one wording relinkd and
+    /// its clients use (a non-root caller cannot tell "not registered" from
+    /// "another user's").
+    public static func unknownIdentifier(named identifier: String) -> RelinkError {
+        .unknownIdentifier("No restore identifier \(DomainError.echo(identifier)) is registered (or it belongs to another user).")
+    }
+
     /// The error of `code` with `message`.
     public init(_ code: Code, _ message: String) {
         switch code {

@@ -65,7 +65,7 @@ extension Daemon {
     /// (another user's identifier looks exactly like a missing one).
     func visible(_ id: RestoreIdentifier, to caller: APICaller) throws(RelinkError) -> RestoreIdentifier {
         guard identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
-            throw .unknownIdentifier("restore identifier \(id) is not registered")
+            throw .unknownIdentifier(named: id.rawValue)
         }
         return id
     }

@@ -181,7 +181,7 @@ extension Daemon {
     /// The daemon's error for a store error.
     static func controlError(_ error: StoreError) -> RelinkError {
         switch error {
-        case .unknownIdentifier(let id): .unknownIdentifier("restore identifier \(id) is not registered")
+        case .unknownIdentifier(let id): .unknownIdentifier(named: id.rawValue)
         case .invalidArgument(let m): .invalidArguments(m)
         case .invalidAcknowledgement: .invalidArguments("\(error)")
         case .unknownPeripheral(let m): .unknownPeripheral(m)

@@ -11,7 +11,7 @@ import RelinkAPI
 // the daemon and acts.
 extension Daemon {
     func requireRegistered(_ id: RestoreIdentifier) throws(RelinkError) {
-        guard identifiers.contains(id) else { throw .unknownIdentifier("restore identifier \(id) is not registered") }
+        guard identifiers.contains(id) else { throw .unknownIdentifier(named: id.rawValue) }
     }
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.

@@ -107,10 +107,13 @@ public actor Daemon {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bluez.unownedExecutor }
 
     /// Runs the BlueZ client and the loop until cancelled. Restores every
-    /// stored identifier first, then calls `onReady` with a status summary.
+    /// stored identifier first and publishes its objects, then calls
+    /// `whenRestored` (relinkd takes its bus name there, so that no client
+    /// can reach it while its identifiers are not all there yet), then
+    /// `onReady` with a status summary.
     /// - Throws: `StoreError` when the store cannot be read at start-up; the
     ///   BlueZ client's errors when the bus connection fails.
-    public func run(onReady: @Sendable (String) -> Void = { _ in }) async throws {
+    public func run(whenRestored: @Sendable () async throws -> Void = {}, onReady: @Sendable (String) -> Void = { _ in }) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             let bluez = self.bluez, continuation = self.inputContinuation
             // Straight into the loop's queue, without a forwarding task, and
@@ -131,6 +134,7 @@ public actor Daemon {
             let publishing = clock.now
             await publishAll()
             logger.debug("client API objects published", metadata: ["RELINK_DURATION": "\(clock.now - publishing)", "RELINK_IDENTIFIERS": "\(identifiers.count)"])
+            try await whenRestored()
             onReady(statusSummary)
             startSpawned(in: &group)
             var pending = inputs.makeAsyncIterator()

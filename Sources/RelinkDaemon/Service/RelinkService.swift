@@ -21,8 +21,11 @@ public struct RelinkService: Service {
     /// How often `STATUS=` is refreshed when it changed.
     static let statusInterval: Duration = .seconds(5)
 
-    /// Connects the pieces: exports `/org/relink/control` and requests the
-    /// bus name `org.relink`.
+    /// Connects the pieces and exports `/org/relink/control`; the bus name
+    /// `org.relink` is taken in ``run()`` once every identifier is restored
+    /// and published (a client never hears "unknown identifier" for one
+    /// that is still being restored: until then relinkd is not on the bus,
+    /// which clients treat as retryable, and D-Bus activation queues calls).
     /// - Throws: `DBusError` from the bus; ``RelinkError/failed(_:)`` when
     ///   another process owns `org.relink`; ``RelinkError/invalidArguments(_:)``
     ///   for a bad adapter name.
@@ -39,9 +42,8 @@ public struct RelinkService: Service {
             Manager1Property.version.rawValue: .string(RelinkVersion.string), Manager1Property.adapter.rawValue: .string(adapter), Manager1Property.ready.rawValue: .boolean(false),
         ])
         await daemon.attach(publisher)
-        let reply = try await connection.requestName(RelinkNames.busName)
-        guard reply == .primaryOwner || reply == .alreadyOwner else {
-            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process")
+        if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
+            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(owner))")
         }
         self.connection = connection
         self.daemon = daemon
@@ -91,7 +93,12 @@ public struct RelinkService: Service {
                     }
                 }
                 try await withTaskExecutorPreference(connection.executor) {
-                    try await daemon.run { summary in
+                    try await daemon.run(whenRestored: {
+                        let reply = try await connection.requestName(RelinkNames.busName)
+                        guard reply == .primaryOwner || reply == .alreadyOwner else {
+                            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process")
+                        }
+                    }) { summary in
                         logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
                         do { _ = try notifier.ready(status: summary) } catch {
                             logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
