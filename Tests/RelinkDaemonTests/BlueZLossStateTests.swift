@@ -25,7 +25,7 @@ import Testing
             try await h.push([60])
             try await h.holdLockConnecting()
             try await lose(loss, h)
-            try await h.waitUntilBackingOff()
+            try await h.waitUntilLookingForTheLock()
             #expect(try await h.control.connectionState(Harness.id) != "connected")
             try await h.bench.inRange("lock")
             try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))

@@ -169,8 +169,18 @@ final class Harness {
         return probe
     }
 
-    /// Waits until relinkd has tried the (out-of-range) lock and backs off:
-    /// its intent is loaded and pending, and it claims no link.
+    /// Waits until relinkd's Connect to the (out-of-range) lock has failed
+    /// and it looks for the lock by a scan, or backs off: its intent is
+    /// loaded and pending, and it went through a failed attempt.
+    func waitUntilLookingForTheLock(timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "relinkd to try the lock and look for it by a scan") {
+            let state = try? await self.control.connectionState(Self.id)
+            return state == "trying-scan" || state == "backing-off"
+        }
+    }
+
+    /// Waits until relinkd has tried the (out-of-range) lock with every
+    /// strategy and backs off: a whole round ended without a link.
     func waitUntilBackingOff(timeout: Duration = .seconds(30)) async throws {
         try await eventually(timeout: timeout, "relinkd to try the lock and back off") {
             (try? await self.control.connectionState(Self.id)) == "backing-off"

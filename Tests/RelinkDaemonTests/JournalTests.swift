@@ -27,7 +27,7 @@ struct JournalTests {
                 try await h.bench.outOfRange("lock")
                 try await h.waitForEvents("disconnected", count: 1)
                 // At least one connect fails while the lock is away (asserted below).
-                try await h.waitUntilBackingOff()
+                try await h.waitUntilLookingForTheLock()
                 try await h.bench.inRange("lock")
                 try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             }
