@@ -100,10 +100,8 @@ struct NotifyProtocolTests {
         try await TestPaths.withTemporaryDirectory { directory in
             let child = try ChildProcess(TestPaths.probe, ["notify"], environment: [:], directory: directory)
             defer { child.kill() }
-            let clock = ContinuousClock()
-            let end = clock.now.advanced(by: .seconds(20))
-            while !child.stderr.contains("relink-systemd-probe: ready"), clock.now < end {
-                try await Task.sleep(for: .milliseconds(20))
+            try? await eventually(timeout: .seconds(20), "the probe to say it is ready") {
+                child.stderr.contains("relink-systemd-probe: ready")
             }
             #expect(child.stderr.contains("relink-systemd-probe: ready"), "stderr: \(child.stderr)")
             child.signal(SIGTERM)
