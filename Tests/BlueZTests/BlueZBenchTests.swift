@@ -44,6 +44,24 @@ import RelinkModel
         }
     }
 
+    /// Watches for 1 s that the device at `path` does not appear. A
+    /// real-time wait (Tests/README.md): a discovery filter is tested by
+    /// what it keeps out, and only time shows that.
+    func observeNeverFound(_ client: BlueZClient, _ path: ObjectPath) async throws {
+        try await observeQuietly(for: .seconds(1), "\(path) kept out by the discovery filter") {
+            await client.mirror.device(path) == nil
+        }
+    }
+
+    /// Watches for 600 ms, the lock back in range, that bluetoothd does
+    /// not link it by itself. A real-time wait (Tests/README.md): what is
+    /// tested is that auto-connect does *not* happen.
+    func observeNotAutoConnected(_ client: BlueZClient, _ path: ObjectPath) async throws {
+        try await observeQuietly(for: .milliseconds(600), "\(path) back in range and not auto-connected") {
+            await client.mirror.device(path)?.connected == false
+        }
+    }
+
     func discover(_ client: BlueZClient, uuids: [String] = []) async throws {
         try await client.startDiscovery(adapter: Self.hci0, filter: DiscoveryFilter(services: Set(uuids.map { try BluetoothUUID(parsing: $0) })))
     }
@@ -52,13 +70,13 @@ import RelinkModel
         try await withClient { _, client, _ in
             try await discover(client, uuids: [Self.lockService])
             try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
-            try await Task.sleep(for: .seconds(1))
+            try await observeNeverFound(client, Self.bandPath)
             #expect(await client.mirror.device(Self.bandPath) == nil)
         }
         try await withClient { _, client, _ in
             try await discover(client, uuids: [Self.heartRate])
             try await client.wait(timeout: .seconds(10), "the band") { $0.device(Self.bandPath) != nil }
-            try await Task.sleep(for: .seconds(1))
+            try await observeNeverFound(client, Self.lockPath)
             #expect(await client.mirror.device(Self.lockPath) == nil)
         }
     }
@@ -203,7 +221,7 @@ import RelinkModel
             // bluetoothd reconnect the lock by itself.
             try await client.setAutoConnect(uuids: [Self.heartRate], root: root)
             try await awayAndBack()
-            try await Task.sleep(for: .milliseconds(600))
+            try await observeNotAutoConnected(client, Self.lockPath)
             #expect(await client.mirror.device(Self.lockPath)?.connected == false, "auto-connected for a profile it does not offer")
             try await client.setAutoConnect(uuids: [Self.heartRate, Self.lockService], root: root)
             try await client.wait(timeout: .seconds(10), "the lock auto-connected") { $0.device(Self.lockPath)?.servicesResolved == true }
@@ -212,7 +230,7 @@ import RelinkModel
             // No UUIDs: unregistered, the lock stays away.
             try await client.setAutoConnect(uuids: [], root: root)
             try await awayAndBack()
-            try await Task.sleep(for: .milliseconds(600))
+            try await observeNotAutoConnected(client, Self.lockPath)
             #expect(await client.mirror.device(Self.lockPath)?.connected == false, "auto-connected after the profile ended")
         }
     }
@@ -226,7 +244,7 @@ import RelinkModel
             try await waitUntil(timeout: .seconds(10)) { await log.contains(.adapterPowered(Self.hci0, true)) }
             try await client.wait(timeout: .seconds(10), "discovering again") { $0.adapter(Self.hci0)?.discovering == true }
             try await client.wait(timeout: .seconds(10), "the lock") { $0.device(Self.lockPath) != nil }
-            try await Task.sleep(for: .seconds(1))
+            try await observeNeverFound(client, Self.bandPath)
             #expect(await client.mirror.device(Self.bandPath) == nil, "the filter was lost")
         }
     }
@@ -250,26 +268,30 @@ import RelinkModel
                 case 4: try await bench.inRange(target)
                 default: try await bench.push(target)
                 }
-                try await Task.sleep(for: .milliseconds(100))
+                // Each step's signals reach the mirror before the next step.
+                try await expectMirrorMatchesBus(client)
             }
             try await client.stopDiscovery(adapter: Self.hci0)
             try await expectMirrorMatchesBus(client)
         }
     }
 
-    /// Compares the mirror with a fresh GetManagedObjects, allowing
-    /// in-flight signals a moment to arrive.
+    /// Compares the mirror with a fresh GetManagedObjects, waiting
+    /// (bounded) for in-flight signals to arrive.
     func expectMirrorMatchesBus(_ client: BlueZClient) async throws {
         var last: ManagedObjects = [:]
-        for _ in 0..<50 {
-            let reply = try await client.connection.call(
-                destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager, method: "GetManagedObjects")
-            last = Self.withoutForgottenRSSI(try #require(reply.body.first).managedObjects())
-            try await Task.sleep(for: .milliseconds(100))
-            if Self.withoutForgottenRSSI(await client.mirror.objects) == last { return }
+        do {
+            try await eventually(timeout: .seconds(10), "the mirror to match GetManagedObjects") {
+                guard let reply = try? await client.connection.call(
+                          destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager, method: "GetManagedObjects"),
+                      let objects = try? reply.body.first?.managedObjects() else { return false }
+                last = Self.withoutForgottenRSSI(objects)
+                return Self.withoutForgottenRSSI(await client.mirror.objects) == last
+            }
+        } catch is TimeoutError {
+            let mirrored = Self.withoutForgottenRSSI(await client.mirror.objects)
+            #expect(mirrored == last, "differences: \(Self.differences(mirrored, last))")
         }
-        let mirrored = Self.withoutForgottenRSSI(await client.mirror.objects)
-        #expect(mirrored == last, "differences: \(Self.differences(mirrored, last))")
     }
 
     /// Real BlueZ drops `RSSI` when discovery ends and signals it as
@@ -301,12 +323,11 @@ import RelinkModel
 }
 
 func waitUntil(timeout: Duration, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
+    do {
+        try await eventually(timeout: timeout, "a condition", condition)
+    } catch is TimeoutError {
+        Issue.record("condition not met within \(timeout)")
     }
-    Issue.record("condition not met within \(timeout)")
 }
 
 /// Every event the client emitted, in order.

@@ -72,7 +72,9 @@ import RelinkModel
             let peer = try await bus.connect()
             let gone = peer.uniqueName
             peer.close()
-            try await Task.sleep(for: .milliseconds(100))
+            try await eventually(timeout: .seconds(10), "\(gone) to leave the bus") {
+                (try? await client.nameOwner(of: gone)).flatMap { $0 } == nil
+            }
             do {
                 _ = try await client.call(destination: gone, path: .root, interface: nil, method: "X")
                 Issue.record("no error")
@@ -87,7 +89,7 @@ import RelinkModel
             async let reply = client.call(
                 destination: service.uniqueName, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
                 arguments: [.uint32(10_000)])
-            try await Task.sleep(for: .milliseconds(200))
+            try await eventually(timeout: .seconds(20), "the slow call under way at the service") { EchoService.isSleeping(on: service) }
             service.close()
             do {
                 _ = try await reply
@@ -132,9 +134,8 @@ import RelinkModel
                 }
                 // Wait until the call is on the wire (a loaded machine may
                 // take a while to start the task).
-                let sent = ContinuousClock.now + .seconds(20)
-                while client.loop.state.withLock({ $0.pending.count }) == 0, ContinuousClock.now < sent {
-                    try await Task.sleep(for: .milliseconds(10))
+                try await eventually(timeout: .seconds(20), "the call on the wire") {
+                    client.loop.state.withLock { $0.pending.count } > 0
                 }
                 #expect(client.loop.state.withLock { $0.pending.count } == 1)
                 task.cancel()
@@ -159,7 +160,7 @@ import RelinkModel
                     destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
                     arguments: [.uint32(10_000)])
                 let signals = try await client.signals(matching: MatchRule(interface: EchoService.interface))
-                try await Task.sleep(for: .milliseconds(100))
+                try await eventually(timeout: .seconds(20), "the call pending") { client.loop.state.withLock { $0.pending.count } > 0 }
                 client.close()
                 do {
                     _ = try await reply
@@ -179,12 +180,12 @@ import RelinkModel
     }
 
     @Test func busDeathFailsPendingCalls() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         defer { bus.stop() }
         let client = try await bus.connect()
         let other = try await bus.connect()
         async let reply = client.call(destination: other.uniqueName, path: .root, interface: nil, method: "NeverAnswered")
-        try await Task.sleep(for: .milliseconds(100))
+        try await eventually(timeout: .seconds(20), "the call pending") { client.loop.state.withLock { $0.pending.count } > 0 }
         kill(bus.daemonPID, SIGKILL)
         do {
             _ = try await reply
@@ -205,7 +206,7 @@ import RelinkModel
                 #expect(value == .int32(5))
                 #expect(onLoop)
                 client.close()
-                try await Task.sleep(for: .milliseconds(50))
+                try await eventually(timeout: .seconds(10), "the loop to end") { client.loop.state.withLock { $0.loopThread == nil } }
                 // After the loop ended, such tasks continue elsewhere instead of hanging.
                 let after = await withTaskExecutorPreference(client.executor) {
                     await Task.yield()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DBus
@@ -18,6 +19,15 @@ enum EchoService {
     static let path = ObjectPath(trusted: "/echo")
     static let interface = "org.relink.Test.Echo"
 
+    /// How many Sleep calls each service connection is handling now: tests
+    /// wait for a slow call to be under way instead of sleeping.
+    static let sleeping = Mutex<[ObjectIdentifier: Int]>([:])
+
+    /// Whether `service` is handling a Sleep call now.
+    static func isSleeping(on service: Connection) -> Bool {
+        sleeping.withLock { ($0[ObjectIdentifier(service)] ?? 0) > 0 }
+    }
+
     static func object() throws -> ExportedObject {
         let iface = DBusInterface(
             interface,
@@ -29,6 +39,10 @@ enum EchoService {
                 ) { call in call.arguments },
                 DBusMethod("Sleep", in: [.init("ms", .uint32)]) { call in
                     let ms = try call.decode(UInt32.self)
+                    let key = ObjectIdentifier(call.connection)
+                    sleeping.withLock { $0[key, default: 0] += 1 }
+                    defer { sleeping.withLock { $0[key, default: 1] -= 1 } }
+                    // A slow method is this fake's whole point (Tests/README.md).
                     try await Task.sleep(for: .milliseconds(Int(ms)))
                     return []
                 },

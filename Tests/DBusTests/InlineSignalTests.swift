@@ -47,6 +47,7 @@ private actor Recorder {
                 for try await m in signals {
                     let n = try m.decode(UInt32.self)
                     // A slow consumer: a signal read meanwhile must wait for it.
+                    // (A fake's timing, kept: Tests/README.md.)
                     try await Task.sleep(for: .milliseconds(50))
                     await recorder.note(n, inline: false)
                     if n == count - 1 { return }
@@ -57,9 +58,8 @@ private actor Recorder {
                 try emitter.emitSignal(path: path, interface: Self.interface, member: "Tick", arguments: [.uint32(n)])
             }
             func arrived(_ n: UInt32) async throws {
-                let deadline = ContinuousClock.now + .seconds(20)
-                while await !recorder.received.contains(where: { $0.number == n }), ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(5))
+                try await eventually(timeout: .seconds(20), "signal \(n) received") {
+                    await recorder.received.contains(where: { $0.number == n })
                 }
             }
             var n: UInt32 = 0

@@ -63,7 +63,7 @@ import RelinkModel
 
             // A message sent after the reply reaches the caller after it.
             let reply = try await client.call(destination: Self.name, path: Self.shown, interface: Self.iface, method: "Hello")
-            try await eventually { mine.all.contains { $0.member == "Hi" } }
+            try await eventually(timeout: .seconds(10), "Hi at the client") { mine.all.contains { $0.member == "Hi" } }
             let hi = try #require(mine.all.first { $0.member == "Hi" })
             #expect(hi.serial > reply.serial)
             #expect(hi.destination == client.uniqueName)
@@ -78,7 +78,7 @@ import RelinkModel
 
             // Unicast PropertiesChanged.
             try visible.setValues(["Count": .uint32(5)], in: Self.iface, destinations: [client.uniqueName])
-            try await eventually { mine.all.contains { $0.member == "PropertiesChanged" } }
+            try await eventually(timeout: .seconds(10), "PropertiesChanged at the client") { mine.all.contains { $0.member == "PropertiesChanged" } }
 
             // A computed property answers per caller.
             let caller = try await client.call(destination: Self.name, path: Self.shown, interface: "org.freedesktop.DBus.Properties",
@@ -107,7 +107,7 @@ import RelinkModel
             #expect(xml.contains("\"shown\"") && !xml.contains("\"hidden\""))
 
             // None of the unicast messages reached the outsider's broad rule.
-            try await Task.sleep(for: .milliseconds(200))
+            try await observeQuietly(for: .milliseconds(200), "no unicast message at the outsider's broad rule")
             #expect(!broad.all.contains { $0.member == "Hi" || $0.member == "PropertiesChanged" || ($0.member == "InterfacesAdded" && $0.body.first == .objectPath(Self.hidden)) })
             client.close()
             outsider.close()
@@ -115,11 +115,4 @@ import RelinkModel
         }
     }
 
-    func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<200 {
-            if condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("condition not met in 2 s")
-    }
 }

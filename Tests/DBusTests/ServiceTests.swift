@@ -89,7 +89,7 @@ import RelinkModel
 
     @Test func handlersRunConcurrentlyAndKnowTheirCaller() async throws {
         try await withTestBus { bus in
-            try await EchoService.with(bus) { _, _, client in
+            try await EchoService.with(bus) { service, _, client in
                 // A quick call is answered while a slow one is still being
                 // handled (checked by order, not by a wall-clock bound).
                 let slowDone = Mutex(false)
@@ -97,7 +97,7 @@ import RelinkModel
                     _ = try await call(client, EchoService.interface, "Sleep", [.uint32(10_000)])
                     slowDone.withLock { $0 = true }
                 }
-                try await Task.sleep(for: .milliseconds(50))
+                try await eventually(timeout: .seconds(20), "the slow call under way") { EchoService.isSleeping(on: service) }
                 #expect(try await EchoService.echo(client, .string("quick")) == .string("quick"))
                 #expect(!slowDone.withLock { $0 }, "the quick call waited for the slow one")
                 slow.cancel()

@@ -17,7 +17,7 @@ import RelinkModel
                 try emitter.emitSignal(path: path, interface: "org.relink.Test.Burst", member: "Tick", arguments: [.uint32(i), .string("payload")])
             }
             // The backlog is visible while nobody consumes.
-            for _ in 0..<500 where signals.pending == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually(timeout: .seconds(10), "a backlog") { signals.pending > 0 }
             #expect(signals.pending > 0)
             var expected: UInt32 = 0
             for try await m in signals {
@@ -69,14 +69,19 @@ import RelinkModel
                 // An unrelated peer's signal on the same interface must not pass the sender rule.
                 let stranger = try await bus.connect()
                 try stranger.emitSignal(path: path, interface: "org.relink.Test.S", member: "Stranger")
-                try await Task.sleep(for: .milliseconds(50))
+                // A round trip to the bus: the daemon handles a connection's
+                // messages in order, so the stranger's signal is routed
+                // (and queued ahead of the owner's) before this returns.
+                _ = try await stranger.nameOwner(of: name)
                 try owner.emitSignal(path: path, interface: "org.relink.Test.S", member: "Gen\(generation)")
                 let m = try await it.next()
                 #expect(m?.member == "Gen\(generation)")
                 #expect(m?.sender == owner.uniqueName)
                 owner.close()
                 stranger.close()
-                try await Task.sleep(for: .milliseconds(50))
+                try await eventually(timeout: .seconds(10), "\(name) released") {
+                    (try? await receiver.nameOwner(of: name)).flatMap { $0 } == nil
+                }
             }
         }
     }

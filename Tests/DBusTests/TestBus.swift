@@ -15,7 +15,7 @@ final class TestBus: Sendable {
     let daemonPID: Int32
     private let watchdog: Int32
 
-    init() throws {
+    init() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("relink-dbus-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         directory = dir
@@ -56,15 +56,12 @@ final class TestBus: Sendable {
         watchdog = pid
         // Wait for the socket and the pid file.
         var daemon: Int32 = 0
-        for _ in 0..<500 {
-            if Self.accepts(dir + "/bus"),
-                let s = try? String(contentsOfFile: dir + "/daemon.pid", encoding: .utf8),
-                let p = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                daemon = p
-                break
-            }
-            usleep(10_000)
+        try? await eventually(timeout: .seconds(20), "dbus-daemon's socket and pid file") {
+            guard Self.accepts(dir + "/bus"),
+                  let s = try? String(contentsOfFile: dir + "/daemon.pid", encoding: .utf8),
+                  let p = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines)) else { return false }
+            daemon = p
+            return true
         }
         daemonPID = daemon
         guard daemon > 0 else {
@@ -139,7 +136,7 @@ final class TestBus: Sendable {
 
 /// Starts a private bus, runs `body`, and always stops the bus.
 func withTestBus<T>(_ body: (TestBus) async throws -> T) async throws -> T {
-    let bus = try TestBus()
+    let bus = try await TestBus()
     defer { bus.stop() }
     return try await body(bus)
 }

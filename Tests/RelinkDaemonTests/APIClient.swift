@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Synchronization
@@ -80,6 +81,13 @@ final class APIClient: Sendable {
     /// Waits until at least `count` events arrived.
     func waitForEvents(_ count: Int, timeout: Duration = .seconds(30)) async throws {
         try await eventually(timeout: timeout, "\(count) Event signals (have \(events.count))") { self.events.count >= count }
+    }
+
+    /// Watches for `window` that no Event beyond the first `count` arrives.
+    /// A real-time wait (Tests/README.md): what a replay test asserts is
+    /// that nothing comes twice or after the end, and only time shows that.
+    func observeNoEventsBeyond(_ count: Int, for window: Duration = .milliseconds(300)) async throws {
+        try await observeQuietly(for: window, "no Event beyond the first \(count) (have \(events.count))") { self.events.count <= count }
     }
 }
 

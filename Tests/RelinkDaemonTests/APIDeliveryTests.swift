@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Synchronization
@@ -63,12 +64,24 @@ import RelinkModel
             try await h.push([1, 2, 3])
             try await eventually(timeout: .seconds(10), "3 values at the client") { APIRegisterTests.values(client.events).count >= 3 }
             try await eventually(timeout: .seconds(10), "PropertiesChanged of the central") { changed.withLock { $0.contains(central.rawValue) } }
-            try await Task.sleep(for: .milliseconds(500))
             let relinkd = try #require(try await client.connection.nameOwner(of: "org.relink"))
+            // What is tested is that nothing arrives: a misrouted copy would
+            // reach the spy about when the client got its own, so watch a while.
+            try await observeQuietly(for: .milliseconds(500), "no signal about relink's objects at a broad match rule") {
+                spy.aboutObjects(from: relinkd).isEmpty
+            }
             #expect(spy.aboutObjects(from: relinkd).isEmpty, "a broad match rule received \(spy.aboutObjects(from: relinkd))")
             // The spy still works: it sees broadcasts such as NameOwnerChanged.
             #expect(spy.seen.withLock { $0 }.contains { $0.member == "NameOwnerChanged" })
         }
+    }
+
+    /// The `LastSequence` that `Get` returns, nil when the call fails.
+    static func storedLastSequence(_ client: APIClient, _ central: ObjectPath) async -> UInt64? {
+        guard let reply = try? await client.call(central, "org.freedesktop.DBus.Properties", "Get",
+                                                 [.string("org.relink.Central1"), .string("LastSequence")]),
+              case .variant(.uint64(let stored))? = reply.body.first else { return nil }
+        return stored
     }
 
     /// While values stream, `PropertiesChanged` of the outbox properties
@@ -96,11 +109,16 @@ import RelinkModel
             defer { changeTask.cancel() }
             try await client.connectLock(central, subscribe: true)
             try await h.waitForEvents("connected", count: 1)
-            try await Task.sleep(for: .milliseconds(300))  // the connect's own signals settle
+            // The connect's own events are signalled before values stream.
+            try await eventually(timeout: .seconds(10), "the connect's LastSequence signalled") {
+                await Self.storedLastSequence(client, central).map { stored in lastSequences.withLock { $0.last } == stored } ?? false
+            }
             let before = lastSequences.withLock { $0.count }
 
             // Spaced so that each value is its own commit (a burst shares
-            // one commit, and so one change of LastSequence).
+            // one commit, and so one change of LastSequence). A real-time
+            // wait that stays: the throttle under test is a time window, so
+            // the stream must have a rate (Tests/README.md).
             let values = (UInt8(40)..<UInt8(70)).map { $0 }
             let start = ContinuousClock.now
             for value in values {
@@ -111,7 +129,10 @@ import RelinkModel
             try await eventually(timeout: .seconds(10), "\(values.count) values at the client") {
                 values.allSatisfy(APIRegisterTests.values(client.events).contains)
             }
-            try await Task.sleep(for: .milliseconds(500))  // past the last window
+            // The last window closes with a signal of the stored value.
+            try await eventually(timeout: .seconds(10), "the last LastSequence signalled") {
+                await Self.storedLastSequence(client, central).map { stored in lastSequences.withLock { $0.last } == stored } ?? false
+            }
             let reply = try await client.call(central, "org.freedesktop.DBus.Properties", "Get",
                                               [.string("org.relink.Central1"), .string("LastSequence")])
             guard case .variant(.uint64(let stored))? = reply.body.first else {
@@ -150,7 +171,7 @@ import RelinkModel
                 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
                 c.execute("BEGIN IMMEDIATE")
                 print("held", flush=True)
-                time.sleep(4.5)
+                time.sleep(4.5)  # a stalled disk: holding for a time is the point
                 c.execute("ROLLBACK")
                 """, h.directory + "/state/relink.sqlite"]
             let out = Pipe()
@@ -163,10 +184,9 @@ import RelinkModel
             let values: [UInt8] = [31, 32, 33]
             for value in values {
                 try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            try await eventually(timeout: .seconds(4), "values \(values) at the client") {
-                values.allSatisfy(APIRegisterTests.values(client.events).contains)
+                try await eventually(timeout: .seconds(4), "value \(value) of \(values) at the client") {
+                    APIRegisterTests.values(client.events).contains(value)
+                }
             }
             #expect(holder.isRunning, "the values arrived only after the lock was released")
             holder.waitUntilExit()
@@ -197,7 +217,8 @@ import RelinkModel
             try await watcher.central(central, "Unwatch")
             let count = watcher.events.count
             try await h.push([3])
-            try await Task.sleep(for: .milliseconds(500))
+            // Nothing must reach the watcher: time is what is tested.
+            try await observeQuietly(for: .milliseconds(500), "no event at the watcher after Unwatch") { watcher.events.count == count }
             #expect(watcher.events.count == count, "events after Unwatch")
 
             // A client that leaves the bus is detached (relinkd keeps storing and stays up).

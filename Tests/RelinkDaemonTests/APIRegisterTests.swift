@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -60,7 +61,7 @@ import Testing
             #expect(fields["object"] == .objectPath(peripheralPath))
             #expect(fields["subscriptions"] == .array(.structure([.string, .string]), [.structure([.string(Harness.lockService), .string(Harness.lockState)])]))
             try await second.waitForEvents(stored.count)
-            try await Task.sleep(for: .milliseconds(300))
+            try await second.observeNoEventsBeyond(stored.count)
             let replayed = second.events
             #expect(replayed.map(\.sequence) == stored.map(\.seq), "every stored event once, in order")
             #expect(Self.values(replayed) == [1, 2, 3, 4])
@@ -81,7 +82,7 @@ import Testing
             let expected = try await h.control.events(Self.id).map(\.seq)
             #expect(expected.first.map { $0 > upTo } ?? false)
             try await third.waitForEvents(expected.count)
-            try await Task.sleep(for: .milliseconds(300))
+            try await third.observeNoEventsBeyond(expected.count)
             #expect(third.events.map(\.sequence) == expected)
             #expect(Self.values(third.events) == [4, 5])
             #expect(h.relinkd?.process.isRunning == true)
@@ -109,7 +110,7 @@ import Testing
             let again = try await client.register(Self.id)
             #expect(again.restored["new"] == .boolean(false))
             try await client.waitForEvents(stored.count)
-            try await Task.sleep(for: .milliseconds(300))
+            try await client.observeNoEventsBeyond(stored.count)
             #expect(client.events.map(\.sequence) == stored.map(\.seq))
             #expect(Self.values(client.events).filter { $0 < Harness.firstProbe } == [7, 8])
             #expect(client.events.contains { $0.kind == "restored" })
@@ -131,11 +132,7 @@ import Testing
             #expect(try await eventLimit(first, central) == .variant(.uint32(3)))
             try await first.connectLock(central, subscribe: true)
             try await h.waitForEvents("connected", count: 1)
-            for value in [1, 2, 3, 4, 5] as [UInt8] {
-                try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            try await eventually(timeout: .seconds(10), "value 5 in the outbox") { (try? await h.testValues())?.contains(5) == true }
+            try await h.push([1, 2, 3, 4, 5])
             // Nothing acknowledged: of all events so far (connected, names,
             // the 5 values) the newest 3 are kept, the others dropped.
             func kept(_ restored: [String: DBusValue]) -> UInt64? {
@@ -148,7 +145,7 @@ import Testing
             let again = try await second.register(Harness.id)
             #expect(kept(again.restored) == 3)
             try await second.waitForEvents(3)
-            try await Task.sleep(for: .milliseconds(200))
+            try await second.observeNoEventsBeyond(3, for: .milliseconds(200))
             #expect(second.events.count == 3)
             #expect(Self.values(second.events) == [3, 4, 5])
 

@@ -44,6 +44,15 @@ import Testing
         try await h.waitForEvents("disconnected", count: 1)
     }
 
+    /// Watches for 1 s, the lock at `path` back in range, that nobody links
+    /// it. A real-time wait (Tests/README.md): what is tested is that
+    /// bluetoothd's auto-connect does *not* happen, and only time shows it.
+    func observeNotAutoConnected(_ h: Harness, _ path: ObjectPath) async throws {
+        try await observeQuietly(for: .seconds(1), "\(path) back in range and not auto-connected") {
+            (try? await h.lockConnectedOnBlueZ(path)) == false
+        }
+    }
+
     /// Subscribes to the lock state and waits for the first link.
     func subscribeAndWaitForTheLink(_ h: Harness) async throws {
         try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
@@ -76,7 +85,7 @@ import Testing
             #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"])
             try await h.waitUntilNotificationsFlow()
             try await h.push([31, 32])
-            try await Task.sleep(for: .milliseconds(500))
+            try await h.waitUntilHandled()
             #expect(try await h.testValues() == [30, 31, 32])
             try await h.expectNoDuplicates()
         }
@@ -200,7 +209,7 @@ import Testing
                 (try? await lockOnTheAutoConnectList(h, secondPath)) == false
             }
             try await h.bench.inRange("lock2")
-            try await Task.sleep(for: .seconds(1))
+            try await observeNotAutoConnected(h, secondPath)
             #expect(try await h.lockConnectedOnBlueZ(secondPath) == false, "bluetoothd linked the cancelled lock")
 
             // A restart registers the profile again (2 s after READY), which
@@ -218,7 +227,7 @@ import Testing
                 (try? await lockOnTheAutoConnectList(h, secondPath)) == false
             }
             try await h.bench.inRange("lock2")
-            try await Task.sleep(for: .seconds(1))
+            try await observeNotAutoConnected(h, secondPath)
             #expect(try await h.lockConnectedOnBlueZ(secondPath) == false, "after the restart bluetoothd linked the cancelled lock")
             #expect(try await h.lockConnectedOnBlueZ(), "the held lock stays linked")
         }
@@ -255,7 +264,7 @@ import Testing
             try await waitForBackoff(h, number: 1)
             try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
             try await h.bench.inRange("lock")
-            try await Task.sleep(for: .seconds(1))
+            try await observeNotAutoConnected(h, Harness.lockPath)
             #expect(try await h.events("connected").count == 1)
             #expect(try await h.lockConnectedOnBlueZ() == false, "the lock was auto-connected after Cancel")
         }

@@ -20,8 +20,7 @@ import Testing
         try await eventually(timeout: .seconds(15), "10 new band values after the reconnect") {
             ((try? await h.bandCounters().count) ?? 0) >= atReconnect + 10
         }
-        try await h.bench.stopStream("band")
-        try await Task.sleep(for: .milliseconds(300))
+        try await h.waitUntilBandStopped()
         let values = try await h.bandCounters()
         let kinds = try await h.control.events(Harness.bandID).map(\.kind).filter { $0 != "value-notified" }
         print("band \(what): events \(kinds), \(values.count) counters, last before \(lastBefore): \(values)")
@@ -65,8 +64,7 @@ import Testing
             try await eventually(timeout: .seconds(15), "10 new band values after the restore") {
                 ((try? await h.bandCounters().count) ?? 0) >= atRestore + 10
             }
-            try await h.bench.stopStream("band")
-            try await Task.sleep(for: .milliseconds(300))
+            try await h.waitUntilBandStopped()
             let values = try await h.bandCounters()
             #expect(values.contains { $0 > lastBefore })
             #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "band counters doubled or reordered: \(values)")

@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -98,7 +99,7 @@ import Testing
             try await h.control.subscribe(Harness.id, Harness.lockAddress, Harness.lockService, Harness.lockState)
             try await h.waitUntilNotificationsFlow()
             try await h.push([1, 2, 3])
-            try await Task.sleep(for: .milliseconds(500))
+            try await h.waitUntilHandled()
             #expect(try await h.testValues() == [1, 2, 3])
             let values = try await h.notifiedValues()
             #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
@@ -109,7 +110,10 @@ import Testing
 
             // Cancelling the adopted intent leaves bleak's link up.
             try await h.control.call("Cancel", [.string(Harness.id), .string(Harness.lockAddress)])
-            try await Task.sleep(for: .milliseconds(500))
+            // What is tested is that no teardown comes: watch the link a while.
+            try await observeQuietly(for: .milliseconds(500), "the link bleak holds stays up after Cancel") {
+                (try? await h.lockConnectedOnBlueZ()) == true
+            }
             #expect((try? await h.lockConnectedOnBlueZ()) == true, "relinkd tore down the link bleak holds")
             #expect(!bleakOutput().contains("disconnected"), "bleak saw its link drop: \(bleakOutput())")
             #expect(bleak.isRunning)

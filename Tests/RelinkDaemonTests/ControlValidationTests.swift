@@ -86,7 +86,7 @@ import Testing
             // A restart does not bring a cancelled intent back.
             h.killRelinkd()
             try await h.startRelinkd()
-            try await Task.sleep(for: .seconds(1))
+            try await h.waitUntilReady()
             #expect(try await h.control.connectionState(Harness.id) == nil)
             #expect(try await h.events("restored").isEmpty)
         }

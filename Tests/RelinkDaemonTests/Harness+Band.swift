@@ -1,5 +1,6 @@
 import BenchSupport
 import Foundation
+import Testing
 
 /// The band under its own identifier: a heart-rate stream whose values
 /// carry a u32 counter, so lost and doubled notifications show.
@@ -31,6 +32,16 @@ extension Harness {
         try await eventually(timeout: .seconds(30), "the band to connect") { (try? await bandEvents("connected")) == 1 }
         try await bench.startStream("band", rate: 20)
         try await eventually(timeout: .seconds(10), "band values") { ((try? await bandCounters().count) ?? 0) >= 10 }
+    }
+
+    /// Stops the band's stream and waits until the last counter it sent is
+    /// in the outbox: nothing is in flight after that.
+    func waitUntilBandStopped() async throws {
+        let reply = try await bench.stopStream("band")
+        let last = try #require(reply["counter"]?.intValue.map { UInt32($0) }, "stop_stream: no counter in \(reply)")
+        try await eventually(timeout: .seconds(20), "the band's last counter \(last) in the outbox") {
+            (try? await self.bandCounters())?.contains(last) == true
+        }
     }
 
     /// With the lock connected and subscribed: makes connects take 4 s to

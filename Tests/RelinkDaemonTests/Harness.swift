@@ -93,15 +93,14 @@ final class Harness {
         try await waitForEvents("connected", count: 1)
     }
 
-    /// Pushes distinct values from the lock and waits until each is in the outbox.
+    /// Pushes distinct values from the lock, one at a time: each is in the
+    /// outbox before the next is pushed (so none shares another's signal).
     func push(_ values: [UInt8]) async throws {
         for value in values {
             try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        try await eventually(timeout: .seconds(10), "values \(values) in the outbox") {
-            let seen = (try? await self.notifiedValues()) ?? []
-            return values.allSatisfy { v in seen.contains(v) }
+            try await eventually(timeout: .seconds(20), "value \(value) of \(values) in the outbox") {
+                (try? await self.notifiedValues())?.contains(value) == true
+            }
         }
     }
 
@@ -138,18 +137,76 @@ final class Harness {
     /// After a reconnection: pushes probe values until one reaches the
     /// outbox (values notified before relinkd re-armed the characteristic
     /// are not delivered by BlueZ at all, so a client cannot expect them).
+    /// A probe not seen within 500 ms is given up for a new one (it may
+    /// have gone out before the re-arm), until `timeout`.
     func waitUntilNotificationsFlow(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let probe = nextProbe
             nextProbe += 1
             try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
-            for _ in 0..<5 {
-                try await Task.sleep(for: .milliseconds(100))
-                if try await notifiedValues().contains(probe) { return }
+            do {
+                try await eventually(timeout: .milliseconds(500), "probe \(probe) in the outbox") {
+                    (try? await self.notifiedValues())?.contains(probe) == true
+                }
+                return
+            } catch is TimeoutError {
+                continue
             }
         }
         throw TimeoutError(what: "notifications to flow again")
+    }
+
+    /// Waits until relinkd has handled everything the lock notified so
+    /// far: pushes one probe and waits (bounded) until it is in the outbox.
+    /// The lock's values reach relinkd in order on one bus connection and
+    /// are stored in order, so by then every earlier value, and any second
+    /// copy of one, is stored too. Use it before asserting the outbox's
+    /// exact contents, instead of a settle sleep. Returns the probe.
+    @discardableResult
+    func waitUntilHandled(timeout: Duration = .seconds(20)) async throws -> UInt8 {
+        let probe = nextProbe
+        nextProbe += 1
+        try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
+        try await eventually(timeout: timeout, "probe \(probe) in the outbox (everything before it handled)") {
+            (try? await self.notifiedValues())?.contains(probe) == true
+        }
+        return probe
+    }
+
+    /// Waits until relinkd's Connect to the (out-of-range) lock has failed
+    /// and it looks for the lock by a scan, or backs off: its intent is
+    /// loaded and pending, and it went through a failed attempt.
+    func waitUntilLookingForTheLock(timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "relinkd to try the lock and look for it by a scan") {
+            let state = try? await self.control.connectionState(Self.id)
+            return state == "trying-scan" || state == "backing-off"
+        }
+    }
+
+    /// Waits until relinkd has tried the (out-of-range) lock with every
+    /// strategy and backs off: a whole round ended without a link.
+    func waitUntilBackingOff(timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "relinkd to try the lock and back off") {
+            (try? await self.control.connectionState(Self.id)) == "backing-off"
+        }
+    }
+
+    /// Watches for `window` that no `kind` event beyond the first `count`
+    /// comes. A real-time wait (Tests/README.md): where a test asserts that
+    /// an event is not repeated (coalescing, no reconnect), only time shows it.
+    func observeNoMoreEvents(_ kind: String, than count: Int, for window: Duration) async throws {
+        try await observeQuietly(for: window, "no \(kind) event beyond \(count)") {
+            (try? await self.events(kind).count) == count
+        }
+    }
+
+    /// Waits until relinkd says it is ready: its restore from the store is
+    /// done, so every stored intent it will bring back is back.
+    func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "relinkd to be ready (restored from its store)") {
+            (try? await self.control.status())?["ready"] as? Bool == true
+        }
     }
 
     /// Every value (test values and probes alike) is in the outbox at most once.

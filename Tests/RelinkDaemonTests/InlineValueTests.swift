@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -29,6 +30,9 @@ import Glibc
             for value in values {
                 if value == 30 { kill(pid, SIGUSR1) }
                 try await h.bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
+                // A real-time wait that stays (Tests/README.md): the lock
+                // notifies at a rate, so values arrive before, during and
+                // after the 3 s stall rather than all at once.
                 try await Task.sleep(for: .milliseconds(value < 30 ? 30 : 15))
             }
             try await eventually(timeout: .seconds(20), "\(values.count) values at the client") {

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Systemd
 import Testing
@@ -25,7 +26,8 @@ struct JournalTests {
                 try await h.waitForEvents("restored", count: 1)
                 try await h.bench.outOfRange("lock")
                 try await h.waitForEvents("disconnected", count: 1)
-                try await Task.sleep(for: .seconds(2))
+                // At least one connect fails while the lock is away (asserted below).
+                try await h.waitUntilLookingForTheLock()
                 try await h.bench.inRange("lock")
                 try await h.waitForEvents("connected", count: 2, timeout: .seconds(60))
             }

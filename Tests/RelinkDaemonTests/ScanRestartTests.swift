@@ -16,6 +16,15 @@ import Testing
         }
     }
 
+    /// Watches 2 s that no `discovered` event beyond the first `count`
+    /// comes. A real-time wait (Tests/README.md): coalescing means a second
+    /// report does not come within a session, and only time shows that.
+    func observeNoFurtherDiscovery(_ h: Harness, than count: Int) async throws {
+        try await observeQuietly(for: .seconds(2), "no discovered event beyond \(count) (coalesced within a session)") {
+            (try? await discoveredAddresses(h).count) == count
+        }
+    }
+
     @Test func sigkillWhileScanningResumesTheScan() async throws {
         try await Harness.with { h in
             try await h.control.register(Harness.id)
@@ -23,7 +32,7 @@ import Testing
             try await eventually(timeout: .seconds(15), "the band to be discovered") {
                 (try? await discoveredAddresses(h).contains(Harness.bandAddress)) == true
             }
-            try await Task.sleep(for: .seconds(2))
+            try await observeNoFurtherDiscovery(h, than: 1)
             var addresses = try await discoveredAddresses(h)
             #expect(addresses == [Harness.bandAddress], "coalesced, and only the band offers heart rate")
             h.killRelinkd()
@@ -36,14 +45,14 @@ import Testing
             try await eventually(timeout: .seconds(15), "the band to be discovered by the resumed scan") {
                 (try? await discoveredAddresses(h).count) == 2
             }
-            try await Task.sleep(for: .seconds(2))
+            try await observeNoFurtherDiscovery(h, than: 2)
             #expect(try await discoveredAddresses(h) == [Harness.bandAddress, Harness.bandAddress], "coalesced within a session")
             // bluetoothd restarts: discovery is resumed, a new session reports the band once.
             try await h.bench.restartBlueZ()
             try await eventually(timeout: .seconds(20), "the band to be discovered after bluetoothd restarted") {
                 (try? await discoveredAddresses(h).count) == 3
             }
-            try await Task.sleep(for: .seconds(2))
+            try await observeNoFurtherDiscovery(h, than: 3)
             addresses = try await discoveredAddresses(h)
             #expect(addresses == [Harness.bandAddress, Harness.bandAddress, Harness.bandAddress])
             try await h.control.call("StopScan", [.string(Harness.id)])

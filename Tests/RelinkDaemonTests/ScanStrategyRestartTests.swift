@@ -1,3 +1,4 @@
+import BenchSupport
 import DBus
 import Foundation
 import Testing
@@ -29,7 +30,7 @@ import Testing
             #expect(try await h.events("connected").map(route) == ["scan"], "bluetoothd did not know the lock: only a scan finds it")
             try await h.waitUntilNotificationsFlow()
             try await h.push([1, 2])
-            try await Task.sleep(for: .milliseconds(500))
+            try await h.waitUntilHandled()
             #expect(try await h.testValues() == [1, 2])
             let values = try await h.notifiedValues()
             #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
@@ -64,7 +65,7 @@ import Testing
             #expect(try await h.events("connected").map(route) == ["scan", "scan"], "the evicted lock is only found by a scan")
             try await h.waitUntilNotificationsFlow()
             try await h.push([11])
-            try await Task.sleep(for: .milliseconds(500))
+            try await h.waitUntilHandled()
             #expect(try await h.testValues() == [10, 11])
             let values = try await h.notifiedValues()
             #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")

@@ -2,6 +2,7 @@ import BenchSupport
 import Foundation
 import RelinkClient
 import Restoration
+import Synchronization
 import Testing
 
 /// RelinkCentral against relinkd on the bench: restored state first, then
@@ -132,17 +133,20 @@ import Testing
             #expect(restored.peripherals.first?.subscriptions == [.init(service: CtlHarness.lockService, characteristic: CtlHarness.lockState)])
             // The link comes back (restored or connected), then values flow
             // on the same stream: probes are pushed until one arrives.
+            // A probe not seen within 500 ms (sent before the re-arm) is
+            // given up for the next one.
             let bench = h.bench
+            let probeArrived = Mutex(false)
             let pusher = Task {
                 for probe in UInt8(100)...UInt8(199) {
                     _ = try? await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
-                    try? await Task.sleep(for: .milliseconds(500))
+                    if (try? await eventually(timeout: .milliseconds(500), "probe \(probe) at the central") { probeArrived.withLock { $0 } }) != nil { return }
                 }
             }
             defer { pusher.cancel() }
             while let e = await events.next() {
                 seen.append(e)
-                if let v = e.value, v.count == 1, v[0] >= 100 { break }
+                if let v = e.value, v.count == 1, v[0] >= 100 { probeArrived.withLock { $0 = true }; break }
             }
             pusher.cancel()
             let sequences = seen.map(\.sequence)

@@ -108,12 +108,9 @@ final class CtlFollower {
 
     /// The lines printed so far, once `done` holds for them (or at the timeout).
     func lines(timeout: Duration = .seconds(20), until done: ([String]) -> Bool) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let lines = output.lines
-            if done(lines) { return lines }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        do {
+            try await eventually(timeout: timeout, "relinkctl to print the awaited lines") { done(output.lines) }
+        } catch is TimeoutError {}
         return output.lines
     }
 

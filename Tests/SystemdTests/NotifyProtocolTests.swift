@@ -54,7 +54,12 @@ struct NotifyProtocolTests {
             #expect((4...40).contains(running.count), "pings in 1 s: \(running.count)")
 
             child.signal(SIGUSR1)  // stall the liveness probe
-            _ = await listener.collect(for: .milliseconds(300))  // a ping may be in flight
+            // Once the probe says it withholds pings, a ping sent before is
+            // already in the socket: drop it, then watch for silence.
+            try await eventually(timeout: .seconds(20), "the probe to withhold pings") {
+                child.stderr.contains("withholding watchdog pings")
+            }
+            _ = listener.drain()
             let stalled = await listener.collect(for: .seconds(1))
             #expect(stalled.isEmpty, "pings while stalled: \(stalled)")
 
@@ -100,10 +105,8 @@ struct NotifyProtocolTests {
         try await TestPaths.withTemporaryDirectory { directory in
             let child = try ChildProcess(TestPaths.probe, ["notify"], environment: [:], directory: directory)
             defer { child.kill() }
-            let clock = ContinuousClock()
-            let end = clock.now.advanced(by: .seconds(20))
-            while !child.stderr.contains("relink-systemd-probe: ready"), clock.now < end {
-                try await Task.sleep(for: .milliseconds(20))
+            try? await eventually(timeout: .seconds(20), "the probe to say it is ready") {
+                child.stderr.contains("relink-systemd-probe: ready")
             }
             #expect(child.stderr.contains("relink-systemd-probe: ready"), "stderr: \(child.stderr)")
             child.signal(SIGTERM)

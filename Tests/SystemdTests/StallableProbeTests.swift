@@ -12,6 +12,8 @@ struct StallableProbeTests {
         probe.stall()
         #expect(probe.isStalled)
         let check = Task { await probe.check() }
+        // A settle kept for want of a hook: nothing public shows the check
+        // parked in its stall (Tests/README.md).
         try await Task.sleep(for: .milliseconds(100))
         probe.resume()
         // A check that hung past its moment reports failure; the next one passes.
@@ -23,6 +25,8 @@ struct StallableProbeTests {
         let probe = StallableProbe(wrapping: ClosureLivenessProbe { true })
         probe.stall()
         let check = Task { await probe.check() }
+        // A settle kept for want of a hook: nothing public shows the check
+        // parked in its stall (Tests/README.md).
         try await Task.sleep(for: .milliseconds(50))
         check.cancel()
         #expect(await check.value == false)

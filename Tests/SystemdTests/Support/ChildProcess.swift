@@ -47,11 +47,10 @@ final class ChildProcess {
 
     /// Waits for the child to exit; its status, or `nil` after `timeout`.
     func exitStatus(within timeout: Duration) async -> Int32? {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: timeout)
-        while process.isRunning {
-            if clock.now >= end { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
+        do {
+            try await eventually(timeout: timeout, "the child to exit") { !process.isRunning }
+        } catch {
+            return nil
         }
         return process.terminationStatus
     }

@@ -52,7 +52,9 @@ final class NotifyListener: Sendable {
         }
     }
 
-    /// Everything received during `duration`.
+    /// Everything received during `duration`. A real-time wait, kept and
+    /// listed in Tests/README.md: what its callers test is timing itself
+    /// (watchdog pings per period, silence while stalled or unasked).
     func collect(for duration: Duration) async -> [String] {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: duration)
@@ -66,16 +68,18 @@ final class NotifyListener: Sendable {
 
     /// Datagrams until one satisfies `done` (included), or `nil` after `timeout`.
     func collect(until done: (String) -> Bool, timeout: Duration) async -> [String]? {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: timeout)
         var messages: [String] = []
-        while clock.now < end {
-            for message in drain() {
-                messages.append(message)
-                if done(message) { return messages }
+        do {
+            try await eventually(timeout: timeout, "a datagram that ends the collection") {
+                for message in drain() {
+                    messages.append(message)
+                    if done(message) { return true }
+                }
+                return false
             }
-            try? await Task.sleep(for: .milliseconds(5))
+        } catch {
+            return nil
         }
-        return nil
+        return messages
     }
 }
