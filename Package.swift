@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "relink-systemd-probe",
             dependencies: [
-                "Systemd",
+                "RelinkModel", "Systemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "SystemdTests",
             dependencies: [
-                "Systemd", "relink-systemd-probe",
+                "RelinkModel", "Systemd", "relink-systemd-probe",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

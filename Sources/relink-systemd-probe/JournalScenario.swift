@@ -1,4 +1,5 @@
 import Logging
+import RelinkModel
 import Systemd
 
 /// `relink-systemd-probe journal [auto|journal|stderr] [level] [run-tag]`:
@@ -16,7 +17,7 @@ enum JournalScenario {
         LoggingSystem.bootstrap { _ in handler }
 
         var logger = Logger(label: "org.relink.probe")
-        logger[metadataKey: "RELINK_TEST_RUN"] = .string(runTag)
+        logger[metadataKey: JournalField.testRun.rawValue] = .string(runTag)
 
         func with(_ id: RelinkMessageID, _ extra: Logger.Metadata) -> Logger.Metadata {
             id.metadata.merging(extra) { $1 }
@@ -26,23 +27,23 @@ enum JournalScenario {
         logger.debug("debug detail that the level filter decides on")
         logger.notice(
             "restored heart-rate strap",
-            metadata: with(.restored, [
-                RelinkField.restoreID: "probe-restore-1",
-                RelinkField.peripheral: "AA:BB:CC:DD:EE:01",
-                RelinkField.strategy: "backoff",
-            ]))
+            metadata: with(.restored, .journal([
+                .restoreID: "probe-restore-1",
+                .peripheral: "AA:BB:CC:DD:EE:01",
+                .strategy: "backoff",
+            ])))
         logger.warning(
             "connect failed\nsecond line of the message",
             metadata: with(.connectFailed, [
-                RelinkField.restoreID: "probe-restore-1",
-                RelinkField.peripheral: "AA:BB:CC:DD:EE:01",
-                RelinkField.attempt: "3",
-                RelinkField.error: "org.bluez.Error.Failed: le-connection-abort-by-local",
+                JournalField.restoreID.rawValue: "probe-restore-1",
+                JournalField.peripheral.rawValue: "AA:BB:CC:DD:EE:01",
+                JournalField.attempt.rawValue: "3",
+                JournalField.error.rawValue: "org.bluez.Error.Failed: le-connection-abort-by-local",
                 "peripheral.name": "strap one",
                 "_private": "underscore",
                 "9lives": "digit",
                 "message": "collides with MESSAGE",
             ]))
-        logger.error("reconnect gave up", metadata: with(.reconnectGaveUp, [RelinkField.attempt: "10"]))
+        logger.error("reconnect gave up", metadata: with(.reconnectGaveUp, .journal([.attempt: "10"])))
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import RelinkModel
 import ServiceLifecycle
 import Systemd
 import UnixSignals
@@ -44,7 +45,7 @@ enum NotifyScenario {
             try await group.run()
             return 0
         } catch {
-            logger.error("notify scenario failed", metadata: [RelinkField.error: "\(error)"])
+            logger.error("notify scenario failed", metadata: .journal([.error: "\(error)"]))
             return 1
         }
     }

@@ -3,6 +3,7 @@ import ArgumentParser
 import DBus
 import Foundation
 import Logging
+import RelinkModel
 import RelinkDaemon
 import RelinkStore
 import Restoration
@@ -60,10 +61,10 @@ struct Relinkd: AsyncParsableCommand {
         }
         for file in store.quarantined {
             logger.error("a bad state file was quarantined: \(file.originalPath) (\(file.reason)) moved to \(file.quarantinedPath); started EMPTY",
-                         metadata: RelinkMessageID.stateFileQuarantined.metadata.merging([
-                             "RELINK_FILE": "\(file.quarantinedPath)", "RELINK_STORE_PATH": "\(file.originalPath)",
-                             "RELINK_ERROR": "\(file.reason)",
-                         ]) { $1 })
+                         metadata: RelinkMessageID.stateFileQuarantined.metadata.merging(.journal([
+                             .file: "\(file.quarantinedPath)", .storePath: "\(file.originalPath)",
+                             .error: "\(file.reason)",
+                         ])) { $1 })
         }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()

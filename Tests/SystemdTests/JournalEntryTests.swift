@@ -1,4 +1,5 @@
 import Logging
+import RelinkModel
 import Testing
 @testable import Systemd
 
@@ -34,7 +35,7 @@ struct JournalEntryTests {
 
     @Test func metadataBecomesSanitisedFieldsAndOwnedNamesAreNotOverridden() {
         let metadata: Logger.Metadata = RelinkMessageID.connectFailed.metadata.merging([
-            RelinkField.attempt: "3",
+            JournalField.attempt.rawValue: "3",
             "peripheral.name": "strap",
             "message": "not the message",
             "priority": "0",

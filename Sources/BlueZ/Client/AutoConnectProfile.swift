@@ -1,4 +1,5 @@
 import DBus
+import RelinkModel
 
 /// A GATT application holding one `org.bluez.GattProfile1` object whose
 /// `UUIDs` are the services relink wants links to. Registered through
@@ -88,7 +89,7 @@ extension BlueZClient {
                 do {
                     try await current.unregister(on: adapter.path, connection: connection)
                 } catch {
-                    logger.warning("cannot unregister the auto-connect profile", metadata: ["adapter": "\(adapter.path)", "RELINK_ERROR": "\(error)"])
+                    logger.warning("cannot unregister the auto-connect profile", metadata: ["adapter": "\(adapter.path)", JournalField.error.rawValue: "\(error)"])
                 }
             }
             try current.unexport(on: connection)

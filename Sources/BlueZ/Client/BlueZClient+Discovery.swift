@@ -48,6 +48,6 @@ extension BlueZClient {
         } catch let e as BlueZError where e.errorClass == .inProgress {
             // Already discovering for this client: the new filter applies.
         }
-        logger.info("discovery started", metadata: ["adapter": "\(adapter)", "uuids": "\(filter.services.sorted().map(\.string))", "RELINK_EVENT": "discovery-started"])
+        logger.info("discovery started", metadata: ["adapter": "\(adapter)", "uuids": "\(filter.services.sorted().map(\.string))", JournalField.event.rawValue: "discovery-started"])
     }
 }

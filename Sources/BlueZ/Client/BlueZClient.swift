@@ -121,10 +121,10 @@ public actor BlueZClient {
     func ownerChanged(_ newOwner: String?) async {
         if let newOwner, !newOwner.isEmpty {
             guard newOwner != owner else { return }
-            logger.notice("bluetoothd has a new owner; rebuilding the mirror", metadata: ["RELINK_EVENT": "bluetoothd-restarted", "owner": "\(newOwner)"])
+            logger.notice("bluetoothd has a new owner; rebuilding the mirror", metadata: [JournalField.event.rawValue: "bluetoothd-restarted", "owner": "\(newOwner)"])
             await resync(reason: .bluetoothdRestarted)
         } else {
-            logger.warning("bluetoothd left the bus", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            logger.warning("bluetoothd left the bus", metadata: .journal([.event: "bluetoothd-lost"]))
             owner = nil
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
             emit(.serviceLost)
@@ -189,10 +189,10 @@ public actor BlueZClient {
             } catch {
                 guard let delay = delays.next() else {
                     logger.error("cannot read bluetoothd's objects; waiting for it to restart",
-                                 metadata: ["RELINK_EVENT": "bluetoothd-unreadable", "RELINK_ERROR": "\(error)"])
+                                 metadata: .journal([.event: "bluetoothd-unreadable", .error: "\(error)"]))
                     return nil
                 }
-                logger.debug("bluetoothd's objects not readable yet; retrying", metadata: ["RELINK_ERROR": "\(error)", "delay": "\(delay)"])
+                logger.debug("bluetoothd's objects not readable yet; retrying", metadata: [JournalField.error.rawValue: "\(error)", "delay": "\(delay)"])
                 do { try await Task.sleep(for: delay) } catch { return nil }
             }
         }
@@ -205,12 +205,12 @@ public actor BlueZClient {
                 try await profile.register(on: adapter, connection: connection)
                 autoConnectRegistrations.append((owner, adapter))
             } catch {
-                logger.warning("cannot register the auto-connect profile", metadata: ["adapter": "\(adapter)", "RELINK_ERROR": "\(error)"])
+                logger.warning("cannot register the auto-connect profile", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
             }
         }
         if let filter = wantedDiscovery[adapter] {
             do { try await applyDiscovery(adapter: adapter, filter: filter) } catch {
-                logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", "RELINK_ERROR": "\(error)"])
+                logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
             }
         }
     }
@@ -227,7 +227,7 @@ public actor BlueZClient {
             let value = try await read(c.path)
             for event in mirror.gapNameRead(characteristic: c.path, value: value) { emit(.mirror(event)) }
         } catch {
-            logger.debug("GAP name read failed", metadata: ["device": "\(device)", "RELINK_ERROR": "\(error)"])
+            logger.debug("GAP name read failed", metadata: ["device": "\(device)", JournalField.error.rawValue: "\(error)"])
         }
     }
 
@@ -241,7 +241,7 @@ public actor BlueZClient {
         if heldSignals.count >= Self.heldSignalLimit {
             heldSignals.removeFirst(heldSignals.count / 2)
             logger.warning("too many signals while bluetoothd's objects are unreadable; dropped the older half",
-                           metadata: ["RELINK_EVENT": "bluez-signals-dropped"])
+                           metadata: .journal([.event: "bluez-signals-dropped"]))
         }
         heldSignals.append(message)
     }
@@ -294,7 +294,7 @@ public actor BlueZClient {
                 return []
             }
         } catch {
-            logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", "RELINK_ERROR": "\(error)"])
+            logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", JournalField.error.rawValue: "\(error)"])
             return []
         }
         var powered: [(ObjectPath, Bool)] = []

@@ -108,7 +108,7 @@ final class APIPublisher: Sendable {
                 try connection.emitSignal(path: APIPath.manager, interface: "org.freedesktop.DBus.ObjectManager", member: member,
                                           arguments: [.objectPath(object.path), body], destination: client)
             } catch {
-                logger.warning("cannot announce a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+                logger.warning("cannot announce a Peripheral1 object", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
             }
         }
     }
@@ -125,7 +125,7 @@ final class APIPublisher: Sendable {
             }
             try connection.export(object, announceTo: announceTo)
         } catch {
-            logger.error("cannot export a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.error("cannot export a Central1 object", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
         }
     }
 
@@ -136,7 +136,7 @@ final class APIPublisher: Sendable {
         let changed = values.contains { object.value(of: $0.key, in: RelinkNames.central) != $0.value }
         guard changed else { return false }
         do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.central, destinations: []) } catch {
-            logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.warning("cannot update a Central1 object", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
         }
         return true
     }
@@ -154,7 +154,7 @@ final class APIPublisher: Sendable {
                 try connection.emitSignal(path: object.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
                                           arguments: body, destination: destination)
             } catch {
-                logger.warning("cannot signal a Central1 change", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(destination)", "RELINK_ERROR": "\(error)"])
+                logger.warning("cannot signal a Central1 change", metadata: .journal([.restoreID: "\(id)", .client: "\(destination)", .error: "\(error)"]))
             }
         }
     }
@@ -162,7 +162,7 @@ final class APIPublisher: Sendable {
     func updateCentral(_ id: RestoreIdentifier, _ values: [String: DBusValue], to destinations: [String]) {
         guard let object = state.withLock({ $0.centrals[id] }) else { return }
         do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.central, destinations: destinations) } catch {
-            logger.warning("cannot update a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.warning("cannot update a Central1 object", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
         }
     }
 
@@ -173,7 +173,7 @@ final class APIPublisher: Sendable {
             $0.centralOwners[path] = nil
         }
         do { try connection.unexport(path, announceTo: announceTo) } catch {
-            logger.warning("cannot remove a Central1 object", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.warning("cannot remove a Central1 object", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
         }
     }
 
@@ -184,7 +184,7 @@ final class APIPublisher: Sendable {
                 path: APIPath.central(id), interface: RelinkNames.central, member: Central1Member.event.rawValue,
                 arguments: [.uint64(UInt64(max(0, sequence))), .string(kind), .string(payload)], destination: client)
         } catch {
-            logger.warning("cannot send an Event signal", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(client)", "RELINK_ERROR": "\(error)"])
+            logger.warning("cannot send an Event signal", metadata: .journal([.restoreID: "\(id)", .client: "\(client)", .error: "\(error)"]))
         }
     }
 
@@ -202,14 +202,14 @@ final class APIPublisher: Sendable {
             }
             try connection.export(object, announceTo: announceTo)
         } catch {
-            logger.error("cannot export a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.error("cannot export a Peripheral1 object", metadata: .journal([.peripheral: "\(id)", .error: "\(error)"]))
         }
     }
 
     func updatePeripheral(_ id: PeripheralID, _ values: [String: DBusValue], to destinations: [String]) {
         guard let object = state.withLock({ $0.peripherals[id] }) else { return }
         do { try object.setValues(values.mapValues { Optional($0) }, in: RelinkNames.peripheral, destinations: destinations) } catch {
-            logger.warning("cannot update a Peripheral1 object", metadata: ["RELINK_PERIPHERAL": "\(id)", "RELINK_ERROR": "\(error)"])
+            logger.warning("cannot update a Peripheral1 object", metadata: .journal([.peripheral: "\(id)", .error: "\(error)"]))
         }
     }
 
@@ -217,7 +217,7 @@ final class APIPublisher: Sendable {
     func setReady(_ ready: Bool) {
         guard let object = state.withLock({ $0.manager }) else { return }
         do { try object.setValue(.boolean(ready), of: "Ready", in: RelinkNames.manager) } catch {
-            logger.warning("cannot update Manager1.Ready", metadata: ["RELINK_ERROR": "\(error)"])
+            logger.warning("cannot update Manager1.Ready", metadata: .journal([.error: "\(error)"]))
         }
     }
 }

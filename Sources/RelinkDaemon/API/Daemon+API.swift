@@ -38,9 +38,9 @@ extension Daemon {
     }
 
     func logAPIRefusal(_ error: RelinkError, from caller: APICaller) {
-        logger.info("API call refused", metadata: [
-            "RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)", "RELINK_CALLER_UID": "\(caller.uid)",
-        ])
+        logger.info("API call refused", metadata: .journal([
+            .error: "\(error.name)", .errorMessage: "\(error.message)", .callerUID: "\(caller.uid)",
+        ]))
     }
 
     /// `Ack`, without holding the loop for its commit: the acknowledgement
@@ -159,9 +159,9 @@ extension Daemon {
         try attach(caller, to: id)
         let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
         let restored = await restoredState(id, new: created, cursor: cursor)
-        logger.info("client registered", metadata: [
-            "RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(caller.name)", "RELINK_CALLER_UID": "\(caller.uid)", "RELINK_NEW": "\(created)",
-        ])
+        logger.info("client registered", metadata: .journal([
+            .restoreID: "\(id)", .client: "\(caller.name)", .callerUID: "\(caller.uid)", .new: "\(created)",
+        ]))
         return APIResult(values: [.objectPath(APIPath.central(id)), restored],
                          delivery: (id, replay ? cursor.acknowledged : cursor.lastSequence))
     }
@@ -181,9 +181,9 @@ extension Daemon {
         namePreferences[id] = rule
         api.outboxes[id]?.limit = Int64(eventLimit)
         centralChanged(id)
-        logger.info("identifier changed", metadata: [
-            "RELINK_RESTORE_ID": "\(id)", "RELINK_NAME_RULE": "\(rule)", "RELINK_EVENT_LIMIT": "\(eventLimit)",
-        ])
+        logger.info("identifier changed", metadata: .journal([
+            .restoreID: "\(id)", .nameRule: "\(rule)", .eventLimit: "\(eventLimit)",
+        ]))
     }
 
     /// Attaches a client (not live until its reply is out).
@@ -223,7 +223,7 @@ extension Daemon {
         outboxSignals.remove(id)
         api.owners[id] = nil
         for peripheral in touched { refreshViewers(of: peripheral) }
-        logger.info("identifier unregistered", metadata: ["RELINK_RESTORE_ID": "\(id)"])
+        logger.info("identifier unregistered", metadata: .journal([.restoreID: "\(id)"]))
     }
 
     /// The address of a peripheral reference.

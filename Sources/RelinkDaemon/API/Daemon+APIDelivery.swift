@@ -68,14 +68,14 @@ extension Daemon {
         for (id, sequences) in failed {
             guard let lost = api.sequencers[id]?.failed(sequences) else { continue }
             for event in lost {
-                logger.error("event not stored and not delivered", metadata: [
-                    "RELINK_RESTORE_ID": "\(id)", "RELINK_EVENT": "\(event.kind)", "RELINK_SEQUENCE": "\(event.sequence)", "RELINK_ERROR": "\(error)",
-                ])
+                logger.error("event not stored and not delivered", metadata: .journal([
+                    .restoreID: "\(id)", .event: "\(event.kind)", .sequence: "\(event.sequence)", .error: "\(error)",
+                ]))
             }
             if sequences.count > lost.count {
-                logger.error("events shown to clients could not be stored", metadata: [
-                    "RELINK_RESTORE_ID": "\(id)", "RELINK_COUNT": "\(sequences.count - lost.count)", "RELINK_ERROR": "\(error)",
-                ])
+                logger.error("events shown to clients could not be stored", metadata: .journal([
+                    .restoreID: "\(id)", .count: "\(sequences.count - lost.count)", .error: "\(error)",
+                ]))
             }
             releaseEvents(id)
         }
@@ -103,7 +103,7 @@ extension Daemon {
             let stored = api.outboxes[id]?.lastSequence ?? 0
             let page: [OutboxEvent]
             do { page = try await storedEvents(id, after: cursor, limit: Self.replayPage) } catch {
-                logger.error("cannot read events to replay", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+                logger.error("cannot read events to replay", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
                 break
             }
             // The client may have left while the store was read.
@@ -128,7 +128,7 @@ extension Daemon {
         api.noteLeft(name)
         for id in api.attachments.keys where api.attachments[id]?[name] != nil {
             api.attachments[id]?[name] = nil
-            logger.debug("client detached", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_CLIENT": "\(name)"])
+            logger.debug("client detached", metadata: .journal([.restoreID: "\(id)", .client: "\(name)"]))
         }
     }
 }

@@ -20,9 +20,9 @@ extension Daemon {
             do {
                 try await perform(action, for: intent)
             } catch {
-                logger.error("cannot carry out \(action)", metadata: [
-                    "RELINK_RESTORE_ID": "\(intent.identifier)", "RELINK_PERIPHERAL": "\(intent.peripheral)", "RELINK_ERROR": "\(error)",
-                ])
+                logger.error("cannot carry out \(action)", metadata: .journal([
+                    .restoreID: "\(intent.identifier)", .peripheral: "\(intent.peripheral)", .error: "\(error)",
+                ]))
             }
         }
         endBatch()
@@ -46,7 +46,7 @@ extension Daemon {
             let bluez = self.bluez, logger = self.logger
             spawned.append {
                 do { try await bluez.disconnect(device.path) } catch {
-                    logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+                    logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
                     return []
                 }
                 // BlueZ turns a device's auto-connect off at Disconnect()
@@ -161,14 +161,14 @@ extension Daemon {
         case .take:
             return true
         case .keep(let holder):
-            logger.error("another peripheral that is wanted has this address; the intent's stored address is kept", metadata: [
-                "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
-            ])
+            logger.error("another peripheral that is wanted has this address; the intent's stored address is kept", metadata: .journal([
+                .address: "\(address.string)", .peripheral: "\(peripheral)", .otherPeripheral: "\(holder)",
+            ]))
             return false
         case .takeRetiring(let holder):
-            logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: [
-                "RELINK_ADDRESS": "\(address.string)", "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_OTHER_PERIPHERAL": "\(holder)",
-            ])
+            logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: .journal([
+                .address: "\(address.string)", .peripheral: "\(peripheral)", .otherPeripheral: "\(holder)",
+            ]))
             peripherals[holder] = nil
             retiring = holder
             return true
@@ -247,14 +247,14 @@ extension Daemon {
             switch change {
             case .start(let filter), .update(let filter):
                 try await bluez.startDiscovery(adapter: adapterPath, filter: Self.bluezFilter(filter))
-                logger.info("discovery on", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_SCAN_UUIDS": "\(filter.services.map(\.string).sorted())"])
+                logger.info("discovery on", metadata: .journal([.adapter: "\(adapterName)", .scanUUIDs: "\(filter.services.map(\.string).sorted())"]))
             case .stop:
                 try await bluez.stopDiscovery(adapter: adapterPath)
-                logger.info("discovery off", metadata: ["RELINK_ADAPTER": "\(adapterName)"])
+                logger.info("discovery off", metadata: .journal([.adapter: "\(adapterName)"]))
             }
         } catch {
             // startDiscovery keeps the wish and resumes once the adapter is up.
-            logger.warning("discovery change failed", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_ERROR": "\(error)"])
+            logger.warning("discovery change failed", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
         }
     }
 
@@ -290,13 +290,13 @@ extension Daemon {
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
             autoConnect.didRegister(uuids)
-            logger.info("background auto-connect", metadata: ["RELINK_AUTOCONNECT_UUIDS": "\(uuids)", "RELINK_ADAPTER": "\(adapterName)"])
+            logger.info("background auto-connect", metadata: .journal([.autoConnectUUIDs: "\(uuids)", .adapter: "\(adapterName)"]))
             // A registration puts every known device offering these
             // services back on the list, also those relinkd let go.
             await releaseFromAutoConnect(Array(peripheralByAddress.keys))
             return true
         } catch {
-            logger.warning("cannot set background auto-connect", metadata: ["RELINK_ERROR": "\(error)"])
+            logger.warning("cannot set background auto-connect", metadata: .journal([.error: "\(error)"]))
             return false
         }
     }
@@ -319,12 +319,12 @@ extension Daemon {
             guard let device = await bluez.mirror.device(address: address, adapter: adapterPath),
                   !device.connected, !device.trusted, autoConnect.covers(device.uuids) else { continue }
             let bluez = self.bluez, logger = self.logger
-            logger.info("background auto-connect released: no intent wants the device", metadata: [
-                "RELINK_ADDRESS": "\(address)", "RELINK_DECISION": "auto-connect-released",
-            ])
+            logger.info("background auto-connect released: no intent wants the device", metadata: .journal([
+                .address: "\(address)", .decision: "auto-connect-released",
+            ]))
             spawned.append {
                 do { try await bluez.disconnect(device.path) } catch {
-                    logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address)", "RELINK_ERROR": "\(error)"])
+                    logger.notice("Disconnect failed", metadata: .journal([.address: "\(address)", .error: "\(error)"]))
                 }
                 return []
             }
@@ -345,7 +345,7 @@ extension Daemon {
                     if start {
                         planner.startNotifyFailed(peripheral, key)
                         awaitGatt(peripheral)
-                        logger.notice("characteristic not yet on the link; armed when it appears", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
+                        logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
                     }
                     continue
                 }
@@ -360,16 +360,16 @@ extension Daemon {
                         gattGrace.armed(peripheral)
                         batch.held.started(peripheral, key, on: characteristic.path)
                     }
-                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)"])
+                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
                 } catch {
                     if start {
                         planner.startNotifyFailed(peripheral, key)
                         batch.held.ended(peripheral, key)
                         let failure = FailureMapping.failure(error)
-                        logger.warning("StartNotify failed", metadata: [
-                            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)",
-                            "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
-                        ])
+                        logger.warning("StartNotify failed", metadata: .journal([
+                            .peripheral: "\(peripheral)", .characteristic: "\(key)",
+                            .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",
+                        ]))
                     }
                 }
             }

@@ -94,7 +94,7 @@ extension Daemon {
     /// (or a bluetoothd that has gone) changes nothing but the record of
     /// sessions that still stand: the planner re-arms at the next link-up.
     func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
-        let metadata: Logger.Metadata = ["RELINK_PERIPHERAL": "\(notify.peripheral)", "RELINK_CHARACTERISTIC": "\(notify.key)"]
+        let metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
         guard let failure else {
             guard batch.held.sessionsLast(since: issued) else { return }
             batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
@@ -102,9 +102,9 @@ extension Daemon {
             logger.info("notifications armed", metadata: metadata)
             return
         }
-        logger.warning("StartNotify failed", metadata: metadata.merging([
-            "RELINK_ERROR": "\(failure.errorName)", "RELINK_ERROR_CLASS": "\(failure.failureClass.rawValue)",
-        ]) { $1 })
+        logger.warning("StartNotify failed", metadata: metadata.merging(.journal([
+            .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",
+        ])) { $1 })
         guard batch.held.sameLink(notify.peripheral, since: issued) else { return }
         planner.startNotifyFailed(notify.peripheral, notify.key)
         batch.held.ended(notify.peripheral, notify.key)
@@ -156,7 +156,7 @@ extension Daemon {
             case .success(let stored):
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
-                    logger.log(level: note.level, "event \(note.name)", metadata: ["RELINK_RESTORE_ID": "\(note.identifier)", "RELINK_PERIPHERAL": "\(note.peripheral)", "RELINK_EVENT": "\(note.name)"])
+                    logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))
                 }
             case .failure(let error):
                 notCommitted(commit.request.mutations, error: Self.controlError(error))
@@ -164,7 +164,7 @@ extension Daemon {
             switch commit.waiter {
             case .loop:
                 if case .failure(let error) = outcome {
-                    logger.error("cannot store a machine's change", metadata: ["RELINK_ERROR": "\(error)"])
+                    logger.error("cannot store a machine's change", metadata: .journal([.error: "\(error)"]))
                 }
             case .caller:
                 commitOutcomes[ticket] = outcome

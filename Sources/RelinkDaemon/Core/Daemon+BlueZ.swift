@@ -26,7 +26,7 @@ extension Daemon {
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
-            logger.warning("bluetoothd left the bus: every link is gone", metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            logger.warning("bluetoothd left the bus: every link is gone", metadata: .journal([.event: "bluetoothd-lost"]))
             publisher?.setReady(false)
             planner.resetAll()
             batch.held.endAll()
@@ -34,7 +34,7 @@ extension Daemon {
             for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
-            logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(["RELINK_ADAPTER": "\(adapterName)"]) { $1 })
+            logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
             if on { _ = scans.restart() } else {
                 planner.resetAll()
                 batch.held.endAll()
@@ -113,9 +113,9 @@ extension Daemon {
             // characteristic is armed again when it appears.
             guard let (peripheral, key) = batch.held.ended(onObject: path) else { return }
             planner.startNotifyFailed(peripheral, key)
-            logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: [
-                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_CHARACTERISTIC": "\(key)", "RELINK_DECISION": "gatt-changed",
-            ])
+            logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: .journal([
+                .peripheral: "\(peripheral)", .characteristic: "\(key)", .decision: "gatt-changed",
+            ]))
             awaitGatt(peripheral)
         case .nameChanged(let device, let change):
             await nameSeen(device: device, gap: change.source == .gap, name: change.current)
@@ -136,14 +136,14 @@ extension Daemon {
     /// real one (a Connect on a connected device changes nothing).
     func halfOpenCheck(_ path: ObjectPath, _ address: BluetoothAddress) async {
         guard let device = await bluez.mirror.device(path), device.connected, !device.servicesResolved else { return }
-        logger.notice("a link stayed up with its services unresolved; taken for lost and disconnected", metadata: [
-            "RELINK_ADDRESS": "\(address.string)", "RELINK_DECISION": "half-open-link",
-        ])
+        logger.notice("a link stayed up with its services unresolved; taken for lost and disconnected", metadata: .journal([
+            .address: "\(address.string)", .decision: "half-open-link",
+        ]))
         await linkLost(address, "services no longer resolved on a link BlueZ still reports up")
         let bluez = self.bluez, logger = self.logger
         spawned.append {
             do { try await bluez.disconnect(path) } catch {
-                logger.notice("Disconnect failed", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+                logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
             }
             return []
         }
@@ -182,7 +182,7 @@ extension Daemon {
                 let peripheral = await knownPeripheral(for: address)
                 discovered(peripheral, by: id)
                 do { try emitGathered(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
-                    logger.error("cannot store a discovery", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+                    logger.error("cannot store a discovery", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
                 }
             }
         }
@@ -201,7 +201,7 @@ extension Daemon {
             peripheralByAddress[address.string] = id
             peripheralChanged(id)
         } catch {
-            logger.error("cannot store a peripheral", metadata: ["RELINK_ADDRESS": "\(address.string)", "RELINK_ERROR": "\(error)"])
+            logger.error("cannot store a peripheral", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
         }
         return id
     }
@@ -223,17 +223,17 @@ extension Daemon {
             do {
                 let request = try Self.eventRequest(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
                 if !batch.held.keep(request, for: peripheral) {
-                    logger.warning("too many values before the link was reported up; the oldest was dropped", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
+                    logger.warning("too many values before the link was reported up; the oldest was dropped", metadata: .journal([.peripheral: "\(peripheral)"]))
                 }
             } catch {
-                logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+                logger.error("cannot store a notified value", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
             }
             return
         }
         do {
             try emitGathered(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
         } catch {
-            logger.error("cannot store a notified value", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+            logger.error("cannot store a notified value", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
         }
     }
 }
@@ -297,16 +297,16 @@ extension Daemon {
         var device: Device?
         if let row = peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
         guard let device, case .rediscover(let attempt) = gattGrace.stillMissing(peripheral, linkUp: device.connected) else {
-            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: ["RELINK_PERIPHERAL": "\(peripheral)"])
+            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([.peripheral: "\(peripheral)"]))
             return
         }
-        logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: [
-            "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ATTEMPT": "\(attempt)", "RELINK_DECISION": "rediscover-services",
-        ])
+        logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: .journal([
+            .peripheral: "\(peripheral)", .attempt: "\(attempt)", .decision: "rediscover-services",
+        ]))
         let bluez = self.bluez, logger = self.logger
         spawned.append {
             do { try await bluez.disconnect(device.path) } catch {
-                logger.notice("Disconnect failed", metadata: ["RELINK_ERROR": "\(error)"])
+                logger.notice("Disconnect failed", metadata: .journal([.error: "\(error)"]))
             }
             return []
         }

@@ -14,7 +14,7 @@ extension Daemon {
         do {
             return .success(try await control(request))
         } catch {
-            logger.info("control call refused", metadata: ["RELINK_ERROR": "\(error.name)", "RELINK_ERROR_MESSAGE": "\(error.message)"])
+            logger.info("control call refused", metadata: .journal([.error: "\(error.name)", .errorMessage: "\(error.message)"]))
             return .failure(error)
         }
     }

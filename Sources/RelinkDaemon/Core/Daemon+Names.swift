@@ -32,12 +32,12 @@ extension Daemon {
             try await commit(mutations)
             peripherals[peripheral] = row
             peripheralChanged(peripheral)
-            logger.info("name updated", metadata: [
-                "RELINK_PERIPHERAL": "\(peripheral)", "RELINK_EVENT": "name-updated",
-                "RELINK_NAME_SOURCE": "\(change.source.rawValue)", "RELINK_NAME": "\(name)",
-            ])
+            logger.info("name updated", metadata: .journal([
+                .peripheral: "\(peripheral)", .event: "name-updated",
+                .nameSource: "\(change.source.rawValue)", .name: "\(name)",
+            ]))
         } catch {
-            logger.error("cannot store a name", metadata: ["RELINK_PERIPHERAL": "\(peripheral)", "RELINK_ERROR": "\(error)"])
+            logger.error("cannot store a name", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
         }
     }
 }

@@ -34,9 +34,9 @@ extension Daemon {
         api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
         api.sequencers[id] = EventSequencer(nextStored: 1, cleanStart: true)
         publishCentral(id, alsoTo: caller)
-        logger.info("identifier registered", metadata: [
-            "RELINK_RESTORE_ID": "\(id)", "RELINK_OWNER_UID": "\(owner)", "RELINK_EVENT_LIMIT": "\(record.outboxLimit)",
-        ])
+        logger.info("identifier registered", metadata: .journal([
+            .restoreID: "\(id)", .ownerUID: "\(owner)", .eventLimit: "\(record.outboxLimit)",
+        ]))
     }
 
     /// Creates a connection intent (durable before anything acts on it).

@@ -45,7 +45,7 @@ extension Daemon {
                 do {
                     state.connections.append(try StoreMapping.coreRecord(row, peripheral: peripherals[row.peripheral]))
                 } catch {
-                    logger.error("stored connection intent not valid; skipped", metadata: ["RELINK_RESTORE_ID": "\(id)", "RELINK_ERROR": "\(error)"])
+                    logger.error("stored connection intent not valid; skipped", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
                 }
             }
             state.subscriptions = Set(entry.subscriptions)
@@ -76,10 +76,10 @@ extension Daemon {
         await adopt(adoptions)
         endBatch()
         await flushCommits()  // stored before any client is answered
-        logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging([
-            "RELINK_IDENTIFIERS": "\(identifiers.count)", "RELINK_INTENTS": "\(plan.resume.count)",
-            "RELINK_SUBSCRIPTIONS": "\(plan.subscriptions.count)", "RELINK_SCANS": "\(plan.scans.count)",
-        ]) { $1 })
+        logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging(.journal([
+            .identifiers: "\(identifiers.count)", .intents: "\(plan.resume.count)",
+            .subscriptions: "\(plan.subscriptions.count)", .scans: "\(plan.scans.count)",
+        ])) { $1 })
     }
 }
 

@@ -133,7 +133,7 @@ public actor Daemon {
             isReady = true
             let publishing = clock.now
             await publishAll()
-            logger.debug("client API objects published", metadata: ["RELINK_DURATION": "\(clock.now - publishing)", "RELINK_IDENTIFIERS": "\(identifiers.count)"])
+            logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(identifiers.count)"]))
             try await whenRestored()
             onReady(statusSummary)
             startSpawned(in: &group)
@@ -253,7 +253,7 @@ public actor Daemon {
             autoConnect.requestRenewal()
         case .renewAutoConnect(let address):
             if autoConnect.isHeld(address) {
-                logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: ["RELINK_ADDRESS": "\(address.string)"])
+                logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: .journal([.address: "\(address.string)"]))
                 autoConnect.requestRenewal()
             }
         }

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import RelinkAPI
+import RelinkModel
 import Logging
 import RelinkStore
 import ServiceLifecycle
@@ -101,7 +102,7 @@ public struct RelinkService: Service {
                     }) { summary in
                         logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
                         do { _ = try notifier.ready(status: summary) } catch {
-                            logger.warning("sd_notify failed", metadata: ["RELINK_ERROR": "\(error)"])
+                            logger.warning("sd_notify failed", metadata: .journal([.error: "\(error)"]))
                         }
                     }
                 }
@@ -110,7 +111,7 @@ public struct RelinkService: Service {
         }
         // The marker lets the next run number events on without a skip.
         let settled = await daemon.eventsSettled
-        do { try store.close(markingCleanStop: settled) } catch { logger.warning("closing the store failed", metadata: ["RELINK_ERROR": "\(error)"]) }
+        do { try store.close(markingCleanStop: settled) } catch { logger.warning("closing the store failed", metadata: .journal([.error: "\(error)"])) }
         connection.close()
     }
 }

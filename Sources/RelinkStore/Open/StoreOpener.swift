@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import RelinkModel
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -31,10 +32,10 @@ struct StoreOpener {
         do {
             return try openOnce()
         } catch {
-            logger.critical("restore store: \(error)", metadata: [
-                "RELINK_STORE_PATH": "\(error.path)", "RELINK_ERROR": "\(error.problem)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
-                "RELINK_EXIT_STATUS": "\(error.exitStatus)",
-            ])
+            logger.critical("restore store: \(error)", metadata: .journal([
+                .storePath: "\(error.path)", .error: "\(error.problem)", .storePolicy: "\(policy.rawValue)",
+                .exitStatus: "\(error.exitStatus)",
+            ]))
             throw error
         }
     }
@@ -250,10 +251,10 @@ struct StoreOpener {
         } catch {
             throw .quarantineFailed(reason, path: databasePath, error: error.localizedDescription)
         }
-        logger.critical("restore store: \(databasePath): \(reason); moved aside to \(target), starting with an EMPTY store", metadata: [
-            "RELINK_STORE_PATH": "\(databasePath)", "RELINK_ERROR": "\(reason)", "RELINK_STORE_POLICY": "\(policy.rawValue)",
-            "RELINK_STORE_QUARANTINE": "\(target)",
-        ])
+        logger.critical("restore store: \(databasePath): \(reason); moved aside to \(target), starting with an EMPTY store", metadata: .journal([
+            .storePath: "\(databasePath)", .error: "\(reason)", .storePolicy: "\(policy.rawValue)",
+            .storeQuarantine: "\(target)",
+        ]))
         return QuarantinedFile(reason: reason, originalPath: databasePath, quarantinedPath: target, quarantinedAt: now)
     }
 

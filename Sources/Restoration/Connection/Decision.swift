@@ -89,22 +89,22 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     /// (the error name), `RELINK_ERROR_CLASS`, `RELINK_ERROR_MESSAGE`,
     /// `RELINK_ADDRESS`.
     public var journalFields: [String: String] {
-        var fields = [
-            "RELINK_RESTORE_ID": intent.identifier.rawValue,
-            "RELINK_PERIPHERAL": intent.peripheral.description,
-            "RELINK_DECISION": kind.name,
-            "RELINK_ATTEMPT": String(attempt),
-        ]
-        if let strategy { fields["RELINK_STRATEGY"] = strategy.rawValue }
+        var fields: [String: String] = .journal([
+            .restoreID: intent.identifier.rawValue,
+            .peripheral: intent.peripheral.description,
+            .decision: kind.name,
+            .attempt: String(attempt),
+        ])
+        if let strategy { fields[JournalField.strategy.rawValue] = strategy.rawValue }
         if let failure {
-            fields["RELINK_ERROR"] = failure.errorName
-            fields["RELINK_ERROR_CLASS"] = failure.failureClass.rawValue
-            if !failure.message.isEmpty { fields["RELINK_ERROR_MESSAGE"] = failure.message }
+            fields[JournalField.error.rawValue] = failure.errorName
+            fields[JournalField.errorClass.rawValue] = failure.failureClass.rawValue
+            if !failure.message.isEmpty { fields[JournalField.errorMessage.rawValue] = failure.message }
         }
         switch kind {
         case .knownDeviceFound(let address), .candidateChosen(let address), .scanMatched(let address),
              .connecting(let address), .backgroundAutoConnect(let address):
-            fields["RELINK_ADDRESS"] = address.string
+            fields[JournalField.address.rawValue] = address.string
         default:
             break
         }

@@ -2,9 +2,9 @@ import Logging
 
 /// A swift-log handler that writes to journald natively (`sd_journal_sendv`),
 /// with `PRIORITY`, `CODE_FILE`/`CODE_LINE`/`CODE_FUNC`, `SYSLOG_IDENTIFIER`
-/// and every metadata key as a journal field (see ``RelinkField`` and
-/// ``RelinkMessageID``). Falls back to one readable line per entry on stderr
-/// when not under journald.
+/// and every metadata key as a journal field (relink's field names are
+/// `RelinkModel.JournalField`; see also ``RelinkMessageID``). Falls back to
+/// one readable line per entry on stderr when not under journald.
 ///
 /// ```swift
 /// LoggingSystem.bootstrap { label in

@@ -1,25 +1,18 @@
-/// relink's structured journal fields, used as swift-log metadata keys.
+/// The journal fields this module writes on its own: the `MESSAGE_ID` of
+/// ``RelinkMessageID/metadata``, and two of relink's fields, for the event
+/// name beside it and for the error of a log call (``JournalLogHandler``,
+/// and the notify services' failures).
 ///
-/// ```swift
-/// logger.warning("connect failed", metadata: RelinkMessageID.connectFailed.metadata.merging([
-///     RelinkField.peripheral: "AA:BB:CC:DD:EE:FF", RelinkField.attempt: "3",
-/// ]) { $1 })
-/// ```
-public enum RelinkField {
-    /// The restore identifier (the app-chosen key of restorable state).
-    public static let restoreID = "RELINK_RESTORE_ID"
-    /// The peripheral's Bluetooth address or BlueZ object path.
-    public static let peripheral = "RELINK_PERIPHERAL"
-    /// The event name (see ``RelinkMessageID/eventName``).
-    public static let event = "RELINK_EVENT"
-    /// The reconnect strategy in force.
-    public static let strategy = "RELINK_STRATEGY"
-    /// The attempt number, from 1.
-    public static let attempt = "RELINK_ATTEMPT"
-    /// The error, as text or a D-Bus error name.
-    public static let error = "RELINK_ERROR"
-    /// The adapter, such as `hci0`.
-    public static let adapter = "RELINK_ADAPTER"
-    /// The journal's catalog key; see ``RelinkMessageID``.
-    public static let messageID = "MESSAGE_ID"
+/// The list of relink's journal field names is `RelinkModel.JournalField`,
+/// which every other module uses as its metadata keys. This module imports no
+/// relink module, so it spells the two it needs here; `SystemdTests` checks
+/// both are cases of `JournalField`, and its source scan allows no other
+/// `RELINK_` name outside that enum.
+enum RelinkField {
+    /// The journal's catalog key; see ``RelinkMessageID``. Defined by journald.
+    static let messageID = "MESSAGE_ID"
+    /// `JournalField.event`: the event name (see ``RelinkMessageID/eventName``).
+    static let event = "RELINK_EVENT"
+    /// `JournalField.error`: the error, as text or a D-Bus error name.
+    static let error = "RELINK_ERROR"
 }
