@@ -36,7 +36,9 @@ import DBus
 /// reached, and `NotConnected` that ``connect(options:)`` was not called
 /// (or failed).
 public actor RelinkCentral {
+    /// The restore identifier this central registers and restores, as given.
     public nonisolated let restoreIdentifier: String
+    /// The bus ``connect(options:)`` connects to, where relinkd is.
     public nonisolated let bus: RelinkBus
     /// Events of the identifier, in sequence order, each once. Nothing is
     /// yielded before ``connect(options:)`` returned the restored state.

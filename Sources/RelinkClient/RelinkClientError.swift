@@ -11,9 +11,13 @@ import DBus
 public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A D-Bus error name such as `org.relink.Error.UnknownIdentifier`.
     public struct Name: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The full name, e.g. `org.relink.Error.NotConnected`.
         public let rawValue: String
+        /// A name from its text, unchecked.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The same as ``init(rawValue:)``, unlabelled.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The full name.
         public var description: String { rawValue }
 
         /// The name of a relinkd method error.
@@ -43,14 +47,18 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let failed = Name(.failed)
     }
 
+    /// The D-Bus error name (relinkd's `org.relink.Error.*`, or the bus's).
     public var name: Name
+    /// One human-readable sentence saying what went wrong.
     public var message: String
 
+    /// An error with a name and its sentence.
     public init(_ name: Name, _ message: String) {
         self.name = name
         self.message = message
     }
 
+    /// `name: message`, as relinkctl prints it.
     public var description: String { "\(name.rawValue): \(message)" }
 
     /// The relinkd method error this is, nil for a D-Bus error of the bus.

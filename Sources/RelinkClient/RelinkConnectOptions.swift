@@ -36,8 +36,11 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     /// The longest timeout relinkd takes, in seconds (the contract's limit).
     public static let maximumTimeout: Double = APILimits.maximumConnectTimeout
 
+    /// The Bluetooth address type of an address relinkd does not know yet.
     public enum AddressType: String, Sendable, Hashable { case `public`, random }
 
+    /// Options; every default leaves relinkd's own default. Nothing is
+    /// checked until ``dictionary()``.
     public init(timeout: Double? = nil, pendingUntilCancelled: Bool? = nil, services: [String] = [],
                 strategies: [Strategy] = [], addressType: AddressType? = nil,
                 matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [String] = []) {
@@ -97,6 +100,7 @@ public struct RelinkScanOptions: Sendable, Hashable {
     /// Report every advertisement, not one discovery per peripheral.
     public var allowDuplicates: Bool
 
+    /// Options; by default one discovery per peripheral.
     public init(allowDuplicates: Bool = false) { self.allowDuplicates = allowDuplicates }
 
     var dictionary: [String: DBusValue] { ["allow_duplicates": .boolean(allowDuplicates)] }
@@ -116,6 +120,7 @@ public struct RelinkRegisterOptions: Sendable, Hashable {
     /// identifier). A lower bound drops the oldest at once.
     public var eventLimit: UInt32?
 
+    /// Options; the defaults keep the identifier's settings and replay.
     public init(nameRule: NameRule? = nil, replay: Bool = true, eventLimit: UInt32? = nil) {
         self.nameRule = nameRule
         self.replay = replay

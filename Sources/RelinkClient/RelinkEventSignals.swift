@@ -4,9 +4,11 @@ import DBus
 /// object path they came from (so one stream can serve several
 /// identifiers). In bus order.
 public struct RelinkEventSignals: AsyncSequence, Sendable {
+    /// One event and the `Central1` object path (the identifier) it came from.
     public typealias Element = (path: String, event: RelinkClientEvent)
     let signals: SignalStream
 
+    /// Decodes `Event` signals one by one from the underlying signal stream.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: SignalStream.AsyncIterator
 
@@ -26,6 +28,7 @@ public struct RelinkEventSignals: AsyncSequence, Sendable {
         }
     }
 
+    /// The iterator; iterate once (events are consumed, not replayed).
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: signals.makeAsyncIterator()) }
 
     /// Ends the subscription.

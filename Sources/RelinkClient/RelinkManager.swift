@@ -13,6 +13,7 @@ import RelinkModel
 /// replies, and a D-Bus name with ``RelinkClientError/isUnreachable``
 /// when relinkd cannot be reached.
 public final class RelinkManager: Sendable {
+    /// The bus connection every call goes over; ``close()`` closes it.
     public let connection: Connection
     /// How long each call waits for relinkd's reply.
     public let timeout: Duration

@@ -8,21 +8,29 @@ public struct RelinkPeripheral: Sendable, Hashable {
     public var object: String
     /// The peripheral UUID.
     public var id: String
+    /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF`.
     public var address: String
+    /// `public` or `random`.
     public var addressType: String
+    /// The adapter it is reached through, e.g. `hci0`.
     public var adapter: String
+    /// The Local Name of the latest advertisement or scan response, "" when never seen.
     public var advertisingName: String
     /// Unix milliseconds, 0 = never.
     public var advertisingNameSeen: UInt64
+    /// The GAP Device Name (0x2A00) read over a connection, "" when never read.
     public var gapName: String
+    /// When the GAP name was read, Unix milliseconds; 0 = never.
     public var gapNameSeen: UInt64
     /// The resolved name, by the identifier's name rule.
     public var name: String
     /// "gap", "advertising" or "none".
     public var nameSource: String
+    /// Whether BlueZ has a link to it now.
     public var connected: Bool
     /// dBm, 0 when unknown.
     public var rssi: Int16
+    /// Service UUIDs known for it (asked for by intents, or seen).
     public var services: [String]
     /// Unix milliseconds.
     public var lastSeen: UInt64
@@ -52,15 +60,23 @@ public struct RelinkPeripheral: Sendable, Hashable {
 
 /// The properties of an identifier's `org.relink.Central1` object.
 public struct RelinkCentralProperties: Sendable, Hashable {
+    /// The restore identifier.
     public var identifier: String
     /// The Unix user that owns it.
     public var owner: UInt32
+    /// `gap` or `advertising`: which name is resolved as the peripheral's.
     public var nameRule: String
+    /// Whether the identifier has a scan.
     public var scanning: Bool
+    /// The scan's services (empty: any).
     public var scanServices: [String]
+    /// The scan's `allow_duplicates`.
     public var allowDuplicates: Bool
+    /// The newest event's sequence number (0: none).
     public var lastSequence: UInt64
+    /// Events at or below it were acknowledged or dropped.
     public var acknowledged: UInt64
+    /// Events dropped by the bound since the identifier was created.
     public var droppedEvents: UInt64
     /// The outbox bound.
     public var eventLimit: UInt32

@@ -10,6 +10,7 @@ public struct RelinkRestoredState: Sendable, Hashable {
         public var object: String
         /// The peripheral UUID.
         public var id: String
+        /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF`.
         public var address: String
         /// The intent's state as relinkd names it (`connecting`, `connected`,
         /// `backing-off`, `failed`, `trying-knownIdentifier`, ...; `none` for a
@@ -25,9 +26,12 @@ public struct RelinkRestoredState: Sendable, Hashable {
 
     /// A characteristic of a service.
     public struct Characteristic: Sendable, Hashable {
+        /// The service UUID.
         public var service: String
+        /// The characteristic UUID, within `service`.
         public var characteristic: String
 
+        /// A characteristic by its two UUIDs, as relinkd spells them.
         public init(service: String, characteristic: String) {
             self.service = service
             self.characteristic = characteristic
@@ -36,9 +40,13 @@ public struct RelinkRestoredState: Sendable, Hashable {
 
     /// True when the `Register` call created the identifier.
     public var isNew: Bool
+    /// Each peripheral with a connection intent or a subscription, sorted by `id`.
     public var peripherals: [Peripheral]
+    /// The services of the identifier's scan (empty: any, or no scan).
     public var scanServices: [String]
+    /// The scan's `allow_duplicates`.
     public var allowDuplicates: Bool
+    /// Whether the identifier has a scan.
     public var scanning: Bool
     /// Newest stored event.
     public var lastSequence: UInt64

@@ -5,12 +5,17 @@
 /// checked by ``validate()`` (and by ``Signature/init(_:)``): a dictionary key
 /// must be a basic type, and a structure must have at least one member.
 public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
+    /// The fixed-size basic types: `y b n q i u x t d`.
     case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double
+    /// The other basic types: `s o g h`.
     case string, objectPath, signature, unixFD
+    /// `v`: any single complete type, carried with its value.
     case variant
+    /// `a` followed by the element type.
     case array(DBusType)
     /// `a{kv}`: an array of dictionary entries.
     case dictionary(key: DBusType, value: DBusType)
+    /// `(...)`: one or more member types, in order.
     case structure([DBusType])
 
     /// The D-Bus signature of this single complete type, e.g. `a{sv}`.
@@ -20,6 +25,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
         return s
     }
 
+    /// The signature of the type, e.g. `a{sv}`.
     public var description: String { signature }
 
     func append(to s: inout String) {

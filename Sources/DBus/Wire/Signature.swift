@@ -47,12 +47,15 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible {
     /// The empty signature.
     public static let empty = Signature(trusted: "", types: [])
 
+    /// The signature text.
     public var description: String { rawValue }
 
     /// Whether the signature holds exactly one complete type.
     public var isSingleCompleteType: Bool { types.count == 1 }
 
+    /// Equal when the texts are equal (the types follow from the text).
     public static func == (a: Signature, b: Signature) -> Bool { a.rawValue == b.rawValue }
+    /// Hashes the text, consistent with `==`.
     public func hash(into h: inout Hasher) { h.combine(rawValue) }
 
     private struct Parser {

@@ -19,8 +19,10 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// The root path `/`.
     public static let root = ObjectPath(trusted: "/")
 
+    /// The path text.
     public var description: String { rawValue }
 
+    /// Orders paths by their text, so a parent sorts before its children.
     public static func < (a: ObjectPath, b: ObjectPath) -> Bool { a.rawValue < b.rawValue }
 
     /// Whether `s` is a valid object path.

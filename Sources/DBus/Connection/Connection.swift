@@ -226,16 +226,29 @@ public final class Connection: Sendable {
 
     /// Flags of `RequestName`.
     public struct RequestNameFlags: OptionSet, Sendable {
+        /// The flag bits as the bus defines them.
         public let rawValue: UInt32
+        /// Flags from their bits.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Another connection asking with ``replaceExisting`` may take the name from us.
         public static let allowReplacement = RequestNameFlags(rawValue: 1)
+        /// Take the name from its owner if that owner allowed replacement.
         public static let replaceExisting = RequestNameFlags(rawValue: 2)
+        /// Fail with ``RequestNameReply/exists`` instead of waiting in the
+        /// name's queue.
         public static let doNotQueue = RequestNameFlags(rawValue: 4)
     }
 
     /// The answer to `RequestName`.
     public enum RequestNameReply: UInt32, Sendable {
-        case primaryOwner = 1, inQueue = 2, exists = 3, alreadyOwner = 4
+        /// We own the name now.
+        case primaryOwner = 1
+        /// Someone else owns it; we wait in its queue.
+        case inQueue = 2
+        /// Someone else owns it and we asked not to queue.
+        case exists = 3
+        /// We owned it already.
+        case alreadyOwner = 4
     }
 
     /// Asks the bus for a well-known name.

@@ -4,31 +4,49 @@
 /// signature. Use ``validate()`` (done for you before anything is sent) to
 /// check that elements agree with the declared types.
 public indirect enum DBusValue: Hashable, Sendable {
+    /// `y`: an unsigned 8-bit integer.
     case byte(UInt8)
+    /// `b`: true or false.
     case boolean(Bool)
+    /// `n`: a signed 16-bit integer.
     case int16(Int16)
+    /// `q`: an unsigned 16-bit integer.
     case uint16(UInt16)
+    /// `i`: a signed 32-bit integer.
     case int32(Int32)
+    /// `u`: an unsigned 32-bit integer.
     case uint32(UInt32)
+    /// `x`: a signed 64-bit integer.
     case int64(Int64)
+    /// `t`: an unsigned 64-bit integer.
     case uint64(UInt64)
+    /// `d`: an IEEE 754 double.
     case double(Double)
     /// A string; must not contain NUL.
     case string(String)
+    /// `o`: an object path.
     case objectPath(ObjectPath)
+    /// `g`: a signature.
     case signature(Signature)
+    /// `h`: a Unix file descriptor (sent only where the connection can
+    /// pass descriptors; see ``Connection/canPassUnixFDs``).
     case unixFD(UnixFD)
     /// An array whose elements all have the given element type.
     case array(DBusType, [DBusValue])
     /// A dictionary (`a{kv}`) with entries in wire order.
     case dictionary(key: DBusType, value: DBusType, [DictionaryEntry])
+    /// `(...)`: a structure of one or more members, in order.
     case structure([DBusValue])
+    /// `v`: a value carrying its own type.
     case variant(DBusValue)
 
     /// One entry of a ``DBusValue/dictionary(key:value:_:)``.
     public struct DictionaryEntry: Hashable, Sendable {
+        /// The key; a basic type (number, string, object path, signature, fd).
         public var key: DBusValue
+        /// The value, of the dictionary's value type.
         public var value: DBusValue
+        /// An entry, e.g. `.init(.string("Powered"), .variant(.boolean(true)))`.
         public init(_ key: DBusValue, _ value: DBusValue) {
             self.key = key
             self.value = value

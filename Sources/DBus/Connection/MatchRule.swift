@@ -7,18 +7,26 @@
 /// through its current owner (as the bus does), so signals keep arriving
 /// when the owning process restarts.
 public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
+    /// The sending bus name: a unique name, or a well-known name followed
+    /// to its current owner.
     public var sender: String?
+    /// The signal's interface.
     public var interface: String?
+    /// The signal's name.
     public var member: String?
+    /// The exact emitting object (not together with `pathNamespace`).
     public var path: ObjectPath?
     /// Matches `path` and every path below it.
     public var pathNamespace: ObjectPath?
+    /// Only signals addressed to this bus name (unicast signals).
     public var destination: String?
     /// `argN='value'`: string arguments that must be equal.
     public var arguments: [Int: String]
     /// `arg0namespace`: the first argument is this bus name or below it.
     public var arg0Namespace: String?
 
+    /// A rule; every field left nil matches anything. Checked by
+    /// ``validate()`` when subscribed.
     public init(
         sender: String? = nil, interface: String? = nil, member: String? = nil, path: ObjectPath? = nil,
         pathNamespace: ObjectPath? = nil, destination: String? = nil, arguments: [Int: String] = [:],

@@ -6,6 +6,7 @@ import Synchronization
 /// Create it, then ``Connection/export(_:)`` it. Changing a property with
 /// ``setValue(_:of:in:)`` emits `PropertiesChanged` when exported.
 public final class ExportedObject: Sendable {
+    /// Where the object is exported; fixed for its lifetime.
     public let path: ObjectPath
     /// The interfaces, in declaration order.
     public let interfaces: [DBusInterface]
@@ -15,6 +16,8 @@ public final class ExportedObject: Sendable {
     /// `Connection`, so that no reference cycle keeps the connection open).
     private let loop = Mutex<ConnectionLoop?>(nil)
 
+    /// An object with its interfaces and initial property values, checked
+    /// here; it serves nothing until exported.
     /// - Parameters:
     ///   - values: initial property values by interface and property name.
     ///     A property without a value is left out of `GetAll` and `Get`

@@ -43,11 +43,15 @@ public final class UnixFD: Hashable, Sendable, CustomStringConvertible {
         return (UInt64(st.st_dev), UInt64(st.st_ino))
     }
 
+    /// Equal when both refer to the same open file (same device and
+    /// inode), whatever the descriptor numbers.
     public static func == (a: UnixFD, b: UnixFD) -> Bool { a === b || a.identity == b.identity }
+    /// Hashes the device and inode, consistent with `==`.
     public func hash(into h: inout Hasher) {
         let i = identity
         h.combine(i.0)
         h.combine(i.1)
     }
+    /// `fd(N)` with the descriptor number.
     public var description: String { "fd(\(rawValue))" }
 }

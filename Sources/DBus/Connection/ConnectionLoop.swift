@@ -105,7 +105,7 @@ final class ConnectionLoop: Sendable {
     let afterClose: DispatchQueue
     let wakeFD: Int32
     let incomingCalls: AsyncStream<Message>
-    private let incomingContinuation: AsyncStream<Message>.Continuation
+    let incomingContinuation: AsyncStream<Message>.Continuation
 
     init() throws(DBusError) {
         let fd = relink_dbus_wake_fd()
@@ -207,146 +207,10 @@ final class ConnectionLoop: Sendable {
         cont?.resume(throwing: CancellationError())
     }
 
-    // MARK: The I/O thread
-
-    private func threadMain(address: String, started: CheckedContinuation<Started, any Error>) {
-        var err = CDBus.DBusError()
-        dbus_error_init(&err)
-        guard let conn = dbus_connection_open_private(address, &err) else {
-            started.resume(throwing: Self.take(&err))
-            finish(DBusError(.disconnected, "connection failed"))
-            return
-        }
-        dbus_connection_set_exit_on_disconnect(conn, 0)
-        guard dbus_bus_register(conn, &err) != 0 else {
-            started.resume(throwing: Self.take(&err))
-            dbus_connection_close(conn)
-            dbus_connection_unref(conn)
-            finish(DBusError(.disconnected, "connection failed"))
-            return
-        }
-        let unique = dbus_bus_get_unique_name(conn).map { String(cString: $0) } ?? ""
-        let fds = dbus_connection_can_send_type(conn, 104) != 0
-        state.withLock { $0.loopThread = pthread_self() }
-        started.resume(returning: Started(uniqueName: unique, canPassUnixFDs: fds))
-        let reason = run(conn, canPassFDs: fds)
-        // Fail waiters first: the flush below may block on a stuck bus.
-        finish(reason)
-        dbus_connection_flush(conn)
-        dbus_connection_close(conn)
-        dbus_connection_unref(conn)
-    }
-
-    private static func take(_ err: inout CDBus.DBusError) -> DBusError {
-        let name = err.name.map { String(cString: $0) } ?? DBusError.Name.failed.rawValue
-        let message = err.message.map { String(cString: $0) } ?? ""
-        dbus_error_free(&err)
-        return DBusError(.init(name), message)
-    }
-
-    /// The loop: send queued work, poll, read, route in order, expire.
-    /// Returns why it ended.
-    private func run(_ conn: OpaquePointer, canPassFDs: Bool) -> DBusError {
-        var marshal = Marshal()
-        let watches = Watches()
-        guard watches.install(on: conn) else { return DBusError(.noMemory, "could not install watches") }
-        defer { watches.uninstall(from: conn) }
-        var fds: [pollfd] = []
-        var polled: [OpaquePointer] = []
-        while true {
-            // Run tasks that prefer this thread; the jobs they enqueue (a
-            // serve loop starting a handler, a handler finishing) run in the
-            // same turn, up to a bound so that I/O is never starved. What a
-            // job queued for sending goes out before the next job runs: a
-            // signal or reply does not wait for unrelated work queued behind
-            // it (relinkd's Event for a value, say, for the store commit
-            // that value's handler also started).
-            for _ in 0..<16 {
-                let jobs = state.withLock { s in
-                    let j = s.jobs
-                    s.jobs.removeAll(keepingCapacity: true)
-                    s.wakeRequested = false
-                    return j
-                }
-                if jobs.isEmpty { break }
-                for job in jobs {
-                    runJob(job)
-                    if state.withLock({ !$0.outgoing.isEmpty }), sendQueued(conn, canPassFDs: canPassFDs) {
-                        return DBusError(.disconnected, "connection closed")
-                    }
-                }
-            }
-            if sendQueued(conn, canPassFDs: canPassFDs) {
-                return DBusError(.disconnected, "connection closed")
-            }
-            var timeout: Int32 = -1
-            if dbus_connection_get_dispatch_status(conn) == DBUS_DISPATCH_DATA_REMAINS {
-                timeout = 0
-            } else {
-                let (earliest, busy) = state.withLock { ($0.earliestDeadline, !$0.jobs.isEmpty || !$0.outgoing.isEmpty) }
-                if busy {
-                    timeout = 0
-                } else if earliest != .max {
-                    let now = IOThread.now()
-                    timeout = earliest <= now ? 0 : Int32(min((earliest - now + 999_999) / 1_000_000, 60_000))
-                }
-            }
-            fds.removeAll(keepingCapacity: true)
-            polled.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
-            watches.pollEntries(into: &fds, watches: &polled)
-            var readable = false
-            let n = poll(&fds, nfds_t(fds.count), timeout)
-            if n < 0, errno != EINTR {
-                return DBusError(.ioError, "poll failed: errno \(errno)")
-            }
-            if n > 0 {
-                if fds[0].revents != 0 {
-                    var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
-                }
-                readable = watches.handle(fds, from: 1, watches: polled)
-            }
-            var batch: [Message] = []
-            pop(conn, into: &batch, marshal: &marshal)
-            // libdbus reads at most 2 KiB per call: in a burst (a read that
-            // brought several messages), read on while reads bring whole
-            // messages, so the burst is handled in large batches (one
-            // wake-up and one stream hand-off per batch). Request/response
-            // traffic does not pay the extra read.
-            if readable, batch.count >= 4 {
-                for _ in 0..<32 where batch.count < 1024 {
-                    let before = batch.count
-                    watches.readAgain()
-                    pop(conn, into: &batch, marshal: &marshal)
-                    if batch.count == before { break }
-                }
-            }
-            if !batch.isEmpty, route(batch) {
-                return DBusError(.disconnected, "the bus closed the connection")
-            }
-            // What inline handlers queued goes out now, not after the jobs.
-            if state.withLock({ !$0.outgoing.isEmpty }), sendQueued(conn, canPassFDs: canPassFDs) {
-                return DBusError(.disconnected, "connection closed")
-            }
-            if dbus_connection_get_is_connected(conn) == 0,
-                dbus_connection_get_dispatch_status(conn) != DBUS_DISPATCH_DATA_REMAINS
-            {
-                return DBusError(.disconnected, "the bus closed the connection")
-            }
-            expire()
-        }
-    }
-
-    private func pop(_ conn: OpaquePointer, into batch: inout [Message], marshal: inout Marshal) {
-        while let msg = dbus_connection_pop_message(conn) {
-            if let m = marshal.decode(msg) { batch.append(m) }
-            dbus_message_unref(msg)
-        }
-    }
+    // MARK: On the I/O thread: the queue and the waiters (register, expire, fail all)
 
     /// Sends everything queued. Returns true when asked to close.
-    private func sendQueued(_ conn: OpaquePointer, canPassFDs: Bool) -> Bool {
+    func sendQueued(_ conn: OpaquePointer, canPassFDs: Bool) -> Bool {
         let work = state.withLock { s in
             let w = s.outgoing
             s.outgoing.removeAll(keepingCapacity: true)
@@ -396,95 +260,8 @@ final class ConnectionLoop: Sendable {
         return closing
     }
 
-    /// Hands the leading signals of a batch to their subscriber's inline
-    /// handler, in order, while each has exactly one subscriber, that
-    /// subscriber has an inline handler and nothing in its stream, and the
-    /// handler takes it. Only when no task waits to run: a job queued
-    /// before (a reply's continuation, an earlier signal's consumer) must
-    /// not be overtaken. Returns how many were taken.
-    private func routeInline(_ batch: [Message]) -> Int {
-        var taken = 0
-        for m in batch {
-            guard m.kind == .signal, m.sender != "org.freedesktop.DBus", m.path?.rawValue != "/org/freedesktop/DBus/Local" else { break }
-            let handler = state.withLock { s -> (@Sendable (Message) -> Bool)? in
-                guard s.jobs.isEmpty else { return nil }
-                var found: Subscriber?
-                for sub in s.subscribers.values where s.delivers(m, to: sub) {
-                    if found != nil { return nil }
-                    found = sub
-                }
-                guard let found, found.backlog.unfinished.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
-                return found.inline
-            }
-            guard let handler, handler(m) else { break }
-            taken += 1
-        }
-        return taken
-    }
-
-    /// Routes received messages in order. Returns true on disconnection.
-    private func route(_ whole: [Message]) -> Bool {
-        let taken = routeInline(whole)
-        if taken == whole.count { return false }
-        let batch = whole[taken...]
-        var replies: [(Reply, Message)] = []
-        var yields: [UInt64: (SignalContinuation, Backlog, [Message])] = [:]
-        var yieldOrder: [UInt64] = []
-        var calls: [Message] = []
-        var disconnected = false
-        state.withLock { s in
-            for m in batch {
-                switch m.kind {
-                case .methodReturn, .error:
-                    guard let rs = m.replySerial, let p = s.pending.removeValue(forKey: rs) else { continue }
-                    s.serialByToken[p.token] = nil
-                    if let name = p.ownerOf, s.tracked[name] != nil {
-                        if m.kind == .methodReturn, case .string(let owner)? = m.body.first {
-                            s.owners[name] = owner
-                        } else {
-                            s.owners[name] = nil
-                        }
-                    }
-                    replies.append((p.continuation, m))
-                case .signal:
-                    if m.path?.rawValue == "/org/freedesktop/DBus/Local", m.member == "Disconnected" {
-                        disconnected = true
-                        continue
-                    }
-                    if m.sender == "org.freedesktop.DBus", m.member == "NameOwnerChanged",
-                        m.body.count == 3, case .string(let name) = m.body[0], s.tracked[name] != nil,
-                        case .string(let newOwner) = m.body[2]
-                    {
-                        s.owners[name] = newOwner.isEmpty ? nil : newOwner
-                    }
-                    for (id, sub) in s.subscribers where s.delivers(m, to: sub) {
-                        if yields[id] == nil {
-                            yields[id] = (sub.continuation, sub.backlog, [m])
-                            yieldOrder.append(id)
-                        } else {
-                            yields[id]?.2.append(m)
-                        }
-                    }
-                case .methodCall:
-                    calls.append(m)
-                }
-            }
-        }
-        for (c, m) in replies {
-            if let e = m.error { c.resume(throwing: e) } else { c.resume(returning: m) }
-        }
-        for id in yieldOrder {
-            guard let (c, backlog, ms) = yields[id] else { continue }
-            backlog.unfinished.add(ms.count, ordering: .sequentiallyConsistent)
-            backlog.count.add(ms.count, ordering: .relaxed)
-            c.yield(ms)
-        }
-        for m in calls { incomingContinuation.yield(m) }
-        return disconnected
-    }
-
     /// Fails calls whose deadline has passed with `NoReply`.
-    private func expire() {
+    func expire() {
         let now = IOThread.now()
         let expired = state.withLock { s -> [Reply] in
             guard s.earliestDeadline <= now else { return [] }
@@ -508,7 +285,7 @@ final class ConnectionLoop: Sendable {
     }
 
     /// Marks the loop closed and fails everything still waiting.
-    private func finish(_ reason: DBusError) {
+    func finish(_ reason: DBusError) {
         let (pending, queued, subs, jobs) = state.withLock { s in
             s.closedError = reason
             s.loopThread = nil

@@ -2,6 +2,7 @@ import Synchronization
 
 /// Signals matching one rule, in bus order. See ``Connection/signals(matching:)``.
 public struct SignalStream: AsyncSequence, Sendable {
+    /// Each element is one received signal.
     public typealias Element = Message
     let stream: AsyncThrowingStream<[Message], any Error>
     let loop: ConnectionLoop
@@ -13,6 +14,8 @@ public struct SignalStream: AsyncSequence, Sendable {
     /// a consumer that cannot keep up.
     public var pending: Int { backlog.count.load(ordering: .relaxed) }
 
+    /// Hands out the signals of the batches the I/O thread delivers, one
+    /// at a time, and keeps ``pending`` up to date.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[Message], any Error>.AsyncIterator
         let backlog: ConnectionLoop.Backlog
@@ -45,6 +48,7 @@ public struct SignalStream: AsyncSequence, Sendable {
         }
     }
 
+    /// The iterator; iterate once (the signals are consumed, not replayed).
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), backlog: backlog) }
 
     /// Ends the subscription now (the bus rule is removed).
@@ -53,6 +57,7 @@ public struct SignalStream: AsyncSequence, Sendable {
 
 /// A change of owner of a bus name.
 public struct NameOwnerChange: Sendable, Hashable {
+    /// The bus name whose owner changed (well-known or unique).
     public var name: String
     /// nil when the name had no owner.
     public var oldOwner: String?
@@ -62,11 +67,15 @@ public struct NameOwnerChange: Sendable, Hashable {
 
 /// `NameOwnerChanged` signals, decoded. See ``Connection/nameOwnerChanges(for:)``.
 public struct NameOwnerChanges: AsyncSequence, Sendable {
+    /// Each element is one decoded `NameOwnerChanged`.
     public typealias Element = NameOwnerChange
     let signals: SignalStream
 
+    /// Decodes the signals of the underlying ``SignalStream``, skipping
+    /// any whose body is not three strings.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: SignalStream.AsyncIterator
+        /// The next change; nil when the subscription ends.
         /// - Throws: ``DBusError`` (`Disconnected`).
         public mutating func next() async throws -> NameOwnerChange? {
             while let m = try await base.next() {
@@ -77,6 +86,7 @@ public struct NameOwnerChanges: AsyncSequence, Sendable {
         }
     }
 
+    /// The iterator; iterate once (changes are consumed, not replayed).
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: signals.makeAsyncIterator()) }
 
     /// Ends the subscription now.

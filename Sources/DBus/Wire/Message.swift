@@ -1,20 +1,34 @@
 /// A D-Bus message as plain Swift values: no libdbus pointer escapes the
 /// connection's I/O thread.
 public struct Message: Sendable {
+    /// The four D-Bus message types.
     public enum Kind: Sendable, Hashable {
-        case methodCall, methodReturn, error, signal
+        /// A call of a method; may expect a reply.
+        case methodCall
+        /// A successful reply to a call.
+        case methodReturn
+        /// An error reply to a call (see ``Message/errorName`` and ``Message/error``).
+        case error
+        /// A signal, broadcast or to one destination.
+        case signal
     }
 
+    /// Whether this is a call, a reply, an error reply or a signal.
     public var kind: Kind
     /// Set by the connection when sent; the peer's serial when received.
     public internal(set) var serial: UInt32 = 0
     /// For replies: the serial of the call answered.
     public var replySerial: UInt32?
+    /// Calls and signals: the object called or emitting.
     public var path: ObjectPath?
+    /// Calls and signals: the interface of `member` (optional for calls).
     public var interface: String?
+    /// Calls and signals: the method or signal name.
     public var member: String?
     /// For errors: the D-Bus error name.
     public var errorName: String?
+    /// The bus name the message is for; nil for a broadcast signal (and
+    /// for a call on a peer-to-peer connection).
     public var destination: String?
     /// The unique name of the sender (filled in by the bus).
     public internal(set) var sender: String?

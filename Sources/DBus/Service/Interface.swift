@@ -1,7 +1,10 @@
 /// A named, typed argument of a method or signal.
 public struct DBusArgument: Sendable, Hashable {
+    /// The name shown in introspection data (may be empty).
     public var name: String
+    /// The argument's complete D-Bus type.
     public var type: DBusType
+    /// An argument such as `DBusArgument("options", .dictionary(key: .string, value: .variant))`.
     public init(_ name: String, _ type: DBusType) {
         self.name = name
         self.type = type
@@ -15,12 +18,21 @@ public struct DBusArgument: Sendable, Hashable {
 /// handler's result against `outArguments` (a mismatch is replied as
 /// `Failed` and is a bug in the handler).
 public struct DBusMethod: Sendable {
+    /// Answers one call: returns the reply's arguments, or throws to reply
+    /// with an error (a ``DBusErrorConvertible`` as its D-Bus error, any
+    /// other error as `Failed`).
     public typealias Handler = @Sendable (MethodCall) async throws -> [DBusValue]
+    /// The member name, e.g. `Connect`.
     public var name: String
+    /// The arguments a call must carry, in order (checked before `handler` runs).
     public var inArguments: [DBusArgument]
+    /// The arguments the reply carries, in order (checked after `handler` returns).
     public var outArguments: [DBusArgument]
+    /// The code that answers a call.
     public var handler: Handler
 
+    /// A method with its signature and handler; names and types are checked
+    /// when the interface is exported (``DBusInterface/validate()``).
     public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [], handler: @escaping Handler) {
         self.name = name
         self.inArguments = inArguments
@@ -35,8 +47,15 @@ public struct DBusMethod: Sendable {
 /// A property of an exported interface. Values live in the
 /// ``ExportedObject``; `org.freedesktop.DBus.Properties` serves them.
 public struct DBusProperty: Sendable {
+    /// Whether `Get`/`GetAll` and `Set` may reach the property (the
+    /// introspection `access` attribute).
     public enum Access: String, Sendable {
-        case read, write, readwrite
+        /// `Get` and `GetAll` only; `Set` replies `PropertyReadOnly`.
+        case read
+        /// `Set` only; `Get` replies `AccessDenied` and `GetAll` leaves it out.
+        case write
+        /// Both.
+        case readwrite
         var readable: Bool { self != .write }
         var writable: Bool { self != .read }
     }
@@ -45,17 +64,23 @@ public struct DBusProperty: Sendable {
     /// value is stored; throw to refuse (the error is replied).
     public typealias SetHandler = @Sendable (DBusValue, MethodCall) async throws -> Void
 
+    /// The property name, e.g. `Powered`.
     public var name: String
+    /// The type every value of the property has.
     public var type: DBusType
+    /// Read-only, write-only or both, for remote callers.
     public var access: Access
     /// Whether changes are announced with `PropertiesChanged`.
     public var emitsChanged: Bool
+    /// Checks (and may act on) a remote `Set`; nil takes any value of the type.
     public var onSet: SetHandler?
     /// Computes the value per call (e.g. per caller) instead of reading the
     /// stored one; `Get` and `GetAll` then answer asynchronously.
     public typealias Getter = @Sendable (MethodCall) async throws -> DBusValue
+    /// The per-call value source; nil serves the value stored in the object.
     public var getter: Getter?
 
+    /// A property with its type and access; `onSet` and `getter` are optional hooks.
     public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil,
                 getter: Getter? = nil) {
         self.name = name
@@ -70,8 +95,11 @@ public struct DBusProperty: Sendable {
 /// A signal of an exported interface (declared for introspection and
 /// checked by ``ExportedObject/emit(_:in:_:)``).
 public struct DBusSignal: Sendable, Hashable {
+    /// The member name, e.g. `PropertiesChanged`.
     public var name: String
+    /// The arguments each emission carries, in order.
     public var arguments: [DBusArgument]
+    /// A signal with its arguments.
     public init(_ name: String, _ arguments: [DBusArgument] = []) {
         self.name = name
         self.arguments = arguments
@@ -80,15 +108,20 @@ public struct DBusSignal: Sendable, Hashable {
 
 /// An interface implemented by an exported object.
 public struct DBusInterface: Sendable {
+    /// The interface name, e.g. `org.relink.Manager1`.
     public var name: String
+    /// The methods callers may call.
     public var methods: [DBusMethod]
+    /// The properties served through `org.freedesktop.DBus.Properties`.
     public var properties: [DBusProperty]
+    /// The signals the object may emit (see ``ExportedObject/emit(_:in:_:destination:)``).
     public var signals: [DBusSignal]
     /// The error name replied to a call of one of these methods whose
     /// signature differs (`org.freedesktop.DBus.Error.InvalidArgs` when nil),
     /// for services that promise their own error names for bad arguments.
     public var invalidSignatureError: DBusError.Name?
 
+    /// An interface from its members; checked by ``validate()`` when exported.
     public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = [],
                 invalidSignatureError: DBusError.Name? = nil) {
         self.name = name
