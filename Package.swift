@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "DaemonInProcessTests",
             dependencies: ["BlueZ", "BlueZFake", "DBus", "RelinkAPI", "RelinkDaemon", "RelinkModel", "RelinkStore", "Restoration",
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
         // Pure parts of the client library: paths, arguments, options, decoding.

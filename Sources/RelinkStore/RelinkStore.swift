@@ -129,7 +129,7 @@ public final class RelinkStore: Sendable {
     /// - Throws: a storage error.
     public func peripheral(at address: DeviceAddress) async throws(StoreError) -> PeripheralRecord? {
         try await mappingErrors {
-            try await pool.read { db in try StateLoader(db: db).peripherals(at: address).first }
+            try await pool.read { db in try StateLoader(db: db).peripherals(at: address).0.first }
         }
     }
 

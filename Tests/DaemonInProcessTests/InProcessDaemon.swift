@@ -38,12 +38,22 @@ final class InProcessDaemon: Sendable {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
         let daemon = self.daemon
         task = Task {
+            defer { readyContinuation.finish() }  // a daemon that fails to start ends the wait too
             async let bluetoothd: Void = fake.run()
             try await daemon.run(onReady: { _ in readyContinuation.yield() })
             try await bluetoothd
         }
         for await _ in ready { break }
+        guard await daemon.isReady else {
+            let failure: String
+            do { try await task.value; failure = "it stopped" } catch { failure = "\(error)" }
+            try? store.close()
+            throw InProcessError.didNotStart(failure)
+        }
     }
+
+    /// Why the harness could not go on.
+    enum InProcessError: Error { case didNotStart(String) }
 
     /// Stops the daemon (as SIGTERM would: the loop ends, the store closes).
     func stop() async {

@@ -69,20 +69,36 @@ struct LoadDecodingTests {
         // tables are STRICT. The decoder checks storage types anyway.)
     ]
 
-    @Test("a value the schema forbids, in any table, is corruptRow through the new decoder", arguments: corruptions)
+    /// The table a corruption statement changes.
+    static func table(of sql: String) -> String {
+        String(sql.split(separator: " ")[1])
+    }
+
+    @Test("a value the schema forbids, in any table, is a row kept aside: reported, not loaded, still in the file", arguments: corruptions)
     func badValues(sql: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         _ = try await populated(directory)
         try tamper(directory, sql)
+        let table = Self.table(of: sql)
+        let before = try rowCount(directory, table)
         let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: LogCapture().logger)
-        defer { try? store.close() }
-        do {
-            _ = try await store.loadState()
-            Issue.record("loaded despite \(sql)")
-        } catch {
-            guard case .corruptRow = error else { Issue.record("\(sql): \(error)"); return }
+        let state = try await store.loadState()
+        try store.close()
+        #expect(state.unreadable.contains { $0.table.contains(table) }, "\(sql): \(state.unreadable)")
+        #expect(state.unreadable.allSatisfy { !$0.reason.isEmpty })
+        if table == "restore_identifier" {
+            #expect(state.identifiers.isEmpty, "the identifier whose row is unreadable is not loaded")
+        } else if table != "peripheral" {
+            #expect(state.identifiers.map(\.record.id.rawValue) == ["lock"], "the identifier itself still loads")
         }
+        #expect(try rowCount(directory, table) == before, "the row stays in the file")
+    }
+
+    private func rowCount(_ directory: TemporaryDirectory, _ table: String) throws -> Int {
+        let queue = try DatabaseQueue(path: directory.path + "/" + RelinkStore.databaseFileName)
+        defer { try? queue.close() }
+        return try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM \(table)") ?? -1 }
     }
 
     /// Overwrites the root page of `subscription_by_peripheral` (one page in

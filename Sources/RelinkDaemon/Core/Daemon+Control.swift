@@ -82,7 +82,10 @@ extension Daemon {
             ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptions, "scanning": scanIntents[id] != nil])
         }
         let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": scans.isScanning,
-                                     "quarantined": Self.quarantineEntries(store.quarantined)]
+                                     "quarantined": Self.quarantineEntries(store.quarantined),
+                                     "unreadable_rows": unreadableRows.filter { row in
+                                         (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
+                                     }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }

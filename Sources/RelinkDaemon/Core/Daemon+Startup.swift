@@ -24,6 +24,12 @@ extension Daemon {
     func startUp() async throws(RelinkError) {
         let stored: StoredState
         do { stored = try await store.loadState() } catch { throw .failed("cannot load the store: \(error)") }
+        unreadableRows = stored.unreadable
+        for row in stored.unreadable {
+            logger.error("a stored \(row.table) row of \(row.identifier ?? "?") could not be read: kept in the store, not loaded", metadata: .journal([
+                .restoreID: "\(row.identifier ?? "")", .error: "\(row.reason)", .decision: "row-kept-aside",
+            ]))
+        }
         beginBatch()
         batch.adoptions = []
         for row in stored.peripherals {
@@ -45,7 +51,11 @@ extension Daemon {
                 do {
                     state.connections.append(try StoreMapping.coreRecord(row, peripheral: peripherals[row.peripheral]))
                 } catch {
-                    logger.error("stored connection intent not valid; skipped", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
+                    // Kept in the store as it is, not resumed, and said so.
+                    unreadableRows.append(UnreadableRow(table: "connection_intent", identifier: id.rawValue, reason: "\(error)"))
+                    logger.error("a stored connection_intent row of \(id) is not valid: kept in the store, not resumed", metadata: .journal([
+                        .restoreID: "\(id)", .peripheral: "\(row.peripheral)", .error: "\(error)", .decision: "row-kept-aside",
+                    ]))
                 }
             }
             state.subscriptions = Set(entry.subscriptions)

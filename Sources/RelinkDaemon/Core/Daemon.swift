@@ -77,6 +77,9 @@ public actor Daemon {
     /// Each intent's last failure since its last link, with when it came
     /// (for `Status`: why a link is down). Cleared when the link is up.
     var intentFailures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)] = [:]
+    /// Stored rows the start-up load could not read: kept in the store, not
+    /// loaded, journalled, and shown in `Status`.
+    var unreadableRows: [UnreadableRow] = []
     /// The client API's view: owners, outbox positions, attached clients.
     var api = APIState()
     /// The client API's exported objects; nil until ``attach(_:)``.

@@ -139,8 +139,8 @@ struct StoreOpener {
     /// `quick_check`, the identifiers and the peripherals, on three readers at once.
     static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
         let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
-        let identifiers = Mutex<Result<[StoredState.Identifier], StoreError>>(.success([]))
-        let peripherals = Mutex<Result<[PeripheralRecord], StoreError>>(.success([]))
+        let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow]), StoreError>>(.success(([], [])))
+        let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow]), StoreError>>(.success(([], [])))
         DispatchQueue.concurrentPerform(iterations: 3) { part in
             switch part {
             case 0:
@@ -156,7 +156,8 @@ struct StoreOpener {
         }
         let loaded: Result<StoredState, StoreError>
         switch (identifiers.withLock { $0 }, peripherals.withLock { $0 }) {
-        case (.success(let ids), .success(let rows)): loaded = .success(StoredState(identifiers: ids, peripherals: rows))
+        case (.success(let ids), .success(let rows)):
+            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1))
         case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
         }
         return (integrity.withLock { $0 }, loaded)

@@ -26,9 +26,13 @@ public struct StoredState: Hashable, Sendable, Codable {
     public var identifiers: [Identifier]
     /// Sorted by peripheral identifier (lowercase text order).
     public var peripherals: [PeripheralRecord]
+    /// Rows that could not be decoded: not loaded, kept in the file.
+    public var unreadable: [UnreadableRow]
 
-    public init(identifiers: [Identifier], peripherals: [PeripheralRecord]) {
+    /// The loaded state.
+    public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = []) {
         self.identifiers = identifiers
         self.peripherals = peripherals
+        self.unreadable = unreadable
     }
 }

@@ -6,18 +6,24 @@ import RelinkModel
 /// identifiers with what hangs on them; the peripherals) can run on two
 /// readers at once; rows are decoded straight from SQLite's columns
 /// (``RawColumns``), as strictly as ``RowDecoding``: a value the schema's
-/// CHECKs should have prevented raises `StoreError.corruptRow`.
+/// CHECKs should have prevented is `StoreError.corruptRow`. Such a row is
+/// not loaded and not dropped: it is listed in ``StoredState/unreadable``
+/// (with its identifier) and stays in the file; the rest loads.
 struct StateLoader {
     let db: Database
 
     func load() throws -> StoredState {
-        StoredState(identifiers: try identifiers(), peripherals: try peripherals())
+        let (identifiers, unreadableIdentifiers) = try identifiers()
+        let (peripherals, unreadablePeripherals) = try peripherals()
+        return StoredState(identifiers: identifiers, peripherals: peripherals, unreadable: unreadableIdentifiers + unreadablePeripherals)
     }
 
-    /// Every identifier with its scan intent, connection intents, subscriptions and outbox status.
-    func identifiers() throws -> [StoredState.Identifier] {
+    /// Every identifier with its scan intent, connection intents, subscriptions
+    /// and outbox status, and the rows that could not be read.
+    func identifiers() throws -> ([StoredState.Identifier], [UnreadableRow]) {
+        var unreadable: [UnreadableRow] = []
         var scans: [String: ScanIntent] = [:]
-        try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent") { c, cache in
+        try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent", table: "scan_intent", into: &unreadable) { c, cache in
             let id = try cache.identifier(c, 0)
             scans[id.rawValue] = ScanIntent(services: Set(try c.uuidList(1, "scan_intent.service_uuids")),
                                             allowDuplicates: try c.bool(2))
@@ -28,7 +34,7 @@ struct StateLoader {
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
                 attempts, last_error_class, last_error_message, match_name, match_manufacturer_id, match_services
             FROM connection_intent ORDER BY identifier, peripheral_id
-            """) { c, cache in
+            """, table: "connection_intent", into: &unreadable) { c, cache in
             let intent = try Self.connectionIntent(c, &cache)
             if let last = run.last, last.identifier != intent.identifier {
                 connections[last.identifier.rawValue] = run
@@ -42,7 +48,7 @@ struct StateLoader {
         try rows("""
             SELECT identifier, peripheral_id, service_uuid, characteristic_uuid
             FROM subscription ORDER BY identifier, peripheral_id, service_uuid, characteristic_uuid
-            """) { c, cache in
+            """, table: "subscription", into: &unreadable) { c, cache in
             let subscription = Subscription(
                 identifier: try cache.identifier(c, 0), peripheral: PeripheralID(try c.uuid(1, "subscription.peripheral_id")),
                 characteristic: CharacteristicKey(service: try c.bluetoothUUID(2, "subscription.service_uuid"),
@@ -63,7 +69,7 @@ struct StateLoader {
             SELECT id, owner_uid, name_preference, outbox_limit, created_at,
                 next_event_seq, dropped_total, dropped_first_seq, dropped_last_seq
             FROM restore_identifier ORDER BY id
-            """) { c, cache in
+            """, table: "restore_identifier", into: &unreadable) { c, cache in
             let id = try cache.identifier(c, 0)
             guard let ownerUID = UInt32(exactly: try c.int64(1)) else { throw StoreError.corruptRow("owner_uid") }
             let record: RestoreIdentifierRecord
@@ -79,11 +85,20 @@ struct StateLoader {
                 outbox: OutboxStatus(nextSequence: try c.int64(5), pendingCount: pending[key]?.count ?? 0, droppedTotal: try c.int64(6),
                                      droppedRange: range, firstSequence: pending[key]?.first)))
         }
-        return identifiers
+        // Rows of an identifier whose own row could not be read are kept
+        // aside with it, and said so.
+        let loaded = Set(identifiers.map(\.record.id.rawValue))
+        for key in Set(scans.keys).union(connections.keys).union(subscriptions.keys).subtracting(loaded).sorted() {
+            unreadable.append(UnreadableRow(table: "scan_intent, connection_intent, subscription", identifier: key,
+                                            reason: "its identifier's row could not be read"))
+        }
+        return (identifiers, unreadable)
     }
 
-    /// Every peripheral, by id; or only the one at `address`.
-    func peripherals(at address: DeviceAddress? = nil) throws -> [PeripheralRecord] {
+    /// Every peripheral, by id, or only the one at `address`; and the rows
+    /// that could not be read.
+    func peripherals(at address: DeviceAddress? = nil) throws -> ([PeripheralRecord], [UnreadableRow]) {
+        var unreadable: [UnreadableRow] = []
         var peripherals: [PeripheralRecord] = []
         let filter = address == nil ? "" : "WHERE adapter = ? AND address = ? AND address_type = ?"
         let arguments: StatementArguments = address.map { [$0.adapter, $0.address.string, $0.addressType.rawValue] } ?? []
@@ -91,7 +106,7 @@ struct StateLoader {
             SELECT id, adapter, address, address_type, advertising_name, advertising_name_seen_at, gap_name,
                 gap_name_seen_at, alias, service_uuids, last_seen_at, created_at
             FROM peripheral \(filter) ORDER BY id
-            """, arguments: arguments) { c, _ in
+            """, arguments: arguments, table: "peripheral", into: &unreadable) { c, _ in
             let address: DeviceAddress
             do {
                 address = try DeviceAddress(adapter: c.text(1) ?? "", address: c.text(2) ?? "", addressType: c.text(3) ?? "")
@@ -107,17 +122,28 @@ struct StateLoader {
                     createdAt: Date(storedMilliseconds: try c.int64(11))))
             } catch { throw StoreError.corruptRow("peripheral: \(error)") }
         }
-        return peripherals
+        return (peripherals, unreadable)
     }
 
-    /// Steps `sql` and hands each row's columns to `body`.
-    private func rows(_ sql: String, arguments: StatementArguments = [],
+    /// Steps `sql` and hands each row's columns to `body`. A row `body`
+    /// cannot decode (`StoreError.corruptRow`) is listed in `unreadable`
+    /// with the text of its first column (its identifier) and skipped;
+    /// any other error ends the load.
+    private func rows(_ sql: String, arguments: StatementArguments = [], table: String, into unreadable: inout [UnreadableRow],
                       _ body: (RawColumns, inout RawIdentifierCache) throws -> Void) throws {
         let statement = try db.makeStatement(sql: sql)
         let columns = RawColumns(statement)
         var cache = RawIdentifierCache()
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
-        while try cursor.next() != nil { try body(columns, &cache) }
+        while try cursor.next() != nil {
+            do {
+                try body(columns, &cache)
+            } catch let error as StoreError {
+                guard case .corruptRow(let why) = error else { throw error }
+                let key = columns.text(0) ?? columns.withBlob(0) { bytes in bytes.map { String(format: "%02x", $0) }.joined() }
+                unreadable.append(UnreadableRow(table: table, identifier: key, reason: why))
+            }
+        }
     }
 
     /// `connection_intent` columns in table order.
