@@ -80,7 +80,7 @@ final class InProcessDaemon: Sendable {
     /// The state name `Status` gives the identifier's intent for `address`.
     func state(_ id: RestoreIdentifier, _ address: BluetoothAddress) async -> String? {
         guard let peripheral = await daemon.peripheralID(for: address) else { return nil }
-        return await daemon.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Daemon.stateName($0.state) }
+        return await daemon.core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Daemon.stateName($0.state) }
     }
 }
 

@@ -41,6 +41,8 @@ struct APIState: Sendable {
     /// Unique names that left the bus lately: never attached again (a
     /// call may be handled after its caller's NameOwnerChanged).
     var recentlyLeft: Set<String> = []
+    /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
+    var outboxSignals = SignalThrottle<RestoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var recentlyLeftOrder: [String] = []
 
     mutating func noteLeft(_ name: String) {

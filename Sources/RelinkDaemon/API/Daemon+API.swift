@@ -64,7 +64,7 @@ extension Daemon {
     /// The identifier, when the caller may see it; else `unknownIdentifier`
     /// (another user's identifier looks exactly like a missing one).
     func visible(_ id: RestoreIdentifier, to caller: APICaller) throws(RelinkError) -> RestoreIdentifier {
-        guard identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
+        guard core.identifiers.contains(id), caller.mayUse(ownedBy: api.owners[id] ?? 0) else {
             throw .unknownIdentifier(named: id.rawValue)
         }
         return id
@@ -78,13 +78,13 @@ extension Daemon {
             try await unregister(try visible(id, to: caller))
             return APIResult()
         case .listIdentifiers:
-            let items = identifiers.sorted().filter { caller.mayUse(ownedBy: api.owners[$0] ?? 0) }.map { id in
+            let items = core.identifiers.sorted().filter { caller.mayUse(ownedBy: api.owners[$0] ?? 0) }.map { id in
                 DBusValue.structure([.string(id.rawValue), .objectPath(APIPath.central(id))])
             }
             return APIResult(values: [.array(.structure([.string, .objectPath]), items)])
         case .status:
             let json = statusJSON { caller.mayUse(ownedBy: self.api.owners[$0] ?? 0) }
-            return APIResult(values: [.string(json), .boolean(scans.isScanning)])
+            return APIResult(values: [.string(json), .boolean(core.scans.isScanning)])
         case .scan(let id, let scan):
             try await setScan(try visible(id, to: caller), scan)
             return APIResult()
@@ -99,8 +99,8 @@ extension Daemon {
         case .cancel(let id, let ref):
             let id = try visible(id, to: caller)
             let peripheral = try knownPeripheral(ref)
-            let subscriptions = planner.subscriptions.filter { $0.identifier == id && $0.peripheral == peripheral }
-            guard machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
+            let subscriptions = core.planner.subscriptions.filter { $0.identifier == id && $0.peripheral == peripheral }
+            guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
                 throw .unknownPeripheral("\(id) has no connection intent or subscription for \(ref)")
             }
             for subscription in subscriptions.sorted(by: { $0.characteristic < $1.characteristic }) { try await removeSubscription(subscription) }
@@ -113,7 +113,7 @@ extension Daemon {
         case .unsubscribe(let id, let ref, let key):
             let id = try visible(id, to: caller)
             let subscription = Subscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
-            guard planner.subscriptions.contains(subscription) else {
+            guard core.planner.subscriptions.contains(subscription) else {
                 throw .unknownPeripheral("\(id) is not subscribed to \(key) on \(ref)")
             }
             try await removeSubscription(subscription)
@@ -142,14 +142,14 @@ extension Daemon {
     private func register(_ id: RestoreIdentifier, rule: NamePreference?, replay: Bool, eventLimit: Int?,
                           caller: APICaller) async throws(RelinkError) -> APIResult {
         let created: Bool
-        if identifiers.contains(id) {
+        if core.identifiers.contains(id) {
             let owner = api.owners[id] ?? 0
             guard caller.mayUse(ownedBy: owner) else {
                 throw .notPermitted("restore identifier \(id) belongs to another user")
             }
             let currentLimit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
-            if (rule != nil && rule != namePreferences[id]) || (eventLimit != nil && eventLimit != currentLimit) {
-                try await updateIdentifier(id, rule: rule ?? namePreferences[id] ?? .gapName, eventLimit: eventLimit ?? currentLimit, owner: owner)
+            if (rule != nil && rule != core.namePreferences[id]) || (eventLimit != nil && eventLimit != currentLimit) {
+                try await updateIdentifier(id, rule: rule ?? core.namePreferences[id] ?? .gapName, eventLimit: eventLimit ?? currentLimit, owner: owner)
             }
             created = false
         } else {
@@ -178,7 +178,7 @@ extension Daemon {
         } catch let e as RelinkError {
             throw e
         } catch { throw .invalidArguments("\(error)") }
-        namePreferences[id] = rule
+        core.namePreferences[id] = rule
         api.outboxes[id]?.limit = Int64(eventLimit)
         centralChanged(id)
         logger.info("identifier changed", metadata: .journal([
@@ -196,14 +196,14 @@ extension Daemon {
     private func unregister(_ id: RestoreIdentifier) async throws(RelinkError) {
         let storeID = id
         try await commit([.removeIdentifier(storeID)])
-        if scanIntents.removeValue(forKey: id) != nil { await apply(scans.unregister(.identifier(id))) }
-        let touched = Set(planner.subscriptions.filter { $0.identifier == id }.map(\.peripheral))
-            .union(machines.keys.filter { $0.identifier == id }.map(\.peripheral))
-        await run(planner.removeAll(of: id))
-        for intent in machines.keys.filter({ $0.identifier == id }).sorted() {
-            guard var machine = machines[intent] else { continue }
-            let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
-            machines[intent] = nil
+        if core.scanIntents.removeValue(forKey: id) != nil { await apply(core.scans.unregister(.identifier(id))) }
+        let touched = Set(core.planner.subscriptions.filter { $0.identifier == id }.map(\.peripheral))
+            .union(core.machines.keys.filter { $0.identifier == id }.map(\.peripheral))
+        await run(core.planner.removeAll(of: id))
+        for intent in core.machines.keys.filter({ $0.identifier == id }).sorted() {
+            guard var machine = core.machines[intent] else { continue }
+            let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
+            core.machines[intent] = nil
             // The rows and the outbox are gone with the identifier.
             await perform(actions.filter {
                 switch $0 {
@@ -211,16 +211,16 @@ extension Daemon {
                 default: true
                 }
             }, for: intent)
-            if let newOwner = registry.release(intent) { immediate.append((newOwner, .ownershipGranted)) }
+            if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         }
-        identifiers.remove(id)
-        namePreferences[id] = nil
+        core.identifiers.remove(id)
+        core.namePreferences[id] = nil
         let audience = audience(ofOwner: api.owners[id] ?? 0)
         api.attachments[id] = nil
         api.outboxes[id] = nil
         api.sequencers[id] = nil
         publisher?.removeCentral(id, announceTo: audience)
-        outboxSignals.remove(id)
+        api.outboxSignals.remove(id)
         api.owners[id] = nil
         for peripheral in touched { refreshViewers(of: peripheral) }
         logger.info("identifier unregistered", metadata: .journal([.restoreID: "\(id)"]))
@@ -231,7 +231,7 @@ extension Daemon {
         switch ref {
         case .address(let address): return address
         case .id(let id):
-            guard let row = peripherals[id] else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            guard let row = known.peripherals[id] else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
             return row.address.address
         }
     }
@@ -243,7 +243,7 @@ extension Daemon {
             guard let id = peripheralID(for: address) else { throw .unknownPeripheral("relinkd knows no peripheral at \(address.string)") }
             return id
         case .id(let id):
-            guard peripherals[id] != nil else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            guard known.peripherals[id] != nil else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
             return id
         }
     }
@@ -251,7 +251,7 @@ extension Daemon {
     /// The characteristic's BlueZ object on the current link.
     private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
-        guard let row = peripherals[peripheral],
+        guard let row = known.peripherals[peripheral],
               let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
             throw .notConnected("\(ref) has no link")
         }

@@ -23,15 +23,15 @@ extension Daemon {
 
     /// After start-up: every identifier's and peripheral's object, and `Ready`.
     func publishAll() async {
-        for id in identifiers.sorted() { publishCentral(id) }
+        for id in core.identifiers.sorted() { publishCentral(id) }
         let mirror = await bluez.mirror
-        for (peripheral, row) in peripherals.sorted(by: { $0.key < $1.key }) {
+        for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) {
             publishPeripheral(peripheral, device: mirror.device(address: row.address.address.string, adapter: adapterPath))
         }
         // Viewers of every peripheral in one pass (not one pass per peripheral).
         var viewers: [PeripheralID: Set<UInt32>] = [:]
-        for intent in machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
-        for s in planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
+        for intent in core.machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
+        for s in core.planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
         for (peripheral, uids) in viewers { publisher?.setViewers(uids, of: peripheral) }
         publisher?.setReady(true)
     }
@@ -39,10 +39,10 @@ extension Daemon {
     // MARK: Central1
 
     func centralValues(_ id: RestoreIdentifier) -> [String: DBusValue] {
-        let scan = scanIntents[id]
+        let scan = core.scanIntents[id]
         return [
             Central1Property.identifier.rawValue: .string(id.rawValue), Central1Property.owner.rawValue: .uint32(api.owners[id] ?? 0),
-            Central1Property.nameRule.rawValue: .string(namePreferences[id] == .advertisingName ? "advertising" : "gap"),
+            Central1Property.nameRule.rawValue: .string(core.namePreferences[id] == .advertisingName ? "advertising" : "gap"),
             Central1Property.scanning.rawValue: .boolean(scan != nil), Central1Property.scanServices.rawValue: .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
             Central1Property.allowDuplicates.rawValue: .boolean(scan?.allowDuplicates ?? false),
         ].merging(outboxValues(id)) { $1 }
@@ -83,7 +83,7 @@ extension Daemon {
     /// every value, and a signal each would double what its client receives.
     func outboxChanged(_ id: RestoreIdentifier) {
         guard let publisher, publisher.storeCentral(id, outboxValues(id)) else { return }
-        switch outboxSignals.changed(id, at: clock.now) {
+        switch api.outboxSignals.changed(id, at: clock.now) {
         case .signal(let windowEnd):
             signalOutbox(id)
             armOutboxWindow(id, until: windowEnd)
@@ -94,7 +94,7 @@ extension Daemon {
 
     /// The ``DaemonInput/outboxWindowEnded(_:)`` input.
     func outboxWindowEnded(_ id: RestoreIdentifier) {
-        guard let next = outboxSignals.windowEnded(id, at: clock.now) else { return }
+        guard let next = api.outboxSignals.windowEnded(id, at: clock.now) else { return }
         signalOutbox(id)
         armOutboxWindow(id, until: next)
     }
@@ -105,7 +105,7 @@ extension Daemon {
 
     private func armOutboxWindow(_ id: RestoreIdentifier, until end: ContinuousClock.Instant) {
         let clock = self.clock
-        spawned.append {
+        loop.spawned.append {
             do { try await clock.sleep(until: end) } catch { return [] }
             return [.outboxWindowEnded(id)]
         }
@@ -125,8 +125,8 @@ extension Daemon {
     func refreshViewers(of peripheral: PeripheralID) {
         guard let publisher else { return }
         var uids = Set<UInt32>()
-        for intent in machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
-        for s in planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
+        for intent in core.machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
+        for s in core.planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
         for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }
         let (gained, lost) = publisher.setViewers(uids, of: peripheral)
         // Root saw it all along; others learn of it now (or lose it).
@@ -154,13 +154,13 @@ extension Daemon {
 
     /// Both names of a peripheral, newest known.
     func names(of peripheral: PeripheralID) -> PeripheralNames {
-        if let names = peripheralNames[peripheral] { return names }
-        let row = peripherals[peripheral]
+        if let names = known.peripheralNames[peripheral] { return names }
+        let row = known.peripherals[peripheral]
         return PeripheralNames(advertising: row?.advertisingName, gap: row?.gapName)
     }
 
     func peripheralValues(_ peripheral: PeripheralID, device: Device?) -> [String: DBusValue] {
-        guard let row = peripherals[peripheral] else { return [:] }
+        guard let row = known.peripherals[peripheral] else { return [:] }
         let names = names(of: peripheral)
         let resolved = names.resolved(preferring: .gapName)
         func ms(_ date: Date?) -> DBusValue { .uint64(UInt64(max(0, Int64(((date?.timeIntervalSince1970 ?? 0) * 1000).rounded())))) }
@@ -179,7 +179,7 @@ extension Daemon {
     }
 
     func publishPeripheral(_ peripheral: PeripheralID, device: Device?) {
-        guard let publisher, peripherals[peripheral] != nil else { return }
+        guard let publisher, known.peripherals[peripheral] != nil else { return }
         publisher.exportPeripheral(peripheral, values: peripheralValues(peripheral, device: device), announceTo: peripheralAudience(peripheral))
     }
 
@@ -211,13 +211,13 @@ extension Daemon {
 
     /// `Register`'s `restored` dictionary.
     func restoredState(_ id: RestoreIdentifier, new: Bool, cursor: OutboxCursor) async -> DBusValue {
-        let intents = machines.filter { $0.key.identifier == id }
-        let subscriptions = planner.subscriptions.filter { $0.identifier == id }
+        let intents = core.machines.filter { $0.key.identifier == id }
+        let subscriptions = core.planner.subscriptions.filter { $0.identifier == id }
         let wanted = Set(intents.keys.map(\.peripheral)).union(subscriptions.map(\.peripheral)).sorted()
-        let preference = namePreferences[id] ?? .gapName
+        let preference = core.namePreferences[id] ?? .gapName
         var entries: [DBusValue] = []
         for peripheral in wanted {
-            let row = peripherals[peripheral]
+            let row = known.peripherals[peripheral]
             let state = intents[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Self.stateName($0.state) } ?? "none"
             let subs = subscriptions.filter { $0.peripheral == peripheral }.map(\.characteristic).sorted().map {
                 DBusValue.structure([.string($0.service.string), .string($0.characteristic.string)])
@@ -230,7 +230,7 @@ extension Daemon {
                 "name": .string(names(of: peripheral).resolved(preferring: preference)?.name ?? ""),
             ]))
         }
-        let scan = scanIntents[id]
+        let scan = core.scanIntents[id]
         return Self.dict([
             "new": .boolean(new),
             "peripherals": .array(.dictionary(key: .string, value: .variant), entries),

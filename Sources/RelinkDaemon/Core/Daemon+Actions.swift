@@ -32,19 +32,19 @@ extension Daemon {
         switch action {
         case .lookUpKnownDevice(let address):
             let found = await bluez.mirror.device(address: address.string, adapter: adapterPath) != nil
-            immediate.append((intent, .knownDeviceLookup(found: found)))
+            loop.immediate.append((intent, .knownDeviceLookup(found: found)))
         case .lookUpConnected(let services):
-            immediate.append((intent, .connectedLookup(await connectedCandidates(offering: services))))
+            loop.immediate.append((intent, .connectedLookup(await connectedCandidates(offering: services))))
         case .startScan(let scan):
-            await apply(scans.register(scan, for: .connection(intent)))
+            await apply(core.scans.register(scan, for: .connection(intent)))
         case .stopScan:
-            await apply(scans.unregister(.connection(intent)))
+            await apply(core.scans.unregister(.connection(intent)))
         case .connect(let address):
             await connect(address, for: intent)
         case .disconnect(let address):
             guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else { return }
             let bluez = self.bluez, logger = self.logger
-            spawned.append {
+            loop.spawned.append {
                 do { try await bluez.disconnect(device.path) } catch {
                     logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
                     return []
@@ -56,22 +56,22 @@ extension Daemon {
             }
         case .scheduleTimer(let token, let instant):
             let clock = self.clock
-            spawned.append {
+            loop.spawned.append {
                 do { try await clock.sleep(until: instant) } catch { return [] }
                 return [.machine(intent, .timerFired(token))]
             }
         case .cancelTimer:
             break  // the machine ignores the stale token when it fires
         case .armSubscriptions:
-            await run(planner.linkUp(intent.peripheral))
-            batch.released.append(intent.peripheral)
+            await run(core.planner.linkUp(intent.peripheral))
+            writes.batch.released.append(intent.peripheral)
         case .useBackgroundAutoConnect(let address):
             // Applied once at the end of the input (``flushAutoConnect()``):
             // several intents may ask in one input (a power cycle), and each
             // registration is a few bus round trips.
-            autoConnect.hold(address, services: machines[intent]?.options.services ?? [])
+            core.autoConnect.hold(address, services: core.machines[intent]?.options.services ?? [])
         case .stopBackgroundAutoConnect(let address):
-            autoConnect.release(address)
+            core.autoConnect.release(address)
             // A registration releases every device; otherwise this one.
             if !(await applyAutoConnect(renew: false)) { await releaseFromAutoConnect([address.string]) }
         case .emit(let event):
@@ -88,10 +88,10 @@ extension Daemon {
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
         if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
         if let failure = decision.failure {
-            lastFailure = failure
-            intentFailures[decision.intent] = (failure, Date())
+            health.lastFailure = failure
+            health.intentFailures[decision.intent] = (failure, Date())
         }
-        if case .connected = decision.kind { intentFailures[decision.intent] = nil }
+        if case .connected = decision.kind { health.intentFailures[decision.intent] = nil }
         switch decision.kind {
         case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
         case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)
@@ -116,7 +116,7 @@ extension Daemon {
     func emit(_ event: RelinkEvent, to ids: [RestoreIdentifier]) async throws(RelinkError) {
         guard !ids.isEmpty else { return }
         let request = try Self.eventRequest(event, to: ids)
-        if batch.isOpen {
+        if writes.batch.isOpen {
             enqueue(request)
             return
         }
@@ -132,13 +132,13 @@ extension Daemon {
         }
         var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record))]
         var retired: PeripheralID?
-        if let address = record.address, var row = peripherals[record.intent.peripheral] {
+        if let address = record.address, var row = known.peripherals[record.intent.peripheral] {
             let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
             if row.address != device, takeOverAddress(address, for: record.intent.peripheral, retiring: &retired) {
-                peripheralByAddress[row.address.address.string] = nil
+                known.peripheralByAddress[row.address.address.string] = nil
                 row.address = device
-                peripherals[record.intent.peripheral] = row
-                peripheralByAddress[address.string] = record.intent.peripheral
+                known.peripherals[record.intent.peripheral] = row
+                known.peripheralByAddress[address.string] = record.intent.peripheral
                 mutations.insert(.putPeripheral(row), at: 0)
                 if let retired { mutations.insert(.removePeripheral(retired), at: 0) }
             }
@@ -155,7 +155,7 @@ extension Daemon {
     /// peripheral that only a scan met gives it up and is retired
     /// (`retiring`); one that something wants keeps it (logged).
     func takeOverAddress(_ address: BluetoothAddress, for peripheral: PeripheralID, retiring: inout PeripheralID?) -> Bool {
-        let holder = peripheralByAddress[address.string]
+        let holder = known.peripheralByAddress[address.string]
         let wanted = holder.map { !interestedIdentifiers(in: $0).isEmpty } ?? false
         switch AddressTakeover.decide(claimant: peripheral, holder: holder, holderIsWanted: wanted) {
         case .take:
@@ -169,7 +169,7 @@ extension Daemon {
             logger.info("a peripheral met by a scan is retired: its address is an intent's peripheral's now", metadata: .journal([
                 .address: "\(address.string)", .peripheral: "\(peripheral)", .otherPeripheral: "\(holder)",
             ]))
-            peripherals[holder] = nil
+            known.peripherals[holder] = nil
             retiring = holder
             return true
         }
@@ -180,7 +180,7 @@ extension Daemon {
     /// scope ends; errors are then journalled there, not thrown.
     /// - Throws: ``RelinkError`` (`unknownIdentifier`, `invalidArguments`, `failed`).
     func commit(_ mutations: [StoreMutation]) async throws(RelinkError) {
-        if batch.isOpen {
+        if writes.batch.isOpen {
             enqueue(RestoreBatch.Request(mutations: mutations))
             return
         }
@@ -198,7 +198,7 @@ extension Daemon {
         numberEvents(&request.mutations)
         let ticket = submit(request, for: .caller)
         await settleCommits(through: ticket)
-        guard let outcome = commitOutcomes.removeValue(forKey: ticket) else {
+        guard let outcome = writes.commitOutcomes.removeValue(forKey: ticket) else {
             throw .storeFailed("store: the commit's outcome was lost")
         }
         if case .failure(let error) = outcome { throw Self.controlError(error) }
@@ -206,17 +206,17 @@ extension Daemon {
 
     private func connect(_ address: BluetoothAddress, for intent: ConnectionIntentID) async {
         guard let device = await bluez.mirror.device(address: address.string, adapter: adapterPath) else {
-            immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: RelinkErrorName.notFound.rawValue, message: "no Device1 at \(address.string)"))))
+            loop.immediate.append((intent, .connectFailed(ConnectionFailure(.deviceGone, errorName: RelinkErrorName.notFound.rawValue, message: "no Device1 at \(address.string)"))))
             return
         }
-        if batch.adoptions != nil, device.connected {
+        if writes.batch.adoptions != nil, device.connected {
             // Start-up: BlueZ still holds this link and answers at once.
-            batch.adoptions?.append(RestoreBatch.Adoption(intent: intent, address: address, device: device.path))
+            writes.batch.adoptions?.append(RestoreBatch.Adoption(intent: intent, address: address, device: device.path))
             return
         }
         let bluez = self.bluez
-        let timeout = (machines[intent]?.options.timeouts.connect ?? .seconds(20)) + .seconds(25)
-        spawned.append {
+        let timeout = (core.machines[intent]?.options.timeouts.connect ?? .seconds(20)) + .seconds(25)
+        loop.spawned.append {
             do {
                 try await bluez.connect(device.path, timeout: timeout)
             } catch {
@@ -273,7 +273,7 @@ extension Daemon {
     /// input asked for it (a renewal: BlueZ turns a device's auto-connect
     /// back on when a profile offering its services is registered).
     func flushAutoConnect() async {
-        guard autoConnect.takeRenewal() else { return }
+        guard core.autoConnect.takeRenewal() else { return }
         await applyAutoConnect(renew: true)
     }
 
@@ -283,17 +283,17 @@ extension Daemon {
     /// registered (and so released the devices no intent wants).
     @discardableResult
     func applyAutoConnect(renew: Bool) async -> Bool {
-        let services = autoConnect.services { address in
-            peripheralID(for: address).map { planner.wantedServices(of: $0) } ?? []
+        let services = core.autoConnect.services { address in
+            peripheralID(for: address).map { core.planner.wantedServices(of: $0) } ?? []
         }
-        guard let uuids = autoConnect.registration(for: services, renew: renew) else { return false }
+        guard let uuids = core.autoConnect.registration(for: services, renew: renew) else { return false }
         do {
             try await bluez.setAutoConnect(uuids: uuids, root: Self.autoConnectRoot)
-            autoConnect.didRegister(uuids)
+            core.autoConnect.didRegister(uuids)
             logger.info("background auto-connect", metadata: .journal([.autoConnectUUIDs: "\(uuids)", .adapter: "\(adapterName)"]))
             // A registration puts every known device offering these
             // services back on the list, also those relinkd let go.
-            await releaseFromAutoConnect(Array(peripheralByAddress.keys))
+            await releaseFromAutoConnect(Array(known.peripheralByAddress.keys))
             return true
         } catch {
             logger.warning("cannot set background auto-connect", metadata: .journal([.error: "\(error)"]))
@@ -313,16 +313,16 @@ extension Daemon {
     /// it is `Trusted`) and touches no link; a connected one is left alone,
     /// as another program may be using it.
     func releaseFromAutoConnect(_ addresses: [String]) async {
-        guard autoConnect.registered?.isEmpty == false, !addresses.isEmpty else { return }
-        let wanted = Set(machines.values.filter { !$0.state.isTerminal }.compactMap { $0.knownAddress?.string })
+        guard core.autoConnect.registered?.isEmpty == false, !addresses.isEmpty else { return }
+        let wanted = Set(core.machines.values.filter { !$0.state.isTerminal }.compactMap { $0.knownAddress?.string })
         for address in AutoConnectPolicy.unwanted(addresses, wanted: wanted) {
             guard let device = await bluez.mirror.device(address: address, adapter: adapterPath),
-                  !device.connected, !device.trusted, autoConnect.covers(device.uuids) else { continue }
+                  !device.connected, !device.trusted, core.autoConnect.covers(device.uuids) else { continue }
             let bluez = self.bluez, logger = self.logger
             logger.info("background auto-connect released: no intent wants the device", metadata: .journal([
                 .address: "\(address)", .decision: "auto-connect-released",
             ]))
-            spawned.append {
+            loop.spawned.append {
                 do { try await bluez.disconnect(device.path) } catch {
                     logger.notice("Disconnect failed", metadata: .journal([.address: "\(address)", .error: "\(error)"]))
                 }
@@ -337,34 +337,34 @@ extension Daemon {
             switch command {
             case .startNotify(let peripheral, let key), .stopNotify(let peripheral, let key):
                 let start: Bool = if case .startNotify = command { true } else { false }
-                guard let row = peripherals[peripheral],
+                guard let row = known.peripherals[peripheral],
                       let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
                       let characteristic = await bluez.mirror.characteristic(
                         device: device.path, service: key.service.string, characteristic: key.characteristic.string)
                 else {
                     if start {
-                        planner.startNotifyFailed(peripheral, key)
+                        core.planner.startNotifyFailed(peripheral, key)
                         awaitGatt(peripheral)
                         logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
                     }
                     continue
                 }
-                if start, batch.isOpen {
-                    batch.notifies.append(RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path))
+                if start, writes.batch.isOpen {
+                    writes.batch.notifies.append(RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path))
                     continue
                 }
                 do {
-                    if !start { batch.held.ended(peripheral, key) }
+                    if !start { writes.batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
                     if start {
-                        gattGrace.armed(peripheral)
-                        batch.held.started(peripheral, key, on: characteristic.path)
+                        core.gattGrace.armed(peripheral)
+                        writes.batch.held.started(peripheral, key, on: characteristic.path)
                     }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
                 } catch {
                     if start {
-                        planner.startNotifyFailed(peripheral, key)
-                        batch.held.ended(peripheral, key)
+                        core.planner.startNotifyFailed(peripheral, key)
+                        writes.batch.held.ended(peripheral, key)
                         let failure = FailureMapping.failure(error)
                         logger.warning("StartNotify failed", metadata: .journal([
                             .peripheral: "\(peripheral)", .characteristic: "\(key)",

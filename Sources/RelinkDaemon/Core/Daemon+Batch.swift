@@ -12,7 +12,7 @@ extension Daemon {
     /// Opens a batch scope: until the matching ``endBatch()``, machine
     /// actions' store writes and StartNotify calls are gathered.
     func beginBatch() {
-        batch.depth += 1
+        writes.batch.depth += 1
     }
 
     /// Closes a scope. At the outermost one, hands every gathered store
@@ -22,19 +22,19 @@ extension Daemon {
     /// back as ``DaemonInput/notifyDone(_:_:_:)``). Whatever must come after
     /// the commit (a client's call) waits for it (``flushCommits()``).
     func endBatch() {
-        precondition(batch.depth > 0, "endBatch without beginBatch")
-        batch.depth -= 1
-        guard batch.depth == 0 else { return }
-        for peripheral in batch.released {
-            for request in batch.held.release(peripheral) { enqueue(request) }  // after the link's `connected`
+        precondition(writes.batch.depth > 0, "endBatch without beginBatch")
+        writes.batch.depth -= 1
+        guard writes.batch.depth == 0 else { return }
+        for peripheral in writes.batch.released {
+            for request in writes.batch.held.release(peripheral) { enqueue(request) }  // after the link's `connected`
         }
-        batch.released = []
-        let notifies = batch.notifies
-        batch.notifies = []
+        writes.batch.released = []
+        let notifies = writes.batch.notifies
+        writes.batch.notifies = []
         let bluez = self.bluez
         for notify in notifies {
-            let issued = batch.held.issue(notify.peripheral)
-            spawned.append {
+            let issued = writes.batch.held.issue(notify.peripheral)
+            loop.spawned.append {
                 do {
                     try await bluez.startNotify(notify.characteristic)
                     return [.notifyDone(notify, issued, nil)]
@@ -56,8 +56,8 @@ extension Daemon {
     func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) {
         guard !ids.isEmpty else { return }
         enqueue(try Self.eventRequest(event, to: ids))
-        if !batch.isOpen && !batch.flushQueued {
-            batch.flushQueued = true
+        if !writes.batch.isOpen && !writes.batch.flushQueued {
+            writes.batch.flushQueued = true
             inputContinuation.yield(.flushCommits)
         }
     }
@@ -80,13 +80,13 @@ extension Daemon {
     func enqueue(_ request: RestoreBatch.Request) {
         var request = request
         numberEvents(&request.mutations)
-        batch.requests.append(request)
+        writes.batch.requests.append(request)
     }
 
     /// The ``DaemonInput/flushCommits`` input: the gathered writes go to
     /// the store; the loop does not wait for them.
     func flushQueuedCommits() {
-        batch.flushQueued = false
+        writes.batch.flushQueued = false
         submitGathered()
     }
 
@@ -96,27 +96,27 @@ extension Daemon {
     func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
         let metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
         guard let failure else {
-            guard batch.held.sessionsLast(since: issued) else { return }
-            batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
-            gattGrace.armed(notify.peripheral)
+            guard writes.batch.held.sessionsLast(since: issued) else { return }
+            writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
+            core.gattGrace.armed(notify.peripheral)
             logger.info("notifications armed", metadata: metadata)
             return
         }
         logger.warning("StartNotify failed", metadata: metadata.merging(.journal([
             .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",
         ])) { $1 })
-        guard batch.held.sameLink(notify.peripheral, since: issued) else { return }
-        planner.startNotifyFailed(notify.peripheral, notify.key)
-        batch.held.ended(notify.peripheral, notify.key)
+        guard writes.batch.held.sameLink(notify.peripheral, since: issued) else { return }
+        core.planner.startNotifyFailed(notify.peripheral, notify.key)
+        writes.batch.held.ended(notify.peripheral, notify.key)
     }
 
     /// Hands one request to the store without waiting; its outcome is
     /// handled in submission order by ``drainCommits()``, for `waiter`.
     @discardableResult
     func submit(_ request: RestoreBatch.Request, for waiter: InFlightCommit.Waiter = .loop) -> UInt64 {
-        let ticket = commits.issue()
-        inFlight[ticket] = InFlightCommit(request: request, waiter: waiter)
-        let commits = self.commits, continuation = inputContinuation
+        let ticket = writes.commits.issue()
+        writes.inFlight[ticket] = InFlightCommit(request: request, waiter: waiter)
+        let commits = self.writes.commits, continuation = inputContinuation
         store.submit(request.mutations) { outcome in
             if commits.finish(ticket, outcome) { continuation.yield(.commitsDone) }
         }
@@ -127,8 +127,8 @@ extension Daemon {
     /// own (the store's group commit makes them one transaction, and a bad
     /// one fails alone).
     func submitGathered() {
-        let requests = batch.requests
-        batch.requests = []
+        let requests = writes.batch.requests
+        writes.batch.requests = []
         for request in requests { submit(request) }
     }
 
@@ -136,12 +136,12 @@ extension Daemon {
     /// to the store so far has returned and been handled.
     func flushCommits() async {
         submitGathered()
-        await settleCommits(through: commits.lastIssued)
+        await settleCommits(through: writes.commits.lastIssued)
     }
 
     /// Waits for the commits up to `ticket`, then handles what is ready.
     func settleCommits(through ticket: UInt64) async {
-        await commits.wait(through: ticket)
+        await writes.commits.wait(through: ticket)
         drainCommits()
     }
 
@@ -150,8 +150,8 @@ extension Daemon {
     /// failures are journalled (``notCommitted(_:error:)``), and events get
     /// their journal line.
     func drainCommits() {
-        for (ticket, outcome) in commits.take() {
-            guard let commit = inFlight.removeValue(forKey: ticket) else { continue }
+        for (ticket, outcome) in writes.commits.take() {
+            guard let commit = writes.inFlight.removeValue(forKey: ticket) else { continue }
             switch outcome {
             case .success(let stored):
                 committed(commit.request.mutations, stored)
@@ -167,7 +167,7 @@ extension Daemon {
                     logger.error("cannot store a machine's change", metadata: .journal([.error: "\(error)"]))
                 }
             case .caller:
-                commitOutcomes[ticket] = outcome
+                writes.commitOutcomes[ticket] = outcome
             case .acknowledgement(let caller, let reply):
                 reply.resume(returning: outcome.map { _ in APIResult() }.mapError { error in
                     let refusal = Self.controlError(error)

@@ -17,30 +17,30 @@ extension Daemon {
         case .reset(.bluetoothdRestarted):
             publisher?.setReady(true)
             logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
-            planner.resetAll()
-            batch.held.endAll()
-            gattGrace.reset()
-            _ = scans.restart()  // the BlueZ layer re-applies discovery itself
-            for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+            core.planner.resetAll()
+            writes.batch.held.endAll()
+            core.gattGrace.reset()
+            _ = core.scans.restart()  // the BlueZ layer re-applies discovery itself
+            for intent in core.machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
             logger.warning("bluetoothd left the bus: every link is gone", metadata: .journal([.event: "bluetoothd-lost"]))
             publisher?.setReady(false)
-            planner.resetAll()
-            batch.held.endAll()
-            gattGrace.reset()
-            for intent in machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+            core.planner.resetAll()
+            writes.batch.held.endAll()
+            core.gattGrace.reset()
+            for intent in core.machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
             logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
-            if on { _ = scans.restart() } else {
-                planner.resetAll()
-                batch.held.endAll()
-                gattGrace.reset()
+            if on { _ = core.scans.restart() } else {
+                core.planner.resetAll()
+                writes.batch.held.endAll()
+                core.gattGrace.reset()
             }
-            for intent in machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
+            for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
         case .mirror(let change):
             await handleMirror(change)
         }
@@ -81,7 +81,7 @@ extension Daemon {
                 // (ServicesResolved=false, Connected=true): a half-open link
                 // that carries nothing. Checked after a grace period.
                 let clock = self.clock
-                spawned.append {
+                loop.spawned.append {
                     do { try await clock.sleep(for: Self.halfOpenGrace) } catch { return [] }
                     return [.halfOpenCheck(path, address)]
                 }
@@ -93,26 +93,26 @@ extension Daemon {
                 break
             }
         case .gattCharacteristicAdded(let characteristic):
-            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(gattGrace.waitingCount)"])
-            guard gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
+            logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(core.gattGrace.waitingCount)"])
+            guard core.gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-                  gattGrace.appeared(on: peripheral) else { return }
-            await run(planner.linkUp(peripheral))
+                  core.gattGrace.appeared(on: peripheral) else { return }
+            await run(core.planner.linkUp(peripheral))
         case .deviceRemoved(let path, let text):
             // bluetoothd removed the Device1 (also one relinkd holds as
             // connected: seen on real bluetoothd after a controller reset).
-            guard path.parent == adapterPath, let text, let peripheral = peripheralByAddress[text.uppercased()],
-                  let address = peripherals[peripheral]?.address.address else { return }
+            guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
+                  let address = known.peripherals[peripheral]?.address.address else { return }
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
-            valueRoutes[path] = nil
+            known.valueRoutes[path] = nil
             // The peripheral's GATT database changed on a live link (its
             // application restarted): bluetoothd re-adds the services under
             // new paths. The session on the old object is gone; the
             // characteristic is armed again when it appears.
-            guard let (peripheral, key) = batch.held.ended(onObject: path) else { return }
-            planner.startNotifyFailed(peripheral, key)
+            guard let (peripheral, key) = writes.batch.held.ended(onObject: path) else { return }
+            core.planner.startNotifyFailed(peripheral, key)
             logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: .journal([
                 .peripheral: "\(peripheral)", .characteristic: "\(key)", .decision: "gatt-changed",
             ]))
@@ -141,7 +141,7 @@ extension Daemon {
         ]))
         await linkLost(address, "services no longer resolved on a link BlueZ still reports up")
         let bluez = self.bluez, logger = self.logger
-        spawned.append {
+        loop.spawned.append {
             do { try await bluez.disconnect(path) } catch {
                 logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
             }
@@ -154,9 +154,9 @@ extension Daemon {
     /// up ignores it).
     private func linkLost(_ address: BluetoothAddress, _ why: String) async {
         if let peripheral = peripheralID(for: address) {
-            planner.linkDown(peripheral)
-            batch.held.linkDown(peripheral)
-            gattGrace.linkDown(peripheral)
+            core.planner.linkDown(peripheral)
+            writes.batch.held.linkDown(peripheral)
+            core.gattGrace.linkDown(peripheral)
         }
         let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: why)
         await feedPeripheral(at: address, .disconnected(address, reason: reason))
@@ -174,7 +174,7 @@ extension Daemon {
         let advertisement = Advertisement(
             address: address, localName: device.names.advertisingName ?? device.name,
             serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), rssi: device.rssi)
-        for client in scans.deliver(advertisement) {
+        for client in core.scans.deliver(advertisement) {
             switch client {
             case .connection(let intent):
                 await feed(intent, .advertisement(advertisement))
@@ -197,8 +197,8 @@ extension Daemon {
                 id: id, address: StoreMapping.deviceAddress(address, adapter: adapterName),
                 serviceUUIDs: services.sorted(), createdAt: Date())
             try await commit([.putPeripheral(row)])
-            peripherals[id] = row
-            peripheralByAddress[address.string] = id
+            known.peripherals[id] = row
+            known.peripheralByAddress[address.string] = id
             peripheralChanged(id)
         } catch {
             logger.error("cannot store a peripheral", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
@@ -215,14 +215,14 @@ extension Daemon {
               let peripheral = peripheralID(for: address)
         else { return }
         let characteristic = update.characteristic, value = update.value
-        let ids = planner.route(peripheral, characteristic: key)
-        guard planner.armedCharacteristics(of: peripheral).contains(key) else {
+        let ids = core.planner.route(peripheral, characteristic: key)
+        guard core.planner.armedCharacteristics(of: peripheral).contains(key) else {
             // On a session bluetoothd re-armed at the reconnection, before
             // relinkd saw the link up: kept for after its `connected` event.
-            guard !ids.isEmpty, update.connected, batch.held.holds(peripheral, key, on: characteristic) else { return }
+            guard !ids.isEmpty, update.connected, writes.batch.held.holds(peripheral, key, on: characteristic) else { return }
             do {
                 let request = try Self.eventRequest(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
-                if !batch.held.keep(request, for: peripheral) {
+                if !writes.batch.held.keep(request, for: peripheral) {
                     logger.warning("too many values before the link was reported up; the oldest was dropped", metadata: .journal([.peripheral: "\(peripheral)"]))
                 }
             } catch {
@@ -255,7 +255,7 @@ extension Daemon {
     /// the same texts (a value no longer parses three strings).
     func valueRoute(_ update: ValueUpdate) -> (BluetoothAddress, CharacteristicKey)? {
         guard let text = update.address, let service = update.serviceUUID else { return nil }
-        if let r = valueRoutes[update.characteristic], r.address == text, r.addressType == update.addressType,
+        if let r = known.valueRoutes[update.characteristic], r.address == text, r.addressType == update.addressType,
            r.service == service, r.characteristic == update.characteristicUUID {
             return (r.parsedAddress, r.key)
         }
@@ -263,8 +263,8 @@ extension Daemon {
               let serviceUUID = try? BluetoothUUID(parsing: service),
               let characteristicUUID = try? BluetoothUUID(parsing: update.characteristicUUID) else { return nil }
         let key = CharacteristicKey(service: serviceUUID, characteristic: characteristicUUID)
-        if valueRoutes.count >= Self.valueRouteLimit { valueRoutes.removeAll(keepingCapacity: true) }
-        valueRoutes[update.characteristic] = ValueRoute(
+        if known.valueRoutes.count >= Self.valueRouteLimit { known.valueRoutes.removeAll(keepingCapacity: true) }
+        known.valueRoutes[update.characteristic] = ValueRoute(
             address: text, addressType: update.addressType, service: service, characteristic: update.characteristicUUID,
             parsedAddress: address, key: key)
         return (address, key)
@@ -282,21 +282,21 @@ extension Daemon {
     /// (seen when a peripheral's GATT server was not up yet, e.g. right
     /// after a bluetoothd restart).
     func awaitGatt(_ peripheral: PeripheralID) {
-        guard let generation = gattGrace.wait(for: peripheral) else { return }
+        guard let generation = core.gattGrace.wait(for: peripheral) else { return }
         let clock = self.clock
-        spawned.append {
+        loop.spawned.append {
             do { try await clock.sleep(for: GattGrace.period) } catch { return [] }
             return [.gattCheck(peripheral, generation: generation)]
         }
     }
 
     func gattCheck(_ peripheral: PeripheralID, generation: UInt64) async {
-        guard gattGrace.timerEnded(for: peripheral, generation: generation) == .lookAgain else { return }
-        await run(planner.linkUp(peripheral))  // maybe it is there now
-        guard gattGrace.isWaiting(for: peripheral) else { return }
+        guard core.gattGrace.timerEnded(for: peripheral, generation: generation) == .lookAgain else { return }
+        await run(core.planner.linkUp(peripheral))  // maybe it is there now
+        guard core.gattGrace.isWaiting(for: peripheral) else { return }
         var device: Device?
-        if let row = peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
-        guard let device, case .rediscover(let attempt) = gattGrace.stillMissing(peripheral, linkUp: device.connected) else {
+        if let row = known.peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
+        guard let device, case .rediscover(let attempt) = core.gattGrace.stillMissing(peripheral, linkUp: device.connected) else {
             logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([.peripheral: "\(peripheral)"]))
             return
         }
@@ -304,7 +304,7 @@ extension Daemon {
             .peripheral: "\(peripheral)", .attempt: "\(attempt)", .decision: "rediscover-services",
         ]))
         let bluez = self.bluez, logger = self.logger
-        spawned.append {
+        loop.spawned.append {
             do { try await bluez.disconnect(device.path) } catch {
                 logger.notice("Disconnect failed", metadata: .journal([.error: "\(error)"]))
             }

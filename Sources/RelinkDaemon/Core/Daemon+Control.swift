@@ -22,7 +22,7 @@ extension Daemon {
     private func control(_ request: ControlRequest) async throws(RelinkError) -> [DBusValue] {
         switch request {
         case .register(let id, let uid):
-            if identifiers.contains(id) { return [] }
+            if core.identifiers.contains(id) { return [] }
             try await createIdentifier(id, owner: uid, namePreference: nil)
             return []
         case .connect(let id, let address, let options):
@@ -30,7 +30,7 @@ extension Daemon {
             return [.string(try await addConnection(id, address: address, options: options).description)]
         case .cancel(let id, let address):
             try requireRegistered(id)
-            guard let peripheral = peripheralID(for: address), machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
+            guard let peripheral = peripheralID(for: address), core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
                 throw .unknownPeripheral("\(id) has no connection intent for \(address.string)")
             }
             try await cancelConnection(id, peripheral: peripheral)
@@ -66,24 +66,24 @@ extension Daemon {
     /// through), their intents and links.
     func statusJSON(visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
         var ids: [[String: Any]] = []
-        for id in identifiers.sorted() where visible(id) {
+        for id in core.identifiers.sorted() where visible(id) {
             var connections: [[String: Any]] = []
-            for (intent, machine) in machines.sorted(by: { $0.key < $1.key }) where intent.identifier == id {
+            for (intent, machine) in core.machines.sorted(by: { $0.key < $1.key }) where intent.identifier == id {
                 var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Self.stateName(machine.state)]
                 if let address = machine.knownAddress { entry["address"] = address.string }
                 entry["attempt"] = machine.attempt
-                if let last = intentFailures[intent] {
+                if let last = health.intentFailures[intent] {
                     entry["last_error"] = last.failure.description
                     entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
                 }
                 connections.append(entry)
             }
-            let subscriptions = planner.subscriptions.filter { $0.identifier == id }.count
-            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptions, "scanning": scanIntents[id] != nil])
+            let subscriptions = core.planner.subscriptions.filter { $0.identifier == id }.count
+            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptions, "scanning": core.scanIntents[id] != nil])
         }
-        let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": scans.isScanning,
+        let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": core.scans.isScanning,
                                      "quarantined": Self.quarantineEntries(store.quarantined),
-                                     "unreadable_rows": unreadableRows.filter { row in
+                                     "unreadable_rows": health.unreadableRows.filter { row in
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }

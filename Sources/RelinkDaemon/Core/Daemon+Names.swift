@@ -15,22 +15,22 @@ extension Daemon {
         guard name.utf8.count <= PeripheralRecord.maximumNameBytes,
               let device = await bluez.mirror.device(path), device.adapter == adapterPath,
               let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-              var row = peripherals[peripheral] else { return }
-        var names = peripheralNames[peripheral] ?? PeripheralNames(advertising: row.advertisingName, gap: row.gapName)
+              var row = known.peripherals[peripheral] else { return }
+        var names = known.peripheralNames[peripheral] ?? PeripheralNames(advertising: row.advertisingName, gap: row.gapName)
         let now = Date()
         let change = gap ? names.sawGAPName(name, at: now) : names.sawAdvertisingName(name, at: now)
-        peripheralNames[peripheral] = names
+        known.peripheralNames[peripheral] = names
         guard let change else { return }
         if gap { row.gapName = SeenName(name, seenAt: now) } else { row.advertisingName = SeenName(name, seenAt: now) }
         let interested = interestedIdentifiers(in: peripheral)
         do {
             var mutations: [StoreMutation] = [.putPeripheral(row)]
             for id in interested {
-                let update = names.update(for: change, preferring: namePreferences[id] ?? .gapName)
+                let update = names.update(for: change, preferring: core.namePreferences[id] ?? .gapName)
                 mutations.append(.appendEvent(try StoreMapping.draft(.nameUpdated(peripheral: peripheral, update: update), for: id)))
             }
             try await commit(mutations)
-            peripherals[peripheral] = row
+            known.peripherals[peripheral] = row
             peripheralChanged(peripheral)
             logger.info("name updated", metadata: .journal([
                 .peripheral: "\(peripheral)", .event: "name-updated",

@@ -11,7 +11,7 @@ import RelinkAPI
 // the daemon and acts.
 extension Daemon {
     func requireRegistered(_ id: RestoreIdentifier) throws(RelinkError) {
-        guard identifiers.contains(id) else { throw .unknownIdentifier(named: id.rawValue) }
+        guard core.identifiers.contains(id) else { throw .unknownIdentifier(named: id.rawValue) }
     }
 
     /// Creates an identifier owned by `owner`, durably, and publishes its object.
@@ -28,8 +28,8 @@ extension Daemon {
             throw e
         } catch { throw .invalidArguments("\(error)") }
         try await commit([.putIdentifier(record)])
-        identifiers.insert(id)
-        namePreferences[id] = preference
+        core.identifiers.insert(id)
+        core.namePreferences[id] = preference
         api.owners[id] = owner
         api.outboxes[id] = OutboxCursor(limit: record.outboxLimit)
         api.sequencers[id] = EventSequencer(nextStored: 1, cleanStart: true)
@@ -43,9 +43,9 @@ extension Daemon {
     /// - Throws: ``RelinkError`` (`alreadyExists`, `storeFailed`, `failed`).
     func addConnection(_ id: RestoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(RelinkError) -> PeripheralID {
         let peripheral = await knownPeripheral(for: address, services: options.services)
-        guard peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
+        guard known.peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
-        if let existing = machines[intent], !existing.state.isTerminal {
+        if let existing = core.machines[intent], !existing.state.isTerminal {
             throw .alreadyExists("\(id) already has a connection intent for \(address.string)")
         }
         try await rememberServices(options.services, of: peripheral)
@@ -53,11 +53,11 @@ extension Daemon {
         try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
         var machine = Machine(intent: intent, options: options, knownAddress: address, clock: clock)
         let actions: [Machine.Action]
-        switch registry.claim(intent) {
+        switch core.registry.claim(intent) {
         case .owner: actions = machine.start()
         case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
         }
-        machines[intent] = machine
+        core.machines[intent] = machine
         await perform(actions, for: intent)
         refreshViewers(of: peripheral)
         return peripheral
@@ -67,23 +67,23 @@ extension Daemon {
     /// - Throws: ``RelinkError`` (`storeFailed`).
     func cancelConnection(_ id: RestoreIdentifier, peripheral: PeripheralID) async throws(RelinkError) {
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
-        guard var machine = machines[intent] else { return }
-        let actions = machine.cancel(linkSharedWithOthers: registry.isShared(beyond: intent))
-        machines[intent] = nil
-        intentFailures[intent] = nil
+        guard var machine = core.machines[intent] else { return }
+        let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
+        core.machines[intent] = nil
+        health.intentFailures[intent] = nil
         await perform(actions, for: intent)
         // cancel's persist removed the row; make sure even if it failed.
         try await commit([.removeConnectionIntent(id, peripheral: peripheral)])
-        if let newOwner = registry.release(intent) { immediate.append((newOwner, .ownershipGranted)) }
+        if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         refreshViewers(of: peripheral)
     }
 
     /// Adds a durable subscription (nothing when it exists).
     /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
     func addSubscription(_ subscription: Subscription) async throws(RelinkError) {
-        if planner.subscriptions.contains(subscription) { return }
+        if core.planner.subscriptions.contains(subscription) { return }
         try await commit([.addSubscription(subscription)])
-        await run(planner.subscribe(subscription))
+        await run(core.planner.subscribe(subscription))
         await applyAutoConnect(renew: false)  // its service may be what auto-connect goes by
         refreshViewers(of: subscription.peripheral)
     }
@@ -91,9 +91,9 @@ extension Daemon {
     /// Removes a subscription (nothing when it does not exist).
     /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
     func removeSubscription(_ subscription: Subscription) async throws(RelinkError) {
-        guard planner.subscriptions.contains(subscription) else { return }
+        guard core.planner.subscriptions.contains(subscription) else { return }
         try await commit([.removeSubscription(subscription)])
-        await run(planner.unsubscribe(subscription))
+        await run(core.planner.unsubscribe(subscription))
         await applyAutoConnect(renew: false)
         refreshViewers(of: subscription.peripheral)
     }
@@ -102,8 +102,8 @@ extension Daemon {
     /// - Throws: ``RelinkError`` (`storeFailed`).
     func setScan(_ id: RestoreIdentifier, _ scan: ScanIntent) async throws(RelinkError) {
         try await commit([.putScanIntent(id, scan)])
-        scanIntents[id] = scan
-        await apply(scans.register(scan, for: .identifier(id)))
+        core.scanIntents[id] = scan
+        await apply(core.scans.register(scan, for: .identifier(id)))
         centralChanged(id)
     }
 
@@ -111,8 +111,8 @@ extension Daemon {
     /// - Throws: ``RelinkError`` (`storeFailed`).
     func stopScan(_ id: RestoreIdentifier) async throws(RelinkError) {
         try await commit([.removeScanIntent(id)])
-        scanIntents[id] = nil
-        await apply(scans.unregister(.identifier(id)))
+        core.scanIntents[id] = nil
+        await apply(core.scans.unregister(.identifier(id)))
         centralChanged(id)
     }
 
@@ -140,12 +140,12 @@ extension Daemon {
     /// Keeps the wanted services on the peripheral's row (they feed
     /// auto-connect and the scan strategy after a restart).
     private func rememberServices(_ services: Set<BluetoothUUID>, of peripheral: PeripheralID) async throws(RelinkError) {
-        guard var row = peripherals[peripheral] else { return }
+        guard var row = known.peripherals[peripheral] else { return }
         let wanted = Set(row.serviceUUIDs).union(services).sorted()
         guard wanted != row.serviceUUIDs.sorted() else { return }
         row.serviceUUIDs = wanted
         try await commit([.putPeripheral(row)])
-        peripherals[peripheral] = row
+        known.peripherals[peripheral] = row
         peripheralChanged(peripheral)
     }
 }

@@ -24,35 +24,35 @@ extension Daemon {
     func startUp() async throws(RelinkError) {
         let stored: StoredState
         do { stored = try await store.loadState() } catch { throw .failed("cannot load the store: \(error)") }
-        unreadableRows = stored.unreadable
+        health.unreadableRows = stored.unreadable
         for row in stored.unreadable {
             logger.error("a stored \(row.table) row of \(row.identifier ?? "?") could not be read: kept in the store, not loaded", metadata: .journal([
                 .restoreID: "\(row.identifier ?? "")", .error: "\(row.reason)", .decision: "row-kept-aside",
             ]))
         }
         beginBatch()
-        batch.adoptions = []
+        writes.batch.adoptions = []
         for row in stored.peripherals {
-            peripherals[row.id] = row
-            peripheralByAddress[row.address.address.string] = row.id
+            known.peripherals[row.id] = row
+            known.peripheralByAddress[row.address.address.string] = row.id
         }
         var states: [IdentifierState] = []
         for entry in stored.identifiers {
             let id = entry.record.id
-            identifiers.insert(id)
+            core.identifiers.insert(id)
             apiLoaded(id, entry)
-            namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
-            var state = IdentifierState(identifier: id, namePreference: namePreferences[id] ?? .gapName)
+            core.namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
+            var state = IdentifierState(identifier: id, namePreference: core.namePreferences[id] ?? .gapName)
             if let scan = entry.scan {
                 state.scan = scan
-                scanIntents[id] = state.scan
+                core.scanIntents[id] = state.scan
             }
             for row in entry.connections {
                 do {
-                    state.connections.append(try StoreMapping.coreRecord(row, peripheral: peripherals[row.peripheral]))
+                    state.connections.append(try StoreMapping.coreRecord(row, peripheral: known.peripherals[row.peripheral]))
                 } catch {
                     // Kept in the store as it is, not resumed, and said so.
-                    unreadableRows.append(UnreadableRow(table: "connection_intent", identifier: id.rawValue, reason: "\(error)"))
+                    health.unreadableRows.append(UnreadableRow(table: "connection_intent", identifier: id.rawValue, reason: "\(error)"))
                     logger.error("a stored connection_intent row of \(id) is not valid: kept in the store, not resumed", metadata: .journal([
                         .restoreID: "\(id)", .peripheral: "\(row.peripheral)", .error: "\(error)", .decision: "row-kept-aside",
                     ]))
@@ -61,11 +61,11 @@ extension Daemon {
             state.subscriptions = Set(entry.subscriptions)
             states.append(state)
         }
-        let plan = StartupPlan(states: states, registry: &registry)
-        planner.resetAll()
-        for subscription in plan.subscriptions { _ = planner.subscribe(subscription) }
+        let plan = StartupPlan(states: states, registry: &core.registry)
+        core.planner.resetAll()
+        for subscription in plan.subscriptions { _ = core.planner.subscribe(subscription) }
         for (client, scan) in plan.scans.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            await apply(scans.register(scan, for: client))
+            await apply(core.scans.register(scan, for: client))
         }
         for record in plan.obsolete {
             try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
@@ -77,17 +77,17 @@ extension Daemon {
             case .owner: actions = machine.start(restoringConnected: resume.restoringConnected)
             case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
             }
-            machines[resume.record.intent] = machine
+            core.machines[resume.record.intent] = machine
             await perform(actions, for: resume.record.intent)
             await drainImmediate()
         }
-        let adoptions = batch.adoptions ?? []
-        batch.adoptions = nil
+        let adoptions = writes.batch.adoptions ?? []
+        writes.batch.adoptions = nil
         await adopt(adoptions)
         endBatch()
         await flushCommits()  // stored before any client is answered
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging(.journal([
-            .identifiers: "\(identifiers.count)", .intents: "\(plan.resume.count)",
+            .identifiers: "\(core.identifiers.count)", .intents: "\(plan.resume.count)",
             .subscriptions: "\(plan.subscriptions.count)", .scans: "\(plan.scans.count)",
         ])) { $1 })
     }

@@ -20,70 +20,45 @@ import RelinkAPI
 /// for the disk (``CommitPipeline``); a control or client call waits for
 /// every earlier commit and is answered only after its own.
 public actor Daemon {
-    let bluez: any BlueZPort
-    let store: RelinkStore
-    let adapterPath: ObjectPath
-    let adapterName: String
-    let logger: Logger
-    let clock = ContinuousClock()
+    /// What the daemon works with: the BlueZ port, the store, its adapter,
+    /// its logger and clock.
+    nonisolated let env: DaemonEnvironment
     nonisolated let inputs: AsyncStream<DaemonInput>
     nonisolated let inputContinuation: DaemonInbox
-    /// True while the loop waits for its next input (see ``takeInline(_:)``).
-    var loopWaiting = false
     /// Where the auto-connect GATT application is exported.
     static let autoConnectRoot: ObjectPath = {
         do { return try ObjectPath("/org/relink/autoconnect") } catch { preconditionFailure("constant path") }
     }()
 
-    var machines: [ConnectionIntentID: Machine] = [:]
-    var registry = OwnershipRegistry()
-    var scans = ScanCoordinator()
-    var planner = SubscriptionPlanner()
-    var identifiers: Set<RestoreIdentifier> = []
-    var scanIntents: [RestoreIdentifier: ScanIntent] = [:]
-    var peripherals: [PeripheralID: PeripheralRecord] = [:]
-    var peripheralByAddress: [String: PeripheralID] = [:]
-    /// Both names of each known peripheral, with when each was seen.
-    var peripheralNames: [PeripheralID: PeripheralNames] = [:]
-    /// Which name each identifier resolves first.
-    var namePreferences: [RestoreIdentifier: NamePreference] = [:]
-    /// Background auto-connect: held devices, the registration, gathered
-    /// requests (the core's ``AutoConnectPolicy``).
-    var autoConnect = AutoConnectPolicy()
-    /// Parsed routing facts per characteristic object (``valueRoute(_:)``).
-    var valueRoutes: [ObjectPath: ValueRoute] = [:]
-    /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
-    var outboxSignals = SignalThrottle<RestoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
-    /// Links that are up while a subscribed characteristic is not yet in
-    /// the mirror: the core's policy (``GattGrace``) decides when to look
-    /// again and when to reconnect.
-    var gattGrace = GattGrace()
-    /// Machine inputs that answer an action at once (lookups), handled after
-    /// the current action list.
-    var immediate: [(ConnectionIntentID, Machine.Input)] = []
-    /// Child tasks to start after the current input.
-    var spawned: [@Sendable () async -> [DaemonInput]] = []
-    /// Store writes, StartNotify calls and start-up adoptions gathered to be
-    /// carried out together (see ``RestoreBatch``).
-    var batch = RestoreBatch()
-    /// Store commits in flight, and by ticket their requests and who waits.
-    let commits = CommitPipeline()
-    var inFlight: [UInt64: InFlightCommit] = [:]
-    /// Outcomes of the commits ``commitNow(_:)`` waits for, by ticket.
-    var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
-    public private(set) var isReady = false
-    /// The last connection failure, for STATUS= (an operator's first question).
-    var lastFailure: ConnectionFailure?
-    /// Each intent's last failure since its last link, with when it came
-    /// (for `Status`: why a link is down). Cleared when the link is up.
-    var intentFailures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)] = [:]
-    /// Stored rows the start-up load could not read: kept in the store, not
-    /// loaded, journalled, and shown in `Status`.
-    var unreadableRows: [UnreadableRow] = []
+    /// The machines and the core's policies: what relinkd decides with.
+    var core = CoreState()
+    /// What relinkd knows of each peripheral.
+    var known = PeripheralIndex()
+    /// The loop's own bookkeeping: whether it waits, what runs next.
+    var loop = LoopState()
+    /// Store writes gathered, in flight, and their outcomes.
+    var writes = WriteState()
+    /// Failures an operator asks about (`STATUS=`, `Status`).
+    var health = HealthLog()
     /// The client API's view: owners, outbox positions, attached clients.
     var api = APIState()
     /// The client API's exported objects; nil until ``attach(_:)``.
     var publisher: APIPublisher?
+
+    /// The BlueZ port.
+    var bluez: any BlueZPort { env.bluez }
+    /// The store.
+    var store: RelinkStore { env.store }
+    /// The adapter's object path.
+    var adapterPath: ObjectPath { env.adapterPath }
+    /// The adapter's name (`hci0`).
+    var adapterName: String { env.adapterName }
+    /// The logger.
+    var logger: Logger { env.logger }
+    /// The clock of the machines and timers.
+    var clock: ContinuousClock { env.clock }
+    /// True once restoring after start-up is complete.
+    public var isReady: Bool { loop.isReady }
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
@@ -94,11 +69,7 @@ public actor Daemon {
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {
             throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
         }
-        self.bluez = bluez
-        self.store = store
-        self.adapterName = adapter
-        self.adapterPath = path
-        self.logger = logger
+        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger)
         let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
         inputs = stream
         inputContinuation = DaemonInbox(continuation)
@@ -107,7 +78,7 @@ public actor Daemon {
     /// The BlueZ client's executor, the bus connection's I/O thread: the
     /// loop and the BlueZ client hop to each other without a task switch,
     /// and a notified value can be handled as it is read (``takeInline(_:)``).
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { bluez.unownedExecutor }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { env.bluez.unownedExecutor }
 
     /// Runs the BlueZ client and the loop until cancelled. Restores every
     /// stored identifier first and publishes its objects, then calls
@@ -133,31 +104,31 @@ public actor Daemon {
             try await startUp()
             deferStartupAutoConnect()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
-            isReady = true
+            loop.isReady = true
             let publishing = clock.now
             await publishAll()
-            logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(identifiers.count)"]))
+            logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             try await whenRestored()
             onReady(statusSummary)
             startSpawned(in: &group)
             var pending = inputs.makeAsyncIterator()
             while true {
-                loopWaiting = true
+                loop.waiting = true
                 guard let input = await pending.next() else { break }
-                loopWaiting = false
+                loop.waiting = false
                 await handle(input)
                 inputContinuation.handled()
                 startSpawned(in: &group)
             }
-            loopWaiting = false
+            loop.waiting = false
             await flushCommits()  // values gathered but not yet committed
             group.cancelAll()
         }
     }
 
     private func startSpawned(in group: inout ThrowingDiscardingTaskGroup<any Error>) {
-        let work = spawned
-        spawned = []
+        let work = loop.spawned
+        loop.spawned = []
         let continuation = inputContinuation
         for item in work {
             group.addTask {
@@ -191,9 +162,9 @@ public actor Daemon {
 
     /// Moves the auto-connect registration start-up asked for to a timer.
     private func deferStartupAutoConnect() {
-        guard autoConnect.takeRenewal() else { return }
+        guard core.autoConnect.takeRenewal() else { return }
         let clock = self.clock
-        spawned.append {
+        loop.spawned.append {
             do { try await clock.sleep(for: Self.startupAutoConnectDelay) } catch { return [] }
             return [.startupAutoConnect]
         }
@@ -206,9 +177,9 @@ public actor Daemon {
     /// (``Connection/signals(matching:inline:)``). Returns false to
     /// leave it to the queue.
     func takeInline(_ update: ValueUpdate) -> Bool {
-        guard loopWaiting, isReady, inputContinuation.isDrained else { return false }
+        guard loop.waiting, isReady, inputContinuation.isDrained else { return false }
         notified(update)
-        if !spawned.isEmpty || !immediate.isEmpty { inputContinuation.yield(.startSpawned) }
+        if !loop.spawned.isEmpty || !loop.immediate.isEmpty { inputContinuation.yield(.startSpawned) }
         return true
     }
 
@@ -253,11 +224,11 @@ public actor Daemon {
         case .startSpawned:
             break
         case .startupAutoConnect:
-            autoConnect.requestRenewal()
+            core.autoConnect.requestRenewal()
         case .renewAutoConnect(let address):
-            if autoConnect.isHeld(address) {
+            if core.autoConnect.isHeld(address) {
                 logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: .journal([.address: "\(address.string)"]))
-                autoConnect.requestRenewal()
+                core.autoConnect.requestRenewal()
             }
         }
         await drainImmediate()
@@ -266,15 +237,15 @@ public actor Daemon {
 
     /// Feeds a machine one input and carries out its actions.
     func feed(_ intent: ConnectionIntentID, _ input: Machine.Input) async {
-        guard var machine = machines[intent] else { return }
+        guard var machine = core.machines[intent] else { return }
         let actions = machine.handle(input)
-        machines[intent] = machine
+        core.machines[intent] = machine
         await perform(actions, for: intent)
     }
 
     func drainImmediate() async {
-        while !immediate.isEmpty {
-            let (intent, input) = immediate.removeFirst()
+        while !loop.immediate.isEmpty {
+            let (intent, input) = loop.immediate.removeFirst()
             await feed(intent, input)
         }
     }
@@ -283,23 +254,23 @@ public actor Daemon {
     public var summary: String { statusSummary }
 
     var statusSummary: String {
-        let connected = machines.values.filter { if case .connected = $0.state { true } else { false } }.count
-        var summary = "\(identifiers.count) identifiers, \(connected)/\(machines.count) links up, scanning: \(scans.isScanning)"
-        if let lastFailure { summary += ", last error: \(lastFailure)" }
+        let connected = core.machines.values.filter { if case .connected = $0.state { true } else { false } }.count
+        var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
+        if let lastFailure = health.lastFailure { summary += ", last error: \(lastFailure)" }
         return summary
     }
 
-    func peripheralID(for address: BluetoothAddress) -> PeripheralID? { peripheralByAddress[address.string] }
+    func peripheralID(for address: BluetoothAddress) -> PeripheralID? { known.peripheralByAddress[address.string] }
 
     /// Machines of intents for a peripheral, in intent order.
     func intents(of peripheral: PeripheralID) -> [ConnectionIntentID] {
-        machines.keys.filter { $0.peripheral == peripheral }.sorted()
+        core.machines.keys.filter { $0.peripheral == peripheral }.sorted()
     }
 
     /// The identifiers with an intent or a subscription on a peripheral, sorted.
     func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] {
-        Set(machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+        Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
+            .union(core.planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
     }
 }
 

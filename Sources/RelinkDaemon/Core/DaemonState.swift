@@ -1,0 +1,99 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkModel
+import RelinkStore
+import Restoration
+
+// The daemon's state, in pieces a reader can name. Each is a plain value the
+// daemon actor owns; the decisions themselves are the core's
+// (Restoration): the machines and the policies held in ``CoreState``.
+
+/// What the daemon works with: set once, at start.
+struct DaemonEnvironment: Sendable {
+    /// The BlueZ port (``BlueZ/BlueZClient``, or a fake in tests).
+    let bluez: any BlueZPort
+    /// The durable store.
+    let store: RelinkStore
+    /// The adapter's object path (`/org/bluez/hci0`).
+    let adapterPath: ObjectPath
+    /// The adapter's name (`hci0`).
+    let adapterName: String
+    /// Where every decision is logged.
+    let logger: Logger
+    /// The machines' and timers' clock.
+    let clock = ContinuousClock()
+}
+
+/// The machines and the core's policies: what relinkd decides with.
+struct CoreState {
+    /// One connection state machine per intent.
+    var machines: [ConnectionIntentID: Machine] = [:]
+    /// Which intent owns a link, which share it.
+    var registry = OwnershipRegistry()
+    /// Every scan wish merged into one discovery filter.
+    var scans = ScanCoordinator()
+    /// Which characteristics to arm, and who gets a value.
+    var planner = SubscriptionPlanner()
+    /// The registered identifiers.
+    var identifiers: Set<RestoreIdentifier> = []
+    /// Each identifier's own scan.
+    var scanIntents: [RestoreIdentifier: ScanIntent] = [:]
+    /// Which name each identifier resolves first.
+    var namePreferences: [RestoreIdentifier: NamePreference] = [:]
+    /// Links lacking a subscribed characteristic (``GattGrace``).
+    var gattGrace = GattGrace()
+    /// Background auto-connect (``AutoConnectPolicy``).
+    var autoConnect = AutoConnectPolicy()
+}
+
+/// What relinkd knows of each peripheral.
+struct PeripheralIndex {
+    /// The stored rows, by relink's identifier.
+    var peripherals: [PeripheralID: PeripheralRecord] = [:]
+    /// The identifier at each address (text, as BlueZ writes it): looked up for every value.
+    var peripheralByAddress: [String: PeripheralID] = [:]
+    /// Both names of each known peripheral, with when each was seen.
+    var peripheralNames: [PeripheralID: PeripheralNames] = [:]
+    /// Parsed routing facts per characteristic object (``Daemon/valueRoute(_:)``).
+    var valueRoutes: [ObjectPath: ValueRoute] = [:]
+}
+
+/// The loop's own bookkeeping.
+struct LoopState {
+    /// True while the loop waits for its next input (see ``Daemon/takeInline(_:)``).
+    var waiting = false
+    /// True once restoring after start-up is complete.
+    var isReady = false
+    /// Machine inputs that answer an action at once (lookups), handled after
+    /// the current action list.
+    var immediate: [(ConnectionIntentID, Machine.Input)] = []
+    /// Child tasks to start after the current input.
+    var spawned: [@Sendable () async -> [DaemonInput]] = []
+}
+
+/// Store writes gathered, in flight, and their outcomes.
+struct WriteState {
+    /// Store writes, StartNotify calls and start-up adoptions gathered to be
+    /// carried out together (see ``RestoreBatch``).
+    var batch = RestoreBatch()
+    /// Store commits in flight.
+    let commits = CommitPipeline()
+    /// By ticket, the requests in flight and who waits.
+    var inFlight: [UInt64: InFlightCommit] = [:]
+    /// Outcomes of the commits ``Daemon/commitNow(_:)`` waits for, by ticket.
+    var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
+}
+
+/// Failures an operator asks about.
+struct HealthLog {
+    /// The last connection failure, for `STATUS=` (an operator's first question).
+    var lastFailure: ConnectionFailure?
+    /// Each intent's last failure since its last link, with when it came
+    /// (for `Status`: why a link is down). Cleared when the link is up.
+    var intentFailures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)] = [:]
+    /// Stored rows the start-up load could not read: kept in the store, not
+    /// loaded, journalled, and shown in `Status`.
+    var unreadableRows: [UnreadableRow] = []
+}
