@@ -42,10 +42,11 @@ public final class RelinkdProcess: Sendable {
         try log.seekToEnd()
         p.standardError = log
         p.standardOutput = log
-        var env = ProcessInfo.processInfo.environment
-        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY", "JOURNAL_STREAM"] { env[name] = nil }
-        env.merge(environment) { $1 }
-        p.environment = env
+        var childEnvironment = ProcessInfo.processInfo.environment
+        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY", "JOURNAL_STREAM"] { childEnvironment[name] = nil }
+        childEnvironment["RELINK_CONTROL_INTERFACE"] = "1"  // the tests drive relinkd through its test interface
+        childEnvironment.merge(environment) { $1 }
+        p.environment = childEnvironment
         try p.run()
         return RelinkdProcess(process: p, logPath: logPath)
     }

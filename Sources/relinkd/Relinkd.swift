@@ -68,7 +68,12 @@ struct Relinkd: AsyncParsableCommand {
         }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()
-        let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger)
+        // The test interface org.relink.Control1, off unless asked for
+        // (docs/api/Control1.md); like the stall hook, by the environment.
+        let control = ProcessInfo.processInfo.environment["RELINK_CONTROL_INTERFACE"] == "1"
+        if control { logger.warning("test interface org.relink.Control1 enabled (RELINK_CONTROL_INTERFACE=1): root only") }
+        let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
+                                             controlInterface: control)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)

@@ -300,7 +300,8 @@ class Relinkd(Contender):
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
             "--log-destination", "stderr", "--log-level", self.log_level, stdin=asyncio.subprocess.DEVNULL,
-            stdout=log, stderr=log, preexec_fn=die_with_parent)
+            stdout=log, stderr=log, preexec_fn=die_with_parent,
+            env=dict(os.environ, RELINK_CONTROL_INTERFACE="1"))  # its test interface, Control1
         log.close()
         if self.client == "process":
             if self.client_proc is None:

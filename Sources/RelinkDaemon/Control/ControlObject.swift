@@ -31,15 +31,16 @@ public enum ControlObject {
 
     /// The exported object, forwarding validated calls to `daemon`.
     /// - Throws: `DBusError` when the interface is invalid (a programming error).
-    /// Only callers whose user is root or `ownUID` (relinkd's own) are
-    /// answered; anyone else gets ``RelinkError/notPermitted(_:)``.
-    public static func make(daemon: Daemon, identity: CallerIdentity = .bus, ownUID: UInt32) throws -> ExportedObject {
+    /// Only callers whose user is root are answered; anyone else gets
+    /// ``RelinkError/notPermitted(_:)``. relinkd exports it only when
+    /// `RELINK_CONTROL_INTERFACE=1` is in its environment.
+    public static func make(daemon: Daemon, identity: CallerIdentity = .bus) throws -> ExportedObject {
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                     _ parse: @escaping @Sendable (MethodCall) async throws(RelinkError) -> ControlRequest) -> DBusMethod {
             DBusMethod(name, in: inArgs, out: outArgs) { call in
                 let caller = try await identity.caller(of: call)
-                guard caller.uid == 0 || caller.uid == ownUID else {
-                    throw RelinkError.notPermitted("org.relink.Control1 is for root and relinkd's own user only")
+                guard caller.uid == 0 else {
+                    throw RelinkError.notPermitted("org.relink.Control1 is a test interface for root only")
                 }
                 let request = try await parse(call)
                 switch await daemon.submit(request) {

@@ -30,13 +30,17 @@ public struct RelinkService: Service {
     /// - Throws: `DBusError` from the bus; ``RelinkError/failed(_:)`` when
     ///   another process owns `org.relink`; ``RelinkError/invalidArguments(_:)``
     ///   for a bad adapter name.
-    /// - Parameter identity: how callers' Unix users are learnt (the bus;
-    ///   tests may inject another mapping).
+    /// - Parameters:
+    ///   - identity: how callers' Unix users are learnt (the bus; tests may
+    ///     inject another mapping).
+    ///   - controlInterface: whether to export the test interface
+    ///     `org.relink.Control1` (root only; docs/api/Control1.md). Off in
+    ///     production.
     public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
-                identity: CallerIdentity = .bus) async throws {
+                identity: CallerIdentity = .bus, controlInterface: Bool = false) async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
         let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger)
-        try connection.export(try ControlObject.make(daemon: daemon, identity: identity, ownUID: getuid()))
+        if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
         try publisher.start(managerValues: [

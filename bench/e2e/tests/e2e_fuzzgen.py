@@ -8,15 +8,26 @@ may succeed but change nothing. Deterministic for a given random.Random."""
 
 from __future__ import annotations
 
+import os
 import random
 import string
+import sys
 import uuid as uuidlib
 from dataclasses import dataclass
 from typing import Any
 
 from dbus_fast import Variant
 
-from e2e_harness import central_path
+# The one copy of the path rule: bench/relinkbench/apipaths.py, or, in the
+# other user's runtime directory (test_e2e_two_users copies it there), the
+# same file beside this one.
+_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+if os.path.isdir(os.path.join(_BENCH, "relinkbench")):
+    sys.path.insert(0, _BENCH)
+try:
+    from relinkbench.apipaths import central_path
+except ImportError:
+    from apipaths import central_path
 
 MANAGER = "org.relink.Manager1"
 CENTRAL = "org.relink.Central1"

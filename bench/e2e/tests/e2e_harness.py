@@ -182,6 +182,7 @@ class Relinkd:
         env = {k: v for k, v in os.environ.items()
                if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY",
                             "JOURNAL_STREAM", "DBUS_SESSION_BUS_ADDRESS")}
+        env["RELINK_CONTROL_INTERFACE"] = "1"  # the tests use relinkd's test interface, Control1 (root only)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([RELINKD, "--bus-address", self.bus, "--state-directory", self.state_dir,
                                       "--log-destination", "stderr", "--log-level", "debug"],

@@ -72,6 +72,8 @@ def runtime():
     shutil.copytree(os.path.join(EXAMPLE, "relink_lock"), os.path.join(d, "relink_lock"))
     for name in ("other_user_client.py", "e2e_fuzzgen.py"):
         shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), d)
+    # e2e_fuzzgen's path rule, beside it (the other user cannot read the checkout).
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "relinkbench", "apipaths.py"), d)
     for root_dir, dirs, files in os.walk(d):
         for n in dirs:
             os.chmod(os.path.join(root_dir, n), 0o755)
