@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Executables of this package (relinkd, relinkctl, ...) for tests that
 /// run them as their own processes.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// relinkd run as its own process from the build products directory, with
 /// its log in a file; killed with SIGKILL (or SIGTERM) by the tests.

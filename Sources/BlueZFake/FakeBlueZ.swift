@@ -1,7 +1,7 @@
-import BlueZ
-import DBus
-import struct Foundation.Date
-import RelinkModel
+public import BlueZ
+public import DBus
+public import struct Foundation.Date
+public import RelinkModel
 
 /// An in-memory bluetoothd for in-process tests, in the place of
 /// ``BlueZ/BlueZClient`` behind the ``BlueZ/BlueZPort``: it keeps a world

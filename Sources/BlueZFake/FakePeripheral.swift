@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 
 /// A peripheral in the fake's world: what it advertises, its GATT database,
 /// and whether it is in range.

@@ -1,6 +1,6 @@
-import DBus
-import RelinkAPI
-import RelinkModel
+public import DBus
+public import RelinkAPI
+public import RelinkModel
 
 extension APIPath {
     /// The object of an identifier given as text.

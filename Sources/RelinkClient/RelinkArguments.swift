@@ -1,5 +1,5 @@
-import RelinkAPI
-import RelinkModel
+public import RelinkAPI
+public import RelinkModel
 
 /// Checks of the arguments relinkd accepts, done before anything is sent
 /// so that a bad argument gets the same `InvalidArguments` error whether

@@ -1,6 +1,6 @@
-import Foundation
-import RelinkAPI
-import RelinkModel
+public import Foundation
+public import RelinkAPI
+public import RelinkModel
 
 /// One event of a restore identifier, as relinkd delivers it
 /// (`Central1.Event` signals and `Central1.Events`): its sequence number,

@@ -1,6 +1,6 @@
-import DBus
-import RelinkAPI
-import RelinkModel
+public import DBus
+public import RelinkAPI
+public import RelinkModel
 
 /// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
 public struct RelinkConnectOptions: Sendable, Hashable {

@@ -1,6 +1,6 @@
-import RelinkAPI
-import DBus
-import RelinkModel
+public import RelinkAPI
+public import DBus
+public import RelinkModel
 
 /// One connection to relinkd and every call of its public API
 /// (`Manager1`, and `Central1` by identifier), typed. Stateless apart

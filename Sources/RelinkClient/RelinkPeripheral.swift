@@ -1,6 +1,6 @@
-import DBus
-import RelinkModel
-import RelinkAPI
+public import DBus
+public import RelinkModel
+public import RelinkAPI
 
 /// A peripheral relinkd knows (`org.relink.Peripheral1` properties).
 public struct RelinkPeripheral: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// What `Manager1.Register` returns (CoreBluetooth's `willRestoreState`):
 /// the identifier's peripherals, scan and event counters, handed out

@@ -1,8 +1,8 @@
-import Foundation
-import GRDB
-import Logging
-import Synchronization
-import RelinkModel
+public import Foundation
+public import GRDB
+public import Logging
+public import Synchronization
+public import RelinkModel
 
 /// The restore store: everything clients asked for, per restore identifier,
 /// in one SQLite database (WAL, `synchronous=FULL`) in the state directory.

@@ -1,6 +1,6 @@
-import Foundation
-import RelinkStore
-import RelinkModel
+public import Foundation
+public import RelinkStore
+public import RelinkModel
 
 /// An in-memory model of the store's semantics for the mutations the torture
 /// workload uses; its `state` is what the database must equal.

@@ -1,6 +1,6 @@
-import Foundation
-import RelinkStore
-import RelinkModel
+public import Foundation
+public import RelinkStore
+public import RelinkModel
 
 /// A seeded, deterministic stream of multi-row mutations over the store.
 ///

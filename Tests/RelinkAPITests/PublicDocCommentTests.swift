@@ -117,7 +117,8 @@ enum DocCommentScanner {
         for (i, line) in lines.enumerated() {
             let quotes = line.components(separatedBy: "\"\"\"").count - 1
             defer { if quotes % 2 == 1 { inString.toggle() } }
-            if inString || !isPublic(line) { continue }
+            // `public import X` re-exports a module's types; it declares nothing.
+            if inString || !isPublic(line) || line.hasPrefix("public import ") { continue }
             result.append(Declaration(line: i + 1, text: line, documented: hasDocComment(above: i, in: lines)))
         }
         return result

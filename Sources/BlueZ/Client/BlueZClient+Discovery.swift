@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 extension BlueZClient {
     /// Starts discovery on an adapter with a filter, and keeps it going:

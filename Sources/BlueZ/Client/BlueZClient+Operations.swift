@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 extension BlueZClient {
     /// Connects a device. Returns when the link is up; `ServicesResolved`

@@ -1,7 +1,7 @@
-import DBus
-import Logging
-import struct Foundation.Date
-import RelinkModel
+public import DBus
+public import Logging
+public import struct Foundation.Date
+public import RelinkModel
 
 /// The BlueZ layer: a live mirror of `org.bluez` and the operations a
 /// central needs, over one D-Bus connection.

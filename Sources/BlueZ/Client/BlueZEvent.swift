@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// What the BlueZ layer tells upper layers, in order.
 public enum BlueZEvent: Sendable, Hashable {

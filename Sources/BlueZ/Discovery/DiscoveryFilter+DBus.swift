@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 // `Adapter1.SetDiscoveryFilter`'s argument for the model's filter.
 //

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 extension BlueZError {
     /// Classifies a D-Bus error from a call to bluetoothd.

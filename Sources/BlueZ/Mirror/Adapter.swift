@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// A snapshot of an `org.bluez.Adapter1` object.
 public struct Adapter: Sendable, Hashable {

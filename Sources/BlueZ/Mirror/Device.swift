@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// A snapshot of an `org.bluez.Device1` object, with the layer's own
 /// tracking of its two names.

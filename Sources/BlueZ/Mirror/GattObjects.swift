@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// A snapshot of an `org.bluez.GattService1` object.
 public struct GattService: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import DBus
-import struct Foundation.Date
+public import DBus
+public import struct Foundation.Date
 
 /// A live, typed copy of bluetoothd's object tree.
 ///

@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 /// A change in bluetoothd's object tree, as the mirror saw it, in the order
 /// the bus delivered it.

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// Properties of one interface, by name, with variants unwrapped.
 public typealias InterfaceProperties = [String: DBusValue]

@@ -1,5 +1,5 @@
-import struct Foundation.Date
-import RelinkModel
+public import struct Foundation.Date
+public import RelinkModel
 
 /// A peripheral's two names, each with when it was last seen.
 ///

@@ -1,5 +1,5 @@
-import struct Foundation.Date
-import RelinkModel
+public import struct Foundation.Date
+public import RelinkModel
 
 /// Tells a device's advertising name from its GAP name, from what BlueZ
 /// shows: `Device1.Name` changes, `Connected`, and the value of an exported

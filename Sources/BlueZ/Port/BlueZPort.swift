@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 /// What relinkd needs of BlueZ, as a port: the mirror of bluetoothd's
 /// objects, its events in order, and the operations a central makes.

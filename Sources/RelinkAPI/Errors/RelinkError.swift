@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 /// An error of relinkd's D-Bus methods (`Manager1`, `Central1`, `Control1`),
 /// replied as `org.relink.Error.*` (docs/api/errors.md, each method's page

@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// An event's payload as it travels (`Central1.Event`'s `payload`, the
 /// outbox): JSON, an object with a single key (the kind in camel case) whose

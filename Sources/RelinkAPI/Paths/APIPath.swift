@@ -1,5 +1,5 @@
-import DBus
-import RelinkModel
+public import DBus
+public import RelinkModel
 
 /// The object paths of relinkd's API and their escaping (docs/api/README.md#objects):
 /// the one place relinkd, relinkctl and the client library build or read them.

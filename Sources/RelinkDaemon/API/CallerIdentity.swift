@@ -1,5 +1,5 @@
-import DBus
-import RelinkAPI
+public import DBus
+public import RelinkAPI
 
 /// How relinkd learns the Unix user behind a caller's unique bus name.
 /// Production asks the bus (`GetConnectionUnixUser`); tests may inject a

@@ -1,7 +1,7 @@
-import DBus
-import Restoration
-import RelinkModel
-import RelinkAPI
+public import DBus
+public import Restoration
+public import RelinkModel
+public import RelinkAPI
 
 /// The internal control path (tests, bench): `/org/relink/control` with
 /// `org.relink.Control1`. Clients use `org.relink.Manager1` (docs/api/).

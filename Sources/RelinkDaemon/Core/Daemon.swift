@@ -1,11 +1,11 @@
-import BlueZ
-import DBus
-import Foundation
-import Logging
-import RelinkStore
-import Restoration
-import RelinkModel
-import RelinkAPI
+public import BlueZ
+public import DBus
+public import Foundation
+public import Logging
+public import RelinkStore
+public import Restoration
+public import RelinkModel
+public import RelinkAPI
 
 /// relinkd's heart: owns the BlueZ client, the store, and per connection
 /// intent a ``ConnectionStateMachine`` over `ContinuousClock`, and carries

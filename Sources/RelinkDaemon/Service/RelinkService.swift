@@ -1,13 +1,13 @@
-import BlueZ
-import DBus
-import RelinkAPI
-import RelinkModel
-import Logging
-import RelinkStore
-import ServiceLifecycle
-import Foundation
-import Restoration
-import Systemd
+public import BlueZ
+public import DBus
+public import RelinkAPI
+public import RelinkModel
+public import Logging
+public import RelinkStore
+public import ServiceLifecycle
+public import Foundation
+public import Restoration
+public import Systemd
 
 /// relinkd as a swift-service-lifecycle `Service`: serves its bus
 /// connection (the control object and the auto-connect profile), runs the

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import struct FoundationEssentials.UUID
+public import struct FoundationEssentials.UUID
 #else
-import struct Foundation.UUID
+public import struct Foundation.UUID
 #endif
 
 /// relink's stable identifier for a peripheral (like `CBPeripheral.identifier`).

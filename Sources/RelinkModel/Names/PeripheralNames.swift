@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import struct FoundationEssentials.Date
+public import struct FoundationEssentials.Date
 #else
-import struct Foundation.Date
+public import struct Foundation.Date
 #endif
 
 /// A name with the (wall-clock) time it was last seen.

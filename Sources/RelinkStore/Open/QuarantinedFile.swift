@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A database moved aside by `StoreOpenPolicy.quarantineAndStartEmpty`.
 public struct QuarantinedFile: Hashable, Sendable {

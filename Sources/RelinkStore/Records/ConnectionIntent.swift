@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// A connection a restore identifier asked for, with what relinkd last knew of it.
 public struct ConnectionIntent: Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// What a committed mutation did to an identifier's outbox, so that a
 /// caller can mirror the outbox without reading it back.
 public enum OutboxEffect: Hashable, Sendable {

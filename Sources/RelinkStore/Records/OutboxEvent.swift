@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// An event waiting in a restore identifier's outbox for its client.
 public struct OutboxEvent: Hashable, Sendable, Codable {

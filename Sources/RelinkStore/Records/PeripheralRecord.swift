@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// A peripheral relink has met, under its stable relink identifier.
 public struct PeripheralRecord: Hashable, Sendable, Codable {

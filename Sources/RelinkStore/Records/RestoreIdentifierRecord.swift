@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// A restore identifier as stored: who owns it and its options.
 public struct RestoreIdentifierRecord: Hashable, Sendable, Codable {

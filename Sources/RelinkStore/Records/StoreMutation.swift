@@ -1,5 +1,5 @@
-import Foundation
-import RelinkModel
+public import Foundation
+public import RelinkModel
 
 /// One change to the store. A list of mutations passed to
 /// `RelinkStore.apply(_:)` is applied in one transaction: all or nothing.

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Everything the store holds except the outbox events themselves: what
 /// relinkd loads on start to rebuild every identifier.
 public struct StoredState: Hashable, Sendable, Codable {

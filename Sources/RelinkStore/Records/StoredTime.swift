@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Timestamps are stored as INTEGER milliseconds since the Unix epoch (UTC).
 /// Records round their dates to whole milliseconds when built, so a record

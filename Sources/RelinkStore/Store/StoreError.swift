@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Errors of store requests (after a successful open). Nothing of a failed
 /// request is written: every request is one transaction.
 public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// The wait between two rounds of strategies, chosen by the class of the
 /// failure that ended the round.
 ///

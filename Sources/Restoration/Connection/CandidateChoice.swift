@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// What the already-connected strategy does with several candidates.
 ///
 /// A candidate at the intent's stored address always wins. Otherwise the

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 extension ConnectionStateMachine {
     /// What the daemon's actor must do for this intent, in order.
     public enum Action: Sendable, Hashable {

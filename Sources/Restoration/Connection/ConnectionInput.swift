@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 extension ConnectionStateMachine {
     /// Every input of the machine as a value, so the daemon can queue a
     /// machine's inputs on one ordered stream and journal them. ``handle(_:)``

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// One connection intent: a restore identifier wanting one peripheral. Like
 /// CoreBluetooth, an identifier has at most one intent per peripheral
 /// (connecting twice is the same request).

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// What the store keeps of a connection intent, handed over in `persist`
 /// actions at the moments that change it (start, connected, address
 /// re-learned, disconnected, failed, cancelled): not on every retry, so a lock

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Everything that shapes how one connection intent reaches its peripheral.
 ///
 /// Defaults: strategies known identifier → already connected → scan;

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 extension ConnectionStateMachine {
     /// Where a connection intent is.
     public enum State: Sendable, Hashable {

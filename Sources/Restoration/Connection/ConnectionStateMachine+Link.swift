@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 // Inputs: what happens to the link.
 extension ConnectionStateMachine {
     /// `Device1.Connect` replied with success: wait for services.

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 // Inputs: answers to the strategy steps' questions.
 extension ConnectionStateMachine {
     /// The answer to `lookUpKnownDevice`: whether BlueZ has a Device1 at the

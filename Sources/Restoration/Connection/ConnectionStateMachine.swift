@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// The reconnect policy of one connection intent, as a pure value.
 ///
 /// In the style of Hummingbird's `HTTPConnectionStateMachine`: every input is

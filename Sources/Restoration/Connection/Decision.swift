@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// One decision of a connection state machine, carried in a `log` action so
 /// the daemon can journal it with structured fields
 /// (`RELINK_RESTORE_ID`, `RELINK_PERIPHERAL`, `RELINK_STRATEGY`,

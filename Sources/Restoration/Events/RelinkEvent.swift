@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// What happened, for one restore identifier: the store's outbox keeps these
 /// in order and the client surface delivers them. Plain values, Codable.
 public enum RelinkEvent: Sendable, Hashable, Codable {

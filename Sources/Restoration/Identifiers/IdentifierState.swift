@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Everything one restore identifier asked for: what the store keeps under
 /// it and what a restart rebuilds (CoreBluetooth's restored state:
 /// scan services and options, connected and pending peripherals, subscribed

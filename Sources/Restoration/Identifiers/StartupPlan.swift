@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// What relinkd does at start-up, without any client present, computed from
 /// the stored identifiers: resume every scan, pending connection and
 /// subscription; adopt links BlueZ still holds.

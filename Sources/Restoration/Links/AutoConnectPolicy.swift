@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 
 /// The policy for bluetoothd's background auto-connect, which relinkd asks
 /// for through one GATT profile whose services bluetoothd reads once, at

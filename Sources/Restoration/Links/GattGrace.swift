@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 
 /// The policy for a link that is up while a subscribed characteristic is not
 /// (yet) among its GATT objects: wait for it, and if it has not appeared

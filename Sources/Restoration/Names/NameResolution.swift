@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Which name an identifier reads as "the" name of a peripheral.
 public enum NamePreference: String, Sendable, Hashable, Codable {
     /// The GAP name once known, as CoreBluetooth's `peripheral.name` (default).

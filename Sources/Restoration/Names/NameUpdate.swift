@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Payload of a `nameUpdated` event.
 public struct NameUpdate: Sendable, Hashable, Codable {
     /// Which name changed, from what, to what.

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 
 /// Whether an intent's peripheral may take an address at which its device
 /// was found again (an address that changed: the match rule found it), when

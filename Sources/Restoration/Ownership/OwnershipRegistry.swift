@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Who owns each peripheral's link among relink's connection intents, so two
 /// intents never fight over one device (two Connects, or one cancelling the
 /// other's attempt).

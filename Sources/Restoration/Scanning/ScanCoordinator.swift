@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Who wants discovery: a restore identifier's own scan, or a connection
 /// intent's scan strategy (or its low-duty background scan).
 public enum ScanClient: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import RelinkModel
+public import RelinkModel
 /// Decides which characteristics to StartNotify on a peripheral's link, and
 /// to whom each notified value goes.
 ///

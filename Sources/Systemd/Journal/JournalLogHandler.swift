@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// A swift-log handler that writes to journald natively (`sd_journal_sendv`),
 /// with `PRIORITY`, `CODE_FILE`/`CODE_LINE`/`CODE_FUNC`, `SYSLOG_IDENTIFIER`

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// The journal `MESSAGE_ID` of each important relink event. The ids are fixed
 /// (generated once with `systemd-id128 new`) and explained in

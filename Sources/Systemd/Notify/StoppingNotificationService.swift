@@ -1,5 +1,5 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 
 /// Sends `STOPPING=1` as soon as graceful shutdown begins.
 ///

@@ -1,5 +1,5 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 
 /// Sends `WATCHDOG=1` every ping period, but only after a liveness probe
 /// succeeded within that period.
