@@ -227,6 +227,53 @@ def test_gap_service_hidden_like_bluez_566(fresh_bench):
     run(go())
 
 
+class _GattService:
+    """A primary GattService1 (UUID only), exported on a client's bus."""
+
+    def __new__(cls, uuid: str):
+        from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_property
+
+        class Service(ServiceInterface):
+            def __init__(self):
+                super().__init__("org.bluez.GattService1")
+
+            @dbus_property(access=PropertyAccess.READ)
+            def UUID(self) -> "s":  # noqa: F821 (D-Bus signature)
+                return uuid
+
+            @dbus_property(access=PropertyAccess.READ)
+            def Primary(self) -> "b":  # noqa: F821 (D-Bus signature)
+                return True
+
+        return Service()
+
+
+def test_an_application_exporting_gap_is_refused_like_bluez_566(bench):
+    """bluetoothd serves 0x1800 and 0x1801 itself: RegisterApplication of an
+    application exporting either fails (src/gatt-database.c parse_uuid,
+    "GAP service must be handled by BlueZ"); the same client registers an
+    application without them. The peripherals' GAP name is their adapter's
+    Alias."""
+    async def go():
+        async with Client(bench.bus) as c:
+            lock_adapter = "/org/bluez/" + bench.info["peripherals"]["lock"]["adapter"]
+            for n, uuid in enumerate((GAP, "00001801-0000-1000-8000-00805f9b34fb")):
+                app = f"/test/gap{n}"
+                c.bus.export(f"{app}/service0", _GattService(uuid))
+                with pytest.raises(BusError) as e:
+                    await c.call("RegisterApplication", "oa{sv}", [app, {}], path=lock_adapter,
+                                 iface="org.bluez.GattManager1")
+                assert (e.value.name, e.value.text) == (
+                    "org.bluez.Error.Failed", "Failed to create entry in database")
+            c.bus.export("/test/ok/service0", _GattService(HEART_RATE))
+            await c.call("RegisterApplication", "oa{sv}", ["/test/ok", {}], path=lock_adapter,
+                         iface="org.bluez.GattManager1")
+            assert await c.get(lock_adapter, "org.bluez.Adapter1", "Alias") == "Front Door"
+            await c.call("UnregisterApplication", "o", ["/test/ok"], path=lock_adapter,
+                         iface="org.bluez.GattManager1")
+    run(go())
+
+
 def test_rssi_varies_and_is_signalled(bench):
     async def go():
         async with Client(bench.bus) as c:

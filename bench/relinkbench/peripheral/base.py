@@ -7,13 +7,10 @@ import json
 import sys
 from typing import Any, Optional
 
-from dbus_fast import BusType, Message, MessageType
+from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from .gatt import Advertisement, Characteristic, Service
-
-GAP_SERVICE = "00001800-0000-1000-8000-00805f9b34fb"
-GAP_DEVICE_NAME = "00002a00-0000-1000-8000-00805f9b34fb"
 
 
 class CommandError(Exception):
@@ -40,8 +37,9 @@ class Peripheral:
         self.chars: list[Characteristic] = []
         self.adv = Advertisement(adv_name, self.advertised_uuids(),
                                  self.manufacturer_data(), self.service_data())
-        gap = self.add_service(GAP_SERVICE)
-        self.gap_char = self.add_char(gap, GAP_DEVICE_NAME, ["read"], gap_name.encode())
+        # No GAP service (0x1800) of our own: bluetoothd serves it and refuses
+        # an application that exports one. Its Device Name is the adapter's
+        # Alias, which register() sets to gap_name.
 
     # -- to be specialised ---------------------------------------------------
 
@@ -98,6 +96,7 @@ class Peripheral:
         restarts. Advertising first let a central connect in between (after
         a BlueZoo restart, under load) and find no services."""
         async with self.register_lock:
+            await self._set_alias()
             if not self.app_registered:
                 await self._call(self.adapter_path, "org.bluez.GattManager1",
                                  "RegisterApplication", "oa{sv}", [self.app_path, {}])
@@ -109,6 +108,11 @@ class Peripheral:
             self.registrations += 1
             self.emit({"event": "registered", "peripheral": self.name,
                        "registrations": self.registrations})
+
+    async def _set_alias(self) -> None:
+        """The GAP Device Name a central reads is our adapter's Alias."""
+        await self._call(self.adapter_path, "org.freedesktop.DBus.Properties", "Set", "ssv",
+                         ["org.bluez.Adapter1", "Alias", Variant("s", self.gap_name)])
 
     async def _register_when_possible(self) -> None:
         for _ in range(200):
@@ -161,7 +165,10 @@ class Peripheral:
             return {"adv_name": self.adv.local_name}
         if cmd == "set_gap_name":
             self.gap_name = _str(args, "name")
-            self.gap_char.set_value(self.gap_name.encode(), notify=False)
+            try:
+                await self._set_alias()
+            except RuntimeError as e:
+                raise CommandError(f"set_gap_name: {e}")
             return {"gap_name": self.gap_name}
         return await self.command(cmd, args)
 
