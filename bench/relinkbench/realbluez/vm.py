@@ -111,12 +111,12 @@ def kvm_works(kernel: str) -> bool:
         pass
     print(f"run-vm: probing KVM by booting (at most {KVM_PROBE_TIMEOUT:.0f} s, once)", file=sys.stderr)
     marker = "relink-kvm-probe-ok"
-    seen = []
+    lines: list[str] = []
     status = run_bounded(vng_argv(kernel, True, [], f"echo {marker}", "512M", 1),
-                         KVM_PROBE_TIMEOUT, on_line=lambda l: seen.append(marker in l) and False)
-    works = status == 0 and any(seen)
+                         KVM_PROBE_TIMEOUT, on_line=lambda l: lines.append(l.rstrip()) and False)
+    works = status == 0 and any(marker in l for l in lines)
     with open(cache, "w") as f:
-        json.dump({"key": key, "works": works, "status": status}, f)
+        json.dump({"key": key, "works": works, "status": status, "last_output": lines[-5:]}, f)
     print(f"run-vm: KVM {'works' if works else 'does not work'} (status {status})", file=sys.stderr)
     return works
 
