@@ -33,6 +33,10 @@ class Peripheral:
         # What the current BlueZoo holds, so a retry redoes only what failed.
         self.app_registered = False
         self.adv_registered = False
+        # Whether we want to advertise (set_advertising); a real-BlueZ bench
+        # stops advertising before it powers our adapter off (btvirt keeps
+        # advertising while powering off, and a central reconnects at once).
+        self.advertising = True
         self.services: list[Service] = []
         self.chars: list[Characteristic] = []
         self.adv = Advertisement(adv_name, self.advertised_uuids(),
@@ -101,13 +105,28 @@ class Peripheral:
                 await self._call(self.adapter_path, "org.bluez.GattManager1",
                                  "RegisterApplication", "oa{sv}", [self.app_path, {}])
                 self.app_registered = True
-            if not self.adv_registered:
+            if self.advertising and not self.adv_registered:
                 await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
                                  "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
                 self.adv_registered = True
             self.registrations += 1
             self.emit({"event": "registered", "peripheral": self.name,
                        "registrations": self.registrations})
+
+    async def _set_advertising(self, on: bool) -> None:
+        async with self.register_lock:
+            self.advertising = on
+            try:
+                if on and not self.adv_registered:
+                    await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                     "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
+                    self.adv_registered = True
+                elif not on and self.adv_registered:
+                    await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                     "UnregisterAdvertisement", "o", [self.adv_path])
+                    self.adv_registered = False
+            except RuntimeError as e:
+                raise CommandError(f"set_advertising: {e}")
 
     async def _set_alias(self) -> None:
         """The GAP Device Name a central reads is our adapter's Alias."""
@@ -153,7 +172,8 @@ class Peripheral:
 
     def full_state(self) -> dict[str, Any]:
         return {"kind": self.kind, "adv_name": self.adv.local_name, "gap_name": self.gap_name,
-                "registrations": self.registrations,
+                "registrations": self.registrations, "advertising": self.advertising,
+                "adv_registered": self.adv_registered,
                 "notifying": {c.uuid: c.notifying for c in self.chars if c.notifying},
                 **self.state()}
 
@@ -163,6 +183,12 @@ class Peripheral:
         if cmd == "set_adv_name":
             self.adv.rename(_str(args, "name"))
             return {"adv_name": self.adv.local_name}
+        if cmd == "set_advertising":
+            on = args.get("on")
+            if not isinstance(on, bool):
+                raise CommandError("on must be true or false")
+            await self._set_advertising(on)
+            return {"advertising": self.advertising}
         if cmd == "set_gap_name":
             self.gap_name = _str(args, "name")
             try:

@@ -10,6 +10,8 @@ Exit status: the command's, or 90 when the set-up failed. Stdlib only."""
 import argparse
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +20,9 @@ import time
 from .bluetoothd import Bluetoothd, dbus_get
 
 SETUP_FAILED = 90
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+RELINK_POLICY = os.path.join(REPO, "systemd", "org.relink.conf")
+RELINK_UID = 990
 
 
 def uptime() -> float:
@@ -61,17 +66,42 @@ class Guest:
         self.mark("hci_vhci")
         for d in ("/run/dbus", "/var/lib/bluetooth"):
             os.makedirs(d, exist_ok=True)
+        self.relink_user()
         out = subprocess.run(["dbus-daemon", "--system", "--fork", "--print-pid"],
                              check=True, capture_output=True, text=True)
         self.dbus_pid = int(out.stdout.split()[0])
         wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), 10, "the system bus")
         self.mark("dbus")
         self.spawn("btvirt", ["btvirt", "-L", f"-l{self.controllers}"])
-        last = f"/sys/class/bluetooth/hci{self.controllers - 1}"
-        wait_for(lambda: os.path.exists(last), 15, f"{last} (btvirt)")
+        # A controller is usable once the kernel has set it up and lists it on
+        # its management interface; /sys/class/bluetooth/hciN appears before
+        # that (and stays if the set-up fails under a loaded host).
+        wait_for(lambda: self.mgmt_controllers() >= self.controllers, 30,
+                 f"{self.controllers} controllers on the kernel's management interface")
         self.mark("btvirt")
         if self.btmon:
             self.spawn("btmon", ["btmon", "-w", os.path.join(self.logdir, "hci.btsnoop")])
+
+    @staticmethod
+    def mgmt_controllers() -> int:
+        out = subprocess.run(["btmgmt", "--index", "none", "info"], capture_output=True,
+                             text=True, timeout=10)
+        return sum(1 for line in out.stdout.splitlines() if re.match(r"hci\d+:\s", line))
+
+    @staticmethod
+    def relink_user() -> None:
+        """relinkd runs as on a gateway: as the user `relink` (systemd's
+        relink.sysusers), with the project's D-Bus policy, which lets only
+        that user own org.relink. useradd fails on the guest's overlay
+        /etc/shadow, so the entries are appended (guest /etc is volatile)."""
+        with open("/etc/passwd") as f:
+            known = any(line.startswith("relink:") for line in f)
+        if not known:
+            with open("/etc/passwd", "a") as f:
+                f.write(f"relink:x:{RELINK_UID}:{RELINK_UID}:relink:/nonexistent:/usr/sbin/nologin\n")
+            with open("/etc/group", "a") as f:
+                f.write(f"relink:x:{RELINK_UID}:\n")
+        shutil.copy(RELINK_POLICY, "/etc/dbus-1/system.d/org.relink.conf")
 
     def start_bluetoothd(self) -> None:
         self.bluetoothd = Bluetoothd(os.path.join(self.logdir, "bluetoothd.log"), self.controllers)
@@ -93,7 +123,12 @@ class Guest:
         """hciN's address, known once bluetoothd runs ("" before)."""
         return dbus_get(f"/org/bluez/hci{i}", "org.bluez.Adapter1", "Address") or ""
 
+    def save_dmesg(self) -> None:
+        with open(os.path.join(self.logdir, "dmesg.log"), "wb") as f:
+            subprocess.run(["dmesg"], stdout=f, stderr=subprocess.STDOUT)
+
     def teardown(self) -> None:
+        self.save_dmesg()
         if self.bluetoothd is not None:
             self.bluetoothd.stop(signal.SIGTERM, timeout=5)
         for name, proc in reversed(self.procs):
