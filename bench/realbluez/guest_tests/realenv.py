@@ -142,15 +142,27 @@ class Findings:
         self.path = os.path.join(LOGDIR, "findings.json")
         self.items: list[dict] = []
 
-    def record(self, finding: str, seen: str, log: str, patterns: list[str], limit: int = 6) -> None:
+    def record(self, finding: str, seen: str, log: str, patterns: list[str], limit: int = 6,
+               bluetoothd_patterns: tuple[str, ...] = ()) -> None:
         evidence = [line for line in log.splitlines()
                     if any(re.search(p, line) for p in patterns)][:limit]
+        if bluetoothd_patterns:
+            evidence += [f"bluetoothd: {line}" for line in bluetoothd_log().splitlines()
+                         if any(re.search(p, line) for p in bluetoothd_patterns)][:limit]
         self.items.append({"finding": finding, "seen": seen, "evidence": evidence})
         with open(self.path, "w") as f:
             json.dump(self.items, f, indent=1)
         print(f"FINDING {finding}: {seen}", file=sys.stderr)
         for line in evidence:
             print(f"    {line}", file=sys.stderr)
+
+
+def bluetoothd_log() -> str:
+    try:
+        with open(os.path.join(LOGDIR, "bluetoothd.log"), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 class HeldDiscovery:
