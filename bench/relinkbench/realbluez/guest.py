@@ -72,15 +72,33 @@ class Guest:
         self.dbus_pid = int(out.stdout.split()[0])
         wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), 10, "the system bus")
         self.mark("dbus")
-        self.spawn("btvirt", ["btvirt", "-L", f"-l{self.controllers}"])
-        # A controller is usable once the kernel has set it up and lists it on
-        # its management interface; /sys/class/bluetooth/hciN appears before
-        # that (and stays if the set-up fails under a loaded host).
-        wait_for(lambda: self.mgmt_controllers() >= self.controllers, 30,
-                 f"{self.controllers} controllers on the kernel's management interface")
+        self.start_btvirt()
         self.mark("btvirt")
         if self.btmon:
             self.spawn("btmon", ["btmon", "-w", os.path.join(self.logdir, "hci.btsnoop")])
+
+    def start_btvirt(self, attempts: int = 3) -> None:
+        """btvirt with N LE-only controllers. A controller is usable once the
+        kernel has set it up and lists it on its management interface
+        (/sys/class/bluetooth/hciN appears before that). On a loaded host the
+        kernel's HCI Reset to btvirt can time out ("hci0: Opcode 0x0c03
+        failed: -110"): that controller never comes up, so btvirt is started
+        again (its controllers go with it), a bounded number of times."""
+        for attempt in range(1, attempts + 1):
+            proc = self.spawn("btvirt", ["btvirt", "-L", f"-l{self.controllers}"])
+            try:
+                wait_for(lambda: self.mgmt_controllers() >= self.controllers, 20,
+                         f"{self.controllers} controllers on the kernel's management interface")
+                return
+            except TimeoutError:
+                if attempt == attempts:
+                    raise
+                print(f"guest: btvirt attempt {attempt}: only {self.mgmt_controllers()} "
+                      f"controller(s) came up; starting it again", file=sys.stderr, flush=True)
+                self.procs.remove(("btvirt", proc))
+                proc.terminate()
+                proc.wait(10)
+                wait_for(lambda: self.mgmt_controllers() == 0, 10, "btvirt's controllers gone")
 
     @staticmethod
     def mgmt_controllers() -> int:
