@@ -157,6 +157,15 @@ class Findings:
             print(f"    {line}", file=sys.stderr)
 
 
+def bluez_get(path: str, interface: str, prop: str) -> Optional[str]:
+    """A property of org.bluez as dbus-send prints it (last word), or None."""
+    out = subprocess.run(["dbus-send", "--system", "--print-reply=literal", "--dest=org.bluez", path,
+                          "org.freedesktop.DBus.Properties.Get", f"string:{interface}",
+                          f"string:{prop}"], capture_output=True, text=True, timeout=10)
+    words = out.stdout.split()
+    return words[-1] if out.returncode == 0 and words else None
+
+
 def bluetoothd_log() -> str:
     try:
         with open(os.path.join(LOGDIR, "bluetoothd.log"), errors="replace") as f:

@@ -1,11 +1,19 @@
-"""The real-BlueZ smoke test, from the host: boots the VM (run-vm, ~30-40 s
-under TCG) and runs bench/realbluez/guest_tests in it with real bluetoothd.
+"""The real-BlueZ tests, from the host: each boots the VM (run-vm, 25-40 s to
+a ready guest under TCG) and runs guest tests in it with real bluetoothd:
+  * test_real_bluetoothd_smoke: the bench's fault controls on real
+    bluetoothd (test_bench_guest.py) and relinkd's smoke test: connect,
+    subscribe, values; relinkd SIGKILL; bluetoothd KILL and TERM restarts
+    (test_smoke_guest.py). Expected to pass.
+  * test_relinkd_faults_on_real_bluetoothd: relinkd through a GATT
+    application restart, out of range, a power-off while advertising and a
+    central power cycle (test_relinkd_faults_guest.py). Known to fail until
+    issue #20's findings are fixed in relinkd: a non-strict xfail.
 
 Runs only on request, as it boots a VM:
     RELINK_REALBLUEZ=1 .venv/bin/python -m pytest -q bench/realbluez/tests
 Skipped, with the reason, when the VM cannot be set up here. Logs of the
-last run: .cache/realbluez/logs/smoke/ (relinkd.log, bluetoothd.log,
-findings.json, smoke-timings.json, run-vm.json)."""
+last run: .cache/realbluez/logs/<test>/ (relinkd.log, bluetoothd.log,
+findings.json, differences.json, smoke-timings.json, dmesg.log, run-vm.json)."""
 
 import os
 import shutil
@@ -17,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 RUN_VM = os.path.join(REPO, "bench", "realbluez", "run-vm")
 SETUP = os.path.join(REPO, "scripts", "setup-realbluez.sh")
-LOGDIR = os.path.join(REPO, ".cache", "realbluez", "logs", "smoke")
+LOGS = os.path.join(REPO, ".cache", "realbluez", "logs")
+GUEST_TESTS = os.path.join(REPO, "bench", "realbluez", "guest_tests")
 BUILD = os.environ.get("RELINK_BUILD_DIR", os.path.join(REPO, ".build", "debug"))
 
 pytestmark = pytest.mark.skipif(
@@ -35,16 +44,29 @@ def vm_ready():
         pytest.skip(f"the real-BlueZ VM cannot be set up here: {setup.stderr.strip()[-500:]}")
 
 
-def test_real_bluetoothd_smoke(vm_ready):
-    shutil.rmtree(LOGDIR, ignore_errors=True)
-    os.makedirs(LOGDIR)
+def run_in_vm(name: str, *tests: str) -> tuple[str, str]:
+    """Boot the VM and run guest tests in it; (combined output, log directory)."""
+    logdir = os.path.join(LOGS, name)
+    shutil.rmtree(logdir, ignore_errors=True)
+    os.makedirs(logdir)
     guest = [os.path.join(REPO, ".venv", "bin", "python"), "-m", "pytest", "-p", "no:cacheprovider",
-             "-q", "-s", "-rs", os.path.join(REPO, "bench", "realbluez", "guest_tests")]
-    out = subprocess.run([RUN_VM, "--no-bluetoothd", "--controllers", "2", "--logdir", LOGDIR,
-                          "--timeout", "600", "--", *guest],
+             "-q", "-s", "-rs", *(os.path.join(GUEST_TESTS, t) for t in tests)]
+    out = subprocess.run([RUN_VM, "--no-bluetoothd", "--controllers", "2", "--logdir", logdir,
+                          "--timeout", "900", "--", *guest],
                          capture_output=True, text=True, cwd=REPO)
     text = out.stdout + out.stderr
     if out.returncode == 90 and "set-up failed" in text:
-        pytest.fail(f"the guest's set-up failed (logs in {LOGDIR}):\n{text[-3000:]}")
-    assert out.returncode == 0, f"real-BlueZ smoke test failed (logs in {LOGDIR}):\n{text[-6000:]}"
-    assert "1 passed" in text, f"the guest test did not run (logs in {LOGDIR}):\n{text[-3000:]}"
+        pytest.fail(f"the guest's set-up failed (logs in {logdir}):\n{text[-3000:]}")
+    return text, logdir
+
+
+def test_real_bluetoothd_smoke(vm_ready):
+    text, logdir = run_in_vm("smoke", "test_bench_guest.py", "test_smoke_guest.py")
+    assert "2 passed" in text and " failed" not in text, (
+        f"real-BlueZ smoke tests failed (logs in {logdir}):\n{text[-6000:]}")
+
+
+@pytest.mark.xfail(reason="issue #20 findings 1, 2, 4 in relinkd (not fixed yet)", strict=False)
+def test_relinkd_faults_on_real_bluetoothd(vm_ready):
+    text, logdir = run_in_vm("faults", "test_relinkd_faults_guest.py")
+    assert "1 passed" in text, f"relinkd faults on real bluetoothd (logs in {logdir}):\n{text[-6000:]}"
