@@ -439,6 +439,29 @@ def test_bluez_restart_peripherals_register_again(bench):
     run(go())
 
 
+def test_bluez_restart_by_sigterm_and_advertising_control(bench):
+    """restart_bluez signal=TERM stops BlueZoo gracefully (the real-BlueZ
+    backend plays both kinds); set_advertising takes a peripheral off the
+    air and back without touching its adapter."""
+    async def go():
+        with pytest.raises(RuntimeError, match="signal must be KILL or TERM"):
+            bench.cmd("restart_bluez", signal="HUP")
+        reply = bench.cmd("restart_bluez", signal="TERM")
+        assert reply["signal"] == "TERM" and reply["pid"] != reply["old_pid"]
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            assert bench.cmd("set_advertising", peripheral="lock", on=False)["advertising"] is False
+            assert bench.cmd("get", peripheral="lock")["adv_registered"] is False
+            await c.start_discovery()
+            await c.wait_device(bench.path("band"))
+            await asyncio.sleep(0.5)    # several scan intervals (0.2 s)
+            assert lock not in await c.objects(), "a peripheral that does not advertise is not found"
+            bench.cmd("set_advertising", peripheral="lock", on=True)
+            await c.wait_device(lock)
+            await c.stop_discovery()
+    run(go())
+
+
 def test_start_notify_while_disconnected_is_armed_at_next_connection(bench):
     async def go():
         async with Client(bench.bus) as c:
