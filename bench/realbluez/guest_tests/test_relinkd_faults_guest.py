@@ -1,7 +1,8 @@
 """relinkd through the bench's other faults on real bluetoothd 5.66, inside
 the VM: the band's GATT application restarted on a live link, out of range
 and back, the peripheral's adapter powered off while it still advertises
-(no bench help: what a real device does), and a central power cycle. After
+(no bench help: what a real device does), a central power cycle and a
+bluetoothd SIGTERM restart. After
 each, the band's values must arrive again. Every step runs even when an
 earlier one failed; each failure is written with relinkd's log lines and
 its status to LOGDIR/findings.json, and the test fails listing them.
@@ -84,6 +85,8 @@ def test_band_values_return_after_each_fault():
              power_off_advertising, timeout=60)
 
         step("central power cycle", lambda: bench.cmd("power_cycle_central"), timeout=60)
+        step("bluetoothd SIGTERM + restart (it powers the adapters off on its way out)",
+             lambda: bench.cmd("restart_bluez", signal="TERM", timeout=90), timeout=60)
     finally:
         relinkd.stop()
         stop_bench(bench)

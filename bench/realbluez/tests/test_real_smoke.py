@@ -2,11 +2,12 @@
 a ready guest under TCG) and runs guest tests in it with real bluetoothd:
   * test_real_bluetoothd_smoke: the bench's fault controls on real
     bluetoothd (test_bench_guest.py) and relinkd's smoke test: connect,
-    subscribe, values; relinkd SIGKILL; bluetoothd KILL and TERM restarts
+    subscribe, values; relinkd SIGKILL; bluetoothd SIGKILL restart
     (test_smoke_guest.py). Expected to pass.
   * test_relinkd_faults_on_real_bluetoothd: relinkd through a GATT
-    application restart, out of range, a power-off while advertising and a
-    central power cycle (test_relinkd_faults_guest.py). Known to fail until
+    application restart, out of range, a power-off while advertising, a
+    central power cycle and a bluetoothd SIGTERM restart
+    (test_relinkd_faults_guest.py). Known to fail until
     issue #20's findings are fixed in relinkd: a non-strict xfail.
 
 Runs only on request, as it boots a VM:

@@ -23,6 +23,7 @@ bench; what differs:
 
 import asyncio
 import os
+import shutil
 import sys
 import time
 
@@ -32,6 +33,7 @@ from ..bench import Bench, BenchError, PeripheralSpec
 from .bluetoothd import BLUETOOTHD, MAIN_CONF
 
 SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
+STORAGE = "/var/lib/bluetooth"
 
 
 class RealBluezBench(Bench):
@@ -75,12 +77,23 @@ class RealBluezBench(Bench):
         if await self.client.name_owner("org.bluez"):
             raise BenchError("org.bluez is already owned: the bench starts its own bluetoothd "
                              "(boot with run-vm --no-bluetoothd)")
+        self._forget_storage()
         self.readvertisements = 0
         self.client.bus.add_message_handler(self._on_message)
         await self.client.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                "AddMatch", "s", ["type='signal',sender='org.bluez',path='/org/bluez/hci0',"
                                                  "interface='org.freedesktop.DBus.Properties',"
                                                  "member='PropertiesChanged',arg0='org.bluez.Adapter1'"])
+
+    @staticmethod
+    def _forget_storage() -> None:
+        """Every bench starts on a machine bluetoothd has never run on: the
+        devices an earlier bench in the same VM connected are stored in
+        /var/lib/bluetooth and would come back as known Device1 objects
+        (a client would then find them without scanning). bluetoothd
+        restarts within a bench keep the storage, as on a real machine."""
+        for entry in os.listdir(STORAGE) if os.path.isdir(STORAGE) else []:
+            shutil.rmtree(os.path.join(STORAGE, entry), ignore_errors=True)
 
     def _on_message(self, msg: Message) -> None:
         if (msg.message_type == MessageType.SIGNAL and msg.member == "PropertiesChanged"
