@@ -135,6 +135,10 @@ def main(argv=None) -> int:
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    # qemu runs in its own session: a SIGTERM/SIGHUP to us must take it down
+    # too (SystemExit unwinds through run_bounded, which kills the group).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
 
     t0 = time.monotonic()
     kernel = setup()
