@@ -76,7 +76,7 @@ def connect_band(bench, relinkd: Relinkd, findings: Findings, timings: dict) -> 
         findings.record("6-rssi-filter", "relinkd did not connect the band within 20 s although the "
                         "bench re-advertised it each time hci0 started discovering",
                         relinkd.log(), [r"discovery started", r"step-timed-out"], limit=4,
-                        bluetoothd_patterns=(r"filtered discovery params", r"device_found_callback"))
+                        bluetoothd_patterns=(r"filtered discovery params: .*rssi: -127",))
     # Workaround (not a fix): another program's unfiltered discovery, then
     # one advertising report at a time until relinkd connects.
     helper = HeldDiscovery()
