@@ -11,12 +11,13 @@ Known to fail until relinkd is fixed (issue #20 findings 1, 4, 6), so the
 host runs it as a separate, non-strict xfail (bench/realbluez/tests)."""
 
 import json
+import os
 import subprocess
 import time
 
 import pytest
 
-from realenv import (IN_GUEST, bluez_get, Findings, Relinkd, band_counters, ctl, events, last_sequence,
+from realenv import (IN_GUEST, LOGDIR, bluez_get, Findings, Relinkd, band_counters, ctl, events, last_sequence,
                      start_bench, stop_bench, wait_for)
 from test_smoke_guest import ID, connect_band
 
@@ -91,4 +92,6 @@ def test_band_values_return_after_each_fault():
         relinkd.stop()
         stop_bench(bench)
         print("timings:", json.dumps(timings))
+        with open(os.path.join(LOGDIR, "faults-timings.json"), "w") as f:
+            json.dump({"values_back_after_s": timings, "failed": failed}, f, indent=1)
     assert not failed, f"no values after: {failed} (see findings.json)"
