@@ -250,7 +250,9 @@ class Bench:
         if self.zoo is not None:
             if how == "KILL":
                 self.zoo.kill()
-            await self.zoo.stop()
+            # A TERM restart must not turn into a KILL because the daemon
+            # takes a while to shut down (bluetoothd powers adapters off).
+            await self.zoo.stop(timeout=self.opts.start_timeout)
         await self.start_zoo()
         await self.wait_registrations(before, self.opts.start_timeout)
 

@@ -57,6 +57,8 @@ def run_in_vm(name: str, *tests: str) -> tuple[str, str]:
                           "--timeout", "900", "--", *guest],
                          capture_output=True, text=True, cwd=REPO)
     text = out.stdout + out.stderr
+    with open(os.path.join(logdir, "guest-output.txt"), "w") as f:
+        f.write(text)
     if out.returncode == 90 and "set-up failed" in text:
         pytest.fail(f"the guest's set-up failed (logs in {logdir}):\n{text[-3000:]}")
     return text, logdir
