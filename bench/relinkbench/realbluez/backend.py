@@ -25,11 +25,11 @@ import asyncio
 import os
 import shutil
 import sys
-import time
 
 from dbus_fast import Message, MessageType
 
-from ..bench import Bench, BenchError, PeripheralSpec
+from ..bench import Bench, BenchError, Options, PeripheralSpec
+from ..dbusclient import BusClient
 from .bluetoothd import BLUETOOTHD, MAIN_CONF
 
 SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
@@ -40,6 +40,10 @@ class RealBluezBench(Bench):
     backend = "bluez"
     unsupported = frozenset({"set_rssi", "set_timing"})
     zoo_name = "bluetoothd"
+
+    def __init__(self, opts: Options):
+        super().__init__(opts)
+        self.readvertisements = 0
 
     def _env(self) -> dict[str, str]:
         env = super()._env()
@@ -55,14 +59,20 @@ class RealBluezBench(Bench):
 
     def info(self):
         info = super().info()
-        info["readvertisements"] = getattr(self, "readvertisements", 0)
+        info["readvertisements"] = self.readvertisements
         return info
 
     def _zoo_argv(self) -> list[str]:
         return [BLUETOOTHD, "-n", "-d", "-f", MAIN_CONF]
 
     async def start_bus(self) -> None:
-        """No private bus: the guest's system bus, and btvirt's controllers."""
+        """No private bus: the guest's system bus, and btvirt's controllers.
+        Only inside the VM (run-vm sets RELINK_REALBLUEZ_GUEST=1): the bench
+        starts bluetoothd on the system bus, powers adapters and empties
+        bluetoothd's storage, which must never happen on a real machine."""
+        if os.environ.get("RELINK_REALBLUEZ_GUEST") != "1":
+            raise BenchError("the bluez backend runs only inside the real-BlueZ VM "
+                             "(bench/realbluez/run-vm --no-bluetoothd -- bench/run-bench --backend bluez ...)")
         self.bus_address = SYSTEM_BUS
         wanted = 1 + len(self.peripherals)
         missing = [f"hci{i}" for i in range(wanted) if not os.path.exists(f"/sys/class/bluetooth/hci{i}")]
@@ -71,14 +81,12 @@ class RealBluezBench(Bench):
                              f"controllers (bench/realbluez/run-vm --no-bluetoothd --controllers "
                              f"{wanted} -- bench/run-bench --backend bluez ...); missing: "
                              f"{', '.join(missing) or 'the system bus'}")
-        from ..dbusclient import BusClient
         self.client = BusClient(self.bus_address)
         await self.client.connect()
         if await self.client.name_owner("org.bluez"):
             raise BenchError("org.bluez is already owned: the bench starts its own bluetoothd "
                              "(boot with run-vm --no-bluetoothd)")
         self._forget_storage()
-        self.readvertisements = 0
         self.client.bus.add_message_handler(self._on_message)
         await self.client.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                "AddMatch", "s", ["type='signal',sender='org.bluez',path='/org/bluez/hci0',"
@@ -162,6 +170,4 @@ class RealBluezBench(Bench):
         for s in self.peripherals.values():
             if not s.in_range and s.child is not None and s.child.running:
                 await self._advertise(s, False)
-        t0 = time.monotonic()
         await super().restart_zoo(how)
-        self.last_restart_s = round(time.monotonic() - t0, 2)

@@ -174,6 +174,12 @@ def main(argv=None) -> int:
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    with open("/proc/cmdline") as f:
+        if "virtme" not in f.read():
+            # It edits /etc/passwd and the D-Bus policy, loads modules and
+            # starts a system bus: only ever in run-vm's volatile guest.
+            print("guest: not inside a virtme-ng VM; use bench/realbluez/run-vm", file=sys.stderr)
+            return SETUP_FAILED
     os.makedirs(args.logdir, exist_ok=True)
     guest = Guest(args.logdir, args.controllers, args.btmon)
     try:
