@@ -32,6 +32,9 @@ def parse(argv) -> argparse.Namespace:
                    help="add a lock peripheral named NAME (repeatable)")
     p.add_argument("--band", action=AddPeripheral, const="band", metavar="NAME",
                    help="add a band peripheral named NAME (repeatable)")
+    p.add_argument("--backend", choices=("mock", "bluez"), default="mock",
+                   help="mock: private bus + patched BlueZoo (default); bluez: real bluetoothd "
+                        "inside the real-BlueZ VM (bench/realbluez/README.md)")
     p.add_argument("--central-address", default="00:00:00:00:00:01")
     p.add_argument("--scan-interval", type=float, default=0.2, help="seconds between scan reports")
     p.add_argument("--connect-timeout", type=float, default=1.0,
@@ -68,7 +71,11 @@ async def amain(args) -> int:
                    band_rate=args.band_rate, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
                    log_stderr=args.log_stderr, verbose=args.verbose)
     try:
-        bench = Bench(opts)
+        if args.backend == "bluez":
+            from .realbluez.backend import RealBluezBench
+            bench = RealBluezBench(opts)
+        else:
+            bench = Bench(opts)
     except BenchError as e:
         write_stdout({"event": "error", "error": str(e)})
         return 2

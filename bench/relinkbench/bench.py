@@ -66,6 +66,10 @@ class Options:
 
 
 class Bench:
+    backend = "mock"
+    # Commands this backend cannot play.
+    unsupported: frozenset = frozenset()
+
     def __init__(self, opts: Options):
         self.opts = opts
         self.dir = ""
@@ -105,7 +109,7 @@ class Bench:
 
     def info(self) -> dict[str, Any]:
         return {
-            "event": "ready", "bus": self.bus_address, "dir": self.dir,
+            "event": "ready", "backend": self.backend, "bus": self.bus_address, "dir": self.dir,
             "central": {"adapter": "hci0", "address": self.opts.central_address},
             "peripherals": {
                 s.name: {"kind": s.kind, "adapter": s.adapter, "address": s.address,
@@ -118,6 +122,12 @@ class Bench:
 
     async def start(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="relink-bench-", dir=self.opts.parent_dir)
+        await self.start_bus()
+        await self.start_zoo()
+        await asyncio.gather(*(self.start_peripheral(s) for s in self.peripherals.values()))
+
+    async def start_bus(self) -> None:
+        """A private dbus-daemon, and the launcher's connection to it."""
         socket_path = os.path.join(self.dir, "bus")
         self.bus_address = f"unix:path={socket_path}"
         conf = os.path.join(self.dir, "bus.conf")
@@ -139,8 +149,6 @@ class Bench:
                 if time.monotonic() > deadline:
                     raise BenchError(f"private bus did not come up: {e}")
                 await asyncio.sleep(0.02)
-        await self.start_zoo()
-        await asyncio.gather(*(self.start_peripheral(s) for s in self.peripherals.values()))
 
     def _zoo_argv(self) -> list[str]:
         argv = [sys.executable, "-m", "relinkbench.zoo", "--bench-dir", self.dir,
@@ -154,14 +162,16 @@ class Bench:
         argv += ["-v"] * self.opts.verbose
         return argv
 
+    zoo_name = "bluezoo"
+
     async def start_zoo(self) -> None:
-        self.zoo = Child("bluezoo", self._zoo_argv(), self._env(), self._log("bluezoo"))
+        self.zoo = Child(self.zoo_name, self._zoo_argv(), self._env(), self._log(self.zoo_name))
         await self.zoo.start()
         deadline = time.monotonic() + self.opts.start_timeout
         wanted = 1 + len(self.peripherals)
         while True:
             if not self.zoo.running:
-                raise BenchError("BlueZoo exited at start" + self._tail("bluezoo"))
+                raise BenchError(f"{self.zoo_name} exited at start" + self._tail(self.zoo_name))
             if await self.client.name_owner("org.bluez"):
                 try:
                     objs = await self.client.managed_objects()
@@ -172,17 +182,25 @@ class Bench:
                 except Exception:
                     pass
             if time.monotonic() > deadline:
-                raise BenchError("BlueZoo did not come up" + self._tail("bluezoo"))
+                raise BenchError(f"{self.zoo_name} did not come up" + self._tail(self.zoo_name))
             await asyncio.sleep(0.05)
         await self.client.call("org.bluez", "/org/bluez/hci0", "org.freedesktop.DBus.Properties",
                                "Set", "ssv", ["org.bluez.Adapter1", "Alias",
                                               Variant("s", "relink-bench central")])
-        # The world outside bluetoothd does not change when it restarts.
+        await self.reapply_world()
+
+    async def reapply_world(self) -> None:
+        """The world outside bluetoothd does not change when it restarts."""
         for s in self.peripherals.values():
             if not s.in_range:
                 await self.client.set_powered(s.adapter, False)
         if not self.central_powered:
             await self.client.set_powered("hci0", False)
+
+    async def set_in_range(self, spec: PeripheralSpec, on: bool) -> None:
+        """Out of range: the peripheral's adapter powered off."""
+        spec.in_range = on
+        await self.client.set_powered(spec.adapter, on)
 
     def _tail(self, name: str) -> str:
         path = self._log(name)
@@ -225,13 +243,16 @@ class Bench:
                     raise BenchError(f"peripheral {s.name} did not re-register")
                 await asyncio.sleep(0.02)
 
-    async def restart_zoo(self) -> None:
-        """bluetoothd crash and restart: SIGKILL, start again, wait until every
-        running peripheral has registered again."""
+    async def restart_zoo(self, how: str = "KILL") -> None:
+        """bluetoothd crash (KILL) or stop (TERM) and restart: start again,
+        wait until every running peripheral has registered again."""
         before = {s.name: s.registrations for s in self.peripherals.values()}
         if self.zoo is not None:
-            self.zoo.kill()
-            await self.zoo.stop()
+            if how == "KILL":
+                self.zoo.kill()
+            # A TERM restart must not turn into a KILL because the daemon
+            # takes a while to shut down (bluetoothd powers adapters off).
+            await self.zoo.stop(timeout=self.opts.start_timeout)
         await self.start_zoo()
         await self.wait_registrations(before, self.opts.start_timeout)
 

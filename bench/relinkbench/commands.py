@@ -14,6 +14,7 @@ FORWARDED = {
     "get": ("lock", "band"),
     "set_adv_name": ("lock", "band"),
     "set_gap_name": ("lock", "band"),
+    "set_advertising": ("lock", "band"),
     "push": ("lock", "band"),
     "notify_on_subscribe": ("lock",),
     "start_stream": ("band",),
@@ -27,7 +28,9 @@ HELP = {
     "out_of_range": "peripheral: power its adapter off (links drop, Connect fails)",
     "in_range": "peripheral: power its adapter on again",
     "set_adv_name": "peripheral, name: change the advertised Local Name",
-    "set_gap_name": "peripheral, name: change the GAP Device Name (0x2A00)",
+    "set_gap_name": "peripheral, name: change the GAP Device Name (0x2A00: its adapter's Alias)",
+    "set_advertising": "peripheral, on=true|false: register / unregister its advertisement "
+                       "(real BlueZ: btvirt sends one report when advertising starts)",
     "push": "peripheral[, state=locked|unlocked | value=HEX[, silent=true]]: notify a value now "
             "(silent: only set it)",
     "notify_on_subscribe": "peripheral, on=true|false: lock sends its state when a central "
@@ -38,7 +41,8 @@ HELP = {
     "set_rssi": "peripheral, rssi[, noise]: RSSI base value and noise (dBm)",
     "set_timing": "connect_timeout, supervision_timeout (seconds)",
     "get": "peripheral: its state",
-    "restart_bluez": "SIGKILL BlueZoo, start it again, wait for peripherals to re-register",
+    "restart_bluez": "[signal=KILL|TERM]: stop bluetoothd (BlueZoo) with it, start it again, "
+                     "wait for peripherals to re-register",
     "central_power": "on=true|false: power the central adapter hci0",
     "power_cycle_central": "[off_seconds]: central adapter off, then on",
     "kill_peripheral": "peripheral: SIGKILL its process",
@@ -118,9 +122,10 @@ class Dispatcher:
             return {k: v for k, v in reply.items() if k not in ("id", "ok")}
         if cmd in ("out_of_range", "in_range"):
             spec = self._peripheral(req)
-            spec.in_range = cmd == "in_range"
-            await b.client.set_powered(spec.adapter, spec.in_range)
+            await b.set_in_range(spec, cmd == "in_range")
             return {"peripheral": spec.name, "in_range": spec.in_range}
+        if cmd in b.unsupported:
+            raise CommandFailed(f"{cmd} is not available on the {b.backend} backend")
         if cmd == "set_rssi":
             spec = self._peripheral(req)
             rssi, noise = req.get("rssi"), req.get("noise", spec.noise)
@@ -138,9 +143,12 @@ class Dispatcher:
             await b.client.zoo("SetTiming", "dd", [float(ct), float(st)])
             return {"connect_timeout": float(ct), "supervision_timeout": float(st)}
         if cmd == "restart_bluez":
+            how = req.get("signal", "KILL")
+            if how not in ("KILL", "TERM"):
+                raise CommandFailed("signal must be KILL or TERM")
             old = b.zoo.pid if b.zoo else None
-            await b.restart_zoo()
-            return {"old_pid": old, "pid": b.zoo.pid}
+            await b.restart_zoo(how)
+            return {"old_pid": old, "pid": b.zoo.pid, "signal": how}
         if cmd == "central_power":
             on = req.get("on")
             if not isinstance(on, bool):

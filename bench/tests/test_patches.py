@@ -227,6 +227,53 @@ def test_gap_service_hidden_like_bluez_566(fresh_bench):
     run(go())
 
 
+class _GattService:
+    """A primary GattService1 (UUID only), exported on a client's bus."""
+
+    def __new__(cls, uuid: str):
+        from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_property
+
+        class Service(ServiceInterface):
+            def __init__(self):
+                super().__init__("org.bluez.GattService1")
+
+            @dbus_property(access=PropertyAccess.READ)
+            def UUID(self) -> "s":  # noqa: F821 (D-Bus signature)
+                return uuid
+
+            @dbus_property(access=PropertyAccess.READ)
+            def Primary(self) -> "b":  # noqa: F821 (D-Bus signature)
+                return True
+
+        return Service()
+
+
+def test_an_application_exporting_gap_is_refused_like_bluez_566(bench):
+    """bluetoothd serves 0x1800 and 0x1801 itself: RegisterApplication of an
+    application exporting either fails (src/gatt-database.c parse_uuid,
+    "GAP service must be handled by BlueZ"); the same client registers an
+    application without them. The peripherals' GAP name is their adapter's
+    Alias."""
+    async def go():
+        async with Client(bench.bus) as c:
+            lock_adapter = "/org/bluez/" + bench.info["peripherals"]["lock"]["adapter"]
+            for n, uuid in enumerate((GAP, "00001801-0000-1000-8000-00805f9b34fb")):
+                app = f"/test/gap{n}"
+                c.bus.export(f"{app}/service0", _GattService(uuid))
+                with pytest.raises(BusError) as e:
+                    await c.call("RegisterApplication", "oa{sv}", [app, {}], path=lock_adapter,
+                                 iface="org.bluez.GattManager1")
+                assert (e.value.name, e.value.text) == (
+                    "org.bluez.Error.Failed", "Failed to create entry in database")
+            c.bus.export("/test/ok/service0", _GattService(HEART_RATE))
+            await c.call("RegisterApplication", "oa{sv}", ["/test/ok", {}], path=lock_adapter,
+                         iface="org.bluez.GattManager1")
+            assert await c.get(lock_adapter, "org.bluez.Adapter1", "Alias") == "Front Door"
+            await c.call("UnregisterApplication", "o", ["/test/ok"], path=lock_adapter,
+                         iface="org.bluez.GattManager1")
+    run(go())
+
+
 def test_rssi_varies_and_is_signalled(bench):
     async def go():
         async with Client(bench.bus) as c:
@@ -389,6 +436,29 @@ def test_bluez_restart_peripherals_register_again(bench):
             bench.cmd("push", peripheral="lock", state="unlocked")
             assert bytes(await c.wait_change(state, "Value", None, t)) == b"unlocked"
             await c.disconnect(lock)
+    run(go())
+
+
+def test_bluez_restart_by_sigterm_and_advertising_control(bench):
+    """restart_bluez signal=TERM stops BlueZoo gracefully (the real-BlueZ
+    backend plays both kinds); set_advertising takes a peripheral off the
+    air and back without touching its adapter."""
+    async def go():
+        with pytest.raises(RuntimeError, match="signal must be KILL or TERM"):
+            bench.cmd("restart_bluez", signal="HUP")
+        reply = bench.cmd("restart_bluez", signal="TERM")
+        assert reply["signal"] == "TERM" and reply["pid"] != reply["old_pid"]
+        async with Client(bench.bus) as c:
+            lock = bench.path("lock")
+            assert bench.cmd("set_advertising", peripheral="lock", on=False)["advertising"] is False
+            assert bench.cmd("get", peripheral="lock")["adv_registered"] is False
+            await c.start_discovery()
+            await c.wait_device(bench.path("band"))
+            await asyncio.sleep(0.5)    # several scan intervals (0.2 s)
+            assert lock not in await c.objects(), "a peripheral that does not advertise is not found"
+            bench.cmd("set_advertising", peripheral="lock", on=True)
+            await c.wait_device(lock)
+            await c.stop_discovery()
     run(go())
 
 

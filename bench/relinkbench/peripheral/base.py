@@ -7,13 +7,10 @@ import json
 import sys
 from typing import Any, Optional
 
-from dbus_fast import BusType, Message, MessageType
+from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from .gatt import Advertisement, Characteristic, Service
-
-GAP_SERVICE = "00001800-0000-1000-8000-00805f9b34fb"
-GAP_DEVICE_NAME = "00002a00-0000-1000-8000-00805f9b34fb"
 
 
 class CommandError(Exception):
@@ -36,12 +33,17 @@ class Peripheral:
         # What the current BlueZoo holds, so a retry redoes only what failed.
         self.app_registered = False
         self.adv_registered = False
+        # Whether we want to advertise (set_advertising); a real-BlueZ bench
+        # stops advertising before it powers our adapter off (btvirt keeps
+        # advertising while powering off, and a central reconnects at once).
+        self.advertising = True
         self.services: list[Service] = []
         self.chars: list[Characteristic] = []
         self.adv = Advertisement(adv_name, self.advertised_uuids(),
                                  self.manufacturer_data(), self.service_data())
-        gap = self.add_service(GAP_SERVICE)
-        self.gap_char = self.add_char(gap, GAP_DEVICE_NAME, ["read"], gap_name.encode())
+        # No GAP service (0x1800) of our own: bluetoothd serves it and refuses
+        # an application that exports one. Its Device Name is the adapter's
+        # Alias, which register() sets to gap_name.
 
     # -- to be specialised ---------------------------------------------------
 
@@ -98,17 +100,38 @@ class Peripheral:
         restarts. Advertising first let a central connect in between (after
         a BlueZoo restart, under load) and find no services."""
         async with self.register_lock:
+            await self._set_alias()
             if not self.app_registered:
                 await self._call(self.adapter_path, "org.bluez.GattManager1",
                                  "RegisterApplication", "oa{sv}", [self.app_path, {}])
                 self.app_registered = True
-            if not self.adv_registered:
+            if self.advertising and not self.adv_registered:
                 await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
                                  "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
                 self.adv_registered = True
             self.registrations += 1
             self.emit({"event": "registered", "peripheral": self.name,
                        "registrations": self.registrations})
+
+    async def _set_advertising(self, on: bool) -> None:
+        async with self.register_lock:
+            self.advertising = on
+            try:
+                if on and not self.adv_registered:
+                    await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                     "RegisterAdvertisement", "oa{sv}", [self.adv_path, {}])
+                    self.adv_registered = True
+                elif not on and self.adv_registered:
+                    await self._call(self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                     "UnregisterAdvertisement", "o", [self.adv_path])
+                    self.adv_registered = False
+            except RuntimeError as e:
+                raise CommandError(f"set_advertising: {e}")
+
+    async def _set_alias(self) -> None:
+        """The GAP Device Name a central reads is our adapter's Alias."""
+        await self._call(self.adapter_path, "org.freedesktop.DBus.Properties", "Set", "ssv",
+                         ["org.bluez.Adapter1", "Alias", Variant("s", self.gap_name)])
 
     async def _register_when_possible(self) -> None:
         for _ in range(200):
@@ -149,7 +172,8 @@ class Peripheral:
 
     def full_state(self) -> dict[str, Any]:
         return {"kind": self.kind, "adv_name": self.adv.local_name, "gap_name": self.gap_name,
-                "registrations": self.registrations,
+                "registrations": self.registrations, "advertising": self.advertising,
+                "adv_registered": self.adv_registered,
                 "notifying": {c.uuid: c.notifying for c in self.chars if c.notifying},
                 **self.state()}
 
@@ -159,9 +183,18 @@ class Peripheral:
         if cmd == "set_adv_name":
             self.adv.rename(_str(args, "name"))
             return {"adv_name": self.adv.local_name}
+        if cmd == "set_advertising":
+            on = args.get("on")
+            if not isinstance(on, bool):
+                raise CommandError("on must be true or false")
+            await self._set_advertising(on)
+            return {"advertising": self.advertising}
         if cmd == "set_gap_name":
             self.gap_name = _str(args, "name")
-            self.gap_char.set_value(self.gap_name.encode(), notify=False)
+            try:
+                await self._set_alias()
+            except RuntimeError as e:
+                raise CommandError(f"set_gap_name: {e}")
             return {"gap_name": self.gap_name}
         return await self.command(cmd, args)
 

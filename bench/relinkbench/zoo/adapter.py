@@ -18,7 +18,10 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, create_background_task,
                            dbus_method_async_except_logging, dbus_property_async_except_logging)
 
+from bluezoo.gatt.application import GattApplicationClient
+
 from .discovery_filter import DiscoveryFilter
+from .gap import RESERVED_HANDLES, GapDatabase, refused_service
 
 
 class BenchAdapter(Adapter):
@@ -34,6 +37,11 @@ class BenchAdapter(Adapter):
         # GattProfile1 objects, read once at RegisterApplication (bluetoothd
         # never reads them again: a client changes them by registering anew).
         self.profiles: dict[tuple[str, str], frozenset[BluetoothUUID]] = {}
+        # bluetoothd's own GAP service, named by the adapter's Alias; the
+        # applications' handles start after it.
+        self.gap_database = GapDatabase(self)
+        self.gatt_handle_counter = RESERVED_HANDLES
+        self.gatt_handles.update(range(1, RESERVED_HANDLES + 1))
 
     def auto_connect_uuids(self) -> frozenset[BluetoothUUID]:
         """Service UUIDs of every registered application's GattProfile1
@@ -130,10 +138,19 @@ class BenchAdapter(Adapter):
         """BlueZ (src/gatt-database.c): a second registration of the same
         application is AlreadyExists; each GattProfile1 object's UUIDs become
         auto-connect profiles, and a profile without UUIDs fails the
-        registration. BlueZoo ignores GattProfile1 and re-registers silently."""
+        registration; an application exporting the GAP (0x1800) or GATT
+        (0x1801) service fails (`parse_uuid`: bluetoothd serves both itself).
+        BlueZoo ignores GattProfile1, re-registers silently and accepts any
+        service."""
         sender = sdbus.get_current_message().sender
         if (sender, application) in self.gatt_apps:
             raise DBusBluezAlreadyExistsError("Already Exists")
+        refused = refused_service(
+            await GattApplicationClient(sender, application, options, None).get_managed_objects())
+        if refused is not None:
+            logger.info(f"{self}: refusing application {application} of {sender}: "
+                        f"it exports {refused}, which BlueZ serves itself")
+            raise DBusBluezFailedError("Failed to create entry in database")
         await super().RegisterApplication(application, options)
         app = self.gatt_apps.get((sender, application))
         if app is None:

@@ -16,10 +16,9 @@ from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_log
                            dbus_property_async_except_logging)
 
 from .config import CONFIG
+from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
 
-GAP_SERVICE = BluetoothUUID("1800")
-GAP_DEVICE_NAME = BluetoothUUID("2a00")
 # How often a pending connection (Connect or background auto-connect) looks
 # for its peer advertising, in seconds.
 LINK_POLL = 0.05
@@ -207,7 +206,8 @@ class BenchDevice(Device):
         await self.peer.Connected.set_async(True)
         await self.Connected.set_async(True)
         await self._sync_gatt(peer_adapter)
-        uuids = sorted(set(self.uuids) | set(peer_adapter.get_gatt_registered_primary_services()))
+        uuids = sorted(set(self.uuids) | {GAP_SERVICE}
+                       | set(peer_adapter.get_gatt_registered_primary_services()))
         if uuids != self.uuids:
             await self.UUIDs.set_async(uuids)
         await self.peer.ServicesResolved.set_async(True)
@@ -224,25 +224,27 @@ class BenchDevice(Device):
 
     def _wanted_links(self, peer_adapter):
         """(path, class, client, parent path) for every GATT object to export,
-        parents first; the GAP service is left out when it is hidden."""
+        parents first: the peer adapter's own GAP service unless it is hidden
+        (BlueZ before 5.80), then every application's."""
         wanted = []
-        for app in peer_adapter.gatt_apps.values():
+        databases = list(peer_adapter.gatt_apps.values())
+        if CONFIG.gap_service == "exported":
+            databases.insert(0, peer_adapter.gap_database)
+        for app in databases:
             paths: dict[str, str] = {}   # peripheral path -> central path
             for obj_path, obj in sorted(app.objects.items(), key=lambda x: x[0]):
                 handle = f"{obj.Handle.get():04x}"
-                if isinstance(obj, GattServiceClient):
-                    if (CONFIG.gap_service == "hidden"
-                            and BluetoothUUID(obj.UUID.get()) == GAP_SERVICE):
-                        continue
+                kind = _gatt_kind(obj)
+                if kind == "service":
                     path = f"{self.get_object_path()}/service{handle}"
                     wanted.append((path, BenchServiceLink, obj, None))
-                elif isinstance(obj, GattCharacteristicClient):
+                elif kind == "characteristic":
                     parent = paths.get(obj.Service.get())
                     if parent is None:
                         continue
                     path = f"{parent}/char{handle}"
                     wanted.append((path, BenchCharLink, obj, parent))
-                elif isinstance(obj, GattDescriptorClient):
+                elif kind == "descriptor":
                     parent = paths.get(obj.Characteristic.get())
                     if parent is None:
                         continue
@@ -294,21 +296,12 @@ class BenchDevice(Device):
 
     async def _read_gap_name(self, peer_adapter) -> None:
         """BlueZ's GAP plugin: read Device Name (0x2A00) after connecting and
-        make it the device's Name (PropertiesChanged only on a real change)."""
-        for app in peer_adapter.gatt_apps.values():
-            for obj in app.objects.values():
-                if (isinstance(obj, GattCharacteristicClient)
-                        and BluetoothUUID(obj.UUID.get()) == GAP_DEVICE_NAME):
-                    try:
-                        raw = await obj.ReadValue({})
-                    except Exception as e:
-                        logger.info(f"GAP name read on {self} failed: {e}")
-                        return
-                    name = bytes(raw).decode("utf-8", "replace")
-                    if name and name != self.name_ and _link_ok(self):
-                        await self.Name.set_async(name)
-                        self._alias_follows_name()
-                    return
+        make it the device's Name (PropertiesChanged only on a real change).
+        The peer's Device Name is its adapter's Alias (BlueZ serves 0x1800)."""
+        name = peer_adapter.name
+        if name and name != self.name_ and _link_ok(self):
+            await self.Name.set_async(name)
+            self._alias_follows_name()
 
     async def _teardown(self, notify_peer: bool) -> None:
         """Take the link down: ServicesResolved, then Connected, go false."""
@@ -428,6 +421,21 @@ class BenchDevice(Device):
     @AdvertisingData.setter_private
     def AdvertisingData_setter(self, value):
         self.advertising_data = value
+
+
+def _gatt_kind(obj) -> Optional[str]:
+    """service, characteristic or descriptor, for an application's client
+    objects and the adapter's own GAP objects alike."""
+    kind = getattr(obj, "gatt_kind", None)
+    if kind is not None:
+        return kind
+    if isinstance(obj, GattServiceClient):
+        return "service"
+    if isinstance(obj, GattCharacteristicClient):
+        return "characteristic"
+    if isinstance(obj, GattDescriptorClient):
+        return "descriptor"
+    return None
 
 
 def _link_ok(device) -> bool:

@@ -1,0 +1,209 @@
+"""Helpers for tests that run inside the real-BlueZ VM (run-vm sets
+RELINK_REALBLUEZ_GUEST=1): relinkd as the relink user on the guest's system
+bus, relinkctl, a bounded wait, and a record of what relinkd did wrong."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "bench", "tests"))
+from benchproc import BenchProcess  # noqa: E402
+
+BUILD = os.environ.get("RELINK_BUILD_DIR", os.path.join(REPO, ".build", "debug"))
+RELINKD = os.path.join(BUILD, "relinkd")
+RELINKCTL = os.path.join(BUILD, "relinkctl")
+LOGDIR = os.environ.get("RELINK_REALBLUEZ_LOGDIR") or tempfile.mkdtemp(prefix="relink-real-")
+IN_GUEST = os.environ.get("RELINK_REALBLUEZ_GUEST") == "1"
+
+HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
+HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def start_bench(*args: str) -> BenchProcess:
+    """run-bench --backend bluez. Its directory stays in the guest's /tmp (its
+    control socket cannot live on LOGDIR's 9p share); stop_bench copies the logs."""
+    return BenchProcess("--backend", "bluez", "--keep-dir", *args, timeout=90)
+
+
+def stop_bench(bench: BenchProcess) -> None:
+    bench.stop()
+    dest = os.path.join(LOGDIR, "bench")
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(bench.dir):
+        if name.endswith(".log"):
+            shutil.copy(os.path.join(bench.dir, name), dest)
+    shutil.rmtree(bench.dir, ignore_errors=True)
+
+
+class Relinkd:
+    """relinkd on hci0 as the user relink, with a private state directory;
+    its stderr (debug) appended to LOGDIR/relinkd.log across restarts."""
+
+    def __init__(self):
+        self.state = tempfile.mkdtemp(prefix="relinkd-state-")
+        shutil.chown(self.state, "relink", "relink")
+        self.log_path = os.path.join(LOGDIR, "relinkd.log")
+        self.proc: Optional[subprocess.Popen] = None
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        log = open(self.log_path, "ab")
+        log.write(f"=== relinkd start #{self.starts} at {time.time():.3f}\n".encode())
+        log.flush()
+        self.proc = subprocess.Popen(
+            ["setpriv", "--reuid=relink", "--regid=relink", "--clear-groups", RELINKD,
+             "--state-directory", self.state, "--adapter", "hci0",
+             "--log-destination", "stderr", "--log-level", "debug"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        wait_for(lambda: ctl("status")[0] == 0 or self.proc.poll() is not None, 30, "relinkd on the bus")
+        assert self.proc.poll() is None, f"relinkd exited with {self.proc.returncode}"
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+        self.proc.wait(15)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+
+def ctl(*args: str, timeout: float = 30) -> tuple[int, str, str]:
+    out = subprocess.run([RELINKCTL, *args], capture_output=True, text=True, timeout=timeout)
+    return out.returncode, out.stdout, out.stderr
+
+
+def ctl_ok(*args: str) -> str:
+    status, out, err = ctl(*args)
+    assert status == 0, f"relinkctl {' '.join(args)}: exit {status}: {err.strip()}"
+    return out
+
+
+def events(identifier: str) -> list[dict]:
+    return json.loads(ctl_ok("--json", "events", identifier)).get("events", [])
+
+
+def band_counters(evs: list[dict], after: int = 0) -> list[int]:
+    """The band's counters (bytes 2..5, little endian) of value-notified events after `after`."""
+    out = []
+    for e in evs:
+        if e.get("kind") != "value-notified" or e.get("sequence", 0) <= after:
+            continue
+        value = ((e.get("payload") or {}).get("valueNotified") or {}).get("value") or []
+        if len(value) >= 6:
+            out.append(int.from_bytes(bytes(value[2:6]), "little"))
+    return out
+
+
+def last_sequence(identifier: str) -> int:
+    return max((e.get("sequence", 0) for e in events(identifier)), default=0)
+
+
+def connection_state(identifier: str) -> str:
+    """relinkctl status --json as text, for failure messages and findings."""
+    return ctl("--json", "status")[1]
+
+
+class Findings:
+    """What relinkd did wrong on real bluetoothd, with log evidence:
+    LOGDIR/findings.json (a list of {finding, seen, evidence})."""
+
+    def __init__(self):
+        self.path = os.path.join(LOGDIR, "findings.json")
+        self.items: list[dict] = []
+
+    def record(self, finding: str, seen: str, log: str, patterns: list[str], limit: int = 6,
+               bluetoothd_patterns: tuple[str, ...] = ()) -> None:
+        evidence = [line for line in log.splitlines()
+                    if any(re.search(p, line) for p in patterns)][:limit]
+        if bluetoothd_patterns:
+            evidence += [f"bluetoothd: {line}" for line in bluetoothd_log().splitlines()
+                         if any(re.search(p, line) for p in bluetoothd_patterns)][:limit]
+        self.items.append({"finding": finding, "seen": seen, "evidence": evidence})
+        with open(self.path, "w") as f:
+            json.dump(self.items, f, indent=1)
+        print(f"FINDING {finding}: {seen}", file=sys.stderr)
+        for line in evidence:
+            print(f"    {line}", file=sys.stderr)
+
+
+def bluez_get(path: str, interface: str, prop: str) -> Optional[str]:
+    """A property of org.bluez as dbus-send prints it (last word), or None."""
+    out = subprocess.run(["dbus-send", "--system", "--print-reply=literal", "--dest=org.bluez", path,
+                          "org.freedesktop.DBus.Properties.Get", f"string:{interface}",
+                          f"string:{prop}"], capture_output=True, text=True, timeout=10)
+    words = out.stdout.split()
+    return words[-1] if out.returncode == 0 and words else None
+
+
+def bluetoothd_log() -> str:
+    try:
+        with open(os.path.join(LOGDIR, "bluetoothd.log"), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+class HeldDiscovery:
+    """Another program holding an unfiltered LE discovery on hci0 (what made
+    relinkd see btvirt's devices despite its RSSI filter, issue #20 finding 6)."""
+
+    SCRIPT = r"""
+import asyncio, sys
+from dbus_fast import BusType, Message, Variant
+from dbus_fast.aio import MessageBus
+async def main():
+    bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+    for member, sig, body in (("SetDiscoveryFilter", "a{sv}", [{"Transport": Variant("s", "le")}]),
+                              ("StartDiscovery", "", [])):
+        r = await bus.call(Message(destination="org.bluez", path="/org/bluez/hci0",
+                                   interface="org.bluez.Adapter1", member=member, signature=sig, body=body))
+        print(member, r.message_type.name, r.body, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+asyncio.run(main())
+"""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        line += self.proc.stdout.readline()
+        assert "StartDiscovery METHOD_RETURN" in line, f"helper discovery failed: {line!r}"
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
