@@ -281,6 +281,17 @@ public actor FakeBlueZ: BlueZPort {
         rebuild(reason: .bluetoothdRestarted)
     }
 
+    /// bluetoothd is stopped with SIGTERM and started again: the exiting
+    /// daemon powers the adapter off (links drop, `Powered=false` is
+    /// signalled), the new one powers it on before any client reads its
+    /// objects, so no `Powered=true` change is ever signalled.
+    public func restartBluetoothdGracefully() {
+        for address in connected.sorted() { linkDown(address) }
+        change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])
+        emit(.adapterPowered(adapterPath, false))
+        restartBluetoothd()
+    }
+
     /// The adapter is powered off and on: links drop, discovery ends.
     public func powerCycleAdapter() {
         for address in connected.sorted() { linkDown(address) }

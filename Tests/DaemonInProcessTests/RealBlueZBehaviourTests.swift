@@ -85,3 +85,22 @@ struct RealBlueZBehaviourTests {
         await d.stop()
     }
 }
+
+extension RealBlueZBehaviourTests {
+    /// Seen on real bluetoothd (docs/real-bluez.md): after a SIGTERM restart
+    /// relinkd stayed `waiting-for-adapter`: the exiting bluetoothd powered
+    /// the adapter off, the new one brought it up already powered.
+    @Test func aGracefulBluetoothdRestartDoesNotLeaveTheLinkWaitingForTheAdapter() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        await fake.restartBluetoothdGracefully()
+        try await eventually("linked again after bluetoothd's SIGTERM restart") {
+            try await d.events(T.id).filter { $0.kind == "connected" }.count == 2
+        }
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 77, 1])
+        try await eventually("values flow again") { T.values(try await d.events(T.id)).contains([0, 77, 1]) }
+        await d.stop()
+    }
+}

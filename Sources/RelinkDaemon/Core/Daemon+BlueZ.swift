@@ -22,6 +22,13 @@ extension Daemon {
             core.gattGrace.reset()
             _ = core.scans.restart()  // the BlueZ layer re-applies discovery itself
             for intent in core.machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+            // A SIGTERMed bluetoothd powers the adapter off as it exits; the
+            // new one powers it on before relinkd reads its objects, so no
+            // Powered change is ever seen: the machines waiting for the
+            // adapter are told it is up (the core's contract).
+            if await bluez.mirror.adapter(adapterPath)?.powered == true {
+                for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(true)) }
+            }
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
