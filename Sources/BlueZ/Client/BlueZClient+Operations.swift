@@ -15,8 +15,8 @@ extension BlueZClient {
     public func connect(_ device: ObjectPath, timeout: Duration = .seconds(45)) async throws {
         let upsBefore = linkUps[device, default: 0]
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
+            _ = try await connection.callBlueZ(
+                path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
         }
         try await waitForLinkSeen(device, upsBefore: upsBefore)
     }
@@ -39,7 +39,7 @@ extension BlueZClient {
     public func disconnect(_ device: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Disconnect")
+                _ = try await connection.callBlueZ(path: device, interface: BlueZInterface.device, method: "Disconnect")
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.NotConnected" {}
     }
@@ -65,8 +65,8 @@ extension BlueZClient {
     ///   `transient` when not connected, `deviceGone`).
     public func read(_ characteristic: ObjectPath, timeout: Duration = .seconds(10)) async throws -> [UInt8] {
         try await BlueZError.mapping {
-            let reply = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            let reply = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "ReadValue", arguments: [.dictionary(key: .string, value: .variant, [])], timeout: timeout)
             guard let value = reply.body.first else { throw DBusError(.invalidArgs, "empty ReadValue reply") }
             return try value.decode()
@@ -81,8 +81,8 @@ extension BlueZClient {
             .init(.string("type"), .variant(.string(withResponse ? "request" : "command"))),
         ])
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            _ = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "WriteValue", arguments: [.array(.byte, value.map { .byte($0) }), options], timeout: timeout)
         }
     }
@@ -95,7 +95,7 @@ extension BlueZClient {
     public func startNotify(_ characteristic: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
+                _ = try await connection.callBlueZ(path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
             }
         } catch let e as BlueZError where e.errorClass == .inProgress {}
     }
@@ -105,7 +105,7 @@ extension BlueZClient {
     public func stopNotify(_ characteristic: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StopNotify")
+                _ = try await connection.callBlueZ(path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StopNotify")
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.Failed" && e.message.lowercased().contains("no notify session") {}
     }
@@ -116,8 +116,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError`` (`notSupported`, `notPermitted`, `inProgress`).
     public func acquireNotify(_ characteristic: ObjectPath) async throws -> (UnixFD, UInt16) {
         try await BlueZError.mapping {
-            let reply = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            let reply = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "AcquireNotify", arguments: [.dictionary(key: .string, value: .variant, [])])
             guard reply.body.count == 2, case .unixFD(let fd) = reply.body[0] else {
                 throw DBusError(.invalidArgs, "AcquireNotify replied '\(reply.signature)', expected 'hq'")
@@ -131,8 +131,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: device, interface: BlueZInterface.properties, method: "Set",
+            _ = try await connection.callBlueZ(
+                path: device, interface: BlueZInterface.properties, method: "Set",
                 arguments: [.string(BlueZInterface.device), .string("Trusted"), .variant(.boolean(trusted))])
         }
     }
@@ -141,8 +141,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func setPowered(_ adapter: ObjectPath, _ on: Bool) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.properties, method: "Set",
+            _ = try await connection.callBlueZ(
+                path: adapter, interface: BlueZInterface.properties, method: "Set",
                 arguments: [.string(BlueZInterface.adapter), .string("Powered"), .variant(.boolean(on))])
         }
     }
@@ -151,8 +151,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.adapter,
+            _ = try await connection.callBlueZ(
+                path: adapter, interface: BlueZInterface.adapter,
                 method: "RemoveDevice", arguments: [.objectPath(device)])
         }
     }

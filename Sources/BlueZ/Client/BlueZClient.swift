@@ -144,6 +144,10 @@ public actor BlueZClient {
         resyncing = true
         defer { resyncing = false }
         guard let snapshot = await fetchManagedObjects() else {
+            if reason == .initial, owner == nil {
+                logger.warning("bluetoothd is not on the bus (org.bluez has no owner); waiting for it",
+                               metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            }
             owner = nil
             heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
@@ -179,8 +183,8 @@ public actor BlueZClient {
             do {
                 owner = try await connection.nameOwner(of: BlueZInterface.service)
                 guard owner != nil else { return nil }
-                let reply = try await connection.call(
-                    destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
+                let reply = try await connection.callBlueZ(
+                    path: .root, interface: BlueZInterface.objectManager,
                     method: "GetManagedObjects", timeout: .seconds(10))
                 guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
                 return (objects: try body.managedObjects(), serial: reply.serial)
