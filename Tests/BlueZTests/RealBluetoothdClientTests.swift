@@ -22,6 +22,32 @@ import RelinkModel
         }
     }
 
+    /// Finding 2: no `Connected=true` signal after `Device1.Connect` on the
+    /// central side. `connect` must return once bluetoothd says the link is
+    /// up (asked with `GetAll` when no signal came), and the mirror and the
+    /// events must show it as if it had been signalled. Also with the
+    /// signal (the mock, other BlueZ versions), where nothing changes.
+    @Test(arguments: [(false, false), (false, true), (true, true)])
+    func connectSeesTheLinkUpWithOrWithoutAConnectedSignal(signalsConnected: Bool, resolves: Bool) async throws {
+        try await withPrivateBus { address, _ in
+            let bluetoothd = try await TinyBluetoothd.start(on: address, signalsConnected: signalsConnected, resolves: resolves)
+            defer { bluetoothd.stop() }
+            try await withClient(on: address) { client, log in
+                let started = ContinuousClock.now
+                try await client.connect(TinyBluetoothd.device, timeout: .seconds(10))
+                #expect(ContinuousClock.now - started < .seconds(4), "it waited for a signal that never comes")
+                #expect(await client.mirror.device(TinyBluetoothd.device)?.connected == true)
+                let up = BlueZEvent.mirror(.propertyChanged(
+                    path: TinyBluetoothd.device, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true)))
+                try await within(.seconds(5), "the link-up event") { await log.contains(up) }
+                if resolves {
+                    try await client.waitForServices(TinyBluetoothd.device, timeout: .seconds(5))
+                }
+                #expect(await log.events.filter { $0 == up }.count == 1)
+            }
+        }
+    }
+
     /// Finding 7: a call to bluetoothd while `org.bluez` has no owner fails
     /// at once (`NameHasNoOwner`/`ServiceUnknown`), and never asks the bus
     /// to start it.

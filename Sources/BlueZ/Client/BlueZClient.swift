@@ -301,6 +301,19 @@ public actor BlueZClient {
             logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", "RELINK_ERROR": "\(error)"])
             return []
         }
+        return deliver(events)
+    }
+
+    /// Applies Device1 properties read from bluetoothd (not signalled) as
+    /// a `PropertiesChanged` would be.
+    func applyRead(_ device: ObjectPath, _ changed: InterfaceProperties) {
+        _ = deliver(mirror.propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []))
+    }
+
+    /// Emits mirror events, notes what they mean for the layer (GAP name
+    /// reads, link-ups, adapter power) and resumes waiters; returns the
+    /// adapters whose power changed.
+    func deliver(_ events: [MirrorEvent]) -> [(ObjectPath, Bool)] {
         var powered: [(ObjectPath, Bool)] = []
         for event in events {
             emit(.mirror(event))
