@@ -72,7 +72,9 @@ extension FakeBlueZ {
     /// auto-connect links it.
     func advertise(_ address: BluetoothAddress) {
         guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
-        if let discovery, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {
+        // The kernel drops a report without an RSSI when the filter has an RSSI threshold.
+        let dropped = discovery?.minimumRSSI != nil && peripheral.rssi == FakePeripheral.rssiNotAvailable
+        if let discovery, !dropped, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {
             if mirror.device(devicePath(address)) == nil {
                 var props = deviceProperties(address)
                 props["RSSI"] = .int16(peripheral.rssi)

@@ -321,6 +321,10 @@ public actor FakeBlueZ: BlueZPort {
     /// Whether the link to `address` is up.
     public func isConnected(_ address: BluetoothAddress) -> Bool { connected.contains(address) }
 
+    /// The filter of the discovery running, as the central set it; nil when
+    /// not discovering.
+    public var discoveryFilter: DiscoveryFilter? { discovery }
+
     /// The object path of a device.
     public nonisolated func devicePath(_ address: BluetoothAddress) -> ObjectPath {
         ObjectPath(fakeTrusted: adapterPath.rawValue + "/dev_" + address.string.replacingOccurrences(of: ":", with: "_"))

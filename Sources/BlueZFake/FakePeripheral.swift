@@ -13,8 +13,15 @@ public struct FakePeripheral: Sendable, Hashable {
     public var services: [FakeService]
     /// Whether a central can reach it (advertising, connectable).
     public var inRange: Bool
-    /// Its RSSI while in range.
+    /// Its RSSI while in range; ``rssiNotAvailable`` when its controller
+    /// reports none.
     public var rssi: Int16
+
+    /// The RSSI an advertising report carries when the controller has none
+    /// (HCI's 0x7f, as btvirt and some real controllers report): the
+    /// kernel drops such reports while the discovery filter has an RSSI
+    /// threshold (issue 20 finding 6).
+    public static let rssiNotAvailable: Int16 = 127
 
     /// A peripheral.
     public init(address: BluetoothAddress, advertisedName: String? = nil, gapName: String? = nil,

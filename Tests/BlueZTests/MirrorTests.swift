@@ -42,6 +42,28 @@ import RelinkModel
         }
     }
 
+    /// Real bluetoothd 5.66 signals `ServicesResolved=true` for the
+    /// central-side Device1 but not `Connected=true` (issue 20 finding 2):
+    /// resolved services imply a link, and the mirror shows it up, with
+    /// the `Connected` change first, as if it had been signalled.
+    @Test func servicesResolvedImpliesTheLinkIsUp() {
+        var mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")]])
+        let events = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device,
+                                              changed: ["ServicesResolved": .boolean(true)], invalidated: [])
+        #expect(mirror.device(lock)?.connected == true)
+        #expect(events.prefix(2) == [
+            .propertyChanged(path: lock, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true)),
+            .propertyChanged(path: lock, interface: BlueZInterface.device, property: "ServicesResolved", old: nil, new: .boolean(true)),
+        ])
+        // Already up, or going down in the same signal: nothing is implied.
+        let again = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device,
+                                             changed: ["ServicesResolved": .boolean(true)], invalidated: [])
+        #expect(again.count == 1)
+        _ = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device,
+                                     changed: ["ServicesResolved": .boolean(true), "Connected": .boolean(false)], invalidated: [])
+        #expect(mirror.device(lock)?.connected == false)
+    }
+
     @Test func aValueCarriesItsDeviceFoundByParentPaths() {
         var mirror = Mirror(managedObjects: [
             lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A", connected: true)],

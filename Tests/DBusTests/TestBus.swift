@@ -15,9 +15,12 @@ final class TestBus: Sendable {
     let daemonPID: Int32
     private let watchdog: Int32
 
-    init() async throws {
+    /// - Parameter serviceFiles: activatable services, as `.service` file
+    ///   contents by file name, put in a `<servicedir>` of this bus.
+    init(serviceFiles: [String: String] = [:]) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("relink-dbus-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/services", withIntermediateDirectories: true)
+        for (name, contents) in serviceFiles { try contents.write(toFile: dir + "/services/" + name, atomically: true, encoding: .utf8) }
         directory = dir
         address = "unix:path=\(dir)/bus"
         let config = """
@@ -26,6 +29,7 @@ final class TestBus: Sendable {
             <busconfig>
               <type>session</type>
               <listen>\(address)</listen>
+              <servicedir>\(dir)/services</servicedir>
               <auth>EXTERNAL</auth>
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
@@ -135,8 +139,8 @@ final class TestBus: Sendable {
 }
 
 /// Starts a private bus, runs `body`, and always stops the bus.
-func withTestBus<T>(_ body: (TestBus) async throws -> T) async throws -> T {
-    let bus = try await TestBus()
+func withTestBus<T>(serviceFiles: [String: String] = [:], _ body: (TestBus) async throws -> T) async throws -> T {
+    let bus = try await TestBus(serviceFiles: serviceFiles)
     defer { bus.stop() }
     return try await body(bus)
 }

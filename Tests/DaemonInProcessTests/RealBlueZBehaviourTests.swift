@@ -66,6 +66,38 @@ struct RealBlueZBehaviourTests {
         await d.stop()
     }
 
+    /// Finding 6: btvirt (and some real controllers) report no RSSI (0x7f),
+    /// and the kernel drops such reports whenever the discovery filter has
+    /// an RSSI threshold. relinkd must find such a peripheral by a scan.
+    @Test func aPeripheralReportingNoRSSIIsFoundByAScan() async throws {
+        let fake = FakeBlueZ()
+        var band = T.bandPeripheral()
+        band.rssi = FakePeripheral.rssiNotAvailable
+        await fake.add(band)  // not known to bluetoothd: only a scan finds it
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await d.submit(.register(T.id, uid: 0))
+        try await d.submit(.connect(T.id, T.band, try T.options([.scan])))
+        try await eventually("found by the scan and connected") { await d.state(T.id, T.band) == "connected" }
+        await d.stop()
+    }
+
+    /// Finding 6: the filter relinkd sets has no RSSI threshold unless an
+    /// intent asked for a limit, and asks for every report (`DuplicateData`)
+    /// so that a known peripheral coming back in range is seen.
+    @Test func theDiscoveryFilterHasNoRSSIThresholdUnlessAnIntentAsks() throws {
+        let plain = Daemon.bluezFilter(DiscoveryFilter(services: [T.heartRate]))
+        #expect(plain.minimumRSSI == nil)
+        #expect(plain.duplicateData)
+        guard case .dictionary(_, _, let entries) = plain.dbusValue else {
+            Issue.record("not a dictionary: \(plain.dbusValue)")
+            return
+        }
+        #expect(!entries.contains { $0.key == .string("RSSI") })
+        #expect(entries.contains(.init(.string("DuplicateData"), .variant(.boolean(true)))))
+        let limited = Daemon.bluezFilter(DiscoveryFilter(minimumRSSI: -70))
+        #expect(limited.minimumRSSI == -70)
+    }
+
     /// Finding 4: the peripheral's GATT application restarts on a live link;
     /// bluetoothd re-adds its services under new paths. relinkd must arm
     /// the new characteristic, and values must flow again.
@@ -97,7 +129,10 @@ extension RealBlueZBehaviourTests {
         try await T.linked(d)
         await fake.restartBluetoothdGracefully()
         try await eventually("linked again after bluetoothd's SIGTERM restart") {
-            try await d.events(T.id).filter { $0.kind == "connected" }.count == 2
+            try await d.events(T.id).filter { $0.kind == "connected" }.count >= 2
+        }
+        try await eventually("notifications armed again") {
+            await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count >= 2
         }
         await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 77, 1])
         try await eventually("values flow again") { T.values(try await d.events(T.id)).contains([0, 77, 1]) }

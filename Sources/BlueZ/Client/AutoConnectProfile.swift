@@ -45,8 +45,8 @@ public struct AutoConnectProfile: Sendable, Hashable {
     func unregister(on adapter: ObjectPath, connection: Connection) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(
-                    destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.gattManager,
+                _ = try await connection.callBlueZ(
+                    path: adapter, interface: BlueZInterface.gattManager,
                     method: "UnregisterApplication", arguments: [.objectPath(root)])
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.DoesNotExist" {}
@@ -57,8 +57,8 @@ public struct AutoConnectProfile: Sendable, Hashable {
     func register(on adapter: ObjectPath, connection: Connection) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(
-                    destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.gattManager,
+                _ = try await connection.callBlueZ(
+                    path: adapter, interface: BlueZInterface.gattManager,
                     method: "RegisterApplication", arguments: [.objectPath(root), .dictionary(key: .string, value: .variant, [])])
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.AlreadyExists" {}

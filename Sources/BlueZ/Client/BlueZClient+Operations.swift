@@ -11,26 +11,53 @@ extension BlueZClient {
     ///
     /// Returns only once the mirror has seen the link up (or was already
     /// connected), so that a following ``waitForServices(_:timeout:)`` or
-    /// lookup sees it.
+    /// lookup sees it. When no `Connected=true` has been signalled by the
+    /// time `Connect` replies, the link state is read from bluetoothd
+    /// (``refreshLinkState(_:)``): real bluetoothd 5.66 never signals it
+    /// for the central-side Device1 (issue 20 finding 2).
     public func connect(_ device: ObjectPath, timeout: Duration = .seconds(45)) async throws {
         let upsBefore = linkUps[device, default: 0]
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
+            _ = try await connection.callBlueZ(path: device, interface: BlueZInterface.device, method: "Connect", timeout: timeout)
         }
-        try await waitForLinkSeen(device, upsBefore: upsBefore)
-    }
-
-    /// Waits until the mirror shows the link up, or has seen it come up
-    /// since `upsBefore` (it may already be down again).
-    private func waitForLinkSeen(_ device: ObjectPath, upsBefore: UInt64) async throws {
-        guard mirror.device(device)?.connected != true, linkUps[device, default: 0] == upsBefore else { return }
-        try await wait(timeout: .seconds(5), "Connected=true on \(device) after Connect succeeded") { m in
-            m.device(device)?.connected ?? true
-        }
+        guard !linkSeen(device, since: upsBefore) else { return }
+        try await refreshLinkState(device)
         guard mirror.device(device) != nil else {
             throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "device \(device) is gone")
         }
+        guard linkSeen(device, since: upsBefore) else {
+            throw BlueZError(name: "org.bluez.Error.NotConnected", message: "the link to \(device) was down again right after Connect succeeded")
+        }
+    }
+
+    /// Whether the mirror shows the link up, or has seen it come up since
+    /// `upsBefore` (a method reply can overtake the signals sent before it,
+    /// so it may already be down again).
+    private func linkSeen(_ device: ObjectPath, since upsBefore: UInt64) -> Bool {
+        mirror.device(device)?.connected == true || linkUps[device, default: 0] != upsBefore
+    }
+
+    /// Reads a device's `Connected` and `ServicesResolved` from bluetoothd
+    /// (`Properties.GetAll`) and applies those that differ from the mirror
+    /// as if they had been signalled, so the same events follow.
+    /// - Throws: ``BlueZError`` (`deviceGone` when the object is gone).
+    public func refreshLinkState(_ device: ObjectPath) async throws {
+        let all = try await BlueZError.mapping {
+            let reply = try await connection.callBlueZ(
+                path: device, interface: BlueZInterface.properties, method: "GetAll", arguments: [.string(BlueZInterface.device)],
+                timeout: .seconds(10))
+            guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetAll reply") }
+            return try body.interfaceProperties()
+        }
+        guard let current = mirror.device(device) else { return }
+        var changed: InterfaceProperties = [:]
+        if let up = all.bool("Connected"), up != current.connected { changed["Connected"] = .boolean(up) }
+        if let resolved = all.bool("ServicesResolved"), resolved != current.servicesResolved {
+            changed["ServicesResolved"] = .boolean(resolved)
+        }
+        guard !changed.isEmpty else { return }
+        logger.debug("link state read from bluetoothd: no signal had told it", metadata: ["device": "\(device)", "changed": "\(changed.keys.sorted())"])
+        applyRead(device, changed)
     }
 
     /// Disconnects a device (cancelling a pending Connect, which then fails
@@ -39,7 +66,7 @@ extension BlueZClient {
     public func disconnect(_ device: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: device, interface: BlueZInterface.device, method: "Disconnect")
+                _ = try await connection.callBlueZ(path: device, interface: BlueZInterface.device, method: "Disconnect")
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.NotConnected" {}
     }
@@ -65,8 +92,8 @@ extension BlueZClient {
     ///   `transient` when not connected, `deviceGone`).
     public func read(_ characteristic: ObjectPath, timeout: Duration = .seconds(10)) async throws -> [UInt8] {
         try await BlueZError.mapping {
-            let reply = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            let reply = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "ReadValue", arguments: [.dictionary(key: .string, value: .variant, [])], timeout: timeout)
             guard let value = reply.body.first else { throw DBusError(.invalidArgs, "empty ReadValue reply") }
             return try value.decode()
@@ -81,8 +108,8 @@ extension BlueZClient {
             .init(.string("type"), .variant(.string(withResponse ? "request" : "command"))),
         ])
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            _ = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "WriteValue", arguments: [.array(.byte, value.map { .byte($0) }), options], timeout: timeout)
         }
     }
@@ -95,7 +122,7 @@ extension BlueZClient {
     public func startNotify(_ characteristic: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
+                _ = try await connection.callBlueZ(path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
             }
         } catch let e as BlueZError where e.errorClass == .inProgress {}
     }
@@ -105,7 +132,7 @@ extension BlueZClient {
     public func stopNotify(_ characteristic: ObjectPath) async throws {
         do {
             try await BlueZError.mapping {
-                _ = try await connection.call(destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StopNotify")
+                _ = try await connection.callBlueZ(path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StopNotify")
             }
         } catch let e as BlueZError where e.name == "org.bluez.Error.Failed" && e.message.lowercased().contains("no notify session") {}
     }
@@ -116,8 +143,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError`` (`notSupported`, `notPermitted`, `inProgress`).
     public func acquireNotify(_ characteristic: ObjectPath) async throws -> (UnixFD, UInt16) {
         try await BlueZError.mapping {
-            let reply = try await connection.call(
-                destination: BlueZInterface.service, path: characteristic, interface: BlueZInterface.gattCharacteristic,
+            let reply = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
                 method: "AcquireNotify", arguments: [.dictionary(key: .string, value: .variant, [])])
             guard reply.body.count == 2, case .unixFD(let fd) = reply.body[0] else {
                 throw DBusError(.invalidArgs, "AcquireNotify replied '\(reply.signature)', expected 'hq'")
@@ -131,8 +158,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: device, interface: BlueZInterface.properties, method: "Set",
+            _ = try await connection.callBlueZ(
+                path: device, interface: BlueZInterface.properties, method: "Set",
                 arguments: [.string(BlueZInterface.device), .string("Trusted"), .variant(.boolean(trusted))])
         }
     }
@@ -141,8 +168,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func setPowered(_ adapter: ObjectPath, _ on: Bool) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.properties, method: "Set",
+            _ = try await connection.callBlueZ(
+                path: adapter, interface: BlueZInterface.properties, method: "Set",
                 arguments: [.string(BlueZInterface.adapter), .string("Powered"), .variant(.boolean(on))])
         }
     }
@@ -151,8 +178,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``.
     public func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws {
         try await BlueZError.mapping {
-            _ = try await connection.call(
-                destination: BlueZInterface.service, path: adapter, interface: BlueZInterface.adapter,
+            _ = try await connection.callBlueZ(
+                path: adapter, interface: BlueZInterface.adapter,
                 method: "RemoveDevice", arguments: [.objectPath(device)])
         }
     }

@@ -144,6 +144,10 @@ public actor BlueZClient {
         resyncing = true
         defer { resyncing = false }
         guard let snapshot = await fetchManagedObjects() else {
+            if reason == .initial, owner == nil {
+                logger.warning("bluetoothd is not on the bus (org.bluez has no owner); waiting for it",
+                               metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+            }
             owner = nil
             heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
@@ -179,8 +183,8 @@ public actor BlueZClient {
             do {
                 owner = try await connection.nameOwner(of: BlueZInterface.service)
                 guard owner != nil else { return nil }
-                let reply = try await connection.call(
-                    destination: BlueZInterface.service, path: .root, interface: BlueZInterface.objectManager,
+                let reply = try await connection.callBlueZ(
+                    path: .root, interface: BlueZInterface.objectManager,
                     method: "GetManagedObjects", timeout: .seconds(10))
                 guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
                 return (objects: try body.managedObjects(), serial: reply.serial)
@@ -297,6 +301,19 @@ public actor BlueZClient {
             logger.warning("malformed signal from bluetoothd ignored", metadata: ["member": "\(member)", JournalField.error.rawValue: "\(error)"])
             return []
         }
+        return deliver(events)
+    }
+
+    /// Applies Device1 properties read from bluetoothd (not signalled) as
+    /// a `PropertiesChanged` would be.
+    func applyRead(_ device: ObjectPath, _ changed: InterfaceProperties) {
+        _ = deliver(mirror.propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []))
+    }
+
+    /// Emits mirror events, notes what they mean for the layer (GAP name
+    /// reads, link-ups, adapter power) and resumes waiters; returns the
+    /// adapters whose power changed.
+    func deliver(_ events: [MirrorEvent]) -> [(ObjectPath, Bool)] {
         var powered: [(ObjectPath, Bool)] = []
         for event in events {
             emit(.mirror(event))

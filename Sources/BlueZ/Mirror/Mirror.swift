@@ -105,6 +105,15 @@ public struct Mirror: Sendable {
         // Signals for objects or interfaces we do not know are ignored: they
         // can only come from a racing InterfacesRemoved.
         guard var props = objects[path]?[interface] else { return [] }
+        var changed = changed
+        if interface == BlueZInterface.device, changed.bool("ServicesResolved") == true, changed["Connected"] == nil,
+           props.bool("Connected") != true {
+            // Resolved services imply a link. Real bluetoothd 5.66 signals
+            // `ServicesResolved=true` for the central-side Device1 but never
+            // `Connected=true` (issue 20 finding 2); bluetoothd's own state
+            // (`Get`) says connected, so the tree still matches it.
+            changed["Connected"] = .boolean(true)
+        }
         var events: [MirrorEvent] = []
         for (key, new) in changed.sorted(by: { $0.key < $1.key }) {
             let old = props[key]

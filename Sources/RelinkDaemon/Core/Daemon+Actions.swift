@@ -252,20 +252,32 @@ extension Daemon {
                 try await bluez.stopDiscovery(adapter: adapterPath)
                 logger.info("discovery off", metadata: .journal([.adapter: "\(adapterName)"]))
             }
+        } catch let error as BlueZError where error.errorClass == .serviceUnavailable {
+            // bluetoothd is not on the bus: said once when it left; the BlueZ
+            // layer keeps the wish and starts discovery when it is back.
+            logger.debug("discovery waits for bluetoothd", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_ERROR": "\(error)"])
         } catch {
             // startDiscovery keeps the wish and resumes once the adapter is up.
             logger.warning("discovery change failed", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
         }
     }
 
-    /// BlueZ's filter for the merged one. An RSSI threshold is always set
-    /// (the lowest, -127 dBm, when no intent asks for one): with one, BlueZ
-    /// reports every advertisement of a device it already knows as an RSSI
-    /// change (without, only changes of 8 dBm or more), which is how a known
-    /// peripheral coming back in range is seen during a scan.
+    /// BlueZ's filter for the merged one: every advertisement reported
+    /// (`DuplicateData`), and an RSSI threshold only when an intent asked
+    /// for a limit.
+    ///
+    /// relinkd needs repeated reports of devices BlueZ already knows: a
+    /// known peripheral coming back in range during a scan changes no
+    /// property unless its reports are signalled anew. A filter with
+    /// `DuplicateData` makes a filtered discovery (bluetoothd then signals
+    /// `RSSI` on every report, not only on changes of 8 dBm or more, and
+    /// `ManufacturerData`/`ServiceData` every time). An RSSI threshold did
+    /// the same before, but the kernel drops every report whose RSSI is
+    /// "not available" (0x7f, as btvirt and some controllers send) while
+    /// one is set, so such a peripheral was never found (issue 20 finding 6).
     static func bluezFilter(_ filter: DiscoveryFilter) -> DiscoveryFilter {
         var filter = filter
-        filter.minimumRSSI = filter.minimumRSSI ?? -127
+        filter.duplicateData = true
         return filter
     }
 

@@ -72,7 +72,10 @@ class DiscoveryFilter:
 
     @property
     def wants_every_rssi(self) -> bool:
-        return self.rssi is not None or self.pathloss is not None
+        # A filtered discovery: bluetoothd then signals RSSI on every report
+        # (device_set_rssi_with_delta(dev, rssi, 0)). DuplicateData makes one
+        # too (5.66: any filter does; later versions: any but an empty one).
+        return self.rssi is not None or self.pathloss is not None or self.duplicate_data
 
     def matches(self, address: str, name: Optional[str], uuids: list[str],
                 rssi: int, tx_power: Optional[int]) -> bool:

@@ -1,0 +1,90 @@
+import DBus
+import Foundation
+import Testing
+@testable import BlueZ
+import RelinkModel
+
+/// The BlueZ client against behaviours of real bluetoothd 5.66 (issue 20,
+/// docs/real-bluez.md), played by a tiny `org.bluez` on a private bus.
+@Suite(.serialized) struct RealBluetoothdClientTests {
+    /// Runs a client on `address` until `body` returns.
+    func withClient(on address: String, _ body: (BlueZClient, EventLog) async throws -> Void) async throws {
+        let connection = try await Connection.connect(to: .address(address))
+        defer { connection.close() }
+        let client = BlueZClient(connection: connection)
+        let log = EventLog()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            group.addTask { for await e in client.events { await log.append(e) } }
+            defer { group.cancelAll() }  // also when body throws: the group would wait for run() forever
+            try await client.waitUntilReady(timeout: .seconds(10))
+            try await body(client, log)
+        }
+    }
+
+    /// Finding 2: no `Connected=true` signal after `Device1.Connect` on the
+    /// central side. `connect` must return once bluetoothd says the link is
+    /// up (asked with `GetAll` when no signal came), and the mirror and the
+    /// events must show it as if it had been signalled. Also with the
+    /// signal (the mock, other BlueZ versions), where nothing changes.
+    @Test(arguments: [(false, false), (false, true), (true, true)])
+    func connectSeesTheLinkUpWithOrWithoutAConnectedSignal(signalsConnected: Bool, resolves: Bool) async throws {
+        try await withPrivateBus { address, _ in
+            let bluetoothd = try await TinyBluetoothd.start(on: address, signalsConnected: signalsConnected, resolves: resolves)
+            defer { bluetoothd.stop() }
+            try await withClient(on: address) { client, log in
+                let started = ContinuousClock.now
+                try await client.connect(TinyBluetoothd.device, timeout: .seconds(10))
+                #expect(ContinuousClock.now - started < .seconds(4), "it waited for a signal that never comes")
+                #expect(await client.mirror.device(TinyBluetoothd.device)?.connected == true)
+                let up = BlueZEvent.mirror(.propertyChanged(
+                    path: TinyBluetoothd.device, interface: BlueZInterface.device, property: "Connected", old: .boolean(false), new: .boolean(true)))
+                try await within(.seconds(5), "the link-up event") { await log.contains(up) }
+                if resolves {
+                    try await client.waitForServices(TinyBluetoothd.device, timeout: .seconds(5))
+                }
+                #expect(await log.events.filter { $0 == up }.count == 1)
+            }
+        }
+    }
+
+    /// Finding 7: a call to bluetoothd while `org.bluez` has no owner fails
+    /// at once (`NameHasNoOwner`/`ServiceUnknown`), and never asks the bus
+    /// to start it.
+    @Test func aCallWhileBluetoothdIsDownNeverActivatesIt() async throws {
+        try await withPrivateBus { address, marker in
+            let connection = try await Connection.connect(to: .address(address))
+            defer { connection.close() }
+            let client = BlueZClient(connection: connection)
+            do {
+                try await client.connect(TinyBluetoothd.device, timeout: .seconds(10))
+                Issue.record("no error")
+            } catch let e as BlueZError {
+                // dbus-daemon says NameHasNoOwner for an activatable name, ServiceUnknown otherwise.
+                #expect([DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue].contains(e.name), "\(e)")
+                #expect(e.errorClass == .serviceUnavailable)
+            }
+            #expect(!FileManager.default.fileExists(atPath: marker), "the bus was asked to start bluetoothd")
+        }
+    }
+
+    /// Finding 7: with no bluetoothd, discovery wanted is not tried against
+    /// the bus; it starts when `org.bluez` is back.
+    @Test func discoveryWaitsForBluetoothdToComeBack() async throws {
+        try await withPrivateBus { address, marker in
+            try await withClient(on: address) { client, _ in
+                do {
+                    try await client.startDiscovery(adapter: TinyBluetoothd.adapter, filter: DiscoveryFilter())
+                } catch let e as BlueZError {
+                    #expect(e.errorClass == .serviceUnavailable, "\(e)")
+                }
+                #expect(!FileManager.default.fileExists(atPath: marker), "the bus was asked to start bluetoothd")
+                let bluetoothd = try await TinyBluetoothd.start(on: address)
+                defer { bluetoothd.stop() }
+                try await within(.seconds(10), "discovery started on the new bluetoothd") { bluetoothd.calls.contains("StartDiscovery") }
+                #expect(bluetoothd.calls.prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"])
+                #expect(!FileManager.default.fileExists(atPath: marker))
+            }
+        }
+    }
+}
