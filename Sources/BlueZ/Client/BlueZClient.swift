@@ -146,7 +146,7 @@ public actor BlueZClient {
         guard let snapshot = await fetchManagedObjects() else {
             if reason == .initial, owner == nil {
                 logger.warning("bluetoothd is not on the bus (org.bluez has no owner); waiting for it",
-                               metadata: ["RELINK_EVENT": "bluetoothd-lost"])
+                               metadata: .journal([.event: "bluetoothd-lost"]))
             }
             owner = nil
             heldSignals = []

@@ -255,7 +255,7 @@ extension Daemon {
         } catch let error as BlueZError where error.errorClass == .serviceUnavailable {
             // bluetoothd is not on the bus: said once when it left; the BlueZ
             // layer keeps the wish and starts discovery when it is back.
-            logger.debug("discovery waits for bluetoothd", metadata: ["RELINK_ADAPTER": "\(adapterName)", "RELINK_ERROR": "\(error)"])
+            logger.debug("discovery waits for bluetoothd", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
         } catch {
             // startDiscovery keeps the wish and resumes once the adapter is up.
             logger.warning("discovery change failed", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
