@@ -15,7 +15,7 @@
 ///   cancellation throws `CancellationError`.
 /// * Client: ``Connection`` (``Connection/connect(to:)``,
 ///   ``Connection/call(destination:path:interface:method:arguments:timeout:)``,
-///   ``Connection/signals(matching:)`` with ``MatchRule``,
+///   ``Connection/signals(matching:)`` with ``SignalMatch``,
 ///   ``Connection/nameOwnerChanges(for:)``, ``Connection/requestName(_:flags:)``).
 /// * Service: ``ExportedObject`` with ``DBusInterface`` (``DBusMethod``,
 ///   ``DBusProperty``, ``DBusSignal``), ``Connection/export(_:)``,
@@ -49,7 +49,7 @@
 /// }
 ///
 /// // Subscribe to signals by match rule (AddMatch now, RemoveMatch when the loop ends).
-/// let changes = try await bus.signals(matching: MatchRule(
+/// let changes = try await bus.signals(matching: SignalMatch(
 ///     sender: "org.bluez", interface: "org.freedesktop.DBus.Properties",
 ///     member: "PropertiesChanged", pathNamespace: ObjectPath("/org/bluez")))
 /// for try await signal in changes {

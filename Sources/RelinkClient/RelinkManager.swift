@@ -259,7 +259,7 @@ public final class RelinkManager: Sendable {
     /// - Throws: ``RelinkClientError``: unreachable.
     public func eventSignals() async throws(RelinkClientError) -> RelinkEventSignals {
         do {
-            let rule = MatchRule(sender: RelinkNames.busName, interface: RelinkNames.central, member: Central1Member.event.rawValue,
+            let rule = SignalMatch(sender: RelinkNames.busName, interface: RelinkNames.central, member: Central1Member.event.rawValue,
                                  pathNamespace: try ObjectPath("/org/relink/central"))
             return RelinkEventSignals(signals: try await connection.signals(matching: rule))
         } catch {

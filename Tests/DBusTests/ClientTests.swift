@@ -159,7 +159,7 @@ import RelinkModel
                 async let reply = client.call(
                     destination: EchoService.name, path: EchoService.path, interface: EchoService.interface, method: "Sleep",
                     arguments: [.uint32(10_000)])
-                let signals = try await client.signals(matching: MatchRule(interface: EchoService.interface))
+                let signals = try await client.signals(matching: SignalMatch(interface: EchoService.interface))
                 try await eventually(timeout: .seconds(20), "the call pending") { client.loop.state.withLock { $0.pending.count } > 0 }
                 client.close()
                 do {

@@ -39,7 +39,7 @@ private actor Recorder {
             let emitter = try await bus.connect()
             let receiver = try await bus.connect()
             let recorder = Recorder(receiver)
-            let signals = try await receiver.signals(matching: MatchRule(sender: emitter.uniqueName, interface: Self.interface)) { m in
+            let signals = try await receiver.signals(matching: SignalMatch(sender: emitter.uniqueName, interface: Self.interface)) { m in
                 recorder.assumeIsolated { $0.offer(m) }
             }
             let count: UInt32 = 60

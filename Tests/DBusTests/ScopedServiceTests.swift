@@ -58,8 +58,8 @@ import RelinkModel
             let serving = Task { try await service.serve() }
             defer { serving.cancel() }
 
-            let mine = Received(try await client.signals(matching: MatchRule(sender: Self.name)))
-            let broad = Received(try await outsider.signals(matching: MatchRule()))
+            let mine = Received(try await client.signals(matching: SignalMatch(sender: Self.name)))
+            let broad = Received(try await outsider.signals(matching: SignalMatch()))
 
             // A message sent after the reply reaches the caller after it.
             let reply = try await client.call(destination: Self.name, path: Self.shown, interface: Self.iface, method: "Hello")

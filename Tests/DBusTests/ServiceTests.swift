@@ -17,7 +17,7 @@ import RelinkModel
             try await EchoService.with(bus) { _, object, client in
                 let i = EchoService.interface
                 let changes = try await client.signals(
-                    matching: MatchRule(sender: EchoService.name, interface: Self.props, member: "PropertiesChanged", path: EchoService.path))
+                    matching: SignalMatch(sender: EchoService.name, interface: Self.props, member: "PropertiesChanged", path: EchoService.path))
                 var it = changes.makeAsyncIterator()
 
                 #expect(try await call(client, Self.props, "Get", [.string(i), .string("Name")]).body == [.variant(.string("echo"))])
@@ -67,7 +67,7 @@ import RelinkModel
                 let managed = try reply.decode([ObjectPath: [String: [String: DBusValue]]].self)
                 #expect(managed == [EchoService.path: [EchoService.interface: ["Name": .string("echo"), "Count": .uint32(7)]]])
 
-                let added = try await client.signals(matching: MatchRule(sender: EchoService.name, interface: "org.freedesktop.DBus.ObjectManager"))
+                let added = try await client.signals(matching: SignalMatch(sender: EchoService.name, interface: "org.freedesktop.DBus.ObjectManager"))
                 var it = added.makeAsyncIterator()
                 let devicePath = try ObjectPath("/org/relink/dev_1")
                 let device = try ExportedObject(

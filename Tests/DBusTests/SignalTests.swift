@@ -11,7 +11,7 @@ import RelinkModel
             let receiver = try await bus.connect()
             let count: UInt32 = 100_000
             let signals = try await receiver.signals(
-                matching: MatchRule(sender: emitter.uniqueName, interface: "org.relink.Test.Burst", member: "Tick"))
+                matching: SignalMatch(sender: emitter.uniqueName, interface: "org.relink.Test.Burst", member: "Tick"))
             let path = try ObjectPath("/burst")
             for i in 0..<count {
                 try emitter.emitSignal(path: path, interface: "org.relink.Test.Burst", member: "Tick", arguments: [.uint32(i), .string("payload")])
@@ -39,8 +39,8 @@ import RelinkModel
             let emitter = try await bus.connect()
             let receiver = try await bus.connect()
             let path = try ObjectPath("/x")
-            let onlyA = try await receiver.signals(matching: MatchRule(interface: "org.relink.Test.S", member: "A"))
-            let onlyArg = try await receiver.signals(matching: MatchRule(interface: "org.relink.Test.S", arguments: [0: "yes"]))
+            let onlyA = try await receiver.signals(matching: SignalMatch(interface: "org.relink.Test.S", member: "A"))
+            let onlyArg = try await receiver.signals(matching: SignalMatch(interface: "org.relink.Test.S", arguments: [0: "yes"]))
             try emitter.emitSignal(path: path, interface: "org.relink.Test.S", member: "B", arguments: [.string("yes")])
             try emitter.emitSignal(path: path, interface: "org.relink.Test.S", member: "A", arguments: [.string("no")])
             var a = onlyA.makeAsyncIterator()
@@ -60,7 +60,7 @@ import RelinkModel
         try await withTestBus { bus in
             let receiver = try await bus.connect()
             let name = "org.relink.Test.Restarting"
-            let signals = try await receiver.signals(matching: MatchRule(sender: name, interface: "org.relink.Test.S"))
+            let signals = try await receiver.signals(matching: SignalMatch(sender: name, interface: "org.relink.Test.S"))
             var it = signals.makeAsyncIterator()
             let path = try ObjectPath("/x")
             for generation in 0..<2 {

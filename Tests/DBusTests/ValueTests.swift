@@ -106,14 +106,14 @@ import RelinkModel
     }
 
     @Test func matchRuleTextAndLocalMatching() throws {
-        let rule = MatchRule(sender: ":1.5", interface: "org.x.Y", member: "Z", pathNamespace: try ObjectPath("/a"), arguments: [0: "it's"])
+        let rule = SignalMatch(sender: ":1.5", interface: "org.x.Y", member: "Z", pathNamespace: try ObjectPath("/a"), arguments: [0: "it's"])
         #expect(rule.description == "type='signal',sender=':1.5',interface='org.x.Y',member='Z',path_namespace='/a',arg0='it'\\''s'")
         var m = try Message.signal(path: ObjectPath("/a/b"), interface: "org.x.Y", member: "Z", body: [.string("it's")])
         m.sender = ":1.5"
         #expect(rule.matches(m, owner: nil))
         m.body = [.string("other")]
         #expect(!rule.matches(m, owner: nil))
-        let wellKnown = MatchRule(sender: "org.bluez")
+        let wellKnown = SignalMatch(sender: "org.bluez")
         m.sender = ":1.9"
         #expect(wellKnown.matches(m, owner: ":1.9"))
         #expect(!wellKnown.matches(m, owner: ":1.8"))

@@ -117,7 +117,7 @@ import RelinkModel
             #expect(try await other.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self).count == 1)
             #expect(try await root.call(APIClient.manager, "org.relink.Manager1", "ListIdentifiers").decode([DBusValue].self).count == 2)
             // Once its own identifier wants the lock, the other user sees the peripheral (and is told).
-            let added = try await other.connection.signals(matching: MatchRule(
+            let added = try await other.connection.signals(matching: SignalMatch(
                 sender: "org.relink", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
             var addedIterator = added.makeAsyncIterator()
             let same = try await other.central(own, "Connect", [.string(Harness.lockAddress), APIClient.options()]).decode(ObjectPath.self)

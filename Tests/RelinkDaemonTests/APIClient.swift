@@ -26,7 +26,7 @@ final class APIClient: Sendable {
     /// is in place when this returns).
     static func connect(_ bus: String) async throws -> APIClient {
         let client = APIClient(connection: try await Connection.connect(to: .address(bus)))
-        let stream = try await client.connection.signals(matching: MatchRule(sender: "org.relink", interface: "org.relink.Central1", member: "Event"))
+        let stream = try await client.connection.signals(matching: SignalMatch(sender: "org.relink", interface: "org.relink.Central1", member: "Event"))
         let task = Task { [weak client] in
             do {
                 for try await m in stream {

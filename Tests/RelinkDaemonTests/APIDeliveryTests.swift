@@ -17,7 +17,7 @@ import RelinkModel
 
         init(_ bus: String) async throws {
             connection = try await Connection.connect(to: .address(bus))
-            let stream = try await connection.signals(matching: MatchRule())
+            let stream = try await connection.signals(matching: SignalMatch())
             let t = Task { [weak self] in
                 do { for try await m in stream { self?.seen.withLock { $0.append(m) } } } catch {}
             }
@@ -47,13 +47,13 @@ import RelinkModel
             defer { spy.close() }
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
-            let changes = try await client.connection.signals(matching: MatchRule(
+            let changes = try await client.connection.signals(matching: SignalMatch(
                 sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
             let changed = Mutex<[String]>([])
             let changeTask = Task { do { for try await m in changes { changed.withLock { $0.append(m.path?.rawValue ?? "") } } } catch {} }
             defer { changeTask.cancel() }
 
-            let added = try await client.connection.signals(matching: MatchRule(
+            let added = try await client.connection.signals(matching: SignalMatch(
                 sender: "org.relink", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
             var addedIterator = added.makeAsyncIterator()
             let (central, _, _) = try await client.register(Harness.id)
@@ -93,7 +93,7 @@ import RelinkModel
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
             let (central, _, _) = try await client.register(Harness.id)
-            let changes = try await client.connection.signals(matching: MatchRule(
+            let changes = try await client.connection.signals(matching: SignalMatch(
                 sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: central))
             let lastSequences = Mutex<[UInt64]>([])
             let changeTask = Task {
@@ -266,7 +266,7 @@ import RelinkModel
         try await Harness.with { h in
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
-            let stream = try await client.connection.signals(matching: MatchRule(
+            let stream = try await client.connection.signals(matching: SignalMatch(
                 sender: "org.relink", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: APIClient.manager))
             let seen = Mutex<[DBusValue]>([])
             let task = Task {

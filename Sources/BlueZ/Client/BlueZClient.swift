@@ -70,7 +70,7 @@ public actor BlueZClient {
     /// - Throws: ``DBusError`` when the connection fails.
     public func run() async throws {
         // Subscribe before reading the tree, so nothing between is missed.
-        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterface.service)) { [weak self] message in
+        let signals = try await connection.signals(matching: SignalMatch(sender: BlueZInterface.service)) { [weak self] message in
             guard let self else { return false }
             return self.assumeIsolated { $0.applyInline(message) }
         }

@@ -23,8 +23,8 @@ enum BusCalls {
     }
 
     /// The rule that tracks the owner of a well-known name.
-    static func ownerRule(_ wellKnown: String) -> MatchRule {
-        MatchRule(
+    static func ownerRule(_ wellKnown: String) -> SignalMatch {
+        SignalMatch(
             sender: name, interface: name, member: "NameOwnerChanged", path: path, arguments: [0: wellKnown])
     }
 }

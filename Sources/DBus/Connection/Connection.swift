@@ -163,7 +163,7 @@ public final class Connection: Sendable {
     /// read, to the stream. It must not block. An actor whose executor is
     /// ``serialExecutor`` can be entered from it with `assumeIsolated`:
     /// that is what it is for, a signal handled without a task switch.
-    public func signals(matching rule: MatchRule, inline: (@Sendable (Message) -> Bool)? = nil) async throws -> SignalStream {
+    public func signals(matching rule: SignalMatch, inline: (@Sendable (Message) -> Bool)? = nil) async throws -> SignalStream {
         try rule.validate()
         let (id, stream, backlog, newlyTracked) = try loop.addSubscriber(rule, inline: inline)
         let result = SignalStream(stream: stream, loop: loop, id: id, backlog: backlog)
@@ -188,7 +188,7 @@ public final class Connection: Sendable {
     /// - Throws: as ``signals(matching:)``.
     public func nameOwnerChanges(for name: String? = nil) async throws -> NameOwnerChanges {
         if let name { try DBusNames.checkBusName(name) }
-        var rule = MatchRule(sender: BusCalls.name, interface: BusCalls.name, member: "NameOwnerChanged", path: BusCalls.path)
+        var rule = SignalMatch(sender: BusCalls.name, interface: BusCalls.name, member: "NameOwnerChanged", path: BusCalls.path)
         if let name { rule.arguments[0] = name }
         return NameOwnerChanges(signals: try await signals(matching: rule))
     }

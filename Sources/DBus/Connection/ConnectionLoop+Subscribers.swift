@@ -3,7 +3,7 @@
 extension ConnectionLoop {
     /// Registers a signal subscriber; returns its id, its stream, and
     /// whether its well-known sender just started being tracked.
-    func addSubscriber(_ rule: MatchRule, inline: (@Sendable (Message) -> Bool)? = nil) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Backlog, Bool) {
+    func addSubscriber(_ rule: SignalMatch, inline: (@Sendable (Message) -> Bool)? = nil) throws(DBusError) -> (UInt64, AsyncThrowingStream<[Message], any Error>, Backlog, Bool) {
         let (stream, cont) = AsyncThrowingStream<[Message], any Error>.makeStream(bufferingPolicy: .unbounded)
         let backlog = Backlog()
         let result = state.withLock { s -> Result<(UInt64, Bool), DBusError> in

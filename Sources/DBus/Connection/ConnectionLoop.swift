@@ -47,7 +47,7 @@ final class ConnectionLoop: Sendable {
     }
 
     struct Subscriber {
-        var rule: MatchRule
+        var rule: SignalMatch
         var continuation: SignalContinuation
         var backlog: Backlog
         /// Takes a signal on the I/O thread, in `route`, when nothing of

@@ -76,7 +76,7 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let propertyReadOnly = Name(prefix + "PropertyReadOnly")
         /// An operation of the bus timed out (e.g. starting a service).
         public static let timedOut = Name(prefix + "TimedOut")
-        /// A match rule that the bus (or ``MatchRule/validate()``) rejects.
+        /// A match rule that the bus (or ``SignalMatch/validate()``) rejects.
         public static let matchRuleInvalid = Name(prefix + "MatchRuleInvalid")
         /// `RemoveMatch` for a rule that was never added.
         public static let matchRuleNotFound = Name(prefix + "MatchRuleNotFound")

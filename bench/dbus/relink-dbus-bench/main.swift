@@ -54,7 +54,7 @@ case "call":
     print("calls_per_sec=\(Int(Double(n) / (now() - t0)))")
 case "receive":
     guard let n = UInt32(args[3]) else { fail("bad count") }
-    let signals = try await bus.signals(matching: MatchRule(interface: "org.relink.Bench", member: "Tick"))
+    let signals = try await bus.signals(matching: SignalMatch(interface: "org.relink.Bench", member: "Tick"))
     ready(args[4])
     var got: UInt32 = 0
     var t0 = 0.0

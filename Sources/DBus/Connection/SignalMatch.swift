@@ -1,12 +1,12 @@
 /// A D-Bus match rule for signals, e.g.
-/// `MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")`.
+/// `SignalMatch(sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")`.
 ///
 /// The rule is sent to the bus (`AddMatch`) and also applied locally, so a
 /// subscription only sees the signals it asked for even when other rules
 /// on the same connection bring in more. A well-known `sender` is tracked
 /// through its current owner (as the bus does), so signals keep arriving
 /// when the owning process restarts.
-public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
+public struct SignalMatch: Hashable, Sendable, CustomStringConvertible {
     /// The sending bus name: a unique name, or a well-known name followed
     /// to its current owner.
     public var sender: String?
