@@ -1,6 +1,6 @@
 public import BlueZ
 public import DBus
-public import struct Foundation.Date
+import struct Foundation.Date
 public import RelinkModel
 
 /// An in-memory bluetoothd for in-process tests, in the place of

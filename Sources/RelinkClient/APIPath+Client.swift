@@ -1,6 +1,6 @@
 public import DBus
 public import RelinkAPI
-public import RelinkModel
+import RelinkModel
 
 extension APIPath {
     /// The object of an identifier given as text.

@@ -1,4 +1,4 @@
-public import RelinkAPI
+import RelinkAPI
 public import RelinkModel
 
 /// Checks of the arguments relinkd accepts, done before anything is sent

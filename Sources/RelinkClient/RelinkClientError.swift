@@ -1,5 +1,5 @@
 public import RelinkAPI
-public import DBus
+import DBus
 
 /// An error of the client library: the `org.relink.Error.*` name relinkd
 /// replied (or that the library gives to a bad argument it caught before

@@ -1,6 +1,6 @@
 public import DBus
-public import RelinkAPI
-public import RelinkModel
+import RelinkAPI
+import RelinkModel
 
 /// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
 public struct RelinkConnectOptions: Sendable, Hashable {

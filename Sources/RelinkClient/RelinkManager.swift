@@ -1,6 +1,6 @@
-public import RelinkAPI
+import RelinkAPI
 public import DBus
-public import RelinkModel
+import RelinkModel
 
 /// One connection to relinkd and every call of its public API
 /// (`Manager1`, and `Central1` by identifier), typed. Stateless apart

@@ -1,6 +1,6 @@
 public import DBus
-public import RelinkModel
-public import RelinkAPI
+import RelinkModel
+import RelinkAPI
 
 /// A peripheral relinkd knows (`org.relink.Peripheral1` properties).
 public struct RelinkPeripheral: Sendable, Hashable {

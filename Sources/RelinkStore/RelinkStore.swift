@@ -1,7 +1,7 @@
-public import Foundation
-public import GRDB
+import Foundation
+import GRDB
 public import Logging
-public import Synchronization
+import Synchronization
 public import RelinkModel
 
 /// The restore store: everything clients asked for, per restore identifier,

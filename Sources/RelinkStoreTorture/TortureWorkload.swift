@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import RelinkStore
-public import RelinkModel
+import RelinkModel
 
 /// A seeded, deterministic stream of multi-row mutations over the store.
 ///

@@ -1,5 +1,5 @@
 public import DBus
-public import RelinkModel
+import RelinkModel
 
 /// A GATT application holding one `org.bluez.GattProfile1` object whose
 /// `UUIDs` are the services relink wants links to. Registered through

@@ -1,7 +1,7 @@
 public import DBus
 public import Logging
-public import struct Foundation.Date
-public import RelinkModel
+import struct Foundation.Date
+import RelinkModel
 
 /// The BlueZ layer: a live mirror of `org.bluez` and the operations a
 /// central needs, over one D-Bus connection.

@@ -1,5 +1,5 @@
 public import struct Foundation.Date
-public import RelinkModel
+import RelinkModel
 
 /// A peripheral's two names, each with when it was last seen.
 ///

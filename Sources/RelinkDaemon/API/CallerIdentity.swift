@@ -1,5 +1,5 @@
 public import DBus
-public import RelinkAPI
+import RelinkAPI
 
 /// How relinkd learns the Unix user behind a caller's unique bus name.
 /// Production asks the bus (`GetConnectionUnixUser`); tests may inject a

@@ -1,7 +1,7 @@
 public import DBus
-public import Restoration
-public import RelinkModel
-public import RelinkAPI
+import Restoration
+import RelinkModel
+import RelinkAPI
 
 /// The internal control path (tests, bench): `/org/relink/control` with
 /// `org.relink.Control1`. Clients use `org.relink.Manager1` (docs/api/).

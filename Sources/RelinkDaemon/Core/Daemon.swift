@@ -1,10 +1,10 @@
 public import BlueZ
-public import DBus
-public import Foundation
+import DBus
+import Foundation
 public import Logging
 public import RelinkStore
-public import Restoration
-public import RelinkModel
+import Restoration
+import RelinkModel
 public import RelinkAPI
 
 /// relinkd's heart: owns the BlueZ client, the store, and per connection

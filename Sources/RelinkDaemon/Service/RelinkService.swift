@@ -1,12 +1,12 @@
-public import BlueZ
+import BlueZ
 public import DBus
-public import RelinkAPI
-public import RelinkModel
+import RelinkAPI
+import RelinkModel
 public import Logging
 public import RelinkStore
 public import ServiceLifecycle
-public import Foundation
-public import Restoration
+import Foundation
+import Restoration
 public import Systemd
 
 /// relinkd as a swift-service-lifecycle `Service`: serves its bus

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import RelinkModel
 
 /// One change to the store. A list of mutations passed to
