@@ -107,11 +107,11 @@ let package = Package(
         // Test support: starts an isolated simulated-Bluetooth bench (bench/).
         .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BenchSupport"], swiftSettings: strict),
         .testTarget(
             name: "SystemdTests",
             dependencies: [
-                "RelinkModel", "Systemd", "relink-systemd-probe",
+                "BenchSupport", "RelinkModel", "Systemd", "relink-systemd-probe",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -136,7 +136,7 @@ let package = Package(
         // The daemon in-process against the fake bluetoothd: unit tier (no bus, no child process).
         .testTarget(
             name: "DaemonInProcessTests",
-            dependencies: ["BlueZ", "BlueZFake", "DBus", "RelinkAPI", "RelinkDaemon", "RelinkModel", "RelinkStore", "Restoration",
+            dependencies: ["BenchSupport", "BlueZ", "BlueZFake", "DBus", "RelinkAPI", "RelinkDaemon", "RelinkModel", "RelinkStore", "Restoration",
                            .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),

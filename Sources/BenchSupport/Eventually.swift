@@ -1,15 +1,19 @@
-/// Polls `condition` every 100 ms until it holds, or throws
-/// ``TimeoutError`` after `timeout`.
+/// Polls `condition` every `poll` (100 ms unless told) until it holds, or
+/// throws ``TimeoutError`` after `timeout`.
 ///
 /// This is how a test waits: for the condition its next assertion relies
 /// on, bounded generously (loaded CI machines are slow), never for a fixed
-/// time. A condition that never comes still fails the test.
-/// - Throws: ``TimeoutError``; `CancellationError` when the task is cancelled.
-public func eventually(timeout: Duration, _ what: String, _ condition: () async -> Bool) async throws {
+/// time. A condition that never comes still fails the test. Tests of
+/// something that answers in microseconds (the D-Bus binding, the daemon
+/// in-process) poll more often.
+/// - Throws: ``TimeoutError``; what `condition` throws; `CancellationError`
+///   when the task is cancelled.
+public func eventually(timeout: Duration, poll: Duration = .milliseconds(100), _ what: String,
+                       _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(100))
+        if try await condition() { return }
+        try await Task.sleep(for: poll)
     }
     throw TimeoutError(what: what)
 }

@@ -1,3 +1,4 @@
+import BenchSupport
 import BlueZ
 import BlueZFake
 import DBus
@@ -84,17 +85,8 @@ final class InProcessDaemon: Sendable {
     }
 }
 
-/// Waits, without sleeping a fixed time, until `condition` holds: it is
-/// checked after every turn of the cooperative pool, up to `bound`.
+/// BenchSupport's bounded wait, polled every millisecond: the daemon
+/// in-process answers in microseconds.
 func eventually(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + bound
-    while try await !condition() {
-        guard clock.now < deadline else {
-            Issue.record("timed out after \(bound) waiting for \(what)")
-            throw CancellationError()
-        }
-        await Task.yield()
-        try await Task.sleep(for: .milliseconds(1))  // a poll interval, not a settle wait: the bound is above
-    }
+    try await BenchSupport.eventually(timeout: bound, poll: .milliseconds(1), what, condition)
 }
