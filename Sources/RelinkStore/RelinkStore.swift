@@ -183,6 +183,11 @@ public final class RelinkStore: Sendable {
         }
     }
 
+    /// Test hook: lifts the cap of ``capSizeForTesting()`` (the disk has room again).
+    func uncapSizeForTesting() throws {
+        try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+    }
+
     /// Test hook: makes the writer connection refuse writes (`SQLITE_READONLY`).
     func setQueryOnlyForTesting(_ on: Bool) throws {
         try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(on ? 1 : 0)") }

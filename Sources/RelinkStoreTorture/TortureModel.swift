@@ -56,6 +56,15 @@ public struct TortureModel: Sendable, Equatable {
         case .removeSubscription(let s): identifiers[s.identifier]?.subscriptions[Self.key(s)] = nil
         case .appendEvent(let draft): append(draft)
         case .acknowledgeEvents(let id, let through): acknowledge(id, through: through)
+        case .countUnstoredEvents(let id, let count, let range):
+            guard var entry = identifiers[id], count > 0 else { return }
+            entry.droppedTotal += count
+            if let range {
+                entry.droppedRange = min(entry.droppedRange?.lowerBound ?? range.lowerBound, range.lowerBound)
+                    ... max(entry.droppedRange?.upperBound ?? range.upperBound, range.upperBound)
+                entry.nextSequence = max(entry.nextSequence, range.upperBound + 1)
+            }
+            identifiers[id] = entry
         }
     }
 
@@ -70,7 +79,7 @@ public struct TortureModel: Sendable, Equatable {
             let newest = entry.events[excess - 1].sequence
             entry.events.removeFirst(excess)
             entry.droppedTotal += Int64(excess)
-            entry.droppedRange = (entry.droppedRange?.lowerBound ?? oldest)...newest
+            entry.droppedRange = min(entry.droppedRange?.lowerBound ?? oldest, oldest)...max(entry.droppedRange?.upperBound ?? newest, newest)
         }
         identifiers[draft.identifier] = entry
     }

@@ -58,6 +58,33 @@ struct OutboxTests {
         #expect(try await store.loadState().identifiers.first?.outbox == store.outboxStatus(for: id))
     }
 
+    @Test("events never stored are counted as dropped: total, range, and numbers never handed out again")
+    func unstoredEventsCountAsDropped() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? store.close() }
+        let id = try Fixtures.id("band")
+        try await store.apply([.putIdentifier(Fixtures.identifier("band", limit: 10))])
+        for n in 1...3 { try await store.apply([.appendEvent(Fixtures.event(id, "e\(n)"))]) }
+        // Events 4...8 were numbered by relinkd but their commit failed.
+        let commit = try await store.apply([.countUnstoredEvents(id, count: 5, range: 4...8)])
+        #expect(commit.outboxEffects == [.unstoredCounted(id, count: 5)])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 9, pendingCount: 3, droppedTotal: 5, droppedRange: 4...8, firstSequence: 1))
+        #expect(try await store.apply([.appendEvent(Fixtures.event(id, "e9"))]).appendedSequences == [9])
+
+        // The bound then drops the oldest, below that range: one range covers both.
+        try await store.apply([.putIdentifier(Fixtures.identifier("band", limit: 2))])
+        #expect(try await store.events(for: id).map(\.sequence) == [3, 9])
+        #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 10, pendingCount: 2, droppedTotal: 7, droppedRange: 1...8, firstSequence: 3))
+        #expect(try await store.loadState().identifiers.first?.outbox == store.outboxStatus(for: id))
+
+        // All acknowledged past: counted only; an identifier that is gone: nothing.
+        try await store.apply([.countUnstoredEvents(id, count: 2, range: nil)])
+        #expect(try await store.outboxStatus(for: id).droppedTotal == 9)
+        #expect(try await store.apply([.countUnstoredEvents(try Fixtures.id("gone"), count: 2, range: 1...2)]).outboxEffects.isEmpty)
+    }
+
     @Test("a failing request in a group commit leaves the others committed")
     func groupCommitIsolation() async throws {
         let directory = try TemporaryDirectory()

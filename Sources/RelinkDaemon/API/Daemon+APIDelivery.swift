@@ -48,8 +48,13 @@ extension Daemon {
             let id = effect.identifier
             api.outboxes[id]?.apply(effect)
             touched.insert(id)
-            if case .appended(_, let sequence) = effect { appended[id, default: []].append(sequence) }
+            switch effect {
+            case .appended(_, let sequence): appended[id, default: []].append(sequence)
+            case .acknowledged(_, let through, _, _): writes.unstored.acknowledged(id, through: through)
+            case .dropped, .unstoredCounted: break
+            }
         }
+        for case .removeIdentifier(let id) in mutations { writes.unstored.forget(id) }
         for (id, sequences) in appended {
             releaseEvents(id, committedThrough: sequences.max() ?? 0)
             api.sequencers[id]?.committed(Set(sequences))
@@ -58,7 +63,9 @@ extension Daemon {
     }
 
     /// Called by ``drainCommits()`` when a request's commit failed: its
-    /// events are not stored. Those no client saw are journalled as lost.
+    /// events are not stored. They are counted as dropped at once (the
+    /// outbox mirror, and the store once it takes writes again:
+    /// ``UnstoredEvents``); the journal hears of it at a bounded rate.
     func notCommitted(_ mutations: [StoreMutation], error: RelinkError) {
         var failed: [RestoreIdentifier: Set<Int64>] = [:]
         for case .appendEvent(let draft) in mutations {
@@ -66,18 +73,31 @@ extension Daemon {
             failed[draft.identifier, default: []].insert(sequence)
         }
         for (id, sequences) in failed {
-            guard let lost = api.sequencers[id]?.failed(sequences) else { continue }
-            for event in lost {
-                logger.error("event not stored and not delivered", metadata: .journal([
-                    .restoreID: "\(id)", .event: "\(event.kind)", .sequence: "\(event.sequence)", .error: "\(error)",
-                ]))
-            }
-            if sequences.count > lost.count {
-                logger.error("events shown to clients could not be stored", metadata: .journal([
-                    .restoreID: "\(id)", .count: "\(sequences.count - lost.count)", .error: "\(error)",
-                ]))
+            _ = api.sequencers[id]?.failed(sequences)
+            if let low = sequences.min(), let high = sequences.max() {
+                api.outboxes[id]?.noteUnstored(low...high, count: Int64(sequences.count))
             }
             releaseEvents(id)
+            outboxChanged(id)
+        }
+        if let line = writes.unstored.commitFailed(lost: failed, error: "\(error)", now: .now) { journal(line) }
+    }
+
+    /// Writes a line about the store refusing writes (``UnstoredEvents``).
+    func journal(_ line: UnstoredEvents.Line) {
+        switch line {
+        case .started(let error):
+            logger.error("the store refuses writes: events are counted as dropped until it takes them again", metadata: .journal([
+                .error: "\(error)", .decision: "events-not-stored",
+            ]))
+        case .still(let requests, let events, let error):
+            logger.error("the store still refuses writes: \(requests) more requests failed, \(events) more events not stored", metadata: .journal([
+                .error: "\(error)", .count: "\(events)", .decision: "events-not-stored",
+            ]))
+        case .recovered(let requests, let events, let lasted):
+            logger.notice("the store takes writes again: \(requests) requests failed and \(events) events were not stored (counted as dropped)", metadata: .journal([
+                .count: "\(events)", .duration: "\(lasted)", .decision: "store-writable",
+            ]))
         }
     }
 

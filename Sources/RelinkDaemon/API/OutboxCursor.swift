@@ -35,10 +35,23 @@ struct OutboxCursor: Sendable, Hashable {
 
     /// The newest stored event's sequence number (0: none yet).
     var lastSequence: Int64 { nextStored - 1 }
-    /// Every stored event at or below it was acknowledged or dropped.
+    /// Every stored event at or below it was acknowledged or dropped: below
+    /// both the lowest stored event and the dropped range (which events
+    /// never stored may place above stored ones).
     var acknowledged: Int64 {
-        if let droppedRange { return droppedRange.lowerBound - 1 }
-        return (first ?? nextStored) - 1
+        min(droppedRange?.lowerBound ?? Int64.max, first ?? nextStored) - 1
+    }
+
+    /// Counts events that were numbered but never stored (their commit
+    /// failed) as dropped, at once; the store learns it later
+    /// (``UnstoredEvents``), and its ``OutboxEffect/unstoredCounted(_:count:)``
+    /// then changes nothing here. `range`: their numbers.
+    mutating func noteUnstored(_ range: ClosedRange<Int64>, count: Int64) {
+        droppedTotal += count
+        droppedRange = min(droppedRange?.lowerBound ?? range.lowerBound, range.lowerBound)
+            ... max(droppedRange?.upperBound ?? range.upperBound, range.upperBound)
+        // `nextStored` stays what the store holds: the sequencer's window
+        // (and the skip after a crash) is measured from it.
     }
 
     /// Follows one committed effect on this identifier's outbox.
@@ -51,7 +64,8 @@ struct OutboxCursor: Sendable, Hashable {
         case .dropped(_, let count, let range, let lowest):
             pending -= Int(count)
             droppedTotal += count
-            droppedRange = min(droppedRange?.lowerBound ?? range.lowerBound, range.lowerBound)...range.upperBound
+            droppedRange = min(droppedRange?.lowerBound ?? range.lowerBound, range.lowerBound)
+                ... max(droppedRange?.upperBound ?? range.upperBound, range.upperBound)
             first = lowest
         case .acknowledged(_, let through, let deleted, let lowest):
             pending -= deleted
@@ -62,6 +76,8 @@ struct OutboxCursor: Sendable, Hashable {
             } else if range.lowerBound <= through {
                 droppedRange = (through + 1)...range.upperBound
             }
+        case .unstoredCounted:
+            break  // counted by noteUnstored when the commit failed
         }
     }
 }

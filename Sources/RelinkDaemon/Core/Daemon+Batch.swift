@@ -152,8 +152,11 @@ extension Daemon {
     func drainCommits() {
         for (ticket, outcome) in writes.commits.take() {
             guard let commit = writes.inFlight.removeValue(forKey: ticket) else { continue }
+            let isReport = UnstoredEvents.isReport(commit.request.mutations)
+            if isReport { writes.unstored.reportDone(committed: (try? outcome.get()) != nil) }
             switch outcome {
             case .success(let stored):
+                if let line = writes.unstored.commitSucceeded(now: .now) { journal(line) }
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
                     logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))
@@ -163,7 +166,10 @@ extension Daemon {
             }
             switch commit.waiter {
             case .loop:
-                if case .failure(let error) = outcome {
+                // A failure is journalled by `notCommitted` at a bounded rate;
+                // a change other than events is named on its own (it is state).
+                if case .failure(let error) = outcome, !isReport,
+                   commit.request.mutations.contains(where: { if case .appendEvent = $0 { false } else { true } }) {
                     logger.error("cannot store a machine's change", metadata: .journal([.error: "\(error)"]))
                 }
             case .caller:
@@ -176,6 +182,8 @@ extension Daemon {
                 })
             }
         }
+        // Events a failed commit lost are counted in the store once it takes writes again.
+        if let report = writes.unstored.takeReport() { submit(RestoreBatch.Request(mutations: report)) }
     }
 
     /// The daemon's error for a store error.

@@ -83,11 +83,20 @@ extension Daemon {
         }
         let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": core.scans.isScanning,
                                      "quarantined": Self.quarantineEntries(store.quarantined),
+                                     "store": storeHealth,
                                      "unreadable_rows": health.unreadableRows.filter { row in
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Whether the store takes writes, and how many events it could not
+    /// store since relinkd started (each counted as dropped; ``UnstoredEvents``).
+    var storeHealth: [String: Any] {
+        var entry: [String: Any] = ["refusing_writes": writes.unstored.refusing, "unstored_events": writes.unstored.total]
+        if let error = writes.unstored.lastError { entry["last_error"] = error }
+        return entry
     }
 
     /// The databases the store moved aside when relinkd started (it then

@@ -84,6 +84,8 @@ struct WriteState {
     var inFlight: [UInt64: InFlightCommit] = [:]
     /// Outcomes of the commits ``Daemon/commitNow(_:)`` waits for, by ticket.
     var commitOutcomes: [UInt64: Result<StoreCommit, StoreError>] = [:]
+    /// Events whose commit failed, until the store counts them as dropped.
+    var unstored = UnstoredEvents()
 }
 
 /// Failures an operator asks about.

@@ -10,13 +10,17 @@ public enum OutboxEffect: Hashable, Sendable {
     /// Events up to `through` were acknowledged; `deleted` of them were
     /// stored; `first` is the lowest stored one left.
     case acknowledged(RestoreIdentifier, through: Int64, deleted: Int, first: Int64?)
+    /// `count` events that were never stored are now counted as dropped
+    /// (``StoreMutation/countUnstoredEvents(_:count:range:)``); whoever
+    /// submitted that mutation counted them already.
+    case unstoredCounted(RestoreIdentifier, count: Int64)
 }
 
 extension OutboxEffect {
     /// The identifier whose outbox changed.
     public var identifier: RestoreIdentifier {
         switch self {
-        case .appended(let id, _), .dropped(let id, _, _, _), .acknowledged(let id, _, _, _): id
+        case .appended(let id, _), .dropped(let id, _, _, _), .acknowledged(let id, _, _, _), .unstoredCounted(let id, _): id
         }
     }
 }

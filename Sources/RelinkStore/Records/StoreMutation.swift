@@ -35,6 +35,13 @@ public enum StoreMutation: Hashable, Sendable {
     case appendEvent(OutboxEventDraft)
     /// Deletes the identifier's events up to and including `through`.
     case acknowledgeEvents(RestoreIdentifier, through: Int64)
+    /// Counts events that were numbered but never stored (their commit
+    /// failed: a full disk, a read-only store) as dropped: `count` is added
+    /// to `dropped_total`, `range` (their numbers not yet acknowledged past,
+    /// nil when all are) joins the dropped range, and the next sequence
+    /// number moves above it so that those numbers are never handed out
+    /// again. Unknown identifiers are ignored (it may be gone since).
+    case countUnstoredEvents(RestoreIdentifier, count: Int64, range: ClosedRange<Int64>?)
 }
 
 /// What a committed `apply(_:)` produced.

@@ -38,6 +38,8 @@ struct MutationApplier {
                 effects.append(.appended(draft.identifier, sequence: sequence))
                 if let dropped { effects.append(dropped) }
             case .acknowledgeEvents(let id, let through): effects.append(try OutboxWriter(db: db).acknowledge(id, through: through))
+            case .countUnstoredEvents(let id, let count, let range):
+                if let effect = try OutboxWriter(db: db).countUnstored(id, count: count, range: range) { effects.append(effect) }
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

@@ -3,9 +3,12 @@ import RelinkModel
 
 /// The outbox's write rules: sequence numbers, the bound, acknowledgements.
 ///
-/// Dropped events are always the oldest unacknowledged ones, so the
-/// unacknowledged dropped sequence numbers form one range
-/// (`dropped_first_seq...dropped_last_seq`).
+/// The unacknowledged dropped sequence numbers are kept as one range
+/// (`dropped_first_seq...dropped_last_seq`): the bound drops the oldest
+/// events, and events that were never stored (``countUnstored(_:count:range:)``)
+/// join it. The range covers every dropped number; it may also cover numbers
+/// of events that were stored (after a failed commit, the next ones that
+/// succeeded), which are replayed as usual.
 struct OutboxWriter {
     let db: Database
 
@@ -47,9 +50,10 @@ struct OutboxWriter {
         else { return nil }
         try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, newest])
         try db.cachedStatement(sql: """
-            UPDATE restore_identifier SET dropped_total = dropped_total + ?,
-                dropped_first_seq = COALESCE(dropped_first_seq, ?), dropped_last_seq = ?
-            WHERE id = ?
+            UPDATE restore_identifier SET dropped_total = dropped_total + ?1,
+                dropped_first_seq = MIN(COALESCE(dropped_first_seq, ?2), ?2),
+                dropped_last_seq = MAX(COALESCE(dropped_last_seq, ?3), ?3)
+            WHERE id = ?4
             """).execute( arguments: [excess, oldest, newest, id.rawValue])
         return .dropped(id, count: excess, range: oldest...newest, first: try lowestStored(id))
     }
@@ -73,6 +77,21 @@ struct OutboxWriter {
             WHERE id = ?2
             """).execute( arguments: [through, id.rawValue])
         return .acknowledged(id, through: through, deleted: deleted, first: try lowestStored(id))
+    }
+
+    /// Counts `count` events that were never stored as dropped, joins
+    /// `range` to the dropped range and moves the next sequence number
+    /// above it. Nothing for an identifier that is gone.
+    func countUnstored(_ id: RestoreIdentifier, count: Int64, range: ClosedRange<Int64>?) throws -> OutboxEffect? {
+        guard count > 0 else { return nil }
+        try db.cachedStatement(sql: """
+            UPDATE restore_identifier SET dropped_total = dropped_total + ?1,
+                dropped_first_seq = CASE WHEN ?2 IS NULL THEN dropped_first_seq ELSE MIN(COALESCE(dropped_first_seq, ?2), ?2) END,
+                dropped_last_seq = CASE WHEN ?3 IS NULL THEN dropped_last_seq ELSE MAX(COALESCE(dropped_last_seq, ?3), ?3) END,
+                next_event_seq = CASE WHEN ?3 IS NULL THEN next_event_seq ELSE MAX(next_event_seq, ?3 + 1) END
+            WHERE id = ?4
+            """).execute(arguments: [count, range?.lowerBound, range?.upperBound, id.rawValue])
+        return db.changesCount > 0 ? .unstoredCounted(id, count: count) : nil
     }
 
     private func lowestStored(_ id: RestoreIdentifier) throws -> Int64? {
