@@ -125,3 +125,26 @@ extension Dictionary where Key == String {
         return dictionary
     }
 }
+
+extension JournalField {
+    /// What an entry is about, for its text, so that `journalctl` without
+    /// `-o verbose` still names the identifier, the device and the
+    /// characteristic: `identifier front-door, device 00:00:00:00:00:02`.
+    /// The peripheral's UUID is named only when its address is not. A value
+    /// the message already contains is not repeated. Nil when the entry has
+    /// none of these fields.
+    /// - Parameters:
+    ///   - message: the entry's text.
+    ///   - value: a field's value in the entry, nil when absent.
+    public static func subject(of message: String, _ value: (JournalField) -> String?) -> String? {
+        var parts: [String] = []
+        func add(_ label: String, _ field: JournalField) {
+            guard let text = value(field), !text.isEmpty, !message.contains(text) else { return }
+            parts.append(label + " " + text)
+        }
+        add("identifier", .restoreID)
+        if value(.address) != nil { add("device", .address) } else { add("peripheral", .peripheral) }
+        add("characteristic", .characteristic)
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+}

@@ -20,7 +20,7 @@ struct Relinkd: AsyncParsableCommand {
     @Option(name: .long, help: "D-Bus address of the bus to use (default: the system bus).")
     var busAddress: String?
 
-    @Option(name: .long, help: "Directory for the restore store (default: $STATE_DIRECTORY, else ./State).")
+    @Option(name: .long, help: "Directory for the restore store (default: $STATE_DIRECTORY, as the unit's StateDirectory= sets it, else /var/lib/relink).")
     var stateDirectory: String?
 
     @Option(name: .long, help: "The Bluetooth adapter to use.")
@@ -45,12 +45,14 @@ struct Relinkd: AsyncParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let destination = LogDestination(rawValue: logDestination) ?? .auto
         LoggingSystem.bootstrap { label in
-            JournalLogHandler(label: label, identifier: "relinkd", destination: destination, logLevel: level)
+            JournalLogHandler(label: label, identifier: "relinkd", destination: destination, logLevel: level, subject: { message, metadata in
+                JournalField.subject(of: message) { metadata[$0.rawValue]?.description }
+            })
         }
         let logger = Logger(label: "relinkd")
         let directory = stateDirectory
             ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
-            ?? "./State"
+            ?? "/var/lib/relink"  // never the current directory: a restart from elsewhere would find no state
         let store: RelinkStore
         do {
             store = try RelinkStore(directory: directory, logger: logger)

@@ -55,7 +55,23 @@ struct EventPayloadTests {
         #expect(!ad.contains("localName") && !ad.contains("rssi") && ad.contains(#""manufacturerData":[]"#))
     }
 
-    @Test func formatVersionOne() { #expect(EventPayload.formatVersion == 1) }
+    @Test func formatVersionTwo() { #expect(EventPayload.formatVersion == 2) }
+
+    /// Format 2 writes name times as Unix milliseconds (`seenAtMs`), as every
+    /// other time of the API; a format-1 payload (stored by an older
+    /// relinkd: `seenAt`, seconds since 2001) still decodes to the same names.
+    @Test func nameTimesAreUnixMillisecondsAndFormatOneStillReads() throws {
+        guard let sample = Self.samples.last, case .nameUpdated(_, let update) = sample else { throw Missing() }
+        let text = String(decoding: try sample.encoded(), as: UTF8.self)
+        #expect(text.contains(#""seenAtMs":1800000000000"#) && !text.contains(#""seenAt":"#), "\(text)")
+        let formatOne = text.replacingOccurrences(of: #""seenAtMs":1800000000000"#,
+                                                  with: #""seenAt":\#(Date(timeIntervalSince1970: 1_800_000_000).timeIntervalSinceReferenceDate)"#)
+        let decoded = try EventPayload(kind: .nameUpdated, json: Data(formatOne.utf8))
+        guard case .nameUpdated(_, let old) = decoded else { throw Missing() }
+        #expect(old.names.gap?.seenAt == update.names.gap?.seenAt)
+    }
+
+    struct Missing: Error {}
 }
 
 extension BluetoothAddress {

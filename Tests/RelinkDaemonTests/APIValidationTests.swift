@@ -122,7 +122,18 @@ import Testing
                          "org.freedesktop.DBus.Introspectable", ".Register", ".ListIdentifiers", ".Unregister", ".Ready", ".Status"] {
                 #expect(root.output.contains(name), "\(name) missing in: \(root.output)")
             }
+            // Only `Ready` announces its changes; `Version` and `Adapter` never change (docs/api/Manager1.md).
+            func flags(_ member: String, in output: String) -> String {
+                output.split(separator: "\n").first { $0.hasPrefix(member + " ") }.map(String.init) ?? ""
+            }
+            #expect(flags(".Ready", in: root.output).hasSuffix("emits-change"), "\(root.output)")
+            for member in [".Version", ".Adapter"] { #expect(flags(member, in: root.output).hasSuffix("const"), "\(root.output)") }
+            for member in [".Status", ".Discovering"] {
+                let line = flags(member, in: root.output)
+                #expect(!line.isEmpty && !line.contains("emits-change") && !line.contains("const"), "\(line)")
+            }
             let node = try await runTool("/usr/bin/busctl", [address, "introspect", "org.relink", central.rawValue])
+            for member in [".Identifier", ".Owner"] { #expect(flags(member, in: node.output).hasSuffix("const"), "\(node.output)") }
             for name in ["org.relink.Central1", ".Connect", ".Event", ".LastSequence", ".Watch"] {
                 #expect(node.output.contains(name), "\(name) missing in: \(node.output)")
             }

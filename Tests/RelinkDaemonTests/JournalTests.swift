@@ -64,7 +64,14 @@ struct JournalTests {
         // advertisements), which are at debug (7): a streaming band would
         // flood the journal. (The harness runs relinkd at debug.)
         func priorities(_ name: String) -> [String] {
-            relinkd.filter { $0["MESSAGE"] as? String == "event \(name)" }.compactMap { $0["PRIORITY"] as? String }
+            relinkd.filter { ($0["MESSAGE"] as? String)?.hasPrefix("event \(name) (identifier \(Harness.id), ") == true }.compactMap { $0["PRIORITY"] as? String }
+        }
+        // Each line's text names what it is about, not only its fields (issue 21, item 13).
+        let armed = relinkd.filter { ($0["MESSAGE"] as? String)?.hasPrefix("notifications armed") == true }
+        #expect(!armed.isEmpty)
+        for entry in armed {
+            let message = entry["MESSAGE"] as? String ?? ""
+            #expect(message.contains("device \(entry["RELINK_ADDRESS"] as? String ?? "?")") && message.contains("characteristic "), "\(message)")
         }
         #expect(priorities("connected").count >= 2 && Set(priorities("connected")) == ["6"])
         #expect(priorities("value-notified").count == 3 && Set(priorities("value-notified")) == ["7"])

@@ -107,9 +107,10 @@ import RelinkModel
         return try encoder.encode(event)
     }
 
-    /// Format 1 of `RelinkAPI.EventPayload` is byte for byte what clients
-    /// got before it was written out (single-element sets: a set's order is
-    /// not part of either).
+    /// The wire format is byte for byte what clients got before it was
+    /// written out (single-element sets: a set's order is not part of
+    /// either), except for format 2's one change: `name-updated` times as
+    /// Unix milliseconds (`seenAtMs`) instead of seconds since 2001 (`seenAt`).
     @Test func wireFormatOneIsWhatRelinkdWroteBefore() throws {
         for event in try APIEventPayloadTests.samples() + [
             .disconnected(peripheral: PeripheralID(), reason: .adapterOff),
@@ -117,7 +118,14 @@ import RelinkModel
                 address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), manufacturerData: [0x004C: [1, 2, 3]])),
         ] {
             let wire = try StoreMapping.payload(event)
-            #expect(wire == (try Self.synthesized(event)), "\(String(decoding: wire, as: UTF8.self))")
+            var before = String(decoding: try Self.synthesized(event), as: UTF8.self)
+            if case .nameUpdated(_, let update) = event {
+                for seen in [update.names.advertising, update.names.gap].compactMap({ $0 }) {
+                    before = before.replacingOccurrences(of: #""seenAt":\#(seen.seenAt.timeIntervalSinceReferenceDate)"#,
+                                                         with: #""seenAtMs":\#(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()))"#)
+                }
+            }
+            #expect(String(decoding: wire, as: UTF8.self) == before)
         }
     }
 }

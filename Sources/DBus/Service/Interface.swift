@@ -72,6 +72,9 @@ public struct DBusProperty: Sendable {
     public var access: Access
     /// Whether changes are announced with `PropertiesChanged`.
     public var emitsChanged: Bool
+    /// The value never changes while the object exists
+    /// (`EmitsChangedSignal=const`); implies no `PropertiesChanged`.
+    public var constant: Bool
     /// Checks (and may act on) a remote `Set`; nil takes any value of the type.
     public var onSet: SetHandler?
     /// Computes the value per call (e.g. per caller) instead of reading the
@@ -80,13 +83,16 @@ public struct DBusProperty: Sendable {
     /// The per-call value source; nil serves the value stored in the object.
     public var getter: Getter?
 
-    /// A property with its type and access; `onSet` and `getter` are optional hooks.
-    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, onSet: SetHandler? = nil,
-                getter: Getter? = nil) {
+    /// A property with its type and access; `onSet` and `getter` are optional
+    /// hooks. A `constant` property announces no change (and introspects as
+    /// `EmitsChangedSignal=const`).
+    public init(_ name: String, _ type: DBusType, access: Access = .read, emitsChanged: Bool = true, constant: Bool = false,
+                onSet: SetHandler? = nil, getter: Getter? = nil) {
         self.name = name
         self.type = type
         self.access = access
-        self.emitsChanged = emitsChanged
+        self.emitsChanged = emitsChanged && !constant
+        self.constant = constant
         self.onSet = onSet
         self.getter = getter
     }

@@ -72,7 +72,8 @@ enum Introspection {
         for p in i.properties {
             out += "    <property name=\"\(escape(p.name))\" type=\"\(escape(p.type.signature))\" access=\"\(p.access.rawValue)\""
             if !p.emitsChanged {
-                out += ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"false\"/>\n    </property>\n"
+                let value = p.constant ? "const" : "false"
+                out += ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"\(value)\"/>\n    </property>\n"
             } else {
                 out += "/>\n"
             }

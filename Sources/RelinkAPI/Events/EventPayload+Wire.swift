@@ -1,13 +1,16 @@
 import Foundation
 import RelinkModel
 
-// Format version 1, field by field (docs/api/events.md, "Kinds and payloads"):
+// Format version 2, field by field (docs/api/events.md, "Kinds and payloads"):
 // * a peripheral: `{"uuid": "<UUID, uppercase>"}`;
 // * an address: `{"address": "AA:BB:CC:DD:EE:FF", "type": "public"|"random"}`;
 // * a failure: `{"errorName", "failureClass", "message"}`;
 // * a characteristic: `{"service", "characteristic"}`, lowercase 128-bit UUIDs;
 // * manufacturer data: a flat array of alternating company id and byte array;
-// * times in `name-updated`: seconds since 2001-01-01 00:00:00 UTC, a number;
+// * times in `name-updated`: `seenAtMs`, Unix milliseconds, an integer, as
+//   every other time of the API (format 1 wrote `seenAt`, seconds since
+//   2001-01-01 00:00:00 UTC; the decoder still reads it, for events stored
+//   by an older relinkd);
 // * optional fields are left out when unknown, never `null`.
 
 extension EventPayload {
@@ -17,7 +20,7 @@ extension EventPayload {
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case errorName, failureClass, message, service
-        case change, resolved, names, current, previous, source, name, advertising, gap, seenAt
+        case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
     }
 
     /// The payload with its explicit `Codable`.
@@ -65,7 +68,7 @@ extension EventPayload {
                 for (key, seen) in [(Key.advertising, update.names.advertising), (.gap, update.names.gap)] {
                     guard let seen else { continue }
                     var s = names.nestedContainer(keyedBy: Key.self, forKey: key)
-                    try s.encode(seen.seenAt.timeIntervalSinceReferenceDate, forKey: .seenAt)
+                    try s.encode(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()), forKey: .seenAtMs)
                     try s.encode(seen.value, forKey: .value)
                 }
                 if let resolved = update.resolved {
@@ -122,8 +125,12 @@ extension EventPayload {
                 func seen(_ key: Key) throws -> SeenName? {
                     guard names.contains(key) else { return nil }
                     let s = try names.nestedContainer(keyedBy: Key.self, forKey: key)
-                    return SeenName(try s.decode(String.self, forKey: .value),
-                                    seenAt: Date(timeIntervalSinceReferenceDate: try s.decode(Double.self, forKey: .seenAt)))
+                    let at = if let ms = try s.decodeIfPresent(Int64.self, forKey: .seenAtMs) {
+                        Date(timeIntervalSince1970: Double(ms) / 1000)
+                    } else {
+                        Date(timeIntervalSinceReferenceDate: try s.decode(Double.self, forKey: .seenAt))  // format 1
+                    }
+                    return SeenName(try s.decode(String.self, forKey: .value), seenAt: at)
                 }
                 var resolved: NameUpdatePayload.Resolved?
                 if u.contains(.resolved) {

@@ -11,7 +11,7 @@ public import RelinkModel
 /// noticing. relinkd encodes it; the client library and relinkctl decode it.
 public enum EventPayload: Sendable, Hashable {
     /// The payload format this build writes and reads.
-    public static let formatVersion = 1
+    public static let formatVersion = 2
 
     /// `discovered`: a scan saw a peripheral.
     case discovered(peripheral: PeripheralID, advertisement: Advertisement)

@@ -57,8 +57,8 @@ struct APIInterfaces: Sendable {
             method(Manager1Member.unregister.rawValue, [DBusArgument("identifier", .string)]) { a throws(RelinkError) in .unregister(try a.identifier(0)) },
             method(Manager1Member.listIdentifiers.rawValue, [], [DBusArgument("identifiers", .array(.structure([.string, .objectPath])))]) { _ throws(RelinkError) in .listIdentifiers },
         ], properties: [
-            DBusProperty(Manager1Property.version.rawValue, .string),
-            DBusProperty(Manager1Property.adapter.rawValue, .string),
+            DBusProperty(Manager1Property.version.rawValue, .string, constant: true),
+            DBusProperty(Manager1Property.adapter.rawValue, .string, constant: true),
             DBusProperty(Manager1Property.ready.rawValue, .boolean),
             DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { call in
                 try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.dropFirst().first ?? .boolean(false)
@@ -72,7 +72,7 @@ struct APIInterfaces: Sendable {
     // MARK: Central1
 
     static let centralProperties: [DBusProperty] = [
-        DBusProperty(Central1Property.identifier.rawValue, .string), DBusProperty(Central1Property.owner.rawValue, .uint32), DBusProperty(Central1Property.nameRule.rawValue, .string),
+        DBusProperty(Central1Property.identifier.rawValue, .string, constant: true), DBusProperty(Central1Property.owner.rawValue, .uint32, constant: true), DBusProperty(Central1Property.nameRule.rawValue, .string),
         DBusProperty(Central1Property.scanning.rawValue, .boolean), DBusProperty(Central1Property.scanServices.rawValue, .array(.string)), DBusProperty(Central1Property.allowDuplicates.rawValue, .boolean),
         DBusProperty(Central1Property.lastSequence.rawValue, .uint64), DBusProperty(Central1Property.acknowledged.rawValue, .uint64), DBusProperty(Central1Property.droppedEvents.rawValue, .uint64),
         DBusProperty(Central1Property.eventLimit.rawValue, .uint32),
@@ -160,7 +160,7 @@ struct APIInterfaces: Sendable {
     // MARK: Peripheral1
 
     static let peripheral = DBusInterface(RelinkNames.peripheral, properties: [
-        DBusProperty(Peripheral1Property.id.rawValue, .string), DBusProperty(Peripheral1Property.address.rawValue, .string), DBusProperty(Peripheral1Property.addressType.rawValue, .string),
+        DBusProperty(Peripheral1Property.id.rawValue, .string, constant: true), DBusProperty(Peripheral1Property.address.rawValue, .string), DBusProperty(Peripheral1Property.addressType.rawValue, .string),
         DBusProperty(Peripheral1Property.adapter.rawValue, .string), DBusProperty(Peripheral1Property.advertisingName.rawValue, .string), DBusProperty(Peripheral1Property.advertisingNameSeen.rawValue, .uint64),
         DBusProperty(Peripheral1Property.gapName.rawValue, .string), DBusProperty(Peripheral1Property.gapNameSeen.rawValue, .uint64), DBusProperty(Peripheral1Property.name.rawValue, .string),
         DBusProperty(Peripheral1Property.nameSource.rawValue, .string), DBusProperty(Peripheral1Property.connected.rawValue, .boolean), DBusProperty(Peripheral1Property.rssi.rawValue, .int16),

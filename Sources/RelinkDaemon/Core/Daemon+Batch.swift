@@ -94,7 +94,8 @@ extension Daemon {
     /// (or a bluetoothd that has gone) changes nothing but the record of
     /// sessions that still stand: the planner re-arms at the next link-up.
     func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
-        let metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
+        var metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
+        if let address = known.peripherals[notify.peripheral]?.address.address { metadata[JournalField.address.rawValue] = "\(address.string)" }
         guard let failure else {
             guard writes.batch.held.sessionsLast(since: issued) else { return }
             writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)

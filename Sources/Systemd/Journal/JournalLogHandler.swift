@@ -20,6 +20,12 @@ public struct JournalLogHandler: LogHandler {
     public let identifier: String
     /// Where entries go, with ``LogDestination/auto`` already resolved.
     public let destination: LogDestination
+    /// What an entry is about, from its text and metadata, appended to its
+    /// text as `text (subject)`: the fields stay as they are, and a reader
+    /// of plain `journalctl` output sees which device a line is about.
+    public typealias Subject = @Sendable (_ message: String, _ metadata: Logger.Metadata) -> String?
+    /// Names each entry's subject in its text; nil leaves texts as they are.
+    public let subject: Subject?
 
     /// - Parameters:
     ///   - identifier: `SYSLOG_IDENTIFIER`; the program's name when `nil`.
@@ -29,8 +35,10 @@ public struct JournalLogHandler: LogHandler {
         identifier: String? = nil,
         destination: LogDestination = .auto,
         logLevel: Logger.Level = .info,
-        metadataProvider: Logger.MetadataProvider? = nil
+        metadataProvider: Logger.MetadataProvider? = nil,
+        subject: Subject? = nil
     ) {
+        self.subject = subject
         self.label = label
         self.identifier = identifier ?? Self.programName()
         self.destination = destination.resolveForCurrentProcess()
@@ -47,6 +55,10 @@ public struct JournalLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let own = event.metadata { merged.merge(own) { $1 } }
+        var event = event
+        if let subject, let text = subject(event.message.description, merged) {
+            event.message = "\(event.message.description) (\(text))"
+        }
         if destination == .journal {
             let entry = JournalEntry(event: event, metadata: merged, identifier: identifier, label: label)
             do {
