@@ -43,6 +43,15 @@ struct UnstoredEventsPolicyTests {
         #expect(u.takeReport() == nil)
     }
 
+    @Test func aRefusedRequestCountsItsEventsButTheStoreStillTakesWrites() {
+        var u = UnstoredEvents()
+        let line = u.commitFailed(lost: [Self.id: [3]], error: "unknown restore identifier", storage: false, now: .now)
+        #expect(line == .refused(events: 1, error: "unknown restore identifier"))
+        #expect(!u.refusing && u.total == 1)
+        #expect(u.commitFailed(lost: [:], error: "invalid acknowledgement", storage: false, now: .now) == nil, "no events, nothing to say")
+        #expect(u.takeReport() == [.countUnstoredEvents(Self.id, count: 1, range: 3...3)])
+    }
+
     @Test func acknowledgedNumbersLeaveTheRangeButStayCounted() {
         var u = UnstoredEvents()
         let now = ContinuousClock.now

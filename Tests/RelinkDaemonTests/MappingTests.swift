@@ -121,7 +121,9 @@ import RelinkModel
             var before = String(decoding: try Self.synthesized(event), as: UTF8.self)
             if case .nameUpdated(_, let update) = event {
                 for seen in [update.names.advertising, update.names.gap].compactMap({ $0 }) {
-                    before = before.replacingOccurrences(of: #""seenAt":\#(seen.seenAt.timeIntervalSinceReferenceDate)"#,
+                    let seconds = seen.seenAt.timeIntervalSinceReferenceDate
+                    let text = seconds == seconds.rounded() ? "\(Int64(seconds))" : "\(seconds)"  // as JSONEncoder writes it
+                    before = before.replacingOccurrences(of: #""seenAt":\#(text)"#,
                                                          with: #""seenAtMs":\#(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()))"#)
                 }
             }

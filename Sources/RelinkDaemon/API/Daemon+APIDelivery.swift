@@ -66,7 +66,7 @@ extension Daemon {
     /// events are not stored. They are counted as dropped at once (the
     /// outbox mirror, and the store once it takes writes again:
     /// ``UnstoredEvents``); the journal hears of it at a bounded rate.
-    func notCommitted(_ mutations: [StoreMutation], error: RelinkError) {
+    func notCommitted(_ mutations: [StoreMutation], error: StoreError) {
         var failed: [RestoreIdentifier: Set<Int64>] = [:]
         for case .appendEvent(let draft) in mutations {
             guard let sequence = draft.sequence else { continue }
@@ -80,7 +80,7 @@ extension Daemon {
             releaseEvents(id)
             outboxChanged(id)
         }
-        if let line = writes.unstored.commitFailed(lost: failed, error: "\(error)", now: .now) { journal(line) }
+        if let line = writes.unstored.commitFailed(lost: failed, error: "\(error)", storage: error.isStorageFailure, now: .now) { journal(line) }
     }
 
     /// Writes a line about the store refusing writes (``UnstoredEvents``).
@@ -92,6 +92,10 @@ extension Daemon {
             ]))
         case .still(let requests, let events, let error):
             logger.error("the store still refuses writes: \(requests) more requests failed, \(events) more events not stored", metadata: .journal([
+                .error: "\(error)", .count: "\(events)", .decision: "events-not-stored",
+            ]))
+        case .refused(let events, let error):
+            logger.error("\(events) events not stored: the store refused their request (counted as dropped)", metadata: .journal([
                 .error: "\(error)", .count: "\(events)", .decision: "events-not-stored",
             ]))
         case .recovered(let requests, let events, let lasted):

@@ -163,7 +163,7 @@ extension Daemon {
                     logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))
                 }
             case .failure(let error):
-                notCommitted(commit.request.mutations, error: Self.controlError(error))
+                notCommitted(commit.request.mutations, error: error)
             }
             switch commit.waiter {
             case .loop:

@@ -49,6 +49,9 @@ struct UnstoredEvents: Sendable {
         /// The store takes writes again after `requests` failed and
         /// `events` were not stored, over `lasted`.
         case recovered(requests: Int, events: Int64, lasted: Duration)
+        /// One request was refused for what it asked (not for the storage),
+        /// with `events` events in it.
+        case refused(events: Int64, error: String)
     }
 
     /// At most one "still refusing" summary per this interval.
@@ -71,8 +74,10 @@ struct UnstoredEvents: Sendable {
     private var sinceLineRequests = 0, sinceLineEvents: Int64 = 0
 
     /// A request failed to commit; `lost` are its events' numbers, by
-    /// identifier. Returns the journal line due now, if any.
-    mutating func commitFailed(lost: [RestoreIdentifier: Set<Int64>], error: String, now: ContinuousClock.Instant) -> Line? {
+    /// identifier; `storage`: the storage failed (``StoreError/isStorageFailure``),
+    /// not the request. Returns the journal line due now, if any.
+    mutating func commitFailed(lost: [RestoreIdentifier: Set<Int64>], error: String, storage: Bool = true,
+                               now: ContinuousClock.Instant) -> Line? {
         var events: Int64 = 0
         for (id, sequences) in lost {
             guard let low = sequences.min(), let high = sequences.max() else { continue }
@@ -80,6 +85,7 @@ struct UnstoredEvents: Sendable {
             events += Int64(sequences.count)
         }
         total += events
+        guard storage else { return events > 0 ? .refused(events: events, error: error) : nil }
         lastError = error
         failedRequests += 1
         failedEvents += events

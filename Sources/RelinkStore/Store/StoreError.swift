@@ -25,6 +25,16 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The store was closed.
     case closed
 
+    /// Whether the storage itself failed (a full disk, a read-only or
+    /// damaged file, I/O, a closed store) rather than the request (a bad
+    /// argument, an unknown identifier): a later request may fail the same way.
+    public var isStorageFailure: Bool {
+        switch self {
+        case .diskFull, .readOnly, .corrupt, .io, .closed: true
+        case .invalidArgument, .unknownIdentifier, .unknownPeripheral, .addressInUse, .invalidAcknowledgement, .corruptRow: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalidArgument(let why): "invalid argument: \(why)"
