@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "RelinkStoreTests",
             dependencies: [
-                "RelinkModel", "RelinkStore", "RelinkStoreTorture",
+                "RelinkModel", "RelinkStore", "RelinkStoreTorture", "BenchSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],

@@ -7,10 +7,8 @@ import Testing
 /// while the band streams at 20 Hz. Every value is stored or counted as
 /// dropped (`dropped_events`, `dropped_range`), none in silence, and the
 /// journal is not flooded. Needs CAP_SYS_ADMIN to mount (as on the bench).
-@Suite("relinkd on a full disk", .enabled(if: Mounting.permitted, "needs CAP_SYS_ADMIN to mount a tmpfs"))
+@Suite("relinkd on a full disk", .enabled(if: SmallFilesystem.mayMount, "needs CAP_SYS_ADMIN to mount a tmpfs"))
 struct FullDiskTests {
-    static func run(_ arguments: [String]) throws -> Int32 { try Mounting.run(arguments) }
-
     /// Fills the file system at `directory` with one file until it is full.
     static func fill(_ path: String) {
         guard let handle = FileHandle(forWritingAtPath: path) ?? {
@@ -29,8 +27,8 @@ struct FullDiskTests {
             let state = h.directory + "/state", saved = h.directory + "/saved"
             try FileManager.default.moveItem(atPath: state, toPath: saved)
             try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-            try #require(try Self.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", state]) == 0)
-            defer { _ = try? Self.run(["umount", "-l", state]) }
+            try #require(try SmallFilesystem.mount(size: "2m", at: state))
+            defer { SmallFilesystem.unmount(state) }
             for file in try FileManager.default.contentsOfDirectory(atPath: saved) {
                 try FileManager.default.copyItem(atPath: saved + "/" + file, toPath: state + "/" + file)
             }
@@ -82,22 +80,3 @@ struct FullDiskTests {
     }
 }
 
-/// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN), and how.
-enum Mounting {
-    static var permitted: Bool {
-        guard getuid() == 0, let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let caps = UInt64(line.split(separator: "\t").last ?? "", radix: 16) else { return false }
-        return caps & (1 << 21) != 0
-    }
-
-    static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}

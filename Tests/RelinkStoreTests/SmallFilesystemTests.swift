@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 @testable import RelinkStore
 import Testing
@@ -5,24 +6,14 @@ import Testing
 /// A real full disk: a 384 KiB tmpfs, mounted when the tests may mount
 /// (root with CAP_SYS_ADMIN, as on the bench); skipped elsewhere, where
 /// `BadStateTests.diskFull` covers the same outcome with `max_page_count`.
-@Suite("Full disk on a small filesystem", .enabled(if: MountPermission.granted, "needs CAP_SYS_ADMIN to mount a tmpfs"))
+@Suite("Full disk on a small filesystem", .enabled(if: SmallFilesystem.mayMount, "needs CAP_SYS_ADMIN to mount a tmpfs"))
 struct SmallFilesystemTests {
-    private static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     @Test("writes fail with diskFull once the filesystem is full; every acknowledged write is kept")
     func realFullDisk() async throws {
         let directory = try TemporaryDirectory("relink-tmpfs")
         defer { directory.remove() }
-        try #require(try Self.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", directory.path]) == 0)
-        defer { _ = try? Self.run(["umount", "-l", directory.path]) }
+        try #require(try SmallFilesystem.mount(size: "384k", at: directory.path))
+        defer { SmallFilesystem.unmount(directory.path) }
 
         let store = try RelinkStore(directory: directory.path + "/state", logger: LogCapture().logger)
         let id = try Fixtures.id("filler")
@@ -51,12 +42,3 @@ struct SmallFilesystemTests {
     }
 }
 
-/// Whether this process may mount (root with CAP_SYS_ADMIN).
-enum MountPermission {
-    static var granted: Bool {
-        guard getuid() == 0, let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let caps = UInt64(line.split(separator: "\t").last ?? "", radix: 16) else { return false }
-        return caps & (1 << 21) != 0
-    }
-}
