@@ -52,6 +52,30 @@ import RelinkModel
         #expect(tracker.names.gapName == "Front Door")
     }
 
+    /// bluetoothd 5.66 hides the GAP service and reports advertisements
+    /// received while connected (its background scan) in the same `Name`:
+    /// relinkd labelled them GAP and the name flipped at every report and
+    /// reconnection (issue 20 finding 5, the real-bluetoothd faults run).
+    @Test func advertisementsWhileConnectedOnBlueZ566AreAdvertisingAndNothingFlips() {
+        var tracker = NameTracker()
+        #expect(tracker.nameSeen("HRM-2C41", at: t0)?.source == .advertising)
+        tracker.connectedChanged(true)
+        #expect(tracker.nameSeen("Wrist Band", at: t0) == NameChange(source: .gap, previous: nil, current: "Wrist Band"))
+        // An advertisement while the link is up.
+        #expect(tracker.nameSeen("HRM-2C41", at: t1) == nil, "the known advertising name, not a new GAP name")
+        #expect(tracker.names.gapName == "Wrist Band" && tracker.names.advertisingName == "HRM-2C41")
+        // Reconnections: an advertisement first, then the GAP plugin's read.
+        for _ in 0..<3 {
+            tracker.connectedChanged(false)
+            tracker.connectedChanged(true)
+            #expect(tracker.nameSeen("HRM-2C41", at: t1) == nil)
+            #expect(tracker.nameSeen("Wrist Band", at: t1) == nil)
+        }
+        #expect(tracker.names.gapName == "Wrist Band" && tracker.names.advertisingName == "HRM-2C41")
+        // A renamed advertisement while connected, once this connection's GAP name is known.
+        #expect(tracker.nameSeen("HRM-NEW", at: t1) == NameChange(source: .advertising, previous: "HRM-2C41", current: "HRM-NEW"))
+    }
+
     @Test func sameNameAgainIsNoChangeButUpdatesSeen() {
         var tracker = NameTracker()
         _ = tracker.nameSeen("A", at: t0)

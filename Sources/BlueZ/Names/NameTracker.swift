@@ -9,10 +9,13 @@ public import RelinkModel
 /// * a `Name` seen while the device is **not connected** is its advertising
 ///   name (only discovery writes `Name` then);
 /// * a `Name` change while **connected** is the GAP name read by BlueZ's GAP
-///   plugin, unless a GAP name was read from the exported 0x2A00
-///   characteristic on this connection and differs from it: then the
-///   change came from an advertisement received while connected, and is the
-///   advertising name;
+///   plugin, unless it came from an advertisement received while connected
+///   (bluetoothd's background scan for auto-connect reports them; seen on
+///   bluetoothd 5.66, where the name then flipped at every such report,
+///   issue 20 finding 5). It is the advertising name when a GAP name was
+///   already learnt on this connection (from the 0x2A00 characteristic or
+///   from the first `Name` change after connecting) and it differs, or
+///   when it is the known advertising name and not the known GAP name;
 /// * a value of the 0x2A00 characteristic is always the GAP name.
 /// The `Name` present when the device first appears is attributed by the
 /// same rule, by its `Connected` state at that moment.
@@ -21,6 +24,8 @@ public struct NameTracker: Sendable, Hashable {
     private var connected = false
     /// The GAP name read from the characteristic during this connection.
     private var characteristicNameThisConnection: String?
+    /// The GAP name inferred from a `Name` change during this connection.
+    private var inferredNameThisConnection: String?
 
     public init(names: DeviceNames = DeviceNames()) {
         self.names = names
@@ -28,17 +33,20 @@ public struct NameTracker: Sendable, Hashable {
 
     /// The device's `Connected` property changed (or was first seen).
     public mutating func connectedChanged(_ isConnected: Bool) {
-        if connected != isConnected { characteristicNameThisConnection = nil }
+        if connected != isConnected { characteristicNameThisConnection = nil; inferredNameThisConnection = nil }
         connected = isConnected
     }
 
     /// The device's `Name` property was seen with this value.
     /// - Returns: the change it makes to one of the names, if any.
     public mutating func nameSeen(_ name: String, at date: Date) -> NameChange? {
-        if connected, characteristicNameThisConnection == nil || characteristicNameThisConnection == name {
-            return setGAP(name, source: characteristicNameThisConnection == nil ? .nameAfterConnect : .characteristic, at: date)
+        guard connected else { return setAdvertising(name, at: date) }
+        if let gap = characteristicNameThisConnection ?? inferredNameThisConnection {
+            return gap == name ? setGAP(name, source: names.gapNameSource ?? .nameAfterConnect, at: date) : setAdvertising(name, at: date)
         }
-        return setAdvertising(name, at: date)
+        if name == names.advertisingName, name != names.gapName { return setAdvertising(name, at: date) }
+        inferredNameThisConnection = name
+        return setGAP(name, source: .nameAfterConnect, at: date)
     }
 
     /// The GAP Device Name characteristic (0x2A00) was read or notified.
