@@ -159,25 +159,36 @@ class Bench:
                 "--temporary-timeout", str(self.opts.temporary_timeout), "-a", self.opts.central_address]
         for s in self.peripherals.values():
             argv += ["-a", s.address, "--rssi", f"{s.address}={s.rssi}:{s.noise}"]
+            if not s.in_range:
+                argv += ["--unpowered", s.address]
+        if not self.central_powered:
+            argv += ["--unpowered", self.opts.central_address]
         argv += ["-v"] * self.opts.verbose
         return argv
 
     zoo_name = "bluezoo"
+    # The zoo takes `--unpowered` (real bluetoothd powers every adapter on).
+    starts_unpowered = True
 
     async def start_zoo(self) -> None:
         self.zoo = Child(self.zoo_name, self._zoo_argv(), self._env(), self._log(self.zoo_name))
         await self.zoo.start()
         deadline = time.monotonic() + self.opts.start_timeout
-        wanted = 1 + len(self.peripherals)
+        # Adapters come up as the world outside bluetoothd has them: out of
+        # range peripherals (and a central switched off) stay powered off, so
+        # that a scanning client never sees them on for a moment.
+        every = 1 + len(self.peripherals)
+        wanted = every if not self.starts_unpowered else (
+            int(self.central_powered) + sum(1 for s in self.peripherals.values() if s.in_range))
         while True:
             if not self.zoo.running:
                 raise BenchError(f"{self.zoo_name} exited at start" + self._tail(self.zoo_name))
             if await self.client.name_owner("org.bluez"):
                 try:
                     objs = await self.client.managed_objects()
-                    powered = [p for p, ifs in objs.items() if "org.bluez.Adapter1" in ifs
-                               and ifs["org.bluez.Adapter1"]["Powered"].value]
-                    if len(powered) >= wanted:
+                    adapters = [ifs["org.bluez.Adapter1"] for ifs in objs.values() if "org.bluez.Adapter1" in ifs]
+                    powered = [a for a in adapters if a["Powered"].value]
+                    if len(adapters) >= every and len(powered) >= wanted:
                         break
                 except Exception:
                     pass

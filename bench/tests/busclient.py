@@ -23,6 +23,8 @@ class Client:
         self.changes: list[tuple[float, str, str, dict[str, Any]]] = []
         self.added: list[tuple[float, str]] = []
         self.removed: list[tuple[float, str]] = []
+        # (monotonic time, path, interfaces with their properties)
+        self.added_props: list[tuple[float, str, dict[str, dict[str, Any]]]] = []
 
     async def __aenter__(self) -> "Client":
         self.bus = await MessageBus(bus_address=self.address).connect()
@@ -47,6 +49,7 @@ class Client:
             self.changes.append((now, msg.path, msg.body[0], changed))
         elif msg.member == "InterfacesAdded":
             self.added.append((now, msg.body[0]))
+            self.added_props.append((now, msg.body[0], {i: {k: v.value for k, v in p.items()} for i, p in msg.body[1].items()}))
         elif msg.member == "InterfacesRemoved":
             self.removed.append((now, msg.body[0]))
 

@@ -451,6 +451,30 @@ def test_bluez_restart_peripherals_register_again(bench):
     run(go())
 
 
+def test_bluez_restart_keeps_an_out_of_range_peripheral_powered_off(bench):
+    """Issue 20 finding 9: on a restart the mock's adapters came up powered
+    and the bench powered the out-of-range ones off only afterwards, so a
+    scanning relinkd could briefly find and connect a device that is away.
+    Now they come up as the world has them: never powered on at all."""
+    async def go():
+        adapter = "/org/bluez/" + bench.peripherals["lock"]["adapter"]
+        bench.cmd("out_of_range", peripheral="lock")
+        try:
+            async with Client(bench.bus) as c:
+                t = time.monotonic()
+                bench.cmd("restart_bluez")
+                # A call's reply comes after every signal the new bluetoothd sent before it.
+                assert await c.get(adapter, "org.bluez.Adapter1", "Powered") is False
+                added = [props for ts, p, props in c.added_props if p == adapter and ts >= t]
+                assert all(props["org.bluez.Adapter1"]["Powered"] is False for props in added), added
+                assert True not in c.values(adapter, "Powered", t)
+                assert await c.get(adapter, "org.bluez.Adapter1", "Powered") is False
+                assert await c.get("/org/bluez/hci0", "org.bluez.Adapter1", "Powered") is True
+        finally:
+            bench.cmd("in_range", peripheral="lock")
+    run(go())
+
+
 def test_bluez_restart_by_sigterm_and_advertising_control(bench):
     """restart_bluez signal=TERM stops BlueZoo gracefully (the real-BlueZ
     backend plays both kinds); set_advertising takes a peripheral off the

@@ -40,6 +40,7 @@ class RealBluezBench(Bench):
     backend = "bluez"
     unsupported = frozenset({"set_rssi", "set_timing"})
     zoo_name = "bluetoothd"
+    starts_unpowered = False
 
     def __init__(self, opts: Options):
         super().__init__(opts)

@@ -21,6 +21,8 @@ def main(argv=None) -> int:
     p.add_argument("--temporary-timeout", type=float, default=30.0)
     p.add_argument("--gap-service", choices=("exported", "hidden"), default="exported")
     p.add_argument("--rssi", action="append", default=[], metavar="ADDR=BASE:NOISE")
+    p.add_argument("--unpowered", action="append", default=[], metavar="ADDR",
+                   help="an adapter that comes up powered off")
     p.add_argument("-v", "--verbose", action="count", default=0)
     args = p.parse_args(argv)
     die_with_parent()
@@ -32,6 +34,7 @@ def main(argv=None) -> int:
     CONFIG.supervision_timeout = args.supervision_timeout
     CONFIG.gap_service = args.gap_service
     CONFIG.temporary_timeout = args.temporary_timeout
+    CONFIG.unpowered = {a.upper() for a in args.unpowered}
     for spec in args.rssi:
         addr, _, rest = spec.partition("=")
         base, _, noise = rest.partition(":")

@@ -33,6 +33,10 @@ class ZooConfig:
     # after its last advertisement (BlueZ's TemporaryTimeout); 0: never.
     temporary_timeout: float = 30.0
     rssi: dict[str, RssiModel] = field(default_factory=dict)
+    # Adapters (by address, upper case) that come up powered off: the world
+    # outside bluetoothd (a peripheral out of range, a central switched off)
+    # does not change when it restarts (issue 20 finding 9).
+    unpowered: set[str] = field(default_factory=set)
     rng: random.Random = field(default_factory=random.Random)
 
     def rssi_for(self, address: str) -> int:

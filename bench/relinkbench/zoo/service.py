@@ -72,7 +72,7 @@ class BenchService(BluezMockService):
         logger.info(f"Adding {adapter}")
         self.export_object(adapter.get_object_path(), adapter)
         self.adapters[id] = adapter
-        if self.adapter_auto_enable:
+        if self.adapter_auto_enable and address.upper() not in CONFIG.unpowered:
             await adapter.Powered.set_async(True)
         return adapter
 
