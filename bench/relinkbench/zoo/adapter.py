@@ -170,6 +170,9 @@ class BenchAdapter(Adapter):
                     dev.auto_connect_disabled = False
         for key in [k for k in self.profiles if k not in self.gatt_apps]:
             del self.profiles[key]
+        if any(isinstance(obj, GattServiceClient) for obj in app.objects.values()):
+            # New services on live links: the centrals' GATT objects are added.
+            self.mock.peer_database_changed(self)
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
@@ -202,11 +205,13 @@ class BenchAdapter(Adapter):
     async def _GattManager__del_gatt_application(self, app) -> None:
         served = any(isinstance(obj, GattServiceClient) for obj in app.objects.values())
         await GattManager._GattManager__del_gatt_application(self, app)
-        # A peripheral program is gone: so is the link to it. An application
-        # with no services (a central's GattProfile1, asking for auto-connect)
-        # serves nothing: in BlueZ its end touches no link.
+        # A peripheral program is gone; its controller is not: the links stay
+        # (real bluetoothd 5.66, docs/real-bluez.md difference 8). bluetoothd
+        # removes its services and sends Service Changed, and each central
+        # removes the GATT objects of those services. An application with no
+        # services (a central's GattProfile1) changes no database.
         if served:
-            self.mock.peer_vanished(self)
+            self.mock.peer_database_changed(self)
 
 
 GATT_PROFILE = "org.bluez.GattProfile1"

@@ -284,6 +284,17 @@ class BenchDevice(Device):
         if wanted_paths != set(self.services):
             raise RuntimeError(f"GATT objects of {self} out of step with the peripheral")
 
+    async def database_changed(self, peer_adapter) -> None:
+        """Service Changed on a live link: the objects of services that are
+        gone are removed (their notify sessions end), those of new services
+        are exported under their new handles; nothing is re-armed."""
+        if not self.connected or getattr(self, "peer_adapter", None) is not peer_adapter:
+            return
+        await self._sync_gatt(peer_adapter)
+        uuids = sorted({GAP_SERVICE} | set(peer_adapter.get_gatt_registered_primary_services()))
+        if uuids != self.uuids:
+            await self.UUIDs.set_async(uuids)
+
     async def _remove_link(self, path: str) -> None:
         link = self.services.pop(path)
         if isinstance(link, BenchCharLink):

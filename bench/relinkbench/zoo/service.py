@@ -6,7 +6,7 @@ from typing import Optional
 
 from bluezoo.bluezoo import BluezMockService
 from bluezoo.log import logger
-from bluezoo.utils import BluetoothUUID
+from bluezoo.utils import BluetoothUUID, create_background_task
 
 from .adapter import BenchAdapter
 from .config import CONFIG
@@ -90,6 +90,17 @@ class BenchService(BluezMockService):
             for dev in adapter.devices.values():
                 if dev.address.upper() == peer_adapter.address.upper() and dev.connected:
                     dev.link_lost()
+
+    def peer_database_changed(self, peer_adapter) -> None:
+        """A peripheral's GATT database changed on live links (its program
+        ended or registered again): every central linked to it follows the
+        Service Changed indication, the link itself stays."""
+        for adapter in self.adapters.values():
+            if adapter is peer_adapter:
+                continue
+            for dev in adapter.devices.values():
+                if dev.address.upper() == peer_adapter.address.upper() and dev.connected and not dev.link_dead:
+                    create_background_task(dev.database_changed(peer_adapter))
 
     def connectable_adapter(self, address: str) -> Optional[BenchAdapter]:
         """The adapter with this address if it is powered and advertising."""
