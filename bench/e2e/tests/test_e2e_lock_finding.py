@@ -75,7 +75,7 @@ def test_a_later_address_run_stops_the_scan_an_earlier_run_left_on(bench, relink
     stop = second.wait_for(lambda l: l["type"] == "stop-scan", 10, "the left-over scan stopped")
     assert stop["reason"] == "connecting by address"
     assert scanning(root, "left-on") is False
-    second.wait_for(lambda l: l["type"] == "event" and l["kind"] == "connected", 30, "the lock connected")
+    second.wait_for(lambda l: l["type"] == "event" and l["kind"] == "connected", 60, "the lock connected")
     assert not any(l["type"] == "current" for l in second.snapshot())
 
     # relinkd restarts under the program: the link comes back as `restored`,
