@@ -151,7 +151,7 @@ kill -TERM "$client_pid"; wait "$client_pid" 2>/dev/null || true; client_pid=""
 client_output
 
 say "check: every lock value pushed reached the lock program once, in order, across both kills"
-got=$(sed -n "s/.*lock state = '\(.*\)'$/\1/p" "$work/client.log" | tr '\n' ' ')
+got=$(sed -n "s/^#[0-9]* *value-notified *lock state = \(.*\)$/\1/p" "$work/client.log" | tr '\n' ' ')
 want="${pushed[*]} "
 note "pushed:  $want"
 note "printed: $got"

@@ -17,6 +17,9 @@ import DBus
 /// }
 /// ```
 ///
+/// `examples/swift-band` in the repository is a complete program (a package
+/// of its own that depends on relink), built and run against the bench in CI.
+///
 /// ``events`` yields each event once per `RelinkCentral`, in sequence
 /// order: the stored events not yet acknowledged (replayed by relinkd
 /// after `Register`), then live ones. An event that is not acknowledged

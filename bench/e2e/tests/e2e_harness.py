@@ -28,6 +28,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 RELINKD = os.environ.get("RELINKD", os.path.join(ROOT, ".build", "debug", "relinkd"))
 EXAMPLE = os.path.join(ROOT, "examples", "python-lock")
+BAND_EXAMPLE = os.path.join(ROOT, "examples", "python-band")
+# What the Python examples share (relink_example: the thin client, events, the program).
+EXAMPLE_COMMON = os.path.join(ROOT, "examples", "python-common")
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 
 LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
@@ -228,15 +231,18 @@ class Relinkd:
             return ""
 
 
-class LockClient:
-    """examples/python-lock run with --json; its lines collected as they come."""
+class ExampleClient:
+    """A Python example program run with --json; its lines collected as they come."""
+
+    module = "relink_lock"
+    directory = EXAMPLE
 
     def __init__(self, bus: str, identifier: str, *extra: str, argv_prefix: Optional[list[str]] = None,
                  python: str = VENV_PY, env: Optional[dict] = None, cwd: Optional[str] = None):
-        argv = (argv_prefix or []) + [python, "-m", "relink_lock", "--bus", bus,
+        argv = (argv_prefix or []) + [python, "-m", self.module, "--bus", bus,
                                        "--identifier", identifier, "--json", *extra]
         full_env = dict(env or os.environ)
-        full_env.setdefault("PYTHONPATH", EXAMPLE)
+        full_env.setdefault("PYTHONPATH", f"{self.directory}:{EXAMPLE_COMMON}")
         full_env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
                                      cwd=cwd, preexec_fn=die_with_parent)
@@ -312,3 +318,14 @@ class LockClient:
             code = self.proc.wait()
         self._drain()
         return code
+
+
+class LockClient(ExampleClient):
+    """examples/python-lock (relink_lock)."""
+
+
+class BandClient(ExampleClient):
+    """examples/python-band (relink_band)."""
+
+    module = "relink_band"
+    directory = BAND_EXAMPLE

@@ -27,7 +27,7 @@ from dbus_fast import Message, MessageType
 
 from benchproc import BenchProcess
 from e2e_fuzzgen import Generator
-from e2e_harness import (CENTRAL, EXAMPLE, LOCK_SERVICE, LOCK_STATE, LOCK_COMMAND, MANAGER, PERIPHERAL, PROPS,
+from e2e_harness import (CENTRAL, EXAMPLE, EXAMPLE_COMMON, LOCK_SERVICE, LOCK_STATE, LOCK_COMMAND, MANAGER, PERIPHERAL, PROPS,
                          VENV_PY, Caller, LockClient, Relinkd, central_path, die_with_parent, wait_until)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
@@ -70,6 +70,7 @@ def runtime():
     import dbus_fast
     shutil.copytree(os.path.dirname(dbus_fast.__file__), os.path.join(d, "dbus_fast"))
     shutil.copytree(os.path.join(EXAMPLE, "relink_lock"), os.path.join(d, "relink_lock"))
+    shutil.copytree(os.path.join(EXAMPLE_COMMON, "relink_example"), os.path.join(d, "relink_example"))
     for name in ("other_user_client.py", "e2e_fuzzgen.py"):
         shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), d)
     # e2e_fuzzgen's path rule, beside it (the other user cannot read the checkout).

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
-LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
-
+from typing import Any, Callable
 
 def _body(payload: dict[str, Any]) -> dict[str, Any]:
     """The payload's fields: either flat, or one key (the event's case) around them."""
@@ -101,12 +97,14 @@ class Event:
             return [str(u).lower() for u in adv.get("serviceUUIDs", adv.get("services", []))]
         return []
 
-    def describe(self) -> str:
-        """One human-readable line (without the sequence)."""
+    def describe(self, value_text: Callable[[str, bytes], str] | None = None) -> str:
+        """One human-readable line (without the sequence). `value_text`
+        words a notified value (characteristic, bytes); default: its hex."""
         body = self.body
         if self.kind == "value-notified":
-            what = "lock state" if self.characteristic == LOCK_STATE else self.characteristic
-            return f"{what} = {self.value.decode('utf-8', 'replace')!r}"
+            if value_text is not None:
+                return value_text(self.characteristic, self.value)
+            return f"{self.characteristic} = {self.value.hex()}"
         if self.kind == "discovered":
             adv = body.get("advertisement") if isinstance(body.get("advertisement"), dict) else {}
             return f"{self.address} {adv.get('localName') or ''}".strip()

@@ -1,7 +1,7 @@
-"""A thin client for relinkd's D-Bus API (org.relink.Manager1 and Central1),
-over dbus-fast. Only what the lock program needs; every call is a plain
-method call and every failure a RelinkError carrying the org.relink.Error.*
-name relinkd replied with."""
+"""A thin client for relinkd's D-Bus API (org.relink.Manager1, Central1 and
+the Peripheral1 objects), over dbus-fast. Only what the example programs
+need; every call is a plain method call and every failure a RelinkError
+carrying the org.relink.Error.* name relinkd replied with."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ BUS_NAME = "org.relink"
 MANAGER_PATH = "/org/relink"
 MANAGER = "org.relink.Manager1"
 CENTRAL = "org.relink.Central1"
+PERIPHERAL = "org.relink.Peripheral1"
+OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
 
 
 class RelinkError(Exception):
@@ -87,6 +89,15 @@ class Relink:
         central, restored = await self.send(self.register_message)
         return central, plain(restored)
 
+    async def peripherals(self) -> list[dict[str, Any]]:
+        """The Peripheral1 objects this user may see (ObjectManager's
+        GetManagedObjects): each one's properties (Id, Address, Connected,
+        Services, Name, ...). A peripheral is visible when one of the user's
+        identifiers has an intent or a subscription on it or discovered it;
+        root sees every one (docs/api/access.md)."""
+        (objects,) = await self.call(MANAGER_PATH, OBJECT_MANAGER, "GetManagedObjects")
+        return [plain(ifaces[PERIPHERAL]) for ifaces in objects.values() if PERIPHERAL in ifaces]
+
     async def watch_owner(self) -> None:
         """Asks the bus for NameOwnerChanged of org.relink (relinkd leaving
         and coming back)."""
@@ -115,13 +126,21 @@ class Central:
     async def stop_scan(self) -> None:
         await self._call("StopScan")
 
-    async def connect(self, peripheral: str) -> str:
-        """Connect with no timeout: the intent stays pending until cancelled."""
-        (path,) = await self._call("Connect", "sa{sv}", [peripheral, {}])
+    async def connect(self, peripheral: str, services: list[str] | None = None) -> str:
+        """Connect with no timeout: the intent stays pending until cancelled.
+        `services`: what the peripheral offers (relinkd's already-connected
+        route and bluetoothd's background auto-connect go by them)."""
+        options = {"services": Variant("as", services)} if services else {}
+        (path,) = await self._call("Connect", "sa{sv}", [peripheral, options])
         return path
 
     async def subscribe(self, peripheral: str, service: str, characteristic: str) -> None:
         await self._call("Subscribe", "sss", [peripheral, service, characteristic])
+
+    async def read(self, peripheral: str, service: str, characteristic: str) -> bytes:
+        """Reads the characteristic over the current link (NotConnected without one)."""
+        (value,) = await self._call("Read", "sss", [peripheral, service, characteristic])
+        return bytes(value)
 
     async def ack(self, sequence: int) -> None:
         await self._call("Ack", "t", [sequence])
