@@ -23,6 +23,7 @@ from dbus_fast.aio import MessageBus
 import sys  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from relinkbench.apipaths import central_path  # noqa: E402,F401  (the tests import it from here)
+from relinkbench.waiting import wait_until  # noqa: E402,F401  (the tests import it from here)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -45,17 +46,6 @@ PROPS = "org.freedesktop.DBus.Properties"
 def die_with_parent() -> None:
     """PR_SET_PDEATHSIG(SIGKILL), in the child before exec."""
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-
-
-def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 def plain(value: Any) -> Any:

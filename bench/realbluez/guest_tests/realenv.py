@@ -16,7 +16,9 @@ from typing import Any, Callable, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench", "tests"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
 from benchproc import BenchProcess  # noqa: E402
+from relinkbench.waiting import wait_until as wait_for  # noqa: E402  (the guest tests' name for it)
 
 BUILD = os.environ.get("RELINK_BUILD_DIR", os.path.join(REPO, ".build", "debug"))
 RELINKD = os.path.join(BUILD, "relinkd")
@@ -26,17 +28,6 @@ IN_GUEST = os.environ.get("RELINK_REALBLUEZ_GUEST") == "1"
 
 HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
 HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
-
-
-def wait_for(cond: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 def start_bench(*args: str) -> BenchProcess:

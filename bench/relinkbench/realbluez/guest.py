@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 
+from ..waiting import wait_until
 from .bluetoothd import Bluetoothd, dbus_get
 
 SETUP_FAILED = 90
@@ -28,14 +29,6 @@ RELINK_UID = 990
 def uptime() -> float:
     with open("/proc/uptime") as f:
         return float(f.read().split()[0])
-
-
-def wait_for(cond, timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout} s")
-        time.sleep(interval)
 
 
 class Guest:
@@ -62,7 +55,7 @@ class Guest:
         """The parts that stand for the hardware and the OS: kernel module,
         system bus, emulated controllers."""
         subprocess.run(["modprobe", "hci_vhci"], check=True)
-        wait_for(lambda: os.path.exists("/dev/vhci"), 10, "/dev/vhci")
+        wait_until(lambda: os.path.exists("/dev/vhci"), 10, "/dev/vhci")
         self.mark("hci_vhci")
         for d in ("/run/dbus", "/var/lib/bluetooth"):
             os.makedirs(d, exist_ok=True)
@@ -70,7 +63,7 @@ class Guest:
         out = subprocess.run(["dbus-daemon", "--system", "--fork", "--print-pid"],
                              check=True, capture_output=True, text=True)
         self.dbus_pid = int(out.stdout.split()[0])
-        wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), 10, "the system bus")
+        wait_until(lambda: os.path.exists("/run/dbus/system_bus_socket"), 10, "the system bus")
         self.mark("dbus")
         self.start_btvirt()
         self.mark("btvirt")
@@ -87,7 +80,7 @@ class Guest:
         for attempt in range(1, attempts + 1):
             proc = self.spawn("btvirt", ["btvirt", "-L", f"-l{self.controllers}"])
             try:
-                wait_for(lambda: self.mgmt_controllers() >= self.controllers, 20,
+                wait_until(lambda: self.mgmt_controllers() >= self.controllers, 20,
                          f"{self.controllers} controllers on the kernel's management interface")
                 return
             except TimeoutError:
@@ -98,7 +91,7 @@ class Guest:
                 self.procs.remove(("btvirt", proc))
                 proc.terminate()
                 proc.wait(10)
-                wait_for(lambda: self.mgmt_controllers() == 0, 10, "btvirt's controllers gone")
+                wait_until(lambda: self.mgmt_controllers() == 0, 10, "btvirt's controllers gone")
 
     @staticmethod
     def mgmt_controllers() -> int:
