@@ -80,7 +80,7 @@ extension Daemon {
             releaseEvents(id)
             outboxChanged(id)
         }
-        if let line = writes.unstored.commitFailed(lost: failed, error: "\(error)", storage: error.isStorageFailure, now: .now) { journal(line) }
+        if let line = writes.unstored.commitFailed(lost: failed, error: "\(error)", storage: error.isStorageFailure, now: clock.now) { journal(line) }
     }
 
     /// Writes a line about the store refusing writes (``UnstoredEvents``).

@@ -157,7 +157,7 @@ extension Daemon {
             if isReport { writes.unstored.reportDone(committed: (try? outcome.get()) != nil) }
             switch outcome {
             case .success(let stored):
-                if let line = writes.unstored.commitSucceeded(now: .now) { journal(line) }
+                if let line = writes.unstored.commitSucceeded(now: clock.now) { journal(line) }
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
                     logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))

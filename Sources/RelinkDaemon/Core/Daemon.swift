@@ -56,20 +56,22 @@ public actor Daemon {
     /// The logger.
     var logger: Logger { env.logger }
     /// The clock of the machines and timers.
-    var clock: ContinuousClock { env.clock }
+    var clock: DaemonClock { env.clock }
     /// True once restoring after start-up is complete.
     public var isReady: Bool { loop.isReady }
 
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
+    ///   - clock: the machines' and timers' clock; real time unless a test moves it.
     /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
-    public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger) throws(RelinkError) {
+    public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger,
+                clock: DaemonClock = .continuous) throws(RelinkError) {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {
             throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
         }
-        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger)
+        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock)
         let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
         inputs = stream
         inputContinuation = DaemonInbox(continuation)
@@ -275,4 +277,4 @@ public actor Daemon {
 }
 
 /// A connection state machine on the daemon's clock.
-typealias Machine = ConnectionStateMachine<ContinuousClock>
+typealias Machine = ConnectionStateMachine<DaemonClock>

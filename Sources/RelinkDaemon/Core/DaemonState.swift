@@ -22,8 +22,8 @@ struct DaemonEnvironment: Sendable {
     let adapterName: String
     /// Where every decision is logged.
     let logger: Logger
-    /// The machines' and timers' clock.
-    let clock = ContinuousClock()
+    /// The machines' and timers' clock (real time in relinkd).
+    let clock: DaemonClock
 }
 
 /// The machines and the core's policies: what relinkd decides with.
