@@ -221,7 +221,9 @@ public actor BlueZClient {
             }
         }
         if let filter = wantedDiscovery[adapter] {
-            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch {
+            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch let e as BlueZError where e.errorClass == .inProgress {
+                // Refused as busy: being retried, and said so (applyDiscovery).
+            } catch {
                 logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
             }
         }
