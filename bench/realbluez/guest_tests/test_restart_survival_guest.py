@@ -320,9 +320,10 @@ class Case:
         self.check(seq)
         self.release()
 
-    def clean_up(self) -> None:
+    def clean_up(self, failed: bool) -> None:
         """Leaves the next case a running relinkd without this identifier, the
-        peripheral's program running, in range and not connected."""
+        peripheral's program running, in range and not connected (after a
+        failure, its adapter power-cycled: no link of any kind survives)."""
         self.recover_bluetoothd("in the case")
         if self.relinkd.proc is None or self.relinkd.proc.poll() is not None:
             self.relinkd.start()
@@ -330,6 +331,8 @@ class Case:
         spec = self.bench.try_cmd("status").get("state", {}).get(self.peripheral, {})
         if not spec.get("running", True):
             self.bench.try_cmd("start_peripheral", peripheral=self.peripheral)
+        if failed:
+            self.bench.try_cmd("out_of_range", peripheral=self.peripheral)
         self.bench.try_cmd("in_range", peripheral=self.peripheral)
         try:
             wait_for(lambda: not device_connected(self.path), 30, "the link gone after forget")
@@ -353,7 +356,7 @@ def test_restart_survival(world, peripheral, state, kind):
     finally:
         status = ctl("--json", "status")[1] if error else ""
         try:
-            case.clean_up()
+            case.clean_up(failed=error is not None)
         finally:
             record = {"case": f"{peripheral}-{state}-{kind}", "peripheral": peripheral, "state": state,
                       "kind": kind, "result": "fail" if error else "pass",

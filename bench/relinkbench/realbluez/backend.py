@@ -19,7 +19,11 @@ bench; what differs:
     advertisement of every in-range peripheral each time hci0 starts
     discovering (Discovering becomes true: the scan is running);
   * set_rssi and set_timing cannot be played (btvirt reports no RSSI; the
-    kernel's timeouts are its own)."""
+    kernel's timeouts are its own);
+  * btvirt has no supervision timeout: a link one side no longer has stays
+    up on the other side for ever. A real peripheral drops such a half-open
+    link after its supervision timeout and advertises again; the bench does
+    that for it (``_drop_half_open_links``)."""
 
 import asyncio
 import os
@@ -29,7 +33,7 @@ import sys
 from dbus_fast import Message, MessageType
 
 from ..bench import Bench, BenchError, Options, PeripheralSpec
-from ..dbusclient import BusClient
+from ..dbusclient import BusClient, BusError
 from .bluetoothd import BLUETOOTHD, MAIN_CONF
 
 SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
@@ -42,9 +46,16 @@ class RealBluezBench(Bench):
     zoo_name = "bluetoothd"
     starts_unpowered = False
 
+    # Seconds a peripheral may hold a link to the central that the central
+    # does not have, before the bench drops it (real radios: the supervision
+    # timeout, 0.1 to 32 s; BlueZ's default for LE connections is 0.42 s).
+    HALF_OPEN_GRACE = 3.0
+
     def __init__(self, opts: Options):
         super().__init__(opts)
         self.readvertisements = 0
+        self.half_open_drops = 0
+        self._half_open_task: asyncio.Task | None = None
 
     def _env(self) -> dict[str, str]:
         env = super()._env()
@@ -61,6 +72,7 @@ class RealBluezBench(Bench):
     def info(self):
         info = super().info()
         info["readvertisements"] = self.readvertisements
+        info["half_open_drops"] = self.half_open_drops
         return info
 
     def _zoo_argv(self) -> list[str]:
@@ -127,6 +139,53 @@ class RealBluezBench(Bench):
     async def start_zoo(self) -> None:
         await super().start_zoo()
         await self._learn_addresses()
+        if self._half_open_task is None:
+            self._half_open_task = asyncio.get_running_loop().create_task(self._drop_half_open_links())
+
+    async def stop(self) -> None:
+        if self._half_open_task is not None:
+            self._half_open_task.cancel()
+        await super().stop()
+
+    async def _drop_half_open_links(self) -> None:
+        """Every second: a peripheral whose adapter holds a link to the
+        central while the central's Device1 for it is not connected, for
+        HALF_OPEN_GRACE seconds in a row, has that link disconnected on its
+        side (what its supervision timeout would do). Seen without it: after
+        a bluetoothd restart the lock's controller kept a link hci0 no longer
+        had, never advertised again, and every Connect of hci0 failed with
+        `Operation already in progress` for minutes (restart-survival suite)."""
+        central = self.opts.central_address.replace(":", "_")
+        since: dict[str, float] = {}
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                objs = await self.client.managed_objects()
+            except Exception:  # bluetoothd restarting, or the bench stopping: never end the watch
+                since.clear()
+                continue
+            for s in self.peripherals.values():
+                if not s.address:
+                    continue
+                near = f"/org/bluez/{s.adapter}/dev_{central}"
+                far = f"/org/bluez/hci0/dev_{s.address.replace(':', '_')}"
+                near_up = objs.get(near, {}).get("org.bluez.Device1", {}).get("Connected")
+                far_up = objs.get(far, {}).get("org.bluez.Device1", {}).get("Connected")
+                if not (near_up is not None and near_up.value and not (far_up is not None and far_up.value)):
+                    since.pop(s.name, None)
+                    continue
+                first = since.setdefault(s.name, loop.time())
+                if loop.time() - first < self.HALF_OPEN_GRACE:
+                    continue
+                since.pop(s.name, None)
+                print(f"bench: {s.name}: half-open link (its adapter connected to the central, hci0 not) "
+                      f"for {self.HALF_OPEN_GRACE} s: dropped on its side", file=sys.stderr)
+                try:
+                    await self.client.call("org.bluez", near, "org.bluez.Device1", "Disconnect")
+                    self.half_open_drops += 1
+                except BusError as e:
+                    print(f"bench: {s.name}: dropping the half-open link failed: {e}", file=sys.stderr)
 
     async def _learn_addresses(self) -> None:
         objs = await self.client.managed_objects()
