@@ -65,6 +65,11 @@ extension Daemon {
         case .armSubscriptions:
             await run(core.planner.linkUp(intent.peripheral))
             writes.batch.released.append(intent.peripheral)
+        case .tellSharers(let link, let failure):
+            guard core.registry.owner(of: intent.peripheral) == intent else { return }
+            for sharer in core.registry.sharers(of: intent.peripheral) {
+                loop.immediate.append((sharer, .ownerLink(link, failure: failure)))
+            }
         case .useBackgroundAutoConnect(let address):
             // Applied once at the end of the input (``flushAutoConnect()``):
             // several intents may ask in one input (a power cycle), and each

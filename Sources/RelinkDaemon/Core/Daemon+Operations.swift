@@ -55,7 +55,9 @@ extension Daemon {
         let actions: [Machine.Action]
         switch core.registry.claim(intent) {
         case .owner: actions = machine.start()
-        case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+        case .sharing(let owner):
+            // Already up: the sharer hears `connected` now, not at the next drop.
+            actions = machine.claimedByOtherIntent(owner: owner, ownerLink: core.machines[owner]?.reportedLink)
         }
         core.machines[intent] = machine
         await perform(actions, for: intent)

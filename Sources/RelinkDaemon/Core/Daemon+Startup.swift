@@ -75,7 +75,8 @@ extension Daemon {
             let actions: [Machine.Action]
             switch resume.claim {
             case .owner: actions = machine.start(restoringConnected: resume.restoringConnected)
-            case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+            case .sharing(let owner):
+                actions = machine.claimedByOtherIntent(owner: owner, restoringConnected: resume.restoringConnected)
             }
             core.machines[resume.record.intent] = machine
             await perform(actions, for: resume.record.intent)
