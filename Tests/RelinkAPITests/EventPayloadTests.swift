@@ -24,6 +24,8 @@ struct EventPayloadTests {
             .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48, 0, 255, 100, 10, 9]),
             .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
                 change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
+            .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
+                .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
         ]
     }
 
