@@ -312,7 +312,7 @@ extension Daemon {
                     if !start { writes.batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
                     if start {
-                        core.gattGrace.armed(peripheral)
+                        core.gattGrace.armed(peripheral, key)
                         writes.batch.held.started(peripheral, key, on: characteristic.path)
                     }
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
