@@ -39,6 +39,22 @@ struct SharedLinkTests {
         try await d.submit(.connect(Self.second, T.band, try T.options(strategies)))
     }
 
+    /// A first daemon on a fresh store: the owner linked, the second
+    /// identifier sharing (it heard `connected`); then the daemon stopped,
+    /// BlueZ's link kept. Returns the fake and the store's directory.
+    static func sharedThenStopped(strategies: [Strategy] = Strategy.defaultOrder) async throws -> (FakeBlueZ, String) {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await Self.shared(first, strategies: strategies)
+        try await eventually("the second identifier hears connected", within: .seconds(5)) {
+            Self.routes("connected", try await first.events(Self.second)).count == 1
+        }
+        await first.stop()
+        return (fake, directory)
+    }
+
     @Test func aSecondIdentifierOnAnAlreadyConnectedLinkHearsConnected() async throws {
         let fake = FakeBlueZ()
         await fake.add(T.bandPeripheral(), known: true)
@@ -54,15 +70,7 @@ struct SharedLinkTests {
     }
 
     @Test func afterARestartEveryIdentifierSharingTheLinkIsRestored() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(T.bandPeripheral(), known: true)
-        let directory = try InProcessDaemon.temporaryDirectory()
-        let first = try await InProcessDaemon(fake: fake, directory: directory)
-        try await Self.shared(first)
-        try await eventually("the second identifier hears connected", within: .seconds(5)) {
-            Self.routes("connected", try await first.events(Self.second)).count == 1
-        }
-        await first.stop()
+        let (fake, directory) = try await Self.sharedThenStopped()
         #expect(await fake.isConnected(T.band), "BlueZ keeps the link across relinkd's restart")
 
         let second = try await InProcessDaemon(fake: fake, directory: directory)
@@ -77,16 +85,8 @@ struct SharedLinkTests {
     }
 
     @Test func aSharedLinkGoneDuringARestartIsReportedDownToEverySharer() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(T.bandPeripheral(), known: true)
-        let directory = try InProcessDaemon.temporaryDirectory()
-        let first = try await InProcessDaemon(fake: fake, directory: directory)
         // Known identifier only: the first round ends as soon as the Connect fails.
-        try await Self.shared(first, strategies: [.knownIdentifier])
-        try await eventually("the second identifier hears connected", within: .seconds(5)) {
-            Self.routes("connected", try await first.events(Self.second)).count == 1
-        }
-        await first.stop()
+        let (fake, directory) = try await Self.sharedThenStopped(strategies: [.knownIdentifier])
         await fake.setInRange(T.band, false)  // the link drops while relinkd is away
 
         let second = try await InProcessDaemon(fake: fake, directory: directory)
