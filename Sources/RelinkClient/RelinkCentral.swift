@@ -158,6 +158,7 @@ public actor RelinkCentral {
 
     /// Subscribes to a characteristic (re-armed after every reconnection).
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
+    ///   `UnknownCharacteristic` (the link is up and the peripheral has no such characteristic),
     ///   `AlreadyExists`, `StoreFailed`, `NotConnected`; unreachable.
     public func subscribe(peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
         try await connected().subscribe(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic)
@@ -171,14 +172,14 @@ public actor RelinkCentral {
 
     /// Reads a characteristic over the live link.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected` (no link, or central not connected), `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected` (no link, or central not connected), `NotSupported`, `Failed`; unreachable.
     public func read(peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) -> [UInt8] {
         try await connected().read(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic)
     }
 
     /// Writes a characteristic over the live link (at most 512 bytes).
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func write(peripheral: String, service: String, characteristic: String, value: [UInt8],
                       withResponse: Bool = true) async throws(RelinkClientError) {
         try await connected().write(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic,

@@ -33,6 +33,8 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let valueNotified = Kind(.valueNotified)
         /// `name-updated`.
         public static let nameUpdated = Kind(.nameUpdated)
+        /// `subscription-failed`.
+        public static let subscriptionFailed = Kind(.subscriptionFailed)
     }
 
     /// Grows by one per event of the identifier (gaps only where the

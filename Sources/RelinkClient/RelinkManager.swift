@@ -186,7 +186,7 @@ public final class RelinkManager: Sendable {
     }
 
     /// `Central1.Subscribe`: a durable subscription, re-armed after every reconnection.
-    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `AlreadyExists`, `StoreFailed`; unreachable.
+    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `AlreadyExists`, `StoreFailed`; unreachable.
     public func subscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
         _ = try await central(identifier, Central1Member.subscribe.rawValue, try gattArguments(peripheral, service, characteristic))
     }
@@ -199,7 +199,7 @@ public final class RelinkManager: Sendable {
 
     /// `Central1.Read`: reads a characteristic over the live link.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func read(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) -> [UInt8] {
         let reply = try await central(identifier, Central1Member.read.rawValue, try gattArguments(peripheral, service, characteristic))
         return try decode(reply, "Read", [UInt8].self)
@@ -207,7 +207,7 @@ public final class RelinkManager: Sendable {
 
     /// `Central1.Write`.
     /// - Throws: ``RelinkClientError``: `InvalidArguments` (also for a value over 512 bytes),
-    ///   `UnknownIdentifier`, `UnknownPeripheral`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func write(_ identifier: String, peripheral: String, service: String, characteristic: String, value: [UInt8],
                       withResponse: Bool = true) async throws(RelinkClientError) {
         try RelinkArguments.checkValue(value)

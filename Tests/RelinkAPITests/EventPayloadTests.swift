@@ -24,6 +24,8 @@ struct EventPayloadTests {
             .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48, 0, 255, 100, 10, 9]),
             .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
                 change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
+            .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
+                .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
         ]
     }
 
@@ -61,7 +63,7 @@ struct EventPayloadTests {
     /// other time of the API; a format-1 payload (stored by an older
     /// relinkd: `seenAt`, seconds since 2001) still decodes to the same names.
     @Test func nameTimesAreUnixMillisecondsAndFormatOneStillReads() throws {
-        guard let sample = Self.samples.last, case .nameUpdated(_, let update) = sample else { throw Missing() }
+        guard let sample = Self.samples.first(where: { $0.kind == .nameUpdated }), case .nameUpdated(_, let update) = sample else { throw Missing() }
         let text = String(decoding: try sample.encoded(), as: UTF8.self)
         #expect(text.contains(#""seenAtMs":1800000000000"#) && !text.contains(#""seenAt":"#), "\(text)")
         let formatOne = text.replacingOccurrences(of: #""seenAtMs":1800000000000"#,

@@ -28,6 +28,8 @@ import RelinkModel
             .disconnected(peripheral: peripheral, reason: nil),
             .valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: [1, 255]),
             .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
+            .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
+                                reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
         ]
     }
 
@@ -39,7 +41,8 @@ import RelinkModel
     }
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
-        let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated"]
+        let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
+                            "subscriptionFailed"]
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)
             if ProcessInfo.processInfo.environment["RELINK_PRINT_PAYLOADS"] == "1" { print("PAYLOAD \(event.name) \(text)") }
@@ -70,5 +73,9 @@ import RelinkModel
         let update = try #require(named["update"] as? [String: Any])
         #expect((update["resolved"] as? [String: Any])?["name"] as? String == "Front Door")
         #expect((update["change"] as? [String: Any])?["source"] as? String == "gap")
+        let subscriptionFailed = try #require(try Self.json(samples[7]).1["subscriptionFailed"] as? [String: Any])
+        #expect((subscriptionFailed["characteristic"] as? [String: Any])?["characteristic"] as? String == "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b")
+        #expect((subscriptionFailed["reason"] as? [String: Any])?["errorName"] as? String == "org.relink.Error.UnknownCharacteristic")
+        #expect((subscriptionFailed["reason"] as? [String: Any])?["failureClass"] as? String == "notSupported")
     }
 }

@@ -16,7 +16,7 @@ import RelinkModel
 extension EventPayload {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
-        case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated
+        case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case errorName, failureClass, message, service
@@ -54,10 +54,11 @@ extension EventPayload {
             case .disconnected(_, let reason):
                 if let reason { try Self.encodeFailure(reason, in: &body) }
             case .valueNotified(_, let characteristic, let value):
-                var c = body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
-                try c.encode(characteristic.characteristic.string, forKey: .characteristic)
-                try c.encode(characteristic.service.string, forKey: .service)
+                try Self.encodeCharacteristic(characteristic, in: &body)
                 try body.encode(value, forKey: .value)
+            case .subscriptionFailed(_, let characteristic, let reason):
+                try Self.encodeCharacteristic(characteristic, in: &body)
+                try Self.encodeFailure(reason, in: &body)
             case .nameUpdated(_, let update):
                 var u = body.nestedContainer(keyedBy: Key.self, forKey: .update)
                 var change = u.nestedContainer(keyedBy: Key.self, forKey: .change)
@@ -114,10 +115,11 @@ extension EventPayload {
             case .disconnected:
                 payload = .disconnected(peripheral: peripheral, reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
             case .valueNotified:
-                let c = try body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
-                let key = CharacteristicKey(service: try BluetoothUUID(parsing: c.decode(String.self, forKey: .service)),
-                                            characteristic: try BluetoothUUID(parsing: c.decode(String.self, forKey: .characteristic)))
-                payload = .valueNotified(peripheral: peripheral, characteristic: key, value: try body.decode([UInt8].self, forKey: .value))
+                payload = .valueNotified(peripheral: peripheral, characteristic: try Self.decodeCharacteristic(body),
+                                         value: try body.decode([UInt8].self, forKey: .value))
+            case .subscriptionFailed:
+                payload = .subscriptionFailed(peripheral: peripheral, characteristic: try Self.decodeCharacteristic(body),
+                                              reason: try Self.decodeFailure(body))
             case .nameUpdated:
                 let u = try body.nestedContainer(keyedBy: Key.self, forKey: .update)
                 let change = try u.nestedContainer(keyedBy: Key.self, forKey: .change)
@@ -165,6 +167,18 @@ extension EventPayload {
             let n = try c.nestedContainer(keyedBy: Key.self, forKey: key)
             return try BluetoothAddress(parsing: n.decode(String.self, forKey: .address),
                                         kind: BluetoothAddress.Kind(parsing: n.decode(String.self, forKey: .type)))
+        }
+
+        private static func encodeCharacteristic(_ key: CharacteristicKey, in c: inout KeyedEncodingContainer<Key>) throws {
+            var n = c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+            try n.encode(key.characteristic.string, forKey: .characteristic)
+            try n.encode(key.service.string, forKey: .service)
+        }
+
+        private static func decodeCharacteristic(_ c: KeyedDecodingContainer<Key>) throws -> CharacteristicKey {
+            let n = try c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+            return CharacteristicKey(service: try BluetoothUUID(parsing: n.decode(String.self, forKey: .service)),
+                                     characteristic: try BluetoothUUID(parsing: n.decode(String.self, forKey: .characteristic)))
         }
 
         private static func encodeFailure(_ f: ConnectionFailure, in c: inout KeyedEncodingContainer<Key>) throws {

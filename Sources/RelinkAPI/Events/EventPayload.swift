@@ -27,6 +27,9 @@ public enum EventPayload: Sendable, Hashable {
     case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
     /// `name-updated`: the advertising or GAP name changed.
     case nameUpdated(peripheral: PeripheralID, update: NameUpdatePayload)
+    /// `subscription-failed`: a subscription's characteristic is not on the
+    /// peripheral; relinkd removed the subscription.
+    case subscriptionFailed(peripheral: PeripheralID, characteristic: CharacteristicKey, reason: ConnectionFailure)
 
     /// The event's kind.
     public var kind: EventKind {
@@ -38,6 +41,7 @@ public enum EventPayload: Sendable, Hashable {
         case .disconnected: .disconnected
         case .valueNotified: .valueNotified
         case .nameUpdated: .nameUpdated
+        case .subscriptionFailed: .subscriptionFailed
         }
     }
 
@@ -45,7 +49,7 @@ public enum EventPayload: Sendable, Hashable {
     public var peripheral: PeripheralID {
         switch self {
         case .discovered(let p, _), .connected(let p, _, _), .restored(let p, _, _), .failedToConnect(let p, _),
-             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _):
+             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _):
             p
         }
     }

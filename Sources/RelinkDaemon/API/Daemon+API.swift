@@ -251,13 +251,14 @@ extension Daemon {
     /// The characteristic's BlueZ object on the current link.
     private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
-        guard let row = known.peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
-            throw .notConnected("\(ref) has no link")
-        }
+        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
         guard let characteristic = await bluez.mirror.characteristic(
             device: device.path, service: key.service.string, characteristic: key.characteristic.string) else {
-            throw .unknownPeripheral("\(ref) has no characteristic \(key) on its link")
+            let why = switch await absence(of: key, on: device) {
+            case .notInDatabase?: Self.unknownCharacteristic(key, .notInDatabase).message
+            default: "service \(key.service) with characteristic \(key.characteristic) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))"
+            }
+            throw .unknownCharacteristic("\(ref): \(why)")
         }
         return characteristic.path
     }

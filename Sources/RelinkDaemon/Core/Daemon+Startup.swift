@@ -63,7 +63,12 @@ extension Daemon {
         }
         let plan = StartupPlan(states: states, registry: &core.registry)
         core.planner.resetAll()
-        for subscription in plan.subscriptions { _ = core.planner.subscribe(subscription) }
+        for subscription in plan.subscriptions {
+            _ = core.planner.subscribe(subscription)
+            // Made before this start: whether it was ever armed is not
+            // known, so a missing service does not drop it (``GattGrace``).
+            core.gattGrace.confirm(subscription.peripheral, subscription.characteristic)
+        }
         for (client, scan) in plan.scans.sorted(by: { "\($0.key)" < "\($1.key)" }) {
             await apply(core.scans.register(scan, for: client))
         }
@@ -75,7 +80,8 @@ extension Daemon {
             let actions: [Machine.Action]
             switch resume.claim {
             case .owner: actions = machine.start(restoringConnected: resume.restoringConnected)
-            case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+            case .sharing(let owner):
+                actions = machine.claimedByOtherIntent(owner: owner, restoringConnected: resume.restoringConnected)
             }
             core.machines[resume.record.intent] = machine
             await perform(actions, for: resume.record.intent)

@@ -20,13 +20,16 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
     /// The advertising or GAP name changed.
     case nameUpdated(peripheral: PeripheralID, update: NameUpdate)
+    /// A subscription could not be armed and was removed: the characteristic
+    /// is not on the peripheral (``GattGrace``).
+    case subscriptionFailed(peripheral: PeripheralID, characteristic: CharacteristicKey, reason: ConnectionFailure)
 
     /// The peripheral the event is about.
     public var peripheral: PeripheralID {
         switch self {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _), .restored(let peripheral, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
-             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _):
+             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _):
             peripheral
         }
     }
@@ -41,6 +44,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .disconnected: "disconnected"
         case .valueNotified: "value-notified"
         case .nameUpdated: "name-updated"
+        case .subscriptionFailed: "subscription-failed"
         }
     }
 }

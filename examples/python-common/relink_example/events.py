@@ -114,6 +114,8 @@ class Event:
             update = body.get("update") if isinstance(body.get("update"), dict) else {}
             resolved = update.get("resolved") if isinstance(update.get("resolved"), dict) else {}
             return f"name {resolved.get('name', '')!r} (from {resolved.get('source', '?')})"
+        if self.kind == "subscription-failed":
+            return f"subscription to {self.characteristic} failed: {json.dumps(body.get('reason'))[:100]}"
         if self.kind in ("disconnected", "failed-to-connect"):
             return f"peripheral {self.peripheral}: {json.dumps(body.get('reason'))[:100]}"
         return json.dumps(body)[:120]
