@@ -99,7 +99,8 @@ struct UnknownCharacteristicTests {
     @Test func aSubscriptionMadeWhileTheLinkWasDownFailsWithAnEventAndTheLinkIsLeftAlone() async throws {
         let fake = FakeBlueZ()
         await fake.add(Self.band(inRange: false), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        let clock = DaemonClock.manual()
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(), clock: clock)
         try await d.submit(.register(T.id, uid: 0))
         try await d.submit(.connect(T.id, T.band, try T.options([.knownIdentifier])))
         try await d.submit(.subscribe(T.id, T.band, T.key))
@@ -107,7 +108,7 @@ struct UnknownCharacteristicTests {
         try await d.submit(.register(S.second, uid: 0))
         try await d.submit(.connect(S.second, T.band, try T.options([.knownIdentifier])))
         await fake.setInRange(T.band, true)
-        try await eventually("the typo's subscription failed", within: .seconds(15)) {
+        try await eventually("the typo's subscription failed", advancing: clock) {
             try await d.events(T.id).contains { $0.kind == "subscription-failed" }
         }
         let failed = try await d.events(T.id).first { $0.kind == "subscription-failed" }?.payload
@@ -133,10 +134,11 @@ struct UnknownCharacteristicTests {
     @Test func aServiceNotOnThePeripheralIsRediscoveredOnceThenItsSubscriptionFails() async throws {
         let fake = FakeBlueZ()
         await fake.add(Self.band(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        let clock = DaemonClock.manual()
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(), clock: clock)
         try await T.linked(d, strategies: [.knownIdentifier])
         try await d.submit(.subscribe(T.id, T.band, Self.noSuchService))
-        try await eventually("the subscription failed", within: .seconds(20)) {
+        try await eventually("the subscription failed", advancing: clock) {
             try await d.events(T.id).contains { $0.kind == "subscription-failed" }
         }
         #expect(await Self.disconnects(fake) == 1, "one rediscovery, no more")
