@@ -204,6 +204,9 @@ public actor Daemon {
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)
             reply.resume(returning: result)
+        case .status(let answer):
+            // The loop's own state, not the store's: no flush, constant time.
+            answer.answer(currentStatus)
         case .api(.ack(let id, let through), let caller, let reply):
             acknowledge(id, through: through, from: caller, reply: reply)
         case .api(let request, let caller, let reply):
@@ -254,7 +257,7 @@ public actor Daemon {
     public var summary: String { statusSummary }
 
     var statusSummary: String {
-        let connected = core.machines.values.filter { if case .connected = $0.state { true } else { false } }.count
+        let connected = core.machines.values.count { if case .connected = $0.state { true } else { false } }
         var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
         if let lastFailure = health.lastFailure { summary += ", last error: \(lastFailure)" }
         return summary

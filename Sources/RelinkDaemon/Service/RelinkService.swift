@@ -64,14 +64,9 @@ public struct RelinkService: Service {
         daemon.stallForTesting(duration)
     }
 
-    /// A liveness probe: the daemon's loop answers a status request.
-    public var probe: any LivenessProbe {
-        let daemon = self.daemon
-        return ClosureLivenessProbe {
-            if case .success = await daemon.submit(.status) { return true }
-            return false
-        }
-    }
+    /// A liveness probe: the daemon's loop answers a status snapshot
+    /// request (constant time); false at once when cancelled.
+    public var probe: any LivenessProbe { daemon.livenessProbe }
 
     public func run() async throws {
         let connection = self.connection, daemon = self.daemon, notifier = self.notifier, logger = self.logger
