@@ -85,9 +85,16 @@ public actor Daemon {
     /// `whenRestored` (relinkd takes its bus name there, so that no client
     /// can reach it while its identifiers are not all there yet), then
     /// `onReady` with a status summary.
+    ///
+    /// Cancelled during start-up (SIGTERM), it stops restoring at the next
+    /// identifier's intent and returns without `whenRestored` and `onReady`.
+    /// - Parameter hold: test hook: start-up waits this long (or until
+    ///   cancelled) before the store is loaded, as a slow start-up with a
+    ///   large store would take (relinkd: `RELINK_TEST_HOLD_STARTUP`).
     /// - Throws: `StoreError` when the store cannot be read at start-up; the
     ///   BlueZ client's errors when the bus connection fails.
-    public func run(whenRestored: @Sendable () async throws -> Void = {}, onReady: @Sendable (String) -> Void = { _ in }) async throws {
+    public func run(holdingStartUp hold: Duration? = nil, whenRestored: @Sendable () async throws -> Void = {},
+                    onReady: @Sendable (String) -> Void = { _ in }) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             let bluez = self.bluez, continuation = self.inputContinuation
             // Straight into the loop's queue, without a forwarding task, and
@@ -101,7 +108,14 @@ public actor Daemon {
             }
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
+            if let hold {
+                logger.warning("test hook: start-up held", metadata: ["duration": "\(hold)"])
+                try? await Task.sleep(for: hold)
+            }
+            // Stopped during start-up: no more restoring, no bus name, no READY.
+            guard !Task.isCancelled else { group.cancelAll(); return }
             try await startUp()
+            guard !Task.isCancelled else { group.cancelAll(); return }
             deferStartupAutoConnect()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
             loop.isReady = true
@@ -109,6 +123,7 @@ public actor Daemon {
             await publishAll()
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             try await whenRestored()
+            guard !Task.isCancelled else { group.cancelAll(); return }
             onReady(statusSummary)
             startSpawned(in: &group)
             var pending = inputs.makeAsyncIterator()
