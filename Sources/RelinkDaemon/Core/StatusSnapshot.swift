@@ -12,7 +12,7 @@ import Systemd
 /// collection or a small value, so taking it copies no intent (the loop
 /// pays for one copy of a table only if it changes that table while a
 /// snapshot is still being rendered). The document itself is made from the
-/// snapshot off the loop (``Daemon/status()``): its cost, which grows
+/// snapshot off the loop (``Daemon/statusJSON(for:)``): its cost, which grows
 /// with the identifiers and intents, never holds the loop, the liveness
 /// probe or other clients' calls.
 struct StatusSnapshot: Sendable {
