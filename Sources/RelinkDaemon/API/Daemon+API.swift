@@ -82,9 +82,6 @@ extension Daemon {
                 DBusValue.structure([.string(id.rawValue), .objectPath(APIPath.central(id))])
             }
             return APIResult(values: [.array(.structure([.string, .objectPath]), items)])
-        case .status:
-            let json = statusJSON { caller.mayUse(ownedBy: self.api.owners[$0] ?? 0) }
-            return APIResult(values: [.string(json), .boolean(core.scans.isScanning)])
         case .scan(let id, let scan):
             try await setScan(try visible(id, to: caller), scan)
             return APIResult()

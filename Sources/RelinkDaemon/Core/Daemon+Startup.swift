@@ -76,6 +76,10 @@ extension Daemon {
             try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
         }
         for resume in plan.resume {
+            // SIGTERM during start-up: stop here (``run(holdingStartUp:whenRestored:onReady:)``
+            // checks too). Nothing of the batch is committed; the store
+            // stays as it was, to be resumed at the next start.
+            if Task.isCancelled { return }
             var machine = Machine(record: resume.record, clock: clock)
             let actions: [Machine.Action]
             switch resume.claim {
