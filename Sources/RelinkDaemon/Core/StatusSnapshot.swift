@@ -27,11 +27,8 @@ struct StatusSnapshot: Sendable {
     var scanIntents: [RestoreIdentifier: ScanIntent]
     var quarantined: [QuarantinedFile]
     var unreadableRows: [UnreadableRow]
-    /// Whether the store refuses writes, how many events it could not store
-    /// since relinkd started (each counted as dropped), the last failure.
-    var storeRefusing: Bool
-    var unstoredEvents: Int64
-    var storeError: String?
+    /// Whether the store takes writes (``UnstoredEvents/Health``).
+    var store: UnstoredEvents.Health
 
     /// The document for `caller`: the identifiers it may see (all of them
     /// for root), and the store-wide entries.
@@ -67,20 +64,12 @@ struct StatusSnapshot: Sendable {
         }
         let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
                                      "quarantined": Self.quarantineEntries(quarantined),
-                                     "store": storeEntry,
+                                     "store": store.entry,
                                      "unreadable_rows": unreadableRows.filter { row in
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// Whether the store takes writes, and how many events it could not
-    /// store since relinkd started (each counted as dropped; ``UnstoredEvents``).
-    var storeEntry: [String: Any] {
-        var entry: [String: Any] = ["refusing_writes": storeRefusing, "unstored_events": unstoredEvents]
-        if let storeError { entry["last_error"] = storeError }
-        return entry
     }
 
     /// The databases the store moved aside when relinkd started (it then
@@ -103,7 +92,7 @@ extension Daemon {
         StatusSnapshot(ready: isReady, adapter: adapterName, discovering: core.scans.isScanning, identifiers: core.identifiers,
                        owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
                        scanIntents: core.scanIntents, quarantined: store.quarantined, unreadableRows: health.unreadableRows,
-                       storeRefusing: writes.unstored.refusing, unstoredEvents: writes.unstored.total, storeError: writes.unstored.lastError)
+                       store: writes.unstored.health)
     }
 
     /// Asks the loop for a ``StatusSnapshot``. It is answered as the next
