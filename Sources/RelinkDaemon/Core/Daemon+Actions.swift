@@ -315,7 +315,9 @@ extension Daemon {
                         core.gattGrace.armed(peripheral, key)
                         writes.batch.held.started(peripheral, key, on: characteristic.path)
                     }
-                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
+                    var fields = deviceFields(peripheral)
+                    fields[JournalField.characteristic.rawValue] = "\(key)"
+                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: fields)
                 } catch {
                     if start {
                         core.planner.startNotifyFailed(peripheral, key)

@@ -94,8 +94,8 @@ extension Daemon {
     /// (or a bluetoothd that has gone) changes nothing but the record of
     /// sessions that still stand: the planner re-arms at the next link-up.
     func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
-        var metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
-        if let address = known.peripherals[notify.peripheral]?.address.address { metadata[JournalField.address.rawValue] = "\(address.string)" }
+        var metadata = deviceFields(notify.peripheral)
+        metadata[JournalField.characteristic.rawValue] = "\(notify.key)"
         guard let failure else {
             guard writes.batch.held.sessionsLast(since: issued) else { return }
             writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
@@ -109,6 +109,14 @@ extension Daemon {
         guard writes.batch.held.sameLink(notify.peripheral, since: issued) else { return }
         core.planner.startNotifyFailed(notify.peripheral, notify.key)
         writes.batch.held.ended(notify.peripheral, notify.key)
+    }
+
+    /// The journal fields that name a peripheral: its relink identifier and,
+    /// when known, its address (which the journal line's text then names).
+    func deviceFields(_ peripheral: PeripheralID) -> Logger.Metadata {
+        var fields: Logger.Metadata = .journal([.peripheral: "\(peripheral)"])
+        if let address = known.peripherals[peripheral]?.address.address { fields[JournalField.address.rawValue] = "\(address.string)" }
+        return fields
     }
 
     /// Hands one request to the store without waiting; its outcome is
