@@ -19,8 +19,9 @@
 #
 #   scripts/check-deb.sh [DEB]
 #
-# Installing needs root (CI runs as root); without root it uses sudo when
-# sudo works without a password, and otherwise stops after lintian, saying so.
+# Installing needs root (CI runs as root); without root it builds and runs
+# lintian as the caller, then runs itself again through sudo for the round
+# trip when sudo works without a password, and otherwise stops, saying so.
 # It refuses to run where relink is already installed or /var/lib/relink
 # exists, since the purge at its end would remove them.
 set -u
@@ -35,15 +36,16 @@ finish() {
     echo "check-deb: all $checks checks passed"; exit 0
 }
 
+# Root for the round trip: this shell, or itself again through sudo.
 if [ "$(id -u)" -eq 0 ]; then
-    SUDO=
+    root=self
 elif command -v sudo > /dev/null && sudo -n true 2> /dev/null; then
-    SUDO="sudo -n"
+    root=sudo
 else
-    SUDO=none
+    root=none
 fi
 state=/var/lib/relink
-if [ "$SUDO" != none ]; then
+if [ $root != none ]; then
     if dpkg-query -W -f='${Status}' relink 2> /dev/null | grep -q 'installed'; then
         echo "check-deb.sh: relink is installed on this machine; this check would replace and purge it (dpkg --purge relink first)" >&2
         exit 1
@@ -54,15 +56,6 @@ if [ "$SUDO" != none ]; then
     fi
 fi
 
-deb=${1:-}
-if [ -z "$deb" ]; then
-    deb=$("$here/scripts/build-deb.sh" | tail -n 1) || { echo "FAIL: scripts/build-deb.sh"; exit 1; }
-fi
-[ -f "$deb" ] || { echo "FAIL: no package at '$deb'"; exit 1; }
-deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
-version=$(dpkg-deb -f "$deb" Version)
-echo "== $deb (relink $version)"
-
 work=$(mktemp -d)
 chmod 0755 "$work"   # the users relink and nobody reach the bus and notify sockets in it
 bus_pid=
@@ -70,31 +63,57 @@ notify_pid=
 daemon_pid=
 cleanup() {
     for pid in $daemon_pid $notify_pid $bus_pid; do kill "$pid" 2> /dev/null; done
-    if [ "$SUDO" != none ] && [ -n "${installed_here:-}" ] && dpkg-query -W relink > /dev/null 2>&1; then
+    if [ -n "${installed_here:-}" ] && dpkg-query -W relink > /dev/null 2>&1; then
         echo "cleanup: purging relink after a failed check"
-        $SUDO dpkg --purge relink > /dev/null 2>&1
+        dpkg --purge relink > /dev/null 2>&1
     fi
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+deb=${1:-}
+if [ -z "$deb" ]; then
+    echo "== scripts/build-deb.sh"
+    started=$(date +%s)
+    if "$here/scripts/build-deb.sh" > "$work/build.log" 2>&1; then
+        deb=$(tail -n 1 "$work/build.log")
+        ok "scripts/build-deb.sh built $(basename "$deb") in $(($(date +%s) - started)) s"
+    else
+        tail -n 80 "$work/build.log"
+        fail "scripts/build-deb.sh"
+        finish
+    fi
+fi
+[ -f "$deb" ] || { echo "FAIL: no package at '$deb'"; exit 1; }
+deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
+version=$(dpkg-deb -f "$deb" Version)
+echo "== $deb (relink $version)"
+
 # lintian. -I -E --pedantic show every tag; an override's comment is its reason.
-if lintian -I -E --pedantic --fail-on error,warning,info,pedantic,experimental "$deb" > "$work/lintian" 2>&1; then
-    ok "lintian: no tag but the $(grep -c '^relink: ' "$here/packaging/debian/relink.lintian-overrides") overridden ones (packaging/debian/relink.lintian-overrides)"
-else
-    grep -v 'running with root privileges' "$work/lintian"
-    fail "lintian"
+# (RELINK_CHECK_DEB_PART=round-trip: the sudo run below, after lintian.)
+if [ "${RELINK_CHECK_DEB_PART:-all}" != round-trip ]; then
+    if lintian -I -E --pedantic --fail-on error,warning,info,pedantic,experimental "$deb" > "$work/lintian" 2>&1; then
+        ok "lintian: no tag but the $(grep -c '^relink: ' "$here/packaging/debian/relink.lintian-overrides") overridden ones (packaging/debian/relink.lintian-overrides)"
+    else
+        grep -v 'running with root privileges' "$work/lintian"
+        fail "lintian"
+    fi
 fi
 
-if [ "$SUDO" = none ]; then
-    echo "check-deb.sh: not root and no password-less sudo: the install, start and purge round trip is not run here"
-    finish
-fi
+case $root in
+    none)
+        echo "check-deb.sh: not root and no password-less sudo: the install, start and purge round trip is not run here"
+        finish ;;
+    sudo)
+        echo "== the round trip as root (sudo)"
+        sudo -n env RELINK_CHECK_DEB_PART=round-trip "$0" "$deb" || fail "the round trip as root (above)"
+        finish ;;
+esac
 
 echo "== apt-get install $deb"
 installed_here=1
-if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$deb" > "$work/install.log" 2>&1 \
+if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb" > "$work/install.log" 2>&1 \
     && [ "$(dpkg-query -W -f='${Status} ${Version}' relink)" = "install ok installed $version" ]; then
     ok "apt-get install ./$(basename "$deb") (relink $version installed)"
 else
@@ -264,7 +283,7 @@ PY
 if [ -d /run/systemd/system ]; then start_with_systemd; else start_without_systemd; fi
 
 echo "== apt-get purge relink"
-if DEBIAN_FRONTEND=noninteractive $SUDO apt-get purge -y -q relink > "$work/purge.log" 2>&1 \
+if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q relink > "$work/purge.log" 2>&1 \
     && ! dpkg-query -W relink > /dev/null 2>&1; then
     ok "apt-get purge relink (dpkg knows it no more)"
     installed_here=
