@@ -40,7 +40,8 @@ struct RestoreBatch: Sendable {
     struct EventNote: Sendable {
         var name: String
         var identifier: RestoreIdentifier
-        var peripheral: PeripheralID
+        /// Nil for an event about no peripheral (`adapter-state`).
+        var peripheral: PeripheralID?
 
         /// Values and advertisements come as fast as a peripheral sends
         /// them (a band streams several a second): at `info` they would
