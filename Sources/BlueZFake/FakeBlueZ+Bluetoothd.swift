@@ -87,7 +87,7 @@ extension FakeBlueZ {
     /// A peripheral in range advertises: discovery reports it, background
     /// auto-connect links it.
     func advertise(_ address: BluetoothAddress) {
-        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
+        guard adapterUsable, let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
         // The kernel drops a report without an RSSI when the filter has an RSSI threshold.
         let dropped = discovery?.minimumRSSI != nil && peripheral.rssi == FakePeripheral.rssiNotAvailable
         if let discovery, !dropped, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {

@@ -84,6 +84,14 @@ public actor FakeBlueZ: BlueZPort {
     let adapterRoles: [String]
     /// The adapters the central watches.
     var adapterStatus = AdapterStatusReporter()
+    /// True while the adapter powers off: links drop, nothing reconnects.
+    var adapterGoingDown = false
+
+    /// Whether the adapter can scan and connect now: bluetoothd there and
+    /// reachable, the adapter present and powered.
+    var adapterUsable: Bool {
+        bluetoothdUp && !accessRefused && !adapterGoingDown && mirror.adapter(adapterPath)?.powered == true
+    }
 
     struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
 
@@ -146,6 +154,7 @@ public actor FakeBlueZ: BlueZPort {
         let address = try address(of: device)
         calls.append(.connect(address.string))
         try requireBluetoothd()
+        guard adapterUsable else { throw BlueZError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready") }
         guard let peripheral = world[address], peripheral.inRange else {
             throw BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         }
@@ -198,7 +207,8 @@ public actor FakeBlueZ: BlueZPort {
     public func startDiscovery(adapter: ObjectPath, filter: DiscoveryFilter) async throws {
         calls.append(.startDiscovery(filter.services.sorted()))
         try requireBluetoothd()
-        discovery = filter
+        discovery = filter  // kept while the adapter is off, as the BlueZ layer keeps it
+        guard adapterUsable else { throw BlueZError(name: "org.bluez.Error.NotReady", message: "adapter powered off") }
         change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
         for address in world.keys.sorted() { advertise(address) }
     }
@@ -338,7 +348,9 @@ public actor FakeBlueZ: BlueZPort {
     /// signalled), the new one powers it on before any client reads its
     /// objects, so no `Powered=true` change is ever signalled.
     public func restartBluetoothdGracefully() {
+        adapterGoingDown = true
         for address in connected.sorted() { linkDown(address) }
+        adapterGoingDown = false
         change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])
         emit(.adapterPowered(adapterPath, false))
         restartBluetoothd()
@@ -359,14 +371,14 @@ public actor FakeBlueZ: BlueZPort {
             change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("off-enabling")])
             change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(true), "PowerState": .string("on")])
             emit(.adapterPowered(adapterPath, true))
-            if let discovery {
-                change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
-                self.discovery = discovery
-                for address in world.keys.sorted() { advertise(address) }
-            }
+            if discovery != nil { change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)]) }
+            // Peripherals in range are seen again: discovery, background auto-connect.
+            for address in world.keys.sorted() { advertise(address) }
         } else {
             change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("on-disabling")])
+            adapterGoingDown = true
             for address in connected.sorted() { linkDown(address) }
+            adapterGoingDown = false
             change(adapterPath, BlueZInterface.adapter, [
                 "Powered": .boolean(false), "Discovering": .boolean(false), "PowerState": .string(adapterBlocked ? "off-blocked" : "off"),
             ])

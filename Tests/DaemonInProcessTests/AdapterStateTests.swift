@@ -68,7 +68,7 @@ struct AdapterStateTests {
             return band == [off] && watcher == [off]
         }
         #expect(await d.daemon.core.adapter.current == off)
-        #expect(await d.state(T.id, T.band) != "connected")
+        try await eventually("the band's intent waits for the adapter") { await d.state(T.id, T.band) == "waiting-for-adapter" }
 
         await fake.setAdapterPowered(true)
         let on = AdapterStatus(.poweredOn, roles: Self.allRoles)

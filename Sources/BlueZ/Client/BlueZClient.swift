@@ -207,14 +207,14 @@ public actor BlueZClient {
         resumeWaiters()
     }
 
-    /// Delays between attempts to read a new bluetoothd's objects: a
-    /// bluetoothd that has just taken its name may not export `/` yet.
     /// Reads bluetoothd's objects again if the bus refused relinkd's calls.
     func recheckIfRefused() async {
         guard refused, !resyncing else { return }
         await resync(reason: .accessGranted)
     }
 
+    /// Delays between attempts to read a new bluetoothd's objects: a
+    /// bluetoothd that has just taken its name may not export `/` yet.
     static let resyncRetryDelays: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200),
                                                 .milliseconds(400), .milliseconds(800), .milliseconds(1600), .milliseconds(3200)]
 
