@@ -1,5 +1,6 @@
 import RelinkAPI
 import DBus
+public import RelinkModel
 
 /// A central with a restore identifier, like a `CBCentralManager` created
 /// with `CBCentralManagerOptionRestoreIdentifierKey`, whose work relinkd
@@ -204,6 +205,13 @@ public actor RelinkCentral {
     /// - Throws: ``RelinkClientError``: `NotConnected`; unreachable.
     public func peripherals() async throws(RelinkClientError) -> [RelinkPeripheral] {
         try await connected().peripherals()
+    }
+
+    /// The state and roles of relinkd's adapter now (CoreBluetooth's
+    /// `central.state`); changes come as `adapter-state` events.
+    /// - Throws: ``RelinkClientError``: `NotConnected`; unreachable.
+    public func adapterStatus() async throws(RelinkClientError) -> AdapterStatus? {
+        try await connected().adapterStatus()
     }
 
     /// The identifier's `Central1` properties (counters, scan).

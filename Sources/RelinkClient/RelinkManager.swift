@@ -1,6 +1,6 @@
 import RelinkAPI
 public import DBus
-import RelinkModel
+public import RelinkModel
 
 /// One connection to relinkd and every call of its public API
 /// (`Manager1`, and `Central1` by identifier), typed. Stateless apart
@@ -120,10 +120,21 @@ public final class RelinkManager: Sendable {
         return try decode(reply, "GetAll", [String: DBusValue].self)
     }
 
-    /// `Manager1` properties: `Version`, `Adapter`, `Ready`, `Discovering`, `Status`.
+    /// `Manager1` properties: `Version`, `Adapter`, `Ready`, `Discovering`,
+    /// `AdapterState`, `AdapterRoles`, `Status`.
     /// - Throws: ``RelinkClientError``: unreachable.
     public func managerProperties() async throws(RelinkClientError) -> [String: DBusValue] {
         try await properties(of: APIPath.manager, interface: RelinkNames.manager)
+    }
+
+    /// The state and roles of relinkd's adapter (`Manager1.AdapterState`,
+    /// `AdapterRoles`); nil from a relinkd that does not have them, or with
+    /// a state this library does not know.
+    /// - Throws: ``RelinkClientError``: unreachable, or `Failed` for a property of another type.
+    public func adapterStatus() async throws(RelinkClientError) -> AdapterStatus? {
+        let r = PropertyReader("Manager1", try await managerProperties())
+        return RelinkRestoredState.adapterStatus(state: try r.optional(Manager1Property.adapterState.rawValue),
+                                                 roles: try r.value(Manager1Property.adapterRoles.rawValue, default: []))
     }
 
     /// The properties of an identifier's `Central1` object.

@@ -26,6 +26,8 @@ struct EventPayloadTests {
                 change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
             .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
                 .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
+            .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
+            .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
         ]
     }
 
@@ -58,6 +60,19 @@ struct EventPayloadTests {
     }
 
     @Test func formatVersionTwo() { #expect(EventPayload.formatVersion == 2) }
+
+    @Test func anAdapterStateIsAboutNoPeripheralAndRefusesUnknownNames() throws {
+        let payload = EventPayload.adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.peripheral, .central]))
+        #expect(payload.peripheral == nil)
+        #expect(String(decoding: try payload.encoded(), as: UTF8.self)
+            == #"{"adapterState":{"adapter":"hci0","roles":["central","peripheral"],"state":"poweredOff"}}"#)
+        #expect(throws: DecodingError.self) {
+            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":[],"state":"resetting"}}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":["observer"],"state":"poweredOn"}}"#.utf8))
+        }
+    }
 
     /// Format 2 writes name times as Unix milliseconds (`seenAtMs`), as every
     /// other time of the API; a format-1 payload (stored by an older

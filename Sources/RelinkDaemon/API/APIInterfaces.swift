@@ -60,6 +60,8 @@ struct APIInterfaces: Sendable {
             DBusProperty(Manager1Property.version.rawValue, .string, constant: true),
             DBusProperty(Manager1Property.adapter.rawValue, .string, constant: true),
             DBusProperty(Manager1Property.ready.rawValue, .boolean),
+            DBusProperty(Manager1Property.adapterState.rawValue, .string),
+            DBusProperty(Manager1Property.adapterRoles.rawValue, .array(.string)),
             // Both from a snapshot the loop hands over in constant time; the
             // Status document is made off the loop (Core/StatusSnapshot.swift).
             DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { _ in

@@ -55,7 +55,12 @@ extension Daemon {
     /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
     func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) {
         guard !ids.isEmpty else { return }
-        enqueue(try Self.eventRequest(event, to: ids))
+        enqueueGathered(try Self.eventRequest(event, to: ids))
+    }
+
+    /// Adds a request to the next commit, made as ``emitGathered(_:to:)``'s is.
+    func enqueueGathered(_ request: RestoreBatch.Request) {
+        enqueue(request)
         if !writes.batch.isOpen && !writes.batch.flushQueued {
             writes.batch.flushQueued = true
             inputContinuation.yield(.flushCommits)
@@ -168,7 +173,9 @@ extension Daemon {
                 if let line = writes.unstored.commitSucceeded(now: clock.now) { journal(line) }
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
-                    logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))
+                    var metadata: Logger.Metadata = .journal([.restoreID: "\(note.identifier)", .event: "\(note.name)"])
+                    if let peripheral = note.peripheral { metadata[JournalField.peripheral.rawValue] = "\(peripheral)" }
+                    logger.log(level: note.level, "event \(note.name)", metadata: metadata)
                 }
             case .failure(let error):
                 notCommitted(commit.request.mutations, error: error)

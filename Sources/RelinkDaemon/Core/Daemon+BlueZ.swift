@@ -14,9 +14,13 @@ extension Daemon {
         switch event {
         case .reset(.initial):
             break
-        case .reset(.bluetoothdRestarted):
+        case .reset(let reason):
             publisher?.setReady(true)
-            logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+            if reason == .accessGranted {
+                logger.notice("the bus lets relinkd call bluetoothd again: restoring every link", metadata: .journal([.event: "bluetoothd-access-granted"]))
+            } else {
+                logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+            }
             core.planner.resetAll()
             writes.batch.held.endAll()
             core.gattGrace.reset()
@@ -48,6 +52,8 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
+        case .adapterStatus(let path, let status):
+            adapterStatusReported(path, status)
         case .mirror(let change):
             await handleMirror(change)
         }

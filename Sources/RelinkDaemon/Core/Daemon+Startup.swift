@@ -61,6 +61,9 @@ extension Daemon {
             state.subscriptions = Set(entry.subscriptions)
             states.append(state)
         }
+        // Before any `restored` or `connected`: what a program reads first
+        // after the outbox's older events is the adapter's state now.
+        await startWatchingAdapter(lastAnnounced: stored.adapterStates[adapterName])
         let plan = StartupPlan(states: states, registry: &core.registry)
         core.planner.resetAll()
         for subscription in plan.subscriptions {

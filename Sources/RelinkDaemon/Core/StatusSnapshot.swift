@@ -18,6 +18,8 @@ import Systemd
 struct StatusSnapshot: Sendable {
     var ready: Bool
     var adapter: String
+    /// The adapter's state as programs are told of it; nil before start-up read it.
+    var adapterStatus: AdapterStatus?
     var discovering: Bool
     var identifiers: Set<RestoreIdentifier>
     var owners: [RestoreIdentifier: UInt32]
@@ -62,7 +64,9 @@ struct StatusSnapshot: Sendable {
             ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
                         "scanning": scanIntents[id] != nil])
         }
+        let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
         let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
+                                     "adapter_state": adapterStatus.state.rawValue, "adapter_roles": adapterStatus.roles.map(\.rawValue),
                                      "quarantined": Self.quarantineEntries(quarantined),
                                      "store": store.entry,
                                      "unreadable_rows": unreadableRows.filter { row in
@@ -89,7 +93,8 @@ extension Daemon {
     /// What `Status` shows, as the loop's state is now: constant time
     /// (``StatusSnapshot``).
     var currentStatus: StatusSnapshot {
-        StatusSnapshot(ready: isReady, adapter: adapterName, discovering: core.scans.isScanning, identifiers: core.identifiers,
+        StatusSnapshot(ready: isReady, adapter: adapterName, adapterStatus: core.adapter.current,
+                       discovering: core.scans.isScanning, identifiers: core.identifiers,
                        owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
                        scanIntents: core.scanIntents, quarantined: store.quarantined, unreadableRows: health.unreadableRows,
                        store: writes.unstored.health)

@@ -48,9 +48,11 @@ public struct RelinkService: Service {
         if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
+        // The adapter's state is set once start-up has read it, before
+        // relinkd takes its bus name.
         try publisher.start(managerValues: [
             Manager1Property.version.rawValue: .string(RelinkVersion.string), Manager1Property.adapter.rawValue: .string(adapter), Manager1Property.ready.rawValue: .boolean(false),
-        ])
+        ].merging(APIPublisher.adapterValues(AdapterStatus(.bluetoothdMissing))) { $1 })
         await daemon.attach(publisher)
         if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
             throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(owner))")

@@ -118,4 +118,7 @@ class Event:
             return f"subscription to {self.characteristic} failed: {json.dumps(body.get('reason'))[:100]}"
         if self.kind in ("disconnected", "failed-to-connect"):
             return f"peripheral {self.peripheral}: {json.dumps(body.get('reason'))[:100]}"
+        if self.kind == "adapter-state":
+            roles = ", ".join(str(r) for r in body.get("roles", []) or [])
+            return f"adapter {body.get('adapter', '?')} {body.get('state', '?')}" + (f" (roles {roles})" if roles else "")
         return json.dumps(body)[:120]
