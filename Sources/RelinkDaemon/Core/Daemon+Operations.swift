@@ -25,8 +25,6 @@ extension Daemon {
             record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                  namePreference: preference == .advertisingName ? .advertising : .gap,
                                                  outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
-        } catch let e as RelinkError {
-            throw e
         } catch { throw .invalidArguments("\(error)") }
         try await commit([.putIdentifier(record)])
         core.identifiers.insert(id)
@@ -132,9 +130,7 @@ extension Daemon {
     /// Stored events above `after`, oldest first, at most `limit`.
     /// - Throws: ``RelinkError`` (`unknownIdentifier`, `failed`).
     func storedEvents(_ id: RestoreIdentifier, after: Int64, limit: Int) async throws(RelinkError) -> [OutboxEvent] {
-        do { return try await store.events(for: id, after: after, limit: limit) } catch let e as RelinkError {
-            throw e
-        } catch { throw .failed("store: \(error)") }
+        do { return try await store.events(for: id, after: after, limit: limit) } catch { throw Self.controlError(error) }
     }
 
     /// Deletes events up to `through`.
