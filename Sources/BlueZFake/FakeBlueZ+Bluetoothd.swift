@@ -30,7 +30,11 @@ extension FakeBlueZ {
         objects[adapterPath] = [BlueZInterface.adapter: adapterProperties()]
         for address in preKnown.union(connected).sorted() where world[address] != nil {
             var props = deviceProperties(address)
-            if connected.contains(address) {
+            if keptLinks.contains(address) {
+                // A link the kernel kept across a bluetoothd crash: connected,
+                // its services not resolved by the new bluetoothd.
+                props["Connected"] = .boolean(true)
+            } else if connected.contains(address) {
                 props["Connected"] = .boolean(true)
                 props["ServicesResolved"] = .boolean(true)
                 objects.merge(gattObjects(address)) { _, new in new }

@@ -92,6 +92,11 @@ public actor FakeBlueZ: BlueZPort {
     var adapterUsable: Bool {
         bluetoothdUp && !accessRefused && !adapterGoingDown && mirror.adapter(adapterPath)?.powered == true
     }
+    /// Links the kernel kept across a bluetoothd SIGKILL, which the new
+    /// bluetoothd shows connected and drops (``dropKeptLinks()``).
+    var keptLinks: Set<BluetoothAddress> = []
+    /// `Device1.Connect` calls waiting for a kept link to be dropped.
+    var heldConnects: [BluetoothAddress: [CheckedContinuation<Void, Never>]] = [:]
 
     struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
 
@@ -159,6 +164,11 @@ public actor FakeBlueZ: BlueZPort {
             throw BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         }
         autoConnectOff.remove(address)
+        if keptLinks.contains(address) {
+            // bluetoothd answers once the kept link is gone and a new one is up.
+            await withCheckedContinuation { heldConnects[address, default: []].append($0) }
+            return
+        }
         if connected.contains(address) { return }
         linkUp(address)
     }
@@ -300,17 +310,24 @@ public actor FakeBlueZ: BlueZPort {
 
     /// bluetoothd dies and a new one starts: every link and session is
     /// gone, devices it had stored come back disconnected.
-    public func restartBluetoothd() {
-        stopBluetoothd()
+    public func restartBluetoothd() { restartBluetoothd(keeping: []) }
+
+    func restartBluetoothd(keeping kept: Set<BluetoothAddress>) {
+        stopBluetoothd(keeping: kept)
         startBluetoothd()
     }
 
     /// bluetoothd dies (`org.bluez` leaves the bus): every link and
     /// session is gone; it stays away until ``startBluetoothd()``.
-    public func stopBluetoothd() {
+    public func stopBluetoothd() { stopBluetoothd(keeping: []) }
+
+    /// bluetoothd dies; the kernel keeps the links of `kept` (a SIGKILL),
+    /// which the next bluetoothd shows connected until ``dropKeptLinks()``.
+    func stopBluetoothd(keeping kept: Set<BluetoothAddress>) {
         guard bluetoothdUp else { return }
         preKnown.formUnion(knownDevices)
-        connected = []
+        connected = kept
+        keptLinks = kept
         sessions = []
         autoConnectUUIDs = []
         discovery = nil
@@ -342,6 +359,30 @@ public actor FakeBlueZ: BlueZPort {
             rebuild(reason: .accessGranted)
         }
     }
+
+    /// bluetoothd is SIGKILLed while links are up and a new one starts, as
+    /// measured on 5.66 (docs/real-bluez.md): the kernel keeps the links, so
+    /// the new bluetoothd shows those devices `Connected` (services not
+    /// resolved) until it drops them (``dropKeptLinks()``); a `Connect` on
+    /// such a device is answered only after that, with a new link.
+    public func restartBluetoothdKeepingLinks() { restartBluetoothd(keeping: connected) }
+
+    /// The new bluetoothd drops the links the kernel kept (`Connected=false`);
+    /// a `Connect` that waited for one makes a new link at once and
+    /// replies, all before any client reads the objects again.
+    public func dropKeptLinks() {
+        for address in keptLinks.sorted() {
+            keptLinks.remove(address)
+            connected.remove(address)
+            change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(false)])
+            guard let waiting = heldConnects.removeValue(forKey: address) else { continue }
+            linkUp(address)
+            for connect in waiting { connect.resume() }
+        }
+    }
+
+    /// Whether a `Connect` of `address` waits for its kept link to be dropped.
+    public func holdsConnect(_ address: BluetoothAddress) -> Bool { heldConnects[address]?.isEmpty == false }
 
     /// bluetoothd is stopped with SIGTERM and started again: the exiting
     /// daemon powers the adapter off (links drop, `Powered=false` is

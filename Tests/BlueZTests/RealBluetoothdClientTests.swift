@@ -118,4 +118,29 @@ import RelinkModel
             }
         }
     }
+
+    /// Seen by the restart-survival suite: right after a SIGKILL restart of
+    /// bluetoothd 5.66 the kernel still runs the killed daemon's scan, so
+    /// the new one's `StartDiscovery` fails in the kernel (MGMT Busy) and
+    /// bluetoothd answers `InProgress`, dropping the client. relinkd took
+    /// that for "already discovering" and never scanned again. Now a start
+    /// refused without a session of ours is tried again until it starts;
+    /// `InProgress` while a session runs (a filter update) is still fine.
+    @Test func aDiscoveryStartRefusedAsBusyIsTriedAgain() async throws {
+        try await withPrivateBus { address, _ in
+            let bluetoothd = try await TinyBluetoothd.start(on: address, busyDiscoveryStarts: 2)
+            defer { bluetoothd.stop() }
+            try await withClient(on: address) { client, _ in
+                await #expect(throws: BlueZError.self) {
+                    try await client.startDiscovery(adapter: TinyBluetoothd.adapter, filter: DiscoveryFilter())
+                }
+                try await within(.seconds(20), "discovery started after the refusals") { bluetoothd.discovering }
+                #expect(bluetoothd.calls.filter { $0 == "StartDiscovery" }.count == 3)
+                // An update while discovering: InProgress means the new filter applies.
+                try await client.startDiscovery(adapter: TinyBluetoothd.adapter, filter: DiscoveryFilter(services: [BluetoothUUID(shortValue: 0x180D)]))
+                #expect(bluetoothd.calls.filter { $0 == "StartDiscovery" }.count == 4)
+                #expect(await client.discoveryRetries.isEmpty)
+            }
+        }
+    }
 }

@@ -82,6 +82,8 @@ final class TinyBluetoothd: Sendable {
 
     /// The methods called on it, in order.
     var calls: [String] { recorder.calls.withLock { $0 } }
+    /// Whether a client has a discovery session (a `StartDiscovery` accepted, not stopped).
+    var discovering: Bool { recorder.discovering.withLock { $0 } }
 
     private init(connection: Connection, recorder: Recorder, serving: Task<Void, any Error>) {
         self.connection = connection
@@ -90,14 +92,32 @@ final class TinyBluetoothd: Sendable {
     }
 
     /// Exports the objects, takes `org.bluez` and serves until ``stop()``.
-    static func start(on address: String, signalsConnected: Bool = true, resolves: Bool = true) async throws -> TinyBluetoothd {
+    ///
+    /// `busyDiscoveryStarts`: that many `StartDiscovery` calls are refused
+    /// as 5.66 refuses one while the kernel still runs a killed
+    /// bluetoothd's scan (MGMT Busy): `org.bluez.Error.InProgress`, and the
+    /// client gets no discovery session. A `StartDiscovery` of a client
+    /// already discovering is `InProgress` too, as in BlueZ.
+    static func start(on address: String, signalsConnected: Bool = true, resolves: Bool = true,
+                      busyDiscoveryStarts: Int = 0) async throws -> TinyBluetoothd {
         let connection = try await Connection.connect(to: .address(address))
         let log = Recorder()
+        log.busyStarts.withLock { $0 = busyDiscoveryStarts }
+        let inProgress = DBusError(DBusError.Name("org.bluez.Error.InProgress"), "Operation already in progress")
         let adapter = try ExportedObject(path: Self.adapter, interfaces: [DBusInterface(
             BlueZInterface.adapter,
             methods: ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"].map { name in
                 DBusMethod(name, in: name == "SetDiscoveryFilter" ? [.init("filter", .dictionary(key: .string, value: .variant))] : []) { _ in
                     log.append(name)
+                    switch name {
+                    case "StartDiscovery":
+                        if log.busyStarts.withLock({ busy in defer { busy -= 1 }; return busy > 0 }) { throw inProgress }
+                        if log.discovering.withLock({ on in defer { on = true }; return on }) { throw inProgress }
+                    case "StopDiscovery":
+                        log.discovering.withLock { $0 = false }
+                    default:
+                        break
+                    }
                     return []
                 }
             },
@@ -141,6 +161,8 @@ final class TinyBluetoothd: Sendable {
     private final class Recorder: Sendable {
         let calls = Mutex<[String]>([])
         let device = Mutex<ExportedObject?>(nil)
+        let busyStarts = Mutex(0)
+        let discovering = Mutex(false)
         func append(_ call: String) { calls.withLock { $0.append(call) } }
     }
 }

@@ -140,3 +140,36 @@ extension RealBlueZBehaviourTests {
         await d.stop()
     }
 }
+
+extension RealBlueZBehaviourTests {
+    /// Seen by the restart-survival suite on real bluetoothd: after a
+    /// SIGKILL restart of bluetoothd the kernel kept the link; relinkd's
+    /// `Connect` (known identifier) was answered only after the new
+    /// bluetoothd had dropped the old link and made a new one. The drop
+    /// ended relinkd's step, its next step (already connected) found the new
+    /// link up and took relinkd's own link for another program's (route
+    /// `alreadyConnected`), so forgetting the identifier left the link up,
+    /// for nobody.
+    @Test func aLinkMadeByRelinkdsOwnConnectStaysItsOwnAfterABluetoothdCrash() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        await fake.restartBluetoothdKeepingLinks()
+        try await eventually("relinkd's Connect waiting for the kept link") { await fake.holdsConnect(T.band) }
+        await fake.dropKeptLinks()
+        try await eventually("linked again") { await d.state(T.id, T.band) == "connected" }
+        try await eventually("notifications armed again") {
+            await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count >= 2
+        }
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 66, 1])
+        try await eventually("values flow again") { T.values(try await d.events(T.id)).contains([0, 66, 1]) }
+        let connected = try await d.events(T.id).compactMap { event -> ConnectRoute? in
+            if case .connected(_, _, let route)? = event.payload { route } else { nil }
+        }
+        #expect(connected.last == .knownIdentifier, "the link is relinkd's own: \(connected)")
+        try await d.submit(.cancel(T.id, T.band))
+        try await eventually("the link ends with the intent") { await !fake.isConnected(T.band) }
+        await d.stop()
+    }
+}

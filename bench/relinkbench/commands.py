@@ -104,7 +104,12 @@ class Dispatcher:
                 states[s.name] = {"running": running, "in_range": s.in_range, **st}
             info = b.info()
             info.pop("event")
-            return {**info, "central_powered": b.central_powered, "state": states}
+            zoo = b.zoo
+            # Whether bluetoothd (BlueZoo) still runs, and how it ended if not
+            # (a crash shows as a negative signal number).
+            daemon = {"pid": zoo.pid if zoo else None, "running": bool(zoo and zoo.running),
+                      "returncode": zoo.proc.returncode if zoo and zoo.proc else None}
+            return {**info, "central_powered": b.central_powered, "state": states, "bluetoothd": daemon}
         if cmd in FORWARDED:
             spec = self._peripheral(req)
             if spec.kind not in FORWARDED[cmd]:
@@ -147,8 +152,10 @@ class Dispatcher:
             if how not in ("KILL", "TERM"):
                 raise CommandFailed("signal must be KILL or TERM")
             old = b.zoo.pid if b.zoo else None
+            # Set when the old daemon had already exited (crashed) before this restart.
+            old_rc = b.zoo.proc.returncode if b.zoo and b.zoo.proc else None
             await b.restart_zoo(how)
-            return {"old_pid": old, "pid": b.zoo.pid, "signal": how}
+            return {"old_pid": old, "old_returncode": old_rc, "pid": b.zoo.pid, "signal": how}
         if cmd == "central_power":
             on = req.get("on")
             if not isinstance(on, bool):

@@ -29,6 +29,7 @@ extension BlueZClient {
     ///   discovering", which is success.
     public func stopDiscovery(adapter: ObjectPath) async throws {
         // Without bluetoothd there is no discovery session to stop.
+        discoverySessions.remove(adapter)
         guard wantedDiscovery.removeValue(forKey: adapter) != nil, !isReady || owner != nil else { return }
         do {
             try await BlueZError.mapping {
@@ -52,9 +53,52 @@ extension BlueZClient {
             try await BlueZError.mapping {
                 _ = try await connection.callBlueZ(path: adapter, interface: BlueZInterface.adapter, method: "StartDiscovery")
             }
+            discoverySessions.insert(adapter)
         } catch let e as BlueZError where e.errorClass == .inProgress {
-            // Already discovering for this client: the new filter applies.
+            // bluetoothd says `InProgress` both when this client already
+            // discovers (then the new filter applies) and, in 5.66, when
+            // the kernel refused to start (MGMT Busy: still running the
+            // scan of a bluetoothd that was killed); it then drops the
+            // client, and no discovery runs for it. Without a session of
+            // ours, it is the latter: tried again until it starts.
+            guard discoverySessions.contains(adapter) else {
+                retryDiscovery(adapter: adapter)
+                throw e
+            }
         }
         logger.info("discovery started", metadata: ["adapter": "\(adapter)", "uuids": "\(filter.services.sorted().map(\.string))", JournalField.event.rawValue: "discovery-started"])
+    }
+
+    /// Delays between attempts to start a discovery bluetoothd refused as
+    /// busy; the last one repeats.
+    static let discoveryRetryDelays: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4)]
+
+    /// Starts the wanted discovery again after a delay, until it starts or
+    /// is no longer wanted or possible (stopped, adapter off, bluetoothd
+    /// gone: the usual re-application takes over then). One retry loop per
+    /// adapter.
+    func retryDiscovery(adapter: ObjectPath) {
+        guard discoveryRetries.insert(adapter).inserted else { return }
+        logger.notice("bluetoothd refused to start discovery (busy); retrying", metadata: .journal([.event: "discovery-busy"]))
+        Task { [self] in
+            defer { discoveryRetries.remove(adapter) }
+            var attempt = 0
+            while !Task.isCancelled {
+                let delays = Self.discoveryRetryDelays
+                do { try await Task.sleep(for: delays[min(attempt, delays.count - 1)]) } catch { return }
+                attempt += 1
+                guard let filter = wantedDiscovery[adapter], owner != nil, mirror.adapter(adapter)?.powered == true,
+                      !discoverySessions.contains(adapter) else { return }
+                do {
+                    try await applyDiscovery(adapter: adapter, filter: filter)
+                    return
+                } catch let e as BlueZError where e.errorClass == .inProgress {
+                    continue
+                } catch {
+                    logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
+                    return
+                }
+            }
+        }
     }
 }

@@ -27,6 +27,12 @@ public actor BlueZClient {
     public private(set) var owner: String?
     /// Discovery wanted per adapter, re-applied after resets and power-ups.
     var wantedDiscovery: [ObjectPath: DiscoveryFilter] = [:]
+    /// Adapters on which the current bluetoothd accepted relink's
+    /// `StartDiscovery` (a discovery session of this client), until it is
+    /// stopped, the adapter powers off or bluetoothd goes.
+    var discoverySessions: Set<ObjectPath> = []
+    /// Adapters whose refused discovery start is being retried.
+    var discoveryRetries: Set<ObjectPath> = []
     /// Service UUIDs of the auto-connect profile, re-registered after resets.
     var autoConnect: AutoConnectProfile?
     /// The bluetoothd (unique name) and adapter each successful
@@ -161,6 +167,7 @@ public actor BlueZClient {
             logger.warning("bluetoothd left the bus", metadata: .journal([.event: "bluetoothd-lost"]))
             owner = nil
             refused = false  // whether the next one lets relinkd in is asked when it comes
+            discoverySessions = []
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
             emit(.serviceLost)
         }
@@ -177,6 +184,7 @@ public actor BlueZClient {
     func resync(reason: ResetReason) async {
         let names = mirror.knownNames
         let wasRefused = refused
+        discoverySessions = []  // a new (or no) bluetoothd has no session of ours
         resyncing = true
         defer { resyncing = false }
         guard let snapshot = await fetchManagedObjects() else {
@@ -269,7 +277,9 @@ public actor BlueZClient {
             }
         }
         if let filter = wantedDiscovery[adapter] {
-            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch {
+            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch let e as BlueZError where e.errorClass == .inProgress {
+                // Refused as busy: being retried, and said so (applyDiscovery).
+            } catch {
                 logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
             }
         }
@@ -325,6 +335,7 @@ public actor BlueZClient {
 
     func applyNow(_ message: Message) async {
         for (adapter, on) in applySync(message) {
+            if !on { discoverySessions.remove(adapter) }  // bluetoothd ends every discovery session
             if on { await reapply(adapter: adapter) }
             emit(.adapterPowered(adapter, on))
         }

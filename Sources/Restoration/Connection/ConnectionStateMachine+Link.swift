@@ -8,6 +8,13 @@ extension ConnectionStateMachine {
     /// change of it will follow: the daemon then delivers
     /// ``servicesResolved(_:)`` right after this input.
     public mutating func connectSucceeded(_ address: BluetoothAddress) -> [Action] {
+        if ownConnect?.address == address { ownConnect = nil }
+        return linkAnswered(address)
+    }
+
+    /// The link to `address` is up for this intent's `connect` (its reply,
+    /// or `Connected=true` before it): wait for services.
+    mutating func linkAnswered(_ address: BluetoothAddress) -> [Action] {
         guard case .connecting(let current, let route) = state, current == address else {
             return [log(.ignored(input: "connectSucceeded"))]
         }
@@ -25,7 +32,7 @@ extension ConnectionStateMachine {
         var actions: [Action] = []
         switch state {
         case .connecting(let current, _) where current == address:
-            return connectSucceeded(address)
+            return linkAnswered(address)
         case .trying:
             stopActivity(into: &actions)
         case .backingOff:
@@ -60,6 +67,7 @@ extension ConnectionStateMachine {
     /// `Device1.Connect` failed, classified. See the type's documentation
     /// for what each class does.
     public mutating func connectFailed(_ failure: ConnectionFailure) -> [Action] {
+        ownConnect = nil
         guard case .connecting = state else { return [log(.ignored(input: "connectFailed"))] }
         var actions: [Action] = [log(.connectFailed, failure: failure)]
         handleStepFailure(failure, into: &actions)

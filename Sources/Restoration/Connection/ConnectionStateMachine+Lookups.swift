@@ -34,7 +34,9 @@ extension ConnectionStateMachine {
         switch options.candidateChoice.choose(from: candidates, knownAddress: knownAddress, match: matchRule) {
         case .chosen(let candidate):
             actions.append(log(.candidateChosen(candidate.address)))
-            connect(candidate.address, route: .alreadyConnected, into: &actions)
+            // The link this intent's own pending connect made is its own.
+            let own = ownConnect.flatMap { $0.address == candidate.address ? $0.route : nil }
+            connect(candidate.address, route: own ?? .alreadyConnected, into: &actions)
         case .none:
             actions.append(log(.noCandidate))
             nextStep(after: .notFound("no connected device offers the services"), into: &actions)

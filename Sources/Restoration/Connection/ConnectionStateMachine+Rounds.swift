@@ -234,6 +234,7 @@ extension ConnectionStateMachine {
     /// Issues `connect` for a chosen device.
     mutating func connect(_ address: BluetoothAddress, route: ConnectRoute, into actions: inout [Action]) {
         stopActivity(into: &actions)
+        if route != .alreadyConnected && route != .sharedLink { ownConnect = OwnConnect(address: address, route: route) }
         knownAddress = address
         state = .connecting(address, route)
         actions.append(log(.connecting(address)))

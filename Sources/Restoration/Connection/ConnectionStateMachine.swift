@@ -64,6 +64,20 @@ public struct ConnectionStateMachine<C: Clock>: Sendable where C.Duration == Dur
     var nextTokenID: UInt64 = 1
     /// Restored as connected after a relinkd restart and not yet resolved.
     var restoringConnected = false
+    /// This intent's own `connect` (not an adoption) whose reply has not
+    /// come, and its route. A link to that device found up meanwhile (by the
+    /// already-connected step, after the step was ended by a `Connected=false`
+    /// of an older link) is this `connect`'s doing, not another program's:
+    /// relinkd tears it down as its own (real bluetoothd 5.66 after a crash:
+    /// the kernel kept the link, the new bluetoothd dropped it and answered
+    /// relinkd's `Connect` with a new one).
+    var ownConnect: OwnConnect?
+
+    /// See ``ownConnect``.
+    struct OwnConnect: Sendable, Hashable {
+        var address: BluetoothAddress
+        var route: ConnectRoute
+    }
 
     /// - Parameters:
     ///   - knownAddress: the stored address, if the peripheral was ever seen.

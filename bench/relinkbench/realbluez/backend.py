@@ -167,8 +167,24 @@ class RealBluezBench(Bench):
         """bluetoothd SIGKILLed (crash) or SIGTERMed (it powers the adapters
         off on the way out), then started again. Out-of-range peripherals are
         told not to advertise first, so they do not advertise between the new
-        bluetoothd powering their adapter on and the bench powering it off."""
-        for s in self.peripherals.values():
-            if not s.in_range and s.child is not None and s.child.running:
+        bluetoothd powering their adapter on and the bench powering it off.
+
+        Before a SIGTERM every peripheral stops advertising, and the in-range
+        ones advertise again once the new daemon runs: the exiting bluetoothd
+        powers the peripherals' adapters off too (a real peripheral's
+        controller is not the gateway's), btvirt keeps advertising while a
+        controller powers off, and hci0 reconnected to such a dying
+        controller at once: a half-open link the new bluetoothd found at its
+        start (`get_connections_complete() Adding existing connection`),
+        never resolved its services, and answered every later Connect with
+        `Operation already in progress` (restart-survival suite, "reboot"
+        cases, docs/real-bluez.md)."""
+        running = [s for s in self.peripherals.values() if s.child is not None and s.child.running]
+        for s in running:
+            if not s.in_range or how == "TERM":
                 await self._advertise(s, False)
         await super().restart_zoo(how)
+        if how == "TERM":
+            for s in running:
+                if s.in_range and s.child.running:
+                    await self._advertise(s, True)
