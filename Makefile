@@ -2,7 +2,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test test-unit demo release install check-units bench clean
+.PHONY: setup build test test-unit demo release man install deb check-deb check-units bench clean
 setup:
 	./scripts/setup.sh
 build:
@@ -18,8 +18,17 @@ demo:
 	./scripts/demo.sh
 release:
 	swift build -c release
-install: release
+# relinkd.8 and relinkctl.1 from the --help texts, into .build/man (install.sh takes them from there).
+man: release
+	./scripts/manpages.sh
+install: release man
 	./scripts/install.sh "$(PREFIX)" "$(DESTDIR)"
+# The Debian package, in .build/deb (docs/packaging.md); check-deb also runs
+# lintian and an install, start and purge round trip on this machine (root).
+deb:
+	./scripts/build-deb.sh
+check-deb:
+	./scripts/check-deb.sh
 check-units:
 	./scripts/check-units.sh
 # Benchmarks print figures and compare with a peer in the same run (docs/benchmarks.md).

@@ -1,4 +1,4 @@
--- relink restore store: the current schema (after migrations v1 and v2).
+-- relink restore store: the current schema (after migrations v1, v2 and v3).
 --
 -- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
 -- a fresh database, kept equal to it by SchemaTests (which compares the
@@ -84,4 +84,12 @@ CREATE TABLE outbox_event (
     PRIMARY KEY (identifier, seq)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 2;
+-- v3: the adapter status last announced to programs, per adapter.
+CREATE TABLE adapter_state (
+    adapter TEXT NOT NULL PRIMARY KEY CHECK (length(adapter) BETWEEN 1 AND 32),
+    state TEXT NOT NULL CHECK (state IN ('poweredOn', 'poweredOff', 'blocked', 'missing', 'bluetoothdMissing', 'notPermitted')),
+    roles TEXT NOT NULL,
+    announced_at INTEGER NOT NULL
+) STRICT;
+
+PRAGMA user_version = 3;

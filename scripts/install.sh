@@ -1,17 +1,23 @@
 #!/bin/sh
-# Installs relink: binaries, systemd unit, sysusers.d entry, D-Bus policy and
-# activation file, journal catalog.
+# Installs relink: relinkd (sbin) and relinkctl (bin), systemd unit, sysusers.d
+# entry, D-Bus policy and activation file, journal catalog, man pages (when
+# built: make man), README. The Debian package stages its files with this
+# script too (scripts/build-deb.sh), so this is the one list of what goes where.
 #
 #   scripts/install.sh [PREFIX [DESTDIR [BINDIR]]]
 #
 # PREFIX   install prefix (default /usr/local); the unit's ExecStart= points
-#          at PREFIX/bin/relinkd.
+#          at PREFIX/sbin/relinkd.
 # DESTDIR  staging root prepended to every path (default empty: the live system).
 # BINDIR   where the built relinkd and relinkctl are (default .build/release).
 #
 # The system bus only reads policies and activation files from fixed
 # directories (/usr/share/dbus-1/... on Debian); they go under PREFIX/share
 # unless DBUS_SYSTEM_CONFDIR / DBUS_SYSTEM_SERVICEDIR say otherwise.
+# SYSTEMD_SYSTEM_UNITDIR overrides PREFIX/lib/systemd/system (the Debian 12
+# package uses /lib/systemd/system, where its debhelper looks for units).
+# RELINK_MAN_DIR: where relinkd.8 and relinkctl.1 are (default .build/man,
+# written by scripts/manpages.sh); skipped when they are not there.
 # After a live install: systemd-sysusers; journalctl --update-catalog;
 # systemctl daemon-reload; systemctl reload dbus; systemctl enable --now relinkd
 set -eu
@@ -28,12 +34,14 @@ case $prefix in
     *) echo "install.sh: PREFIX must be an absolute path, got '$prefix'" >&2; exit 2 ;;
 esac
 
-unitdir=$prefix/lib/systemd/system
+unitdir=${SYSTEMD_SYSTEM_UNITDIR:-$prefix/lib/systemd/system}
 sysusersdir=$prefix/lib/sysusers.d
 catalogdir=$prefix/lib/systemd/catalog
 dbusconfdir=${DBUS_SYSTEM_CONFDIR:-$prefix/share/dbus-1/system.d}
 dbusservicedir=${DBUS_SYSTEM_SERVICEDIR:-$prefix/share/dbus-1/system-services}
 docdir=$prefix/share/doc/relink
+mandir=$prefix/share/man
+mansrc=${RELINK_MAN_DIR:-$here/.build/man}
 
 for binary in relinkd relinkctl; do
     if [ ! -x "$bindir_src/$binary" ]; then
@@ -42,17 +50,24 @@ for binary in relinkd relinkctl; do
     fi
 done
 
-install -d "$destdir$prefix/bin" "$destdir$unitdir" "$destdir$sysusersdir" \
+install -d "$destdir$prefix/bin" "$destdir$prefix/sbin" "$destdir$unitdir" "$destdir$sysusersdir" \
     "$destdir$catalogdir" "$destdir$dbusconfdir" "$destdir$dbusservicedir"
-install -m 0755 "$bindir_src/relinkd" "$bindir_src/relinkctl" "$destdir$prefix/bin/"
+install -m 0755 "$bindir_src/relinkd" "$destdir$prefix/sbin/"
+install -m 0755 "$bindir_src/relinkctl" "$destdir$prefix/bin/"
 
-sed "s|^ExecStart=/usr/bin/|ExecStart=$prefix/bin/|" "$srcdir/relinkd.service" \
+sed "s|^ExecStart=/usr/sbin/|ExecStart=$prefix/sbin/|" "$srcdir/relinkd.service" \
     > "$destdir$unitdir/relinkd.service"
 chmod 0644 "$destdir$unitdir/relinkd.service"
 install -m 0644 "$srcdir/relink.sysusers" "$destdir$sysusersdir/relink.conf"
 install -m 0644 "$srcdir/relink.catalog" "$destdir$catalogdir/relink.catalog"
 install -m 0644 "$srcdir/org.relink.conf" "$destdir$dbusconfdir/org.relink.conf"
 install -m 0644 "$srcdir/org.relink.service" "$destdir$dbusservicedir/org.relink.service"
+for page in relinkd.8 relinkctl.1; do
+    if [ -f "$mansrc/$page" ]; then
+        install -d "$destdir$mandir/man${page##*.}"
+        install -m 0644 "$mansrc/$page" "$destdir$mandir/man${page##*.}/$page"
+    fi
+done
 if [ -f "$here/README.md" ]; then
     install -d "$destdir$docdir"
     install -m 0644 "$here/README.md" "$destdir$docdir/README.md"

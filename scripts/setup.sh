@@ -9,6 +9,7 @@ APT_PACKAGES=(
   dbus-daemon dbus-bin bluez
   python3 python3-venv python3-dev
   systemd util-linux procps psmisc
+  debhelper lintian help2man
 )
 
 missing=()

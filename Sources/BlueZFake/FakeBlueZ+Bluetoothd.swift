@@ -10,13 +10,24 @@ extension FakeBlueZ {
         Set(world.keys.filter { mirror.device(devicePath($0)) != nil })
     }
 
-    func rebuild(reason: ResetReason) {
-        var objects: ManagedObjects = [
-            adapterPath: [BlueZInterface.adapter: [
-                "Address": .string(adapterAddress), "Powered": .boolean(true), "Discovering": .boolean(false),
-                "Name": .string("fake"), "Alias": .string("fake"),
-            ]],
+    /// The adapter's properties as a starting bluetoothd exports them:
+    /// powered unless rfkill blocks it.
+    func adapterProperties() -> InterfaceProperties {
+        [
+            "Address": .string(adapterAddress), "Powered": .boolean(!adapterBlocked), "Discovering": .boolean(false),
+            "Name": .string("fake"), "Alias": .string("fake"), "PowerState": .string(adapterBlocked ? "off-blocked" : "on"),
+            "Roles": .array(.string, adapterRoles.map { .string($0) }),
         ]
+    }
+
+    func rebuild(reason: ResetReason) {
+        var objects: ManagedObjects = [:]
+        guard adapterPresent else {
+            mirror = Mirror(managedObjects: objects, knownNames: mirror.knownNames)
+            emit(.reset(reason))
+            return
+        }
+        objects[adapterPath] = [BlueZInterface.adapter: adapterProperties()]
         for address in preKnown.union(connected).sorted() where world[address] != nil {
             var props = deviceProperties(address)
             if keptLinks.contains(address) {
@@ -36,9 +47,14 @@ extension FakeBlueZ {
 
     func requireBluetoothd() throws {
         guard bluetoothdUp else { throw BlueZError(name: DBusError.Name.serviceUnknown.rawValue, message: "org.bluez is not on the bus") }
+        guard !accessRefused else { throw BlueZError(name: DBusError.Name.accessDenied.rawValue, message: "Rejected send message") }
+        guard adapterPresent else { throw BlueZError(name: DBusError.Name.unknownObject.rawValue, message: "no adapter") }
     }
 
-    func emit(_ event: BlueZEvent) { sink?(event) }
+    func emit(_ event: BlueZEvent) {
+        sink?(event)
+        for change in adapterStatus.events(after: event, mirror: mirror, bluetoothd: bluetoothdPresence) { sink?(change) }
+    }
 
     func emit(_ events: [MirrorEvent]) { for event in events { emit(.mirror(event)) } }
 
@@ -75,7 +91,7 @@ extension FakeBlueZ {
     /// A peripheral in range advertises: discovery reports it, background
     /// auto-connect links it.
     func advertise(_ address: BluetoothAddress) {
-        guard let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
+        guard adapterUsable, let peripheral = world[address], peripheral.inRange, !connected.contains(address) else { return }
         // The kernel drops a report without an RSSI when the filter has an RSSI threshold.
         let dropped = discovery?.minimumRSSI != nil && peripheral.rssi == FakePeripheral.rssiNotAvailable
         if let discovery, !dropped, discovery.services.isEmpty || !discovery.services.isDisjoint(with: peripheral.advertisedServices) {

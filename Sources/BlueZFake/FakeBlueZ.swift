@@ -74,6 +74,24 @@ public actor FakeBlueZ: BlueZPort {
     /// Bumped when a peripheral's GATT application restarts: new object paths.
     var gattGeneration: [BluetoothAddress: Int] = [:]
     var bluetoothdUp = true
+    /// The bus refuses the central's calls to bluetoothd (``setAccessRefused(_:)``).
+    var accessRefused = false
+    /// Whether bluetoothd has the adapter (``removeAdapter()``).
+    var adapterPresent = true
+    /// Whether rfkill blocks the adapter (``setAdapterBlocked(_:)``).
+    var adapterBlocked = false
+    /// The adapter's `Roles`.
+    let adapterRoles: [String]
+    /// The adapters the central watches.
+    var adapterStatus = AdapterStatusReporter()
+    /// True while the adapter powers off: links drop, nothing reconnects.
+    var adapterGoingDown = false
+
+    /// Whether the adapter can scan and connect now: bluetoothd there and
+    /// reachable, the adapter present and powered.
+    var adapterUsable: Bool {
+        bluetoothdUp && !accessRefused && !adapterGoingDown && mirror.adapter(adapterPath)?.powered == true
+    }
     /// Links the kernel kept across a bluetoothd SIGKILL, which the new
     /// bluetoothd shows connected and drops (``dropKeptLinks()``).
     var keptLinks: Set<BluetoothAddress> = []
@@ -82,10 +100,13 @@ public actor FakeBlueZ: BlueZPort {
 
     struct Key: Hashable { var address: BluetoothAddress; var service: BluetoothUUID; var characteristic: BluetoothUUID }
 
-    /// A fake bluetoothd with one powered adapter.
-    public init(adapter: String = "hci0", address: String = "00:00:00:00:00:01") {
+    /// A fake bluetoothd with one powered adapter that supports `roles`
+    /// (BlueZ's `Adapter1.Roles` names).
+    public init(adapter: String = "hci0", address: String = "00:00:00:00:00:01",
+                roles: [String] = ["central", "peripheral", "central-peripheral"]) {
         adapterPath = ObjectPath(fakeTrusted: "/org/bluez/\(adapter)")
         adapterAddress = address
+        adapterRoles = roles
     }
 
     // MARK: BlueZPort
@@ -123,11 +144,22 @@ public actor FakeBlueZ: BlueZPort {
     /// Hands every later event to `sink`.
     public func deliverEvents(to sink: @escaping @Sendable (BlueZEvent) -> Void) { self.sink = sink }
 
+    /// Whether bluetoothd is there and lets the central in.
+    public var bluetoothdPresence: BluetoothdPresence {
+        !bluetoothdUp ? .absent : accessRefused ? .refused : .present
+    }
+
+    /// Starts reporting the adapter's status changes; its status now.
+    public func watchAdapter(_ path: ObjectPath) -> AdapterStatus {
+        adapterStatus.watch(path, mirror: mirror, bluetoothd: bluetoothdPresence)
+    }
+
     /// Connects a device in range; fails as BlueZ does when it is not.
     public func connect(_ device: ObjectPath, timeout: Duration) async throws {
         let address = try address(of: device)
         calls.append(.connect(address.string))
         try requireBluetoothd()
+        guard adapterUsable else { throw BlueZError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready") }
         guard let peripheral = world[address], peripheral.inRange else {
             throw BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         }
@@ -185,7 +217,8 @@ public actor FakeBlueZ: BlueZPort {
     public func startDiscovery(adapter: ObjectPath, filter: DiscoveryFilter) async throws {
         calls.append(.startDiscovery(filter.services.sorted()))
         try requireBluetoothd()
-        discovery = filter
+        discovery = filter  // kept while the adapter is off, as the BlueZ layer keeps it
+        guard adapterUsable else { throw BlueZError(name: "org.bluez.Error.NotReady", message: "adapter powered off") }
         change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
         for address in world.keys.sorted() { advertise(address) }
     }
@@ -280,7 +313,19 @@ public actor FakeBlueZ: BlueZPort {
     public func restartBluetoothd() { restartBluetoothd(keeping: []) }
 
     func restartBluetoothd(keeping kept: Set<BluetoothAddress>) {
-        let known = knownDevices
+        stopBluetoothd(keeping: kept)
+        startBluetoothd()
+    }
+
+    /// bluetoothd dies (`org.bluez` leaves the bus): every link and
+    /// session is gone; it stays away until ``startBluetoothd()``.
+    public func stopBluetoothd() { stopBluetoothd(keeping: []) }
+
+    /// bluetoothd dies; the kernel keeps the links of `kept` (a SIGKILL),
+    /// which the next bluetoothd shows connected until ``dropKeptLinks()``.
+    func stopBluetoothd(keeping kept: Set<BluetoothAddress>) {
+        guard bluetoothdUp else { return }
+        preKnown.formUnion(knownDevices)
         connected = kept
         keptLinks = kept
         sessions = []
@@ -289,9 +334,30 @@ public actor FakeBlueZ: BlueZPort {
         bluetoothdUp = false
         mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
         emit(.serviceLost)
+    }
+
+    /// A new bluetoothd starts: devices it had stored come back disconnected.
+    public func startBluetoothd() {
+        guard !bluetoothdUp else { return }
         bluetoothdUp = true
-        preKnown.formUnion(known)
+        guard !accessRefused else { return }
         rebuild(reason: .bluetoothdRestarted)
+    }
+
+    /// The bus starts (or stops) refusing the central's calls to
+    /// bluetoothd (`AccessDenied`, a D-Bus policy): while it does, the
+    /// central sees no bluetoothd; bluetoothd itself keeps its links.
+    public func setAccessRefused(_ refused: Bool) {
+        guard refused != accessRefused else { return }
+        accessRefused = refused
+        guard bluetoothdUp else { return }
+        if refused {
+            preKnown.formUnion(knownDevices)
+            mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
+            emit(.serviceLost)
+        } else {
+            rebuild(reason: .accessGranted)
+        }
     }
 
     /// bluetoothd is SIGKILLed while links are up and a new one starts, as
@@ -323,7 +389,9 @@ public actor FakeBlueZ: BlueZPort {
     /// signalled), the new one powers it on before any client reads its
     /// objects, so no `Powered=true` change is ever signalled.
     public func restartBluetoothdGracefully() {
+        adapterGoingDown = true
         for address in connected.sorted() { linkDown(address) }
+        adapterGoingDown = false
         change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])
         emit(.adapterPowered(adapterPath, false))
         restartBluetoothd()
@@ -331,16 +399,79 @@ public actor FakeBlueZ: BlueZPort {
 
     /// The adapter is powered off and on: links drop, discovery ends.
     public func powerCycleAdapter() {
-        for address in connected.sorted() { linkDown(address) }
-        change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])
-        emit(.adapterPowered(adapterPath, false))
-        change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(true)])
-        emit(.adapterPowered(adapterPath, true))
-        if let discovery {
-            change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)])
-            self.discovery = discovery
+        setAdapterPowered(false)
+        setAdapterPowered(true)
+    }
+
+    /// The adapter is powered off (links drop, discovery ends) or on (as
+    /// BlueZ signals it: `PowerState` first, then `Powered`; discovery
+    /// resumes, as the BlueZ layer re-applies it).
+    public func setAdapterPowered(_ on: Bool) {
+        guard adapterPresent, mirror.adapter(adapterPath) != nil, on != (mirror.adapter(adapterPath)?.powered ?? false) else { return }
+        if on {
+            change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("off-enabling")])
+            change(adapterPath, BlueZInterface.adapter, ["Powered": .boolean(true), "PowerState": .string("on")])
+            emit(.adapterPowered(adapterPath, true))
+            if discovery != nil { change(adapterPath, BlueZInterface.adapter, ["Discovering": .boolean(true)]) }
+            // Peripherals in range are seen again: discovery, background auto-connect.
             for address in world.keys.sorted() { advertise(address) }
+        } else {
+            change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("on-disabling")])
+            adapterGoingDown = true
+            for address in connected.sorted() { linkDown(address) }
+            adapterGoingDown = false
+            change(adapterPath, BlueZInterface.adapter, [
+                "Powered": .boolean(false), "Discovering": .boolean(false), "PowerState": .string(adapterBlocked ? "off-blocked" : "off"),
+            ])
+            emit(.adapterPowered(adapterPath, false))
         }
+    }
+
+    /// rfkill blocks the adapter (it goes off, `PowerState` `off-blocked`)
+    /// or unblocks it (bluetoothd powers it on again).
+    public func setAdapterBlocked(_ blocked: Bool) {
+        guard blocked != adapterBlocked else { return }
+        adapterBlocked = blocked
+        guard mirror.adapter(adapterPath) != nil else { return }
+        if blocked {
+            if mirror.adapter(adapterPath)?.powered == true {
+                setAdapterPowered(false)
+            } else {
+                change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("off-blocked")])
+            }
+        } else {
+            change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("off")])
+            setAdapterPowered(true)
+        }
+    }
+
+    /// The adapter goes away (unplugged): bluetoothd removes its device
+    /// objects and then the adapter object; every link is gone.
+    public func removeAdapter() {
+        guard adapterPresent else { return }
+        adapterPresent = false
+        guard mirror.adapter(adapterPath) != nil else { return }
+        preKnown.formUnion(knownDevices)
+        let links = connected
+        connected = []
+        for address in world.keys.sorted() where mirror.device(devicePath(address)) != nil {
+            removeGatt(address)
+            if links.contains(address) { change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(false), "Connected": .boolean(false)]) }
+            apply(InterfacesRemoved: devicePath(address), [BlueZInterface.device])
+        }
+        discovery = nil
+        apply(InterfacesRemoved: adapterPath, [BlueZInterface.adapter])
+    }
+
+    /// The adapter is back (plugged in again): bluetoothd adds it powered,
+    /// with the devices it had stored.
+    public func addAdapter() {
+        guard !adapterPresent else { return }
+        adapterPresent = true
+        guard bluetoothdUp, !accessRefused else { return }
+        apply(InterfacesAdded: adapterPath, [BlueZInterface.adapter: adapterProperties()])
+        for address in preKnown.sorted() where world[address] != nil { addDevice(address) }
+        if mirror.adapter(adapterPath)?.powered == true { emit(.adapterPowered(adapterPath, true)) }
     }
 
     /// Another program on the machine connects the peripheral (the

@@ -1,5 +1,6 @@
 import RelinkAPI
 import DBus
+public import RelinkModel
 
 /// A central with a restore identifier, like a `CBCentralManager` created
 /// with `CBCentralManagerOptionRestoreIdentifierKey`, whose work relinkd
@@ -158,6 +159,7 @@ public actor RelinkCentral {
 
     /// Subscribes to a characteristic (re-armed after every reconnection).
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
+    ///   `UnknownCharacteristic` (the link is up and the peripheral has no such characteristic),
     ///   `AlreadyExists`, `StoreFailed`, `NotConnected`; unreachable.
     public func subscribe(peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
         try await connected().subscribe(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic)
@@ -171,14 +173,14 @@ public actor RelinkCentral {
 
     /// Reads a characteristic over the live link.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected` (no link, or central not connected), `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected` (no link, or central not connected), `NotSupported`, `Failed`; unreachable.
     public func read(peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) -> [UInt8] {
         try await connected().read(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic)
     }
 
     /// Writes a characteristic over the live link (at most 512 bytes).
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func write(peripheral: String, service: String, characteristic: String, value: [UInt8],
                       withResponse: Bool = true) async throws(RelinkClientError) {
         try await connected().write(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic,
@@ -203,6 +205,13 @@ public actor RelinkCentral {
     /// - Throws: ``RelinkClientError``: `NotConnected`; unreachable.
     public func peripherals() async throws(RelinkClientError) -> [RelinkPeripheral] {
         try await connected().peripherals()
+    }
+
+    /// The state and roles of relinkd's adapter now (CoreBluetooth's
+    /// `central.state`); changes come as `adapter-state` events.
+    /// - Throws: ``RelinkClientError``: `NotConnected`; unreachable.
+    public func adapterStatus() async throws(RelinkClientError) -> AdapterStatus? {
+        try await connected().adapterStatus()
     }
 
     /// The identifier's `Central1` properties (counters, scan).

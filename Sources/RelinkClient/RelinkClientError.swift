@@ -29,6 +29,8 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let unknownIdentifier = Name(.unknownIdentifier)
         /// The peripheral UUID is not known to relinkd.
         public static let unknownPeripheral = Name(.unknownPeripheral)
+        /// The characteristic is not on the peripheral (a typo in its UUID, most likely).
+        public static let unknownCharacteristic = Name(.unknownCharacteristic)
         /// The caller may not do this (e.g. register another user's identifier).
         public static let notPermitted = Name(.notPermitted)
         /// The intent or subscription exists already.
@@ -77,8 +79,8 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         Self.unreachableNames.contains(name.rawValue) || name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
     }
 
-    /// True for `UnknownIdentifier` and `UnknownPeripheral`.
-    public var isUnknownObject: Bool { name == .unknownIdentifier || name == .unknownPeripheral }
+    /// True for `UnknownIdentifier`, `UnknownPeripheral` and `UnknownCharacteristic`.
+    public var isUnknownObject: Bool { name == .unknownIdentifier || name == .unknownPeripheral || name == .unknownCharacteristic }
 
     /// The error for an identifier relinkd does not have (or does not show
     /// the caller): one wording for every call, whichever object answered.

@@ -33,6 +33,11 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let valueNotified = Kind(.valueNotified)
         /// `name-updated`.
         public static let nameUpdated = Kind(.nameUpdated)
+        /// `subscription-failed`.
+        public static let subscriptionFailed = Kind(.subscriptionFailed)
+        /// `adapter-state`: relinkd's adapter changed state (CoreBluetooth's
+        /// `centralManagerDidUpdateState`); about no peripheral.
+        public static let adapterState = Kind(.adapterState)
     }
 
     /// Grows by one per event of the identifier (gaps only where the
@@ -60,6 +65,12 @@ public struct RelinkClientEvent: Sendable, Hashable {
 
     /// The peripheral the event is about, when the payload was decoded.
     public var peripheral: PeripheralID? { payload?.peripheral }
+
+    /// The adapter's new state and roles, for an `adapter-state` event.
+    public var adapterStatus: AdapterStatus? {
+        if case .adapterState(_, let status)? = payload { return status }
+        return nil
+    }
 
     /// The notified bytes of a `value-notified` event.
     public var value: [UInt8]? {

@@ -1,6 +1,6 @@
 import RelinkAPI
 public import DBus
-import RelinkModel
+public import RelinkModel
 
 /// One connection to relinkd and every call of its public API
 /// (`Manager1`, and `Central1` by identifier), typed. Stateless apart
@@ -120,10 +120,21 @@ public final class RelinkManager: Sendable {
         return try decode(reply, "GetAll", [String: DBusValue].self)
     }
 
-    /// `Manager1` properties: `Version`, `Adapter`, `Ready`, `Discovering`, `Status`.
+    /// `Manager1` properties: `Version`, `Adapter`, `Ready`, `Discovering`,
+    /// `AdapterState`, `AdapterRoles`, `Status`.
     /// - Throws: ``RelinkClientError``: unreachable.
     public func managerProperties() async throws(RelinkClientError) -> [String: DBusValue] {
         try await properties(of: APIPath.manager, interface: RelinkNames.manager)
+    }
+
+    /// The state and roles of relinkd's adapter (`Manager1.AdapterState`,
+    /// `AdapterRoles`); nil from a relinkd that does not have them, or with
+    /// a state this library does not know.
+    /// - Throws: ``RelinkClientError``: unreachable, or `Failed` for a property of another type.
+    public func adapterStatus() async throws(RelinkClientError) -> AdapterStatus? {
+        let r = PropertyReader("Manager1", try await managerProperties())
+        return RelinkRestoredState.adapterStatus(state: try r.optional(Manager1Property.adapterState.rawValue),
+                                                 roles: try r.value(Manager1Property.adapterRoles.rawValue, default: []))
     }
 
     /// The properties of an identifier's `Central1` object.
@@ -186,7 +197,7 @@ public final class RelinkManager: Sendable {
     }
 
     /// `Central1.Subscribe`: a durable subscription, re-armed after every reconnection.
-    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `AlreadyExists`, `StoreFailed`; unreachable.
+    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `AlreadyExists`, `StoreFailed`; unreachable.
     public func subscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {
         _ = try await central(identifier, Central1Member.subscribe.rawValue, try gattArguments(peripheral, service, characteristic))
     }
@@ -199,7 +210,7 @@ public final class RelinkManager: Sendable {
 
     /// `Central1.Read`: reads a characteristic over the live link.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`,
-    ///   `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func read(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) -> [UInt8] {
         let reply = try await central(identifier, Central1Member.read.rawValue, try gattArguments(peripheral, service, characteristic))
         return try decode(reply, "Read", [UInt8].self)
@@ -207,7 +218,7 @@ public final class RelinkManager: Sendable {
 
     /// `Central1.Write`.
     /// - Throws: ``RelinkClientError``: `InvalidArguments` (also for a value over 512 bytes),
-    ///   `UnknownIdentifier`, `UnknownPeripheral`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
+    ///   `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `NotConnected`, `NotSupported`, `Failed`; unreachable.
     public func write(_ identifier: String, peripheral: String, service: String, characteristic: String, value: [UInt8],
                       withResponse: Bool = true) async throws(RelinkClientError) {
         try RelinkArguments.checkValue(value)

@@ -1,4 +1,5 @@
 public import DBus
+public import RelinkModel
 
 /// What `Manager1.Register` returns (CoreBluetooth's `willRestoreState`):
 /// the identifier's peripherals, scan and event counters, handed out
@@ -58,6 +59,11 @@ public struct RelinkRestoredState: Sendable, Hashable {
     /// Other gaps in the numbers are skips after a crash of relinkd, not
     /// losses of stored events (docs/api/events.md, "Sequence numbers").
     public var droppedRange: ClosedRange<UInt64>?
+    /// The state and roles of relinkd's adapter when it answered (CoreBluetooth's
+    /// `central.state`); later changes come as `adapter-state` events. Nil
+    /// from a relinkd that does not send it, or with a state this library
+    /// does not know.
+    public var adapterStatus: AdapterStatus?
 
     /// Decodes the `restored` dictionary.
     /// - Throws: ``RelinkClientError`` (`Failed`) when a key relinkd
@@ -92,5 +98,13 @@ public struct RelinkRestoredState: Sendable, Hashable {
         } else {
             droppedRange = nil
         }
+        adapterStatus = Self.adapterStatus(state: try r.optional("adapter_state"), roles: try r.value("adapter_roles", default: []))
+    }
+
+    /// An adapter status from its wire names: nil without a state or with
+    /// one this library does not know; roles it does not know are left out.
+    static func adapterStatus(state: String?, roles: [String]) -> AdapterStatus? {
+        guard let state, let known = AdapterState(rawValue: state) else { return nil }
+        return AdapterStatus(known, roles: AdapterRole.parsing(roles))
     }
 }

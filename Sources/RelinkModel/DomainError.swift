@@ -21,6 +21,10 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidOptions(String)
     /// An adapter name was not 1 to 32 lowercase letters, digits, `_` or `-`.
     case invalidAdapter(String)
+    /// An adapter state was not one of ``AdapterState``'s names.
+    case invalidAdapterState(String)
+    /// An adapter role was not one of ``AdapterRole``'s names.
+    case invalidAdapterRole(String)
 
     /// How many characters of a rejected value a message shows.
     public static let echoLimit = 64
@@ -49,6 +53,10 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid connection options: \(reason)"
         case .invalidAdapter(let value):
             "invalid adapter name \(Self.echo(value)): expected 1 to 32 of a-z 0-9 _ - (like hci0)"
+        case .invalidAdapterState(let value):
+            "invalid adapter state \(Self.echo(value)): expected one of \(AdapterState.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .invalidAdapterRole(let value):
+            "invalid adapter role \(Self.echo(value)): expected one of \(AdapterRole.allCases.map(\.rawValue).joined(separator: ", "))"
         }
     }
 }

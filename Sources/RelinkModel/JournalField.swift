@@ -28,6 +28,10 @@ public enum JournalField: String, CaseIterable, Sendable {
     case address = "RELINK_ADDRESS"
     /// The adapter, such as `hci0`.
     case adapter = "RELINK_ADAPTER"
+    /// The adapter's state as programs are told of it (``AdapterState``, such as `poweredOff`).
+    case adapterState = "RELINK_ADAPTER_STATE"
+    /// The roles the adapter supports (``AdapterRole`` names, comma-separated).
+    case adapterRoles = "RELINK_ADAPTER_ROLES"
     /// A characteristic, by service and characteristic UUID (``CharacteristicKey``).
     case characteristic = "RELINK_CHARACTERISTIC"
     /// A peripheral's name as relink resolved it.

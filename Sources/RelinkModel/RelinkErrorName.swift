@@ -12,8 +12,10 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case invalidArguments = "org.relink.Error.InvalidArguments"
     /// The identifier is not registered, or belongs to another user.
     case unknownIdentifier = "org.relink.Error.UnknownIdentifier"
-    /// No such peripheral, intent, subscription or characteristic.
+    /// No such peripheral, intent or subscription.
     case unknownPeripheral = "org.relink.Error.UnknownPeripheral"
+    /// The peripheral's GATT database is known and has no such characteristic.
+    case unknownCharacteristic = "org.relink.Error.UnknownCharacteristic"
     /// The caller may not do this.
     case notPermitted = "org.relink.Error.NotPermitted"
     /// The intent exists already.
@@ -49,7 +51,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
 
     /// The method errors, in the order of docs/api/errors.md.
     public static let methodErrors: [RelinkErrorName] = [
-        .invalidArguments, .unknownIdentifier, .unknownPeripheral, .notPermitted, .alreadyExists, .notConnected,
+        .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed,
     ]
 

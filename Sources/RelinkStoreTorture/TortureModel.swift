@@ -18,6 +18,7 @@ public struct TortureModel: Sendable, Equatable {
 
     var identifiers: [RestoreIdentifier: Identifier] = [:]
     var peripherals: [PeripheralID: PeripheralRecord] = [:]
+    var adapterStates: [String: AdapterStatus] = [:]
 
     public init() {}
 
@@ -65,6 +66,7 @@ public struct TortureModel: Sendable, Equatable {
                 entry.nextSequence = max(entry.nextSequence, range.upperBound + 1)
             }
             identifiers[id] = entry
+        case .putAdapterState(let adapter, let status): adapterStates[adapter] = status
         }
     }
 
@@ -110,7 +112,7 @@ public struct TortureModel: Sendable, Equatable {
                                      firstSequence: entry.events.first?.sequence))
         }
         let peripherals = peripherals.values.sorted { $0.id < $1.id }
-        return StoredState(identifiers: ids, peripherals: peripherals)
+        return StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates)
     }
 
     /// The events each identifier's outbox must hold, oldest first.

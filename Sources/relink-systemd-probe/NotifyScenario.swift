@@ -50,6 +50,24 @@ enum NotifyScenario {
         }
     }
 
+    /// `relink-systemd-probe ready-after-stopping`: `STOPPING=1`, then
+    /// `READY=1` from a copy of the notifier (as a start-up that ends while
+    /// relinkd stops would send it), then `STATUS=done` to mark the end.
+    /// Prints `ready-sent=BOOL`: what ``Notifier/ready(status:)`` returned.
+    static func readyAfterStopping() -> Int32 {
+        let notifier = Notifier()
+        let startUp = notifier
+        do {
+            try notifier.stopping()
+            emit("ready-sent=\(try startUp.ready(status: "ready too late"))")
+            try notifier.status("done")
+            return 0
+        } catch {
+            emit("failed: \(error)")
+            return 1
+        }
+    }
+
     private static func usec(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000

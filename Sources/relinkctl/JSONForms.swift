@@ -41,7 +41,7 @@ enum JSONForms {
 
     /// `register`'s document: the restored state under the API's key names.
     static func restored(_ s: RelinkRestoredState, identifier: String, object: String) -> [String: Any] {
-        [
+        var document: [String: Any] = [
             "identifier": identifier, "object": object, "new": s.isNew,
             "peripherals": s.peripherals.map { p in
                 [
@@ -53,6 +53,11 @@ enum JSONForms {
             "scan_services": s.scanServices, "scan_options": ["allow_duplicates": s.allowDuplicates], "scanning": s.scanning,
             "last_sequence": s.lastSequence, "acknowledged": s.acknowledged, "dropped_events": s.droppedEvents,
         ]
+        if let adapter = s.adapterStatus {
+            document["adapter_state"] = adapter.state.rawValue
+            document["adapter_roles"] = adapter.roles.map(\.rawValue)
+        }
+        return document
     }
 
     /// One entry of `peripherals --json`.

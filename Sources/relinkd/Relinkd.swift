@@ -74,13 +74,17 @@ struct Relinkd: AsyncParsableCommand {
         // (docs/api/Control1.md); like the stall hook, by the environment.
         let control = ProcessInfo.processInfo.environment["RELINK_CONTROL_INTERFACE"] == "1"
         if control { logger.warning("test interface org.relink.Control1 enabled (RELINK_CONTROL_INTERFACE=1): root only") }
+        let hooks = ProcessInfo.processInfo.environment["RELINK_TEST_HOOKS"] == "1"
+        // Test hook: start-up waits this many seconds (or until SIGTERM), as
+        // a slow start-up with a large store would.
+        let hold = hooks ? ProcessInfo.processInfo.environment["RELINK_TEST_HOLD_STARTUP"].flatMap(Double.init).map { Duration.seconds($0) } : nil
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
-                                             controlInterface: control)
+                                             controlInterface: control, startUpHold: hold)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)
         }
-        if ProcessInfo.processInfo.environment["RELINK_TEST_HOOKS"] == "1" {
+        if hooks {
             logger.warning("test hooks enabled: SIGUSR1 stalls the event loop")
             services.append(StallHookService(relink: relink, duration: .seconds(3)))
         }

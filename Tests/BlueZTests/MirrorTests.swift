@@ -219,4 +219,66 @@ struct SplitMix: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+}
+
+extension MirrorTests {
+    // MARK: The adapter's status
+
+    func adapterProps(powered: Bool, powerState: String? = nil, roles: [String] = ["central", "peripheral", "central-peripheral"]) -> InterfaceProperties {
+        var props: InterfaceProperties = ["Address": .string("00:00:00:00:00:01"), "Powered": .boolean(powered),
+                                          "Roles": .array(.string, roles.map { .string($0) })]
+        if let powerState { props["PowerState"] = .string(powerState) }
+        return props
+    }
+
+    @Test func theAdapterStatusFollowsPoweredAndTellsBlockedFromOff() {
+        let all: [AdapterRole] = [.central, .peripheral, .centralPeripheral]
+        func status(_ props: InterfaceProperties, _ presence: BluetoothdPresence = .present) -> AdapterStatus {
+            Mirror(managedObjects: [hci0: [BlueZInterface.adapter: props]]).adapterStatus(of: hci0, bluetoothd: presence)
+        }
+        #expect(status(adapterProps(powered: true, powerState: "on")) == AdapterStatus(.poweredOn, roles: all))
+        #expect(status(adapterProps(powered: true, powerState: "on-disabling")) == AdapterStatus(.poweredOn, roles: all), "still on: links stay")
+        #expect(status(adapterProps(powered: false, powerState: "off-enabling")) == AdapterStatus(.poweredOff, roles: all))
+        #expect(status(adapterProps(powered: false, powerState: "off")) == AdapterStatus(.poweredOff, roles: all))
+        #expect(status(adapterProps(powered: false, powerState: "off-blocked")) == AdapterStatus(.blocked, roles: all))
+        #expect(status(adapterProps(powered: false)) == AdapterStatus(.poweredOff, roles: all), "BlueZ < 5.64: no PowerState")
+        #expect(status(adapterProps(powered: true, roles: ["central", "observer"])) == AdapterStatus(.poweredOn, roles: [.central]),
+                "a role this build does not know is left out")
+        #expect(status(adapterProps(powered: true, roles: [])) == AdapterStatus(.poweredOn))
+        #expect(Mirror().adapterStatus(of: hci0, bluetoothd: .present) == AdapterStatus(.missing))
+        #expect(status(adapterProps(powered: true), .absent) == AdapterStatus(.bluetoothdMissing))
+        #expect(status(adapterProps(powered: true), .refused) == AdapterStatus(.notPermitted))
+    }
+
+    @Test func theReporterTellsEachChangeOfAWatchedAdapterOnceAndIgnoresValues() throws {
+        var mirror = Mirror(managedObjects: [hci0: [BlueZInterface.adapter: adapterProps(powered: true, powerState: "on")]])
+        var reporter = AdapterStatusReporter()
+        let hci1 = try ObjectPath("/org/bluez/hci1")
+        #expect(reporter.watch(hci0, mirror: mirror, bluetoothd: .present).state == .poweredOn)
+        #expect(reporter.watch(hci1, mirror: mirror, bluetoothd: .present).state == .missing)
+        func apply(_ changed: InterfaceProperties) -> [BlueZEvent] {
+            mirror.propertiesChanged(path: hci0, interface: BlueZInterface.adapter, changed: changed, invalidated: [])
+                .flatMap { reporter.events(after: .mirror($0), mirror: mirror, bluetoothd: .present) }
+        }
+        #expect(apply(["PowerState": .string("on-disabling")]).isEmpty)
+        #expect(apply(["Powered": .boolean(false), "PowerState": .string("off")]).map(\.adapterState) == [AdapterState.poweredOff])
+        #expect(apply(["Discovering": .boolean(false)]).isEmpty)
+        #expect(apply(["PowerState": .string("off-blocked")]).map(\.adapterState) == [AdapterState.blocked])
+        let value = BlueZEvent.mirror(.valueUpdated(ValueUpdate(characteristic: nameChr, value: [1], characteristicUUID: GAP.deviceNameUUID)))
+        #expect(reporter.events(after: value, mirror: Mirror(), bluetoothd: .absent).isEmpty, "only events that can change it are looked at")
+        let removed = mirror.interfacesRemoved(path: hci0, interfaces: [BlueZInterface.adapter])
+        #expect(removed.flatMap { reporter.events(after: .mirror($0), mirror: mirror, bluetoothd: .present) }.map(\.adapterState)
+            == [.missing], "hci0 gone; hci1 was missing already")
+        #expect(reporter.events(after: .serviceLost, mirror: Mirror(), bluetoothd: .absent).map(\.adapterState)
+            == [.bluetoothdMissing, .bluetoothdMissing], "both watched adapters")
+    }
+}
+
+extension BlueZEvent {
+    /// The state an `adapterStatus` event reports.
+    var adapterState: AdapterState? {
+        if case .adapterStatus(_, let status) = self { return status.state }
+        return nil
+    }
 }

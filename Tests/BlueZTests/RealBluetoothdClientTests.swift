@@ -88,6 +88,37 @@ import RelinkModel
         }
     }
 
+    /// A D-Bus policy that refuses relinkd's calls to bluetoothd
+    /// (`AccessDenied`) is told apart from a missing bluetoothd, reported
+    /// as `notPermitted`, and asked again: once the policy lets the calls
+    /// through (a reload sends no signal), the mirror is read and the
+    /// adapter reported on.
+    @Test func aPolicyThatRefusesTheCallsIsNotPermittedUntilItLetsThemThrough() async throws {
+        try await withPrivateBus(policy: PrivateBusPolicy.denyBlueZ) { address, _, setPolicy in
+            let bluetoothd = try await TinyBluetoothd.start(on: address)
+            defer { bluetoothd.stop() }
+            let connection = try await Connection.connect(to: .address(address))
+            defer { connection.close() }
+            let client = BlueZClient(connection: connection, refusedRecheck: .milliseconds(50))
+            let log = EventLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await client.run() }
+                group.addTask { for await e in client.events { await log.append(e) } }
+                defer { group.cancelAll() }
+                try await client.waitUntilReady(timeout: .seconds(10))
+                #expect(await client.bluetoothdPresence == .refused)
+                #expect(await client.watchAdapter(TinyBluetoothd.adapter) == AdapterStatus(.notPermitted))
+                #expect(await client.mirror.adapters.isEmpty)
+                try await setPolicy(PrivateBusPolicy.allowAll)
+                try await within(.seconds(10), "the adapter reported on once the calls go through") {
+                    await log.contains(.adapterStatus(TinyBluetoothd.adapter, AdapterStatus(.poweredOn)))
+                }
+                #expect(await log.contains(.reset(.accessGranted)))
+                #expect(await client.bluetoothdPresence == .present)
+            }
+        }
+    }
+
     /// Seen by the restart-survival suite: right after a SIGKILL restart of
     /// bluetoothd 5.66 the kernel still runs the killed daemon's scan, so
     /// the new one's `StartDiscovery` fails in the kernel (MGMT Busy) and

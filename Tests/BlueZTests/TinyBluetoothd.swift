@@ -10,20 +10,38 @@ import Testing
 /// activation fails without systemd), so a test can tell whether anything
 /// asked the bus to start bluetoothd.
 func withPrivateBus<T>(_ body: (_ address: String, _ activationMarker: String) async throws -> T) async throws -> T {
+    try await withPrivateBus(policy: PrivateBusPolicy.allowAll) { address, marker, _ in try await body(address, marker) }
+}
+
+/// `<policy>` elements of the private bus's configuration.
+enum PrivateBusPolicy {
+    /// Everyone may send, receive and own anything.
+    static let allowAll = #"<policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/></policy>"#
+    /// As ``allowAll``, but no call reaches `org.bluez` (`AccessDenied`).
+    static let denyBlueZ = #"<policy context="default"><allow send_destination="*"/><deny send_destination="org.bluez"/><allow receive_sender="*"/><allow own="*"/></policy>"#
+}
+
+/// ``withPrivateBus(_:)`` with `policy` in the bus's configuration; `body`
+/// may change it (the bus reloads its configuration before that returns).
+func withPrivateBus<T>(policy: String,
+                       _ body: (_ address: String, _ activationMarker: String, _ setPolicy: (String) async throws -> Void) async throws -> T) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relink-bluez-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory + "/services", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let address = "unix:path=\(directory)/bus", marker = directory + "/bluetoothd-activated"
     try "[D-BUS Service]\nName=org.bluez\nExec=/bin/sh -c 'touch \(marker); exit 1'\n"
         .write(toFile: directory + "/services/org.bluez.service", atomically: true, encoding: .utf8)
-    try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig><type>session</type><listen>\(address)</listen><auth>EXTERNAL</auth>
-          <servicedir>\(directory)/services</servicedir>
-          <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/></policy>
-        </busconfig>
-        """.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+    func writeConfig(_ policy: String) throws {
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>session</type><listen>\(address)</listen><auth>EXTERNAL</auth>
+              <servicedir>\(directory)/services</servicedir>
+              \(policy)
+            </busconfig>
+            """.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+    }
+    try writeConfig(policy)
     let daemon = Process()
     daemon.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     daemon.arguments = ["dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"]
@@ -36,7 +54,13 @@ func withPrivateBus<T>(_ body: (_ address: String, _ activationMarker: String) a
         guard ContinuousClock.now < deadline else { throw DBusError(.failed, "dbus-daemon did not start in \(directory)") }
         try await Task.sleep(for: .milliseconds(10))
     }
-    return try await body(address, marker)
+    return try await body(address, marker) { policy in
+        try writeConfig(policy)
+        let connection = try await Connection.connect(to: .address(address))
+        defer { connection.close() }
+        _ = try await connection.call(destination: "org.freedesktop.DBus", path: try ObjectPath("/org/freedesktop/DBus"),
+                                      interface: "org.freedesktop.DBus", method: "ReloadConfig", arguments: [], timeout: .seconds(10))
+    }
 }
 
 /// A tiny bluetoothd on a private bus: `org.bluez` with an object manager,

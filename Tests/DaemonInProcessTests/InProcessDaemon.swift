@@ -92,3 +92,26 @@ final class InProcessDaemon: Sendable {
 func eventually(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
     try await BenchSupport.eventually(timeout: bound, poll: .milliseconds(1), what, condition)
 }
+
+/// Moves a manual clock forward by `step` at each poll until `condition`
+/// holds, at most `simulated` of clock time: timers of seconds (GATT grace,
+/// backoffs) pass in milliseconds, in order, each poll giving the daemon
+/// time to act on what woke.
+func eventually(_ what: String, advancing clock: DaemonClock, by step: Duration = .milliseconds(100),
+                upTo simulated: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
+    var elapsed = Duration.zero
+    try await eventually(what, within: .seconds(30)) {
+        if try await condition() { return true }
+        guard elapsed < simulated else { throw TimedOutOnClock(what: what, simulated: simulated) }
+        clock.advance(by: step)
+        elapsed += step
+        return false
+    }
+}
+
+/// ``eventually(_:advancing:by:upTo:_:)`` ran out of clock time.
+struct TimedOutOnClock: Error, CustomStringConvertible {
+    var what: String
+    var simulated: Duration
+    var description: String { "\(what) did not happen within \(simulated) of clock time" }
+}

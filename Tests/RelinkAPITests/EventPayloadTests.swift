@@ -24,6 +24,10 @@ struct EventPayloadTests {
             .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48, 0, 255, 100, 10, 9]),
             .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
                 change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
+            .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
+                .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
+            .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
+            .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
         ]
     }
 
@@ -57,11 +61,24 @@ struct EventPayloadTests {
 
     @Test func formatVersionTwo() { #expect(EventPayload.formatVersion == 2) }
 
+    @Test func anAdapterStateIsAboutNoPeripheralAndRefusesUnknownNames() throws {
+        let payload = EventPayload.adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.peripheral, .central]))
+        #expect(payload.peripheral == nil)
+        #expect(String(decoding: try payload.encoded(), as: UTF8.self)
+            == #"{"adapterState":{"adapter":"hci0","roles":["central","peripheral"],"state":"poweredOff"}}"#)
+        #expect(throws: DecodingError.self) {
+            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":[],"state":"resetting"}}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":["observer"],"state":"poweredOn"}}"#.utf8))
+        }
+    }
+
     /// Format 2 writes name times as Unix milliseconds (`seenAtMs`), as every
     /// other time of the API; a format-1 payload (stored by an older
     /// relinkd: `seenAt`, seconds since 2001) still decodes to the same names.
     @Test func nameTimesAreUnixMillisecondsAndFormatOneStillReads() throws {
-        guard let sample = Self.samples.last, case .nameUpdated(_, let update) = sample else { throw Missing() }
+        guard let sample = Self.samples.first(where: { $0.kind == .nameUpdated }), case .nameUpdated(_, let update) = sample else { throw Missing() }
         let text = String(decoding: try sample.encoded(), as: UTF8.self)
         #expect(text.contains(#""seenAtMs":1800000000000"#) && !text.contains(#""seenAt":"#), "\(text)")
         let formatOne = text.replacingOccurrences(of: #""seenAtMs":1800000000000"#,

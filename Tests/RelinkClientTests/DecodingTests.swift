@@ -24,6 +24,7 @@ import RelinkModel
             ("scan_options", dict([("allow_duplicates", .boolean(true))])), ("scanning", .boolean(true)),
             ("last_sequence", .uint64(12)), ("acknowledged", .uint64(7)), ("dropped_events", .uint64(1)),
             ("dropped_range", .structure([.uint64(8), .uint64(8)])),
+            ("adapter_state", .string("poweredOff")), ("adapter_roles", .array(.string, [.string("peripheral"), .string("central")])),
         ]
         entries.removeAll { $0.0 == key }
         if let replacing { entries.removeAll { $0.0 == replacing.0 }; entries.append(replacing) }
@@ -46,6 +47,17 @@ import RelinkModel
         #expect(state.droppedRange == 8...8)
         let none = try RelinkRestoredState(Self.restored(replacing: ("dropped_range", .structure([.uint64(0), .uint64(0)]))))
         #expect(none.droppedRange == nil)
+    }
+
+    @Test func theAdapterStateIsRestoredAndAnAdapterStateEventDecoded() throws {
+        #expect(try RelinkRestoredState(Self.restored()).adapterStatus == AdapterStatus(.poweredOff, roles: [.central, .peripheral]))
+        #expect(try RelinkRestoredState(Self.restored(dropping: "adapter_state")).adapterStatus == nil, "an older relinkd")
+        #expect(try RelinkRestoredState(Self.restored(replacing: ("adapter_state", .string("resetting")))).adapterStatus == nil,
+                "a state this library does not know")
+        #expect(throws: RelinkClientError.self) { try RelinkRestoredState(Self.restored(replacing: ("adapter_state", .uint32(1)))) }
+        let status = AdapterStatus(.blocked, roles: [.central])
+        let event = RelinkClientEvent(sequence: 4, kind: "adapter-state", payloadJSON: try Self.json(.adapterState(adapter: "hci0", status: status)))
+        #expect(event.kind == .adapterState && event.adapterStatus == status && event.peripheral == nil)
     }
 
     @Test func restoredStateWithMissingOrMistypedKeysIsAnError() throws {

@@ -23,11 +23,14 @@ import RelinkModel
         return [
             .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "RLK-7F3A", serviceUUIDs: [service], rssi: -61)),
             .connected(peripheral: peripheral, address: address, route: .knownIdentifier),
-            .restored(peripheral: peripheral, address: address, route: .alreadyConnected),
+            .restored(peripheral: peripheral, address: address, route: .knownIdentifier),
             .failedToConnect(peripheral: peripheral, reason: failure),
             .disconnected(peripheral: peripheral, reason: nil),
             .valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: [1, 255]),
             .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
+            .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
+                                reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
+            .adapterStateChanged(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
         ]
     }
 
@@ -39,14 +42,44 @@ import RelinkModel
     }
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
-        let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated"]
+        let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
+                            "subscriptionFailed", "adapterState"]
+        #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)
             if ProcessInfo.processInfo.environment["RELINK_PRINT_PAYLOADS"] == "1" { print("PAYLOAD \(event.name) \(text)") }
             #expect(Array(object.keys) == [key], "\(event.name): \(text)")
             let inner = try #require(object[key] as? [String: Any])
-            #expect((inner["peripheral"] as? [String: Any])?["uuid"] as? String == "1B4E28BA-2FA1-11D2-883F-0016D3CCA427")
+            if event.peripheral == nil {
+                #expect(inner["peripheral"] == nil, "\(event.name) is about no peripheral: \(text)")
+            } else {
+                #expect((inner["peripheral"] as? [String: Any])?["uuid"] as? String == "1B4E28BA-2FA1-11D2-883F-0016D3CCA427")
+            }
         }
+    }
+
+    /// The first JSON example under each kind's heading in
+    /// docs/api/events.md, by kind.
+    static func documentedExamples() throws -> [String: Any] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/api/events.md"), encoding: .utf8)
+        var examples: [String: Any] = [:]
+        for section in text.components(separatedBy: "\n### `").dropFirst() {
+            guard let name = section.split(separator: "`").first, let start = section.range(of: "```json\n"),
+                  let end = section.range(of: "\n```", range: start.upperBound..<section.endIndex) else { continue }
+            examples[String(name)] = try JSONSerialization.jsonObject(with: Data(section[start.upperBound..<end.lowerBound].utf8))
+        }
+        return examples
+    }
+
+    @Test func eachKindsExampleInTheDocsIsWhatTheEncoderWrites() throws {
+        let examples = try Self.documentedExamples()
+        for event in try Self.samples() {
+            let (text, object) = try Self.json(event)
+            let documented = try #require(examples[event.name] as? [String: Any], "docs/api/events.md has no example of \(event.name)")
+            #expect(NSDictionary(dictionary: documented).isEqual(to: object), "\(event.name): the encoder writes \(text)")
+        }
+        #expect(Set(examples.keys) == Set(try Self.samples().map(\.name)), "an example for every kind, and no other")
     }
 
     @Test func fieldsAreAsDocumented() throws {
@@ -70,5 +103,12 @@ import RelinkModel
         let update = try #require(named["update"] as? [String: Any])
         #expect((update["resolved"] as? [String: Any])?["name"] as? String == "Front Door")
         #expect((update["change"] as? [String: Any])?["source"] as? String == "gap")
+        let subscriptionFailed = try #require(try Self.json(samples[7]).1["subscriptionFailed"] as? [String: Any])
+        #expect((subscriptionFailed["characteristic"] as? [String: Any])?["characteristic"] as? String == "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b")
+        #expect((subscriptionFailed["reason"] as? [String: Any])?["errorName"] as? String == "org.relink.Error.UnknownCharacteristic")
+        #expect((subscriptionFailed["reason"] as? [String: Any])?["failureClass"] as? String == "notSupported")
+        let adapter = try #require(try Self.json(samples[8]).1["adapterState"] as? [String: Any])
+        #expect(adapter["adapter"] as? String == "hci0" && adapter["state"] as? String == "poweredOff")
+        #expect(adapter["roles"] as? [String] == ["central", "peripheral", "central-peripheral"])
     }
 }

@@ -50,7 +50,7 @@ import Testing
             await expectError(["org.relink.Error.NotSupported", "org.relink.Error.NotPermitted"]) {
                 try await client.central(central, "Write", [lock, service, .string(Harness.lockState), .array(.byte, [.byte(1)]), APIClient.options()])
             }
-            await expectError(["org.relink.Error.UnknownPeripheral"]) {
+            await expectError(["org.relink.Error.UnknownCharacteristic"]) {
                 try await client.central(central, "Read", [lock, service, .string("0000aaaa-0000-1000-8000-00805f9b34fb")])
             }
 

@@ -45,6 +45,35 @@ import Testing
         }
     }
 
+    /// SIGTERM during start-up with the watchdog on, as the unit runs
+    /// relinkd (issue 21, item 10: 6 to 12 s to exit with a large store,
+    /// 74 s for a debug build, and READY=1 after STOPPING=1). Start-up is
+    /// held by a test hook (`RELINK_TEST_HOLD_STARTUP`, 5 s), as a large
+    /// store holds it, and the watchdog's first probe waits for the loop
+    /// meanwhile. relinkd stops without waiting for start-up to end, and
+    /// never sends READY=1 after STOPPING=1. Before the fix the probe held
+    /// the watchdog, which held the shutdown until start-up had ended and
+    /// sent READY=1.
+    @Test func sigtermDuringStartUpStopsAndReadyNeverFollowsStopping() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            h.killRelinkd()
+            let listener = try NotifyListener(directory: h.directory)
+            try h.launchRelinkd(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000",
+                                              "RELINK_TEST_HOOKS": "1", "RELINK_TEST_HOLD_STARTUP": "5"])
+            let relinkd = try #require(h.relinkd)
+            try await eventually(timeout: .seconds(20), "start-up held by the test hook") { relinkd.log.contains("test hook: start-up held") }
+            kill(relinkd.pid, SIGTERM)
+            try await eventually(timeout: .seconds(30), "relinkd to exit after SIGTERM during start-up") { !relinkd.process.isRunning }
+            var sent: [String] = []
+            while let message = listener.receive() { sent.append(message) }
+            let stopping = try #require(sent.firstIndex { $0.contains("STOPPING=1") }, "no STOPPING=1 in \(sent)")
+            #expect(!sent[stopping...].contains { $0.contains("READY=1") }, "READY=1 after STOPPING=1: \(sent)")
+            #expect(relinkd.process.terminationStatus == 0, "a stop, not a failure: \(relinkd.log.suffix(2000))")
+            #expect(!relinkd.log.contains("relinkd ready"), "start-up did not go on to the end")
+        }
+    }
+
     /// STATUS= (what `systemctl status` shows) follows the links and names
     /// the last connection failure.
     @Test func statusNamesTheLastError() async throws {

@@ -120,4 +120,15 @@ struct DomainTests {
         #expect(throws: DomainError.invalidAdapter("")) { try DeviceAddress(adapter: "", address: address) }
         #expect(throws: DomainError.invalidAddressType("other")) { try DeviceAddress(adapter: "hci0", address: "00:00:00:00:00:02", addressType: "other") }
     }
+
+    @Test func adapterStatusKeepsEachRoleOnceInOrderAndParsesOnlyItsNames() throws {
+        let status = AdapterStatus(.poweredOn, roles: [.centralPeripheral, .central, .central])
+        #expect(status.roles == [.central, .centralPeripheral])
+        #expect(status.description == "poweredOn (central, central-peripheral)")
+        #expect(AdapterRole.parsing(["peripheral", "central-peripheral", "observer", "central", "peripheral"]) == [.central, .peripheral, .centralPeripheral])
+        #expect(try AdapterState(parsing: "notPermitted") == .notPermitted)
+        #expect(throws: DomainError.invalidAdapterState("unauthorized")) { try AdapterState(parsing: "unauthorized") }
+        #expect(throws: DomainError.invalidAdapterRole("observer")) { try AdapterRole(parsing: "observer") }
+        #expect(try AdapterRole(parsing: "central-peripheral") == .centralPeripheral)
+    }
 }

@@ -125,7 +125,7 @@ struct BadStateTests {
     }
 
     @Test("a database from a newer schema stops start-up under either policy, naming both versions; never moved aside or migrated",
-          arguments: [(3, nil), (2, "v3-from-the-future")] as [(Int, String?)])
+          arguments: [(4, nil), (3, "v4-from-the-future")] as [(Int, String?)])
     func newerSchema(userVersion: Int, migration: String?) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

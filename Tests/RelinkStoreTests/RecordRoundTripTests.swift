@@ -49,6 +49,25 @@ struct RecordRoundTripTests {
         #expect(intent.deadline == nil)
     }
 
+    @Test("the adapter status last announced reads back per adapter, replaced by the next one, also after reopening")
+    func adapterStateRoundTrip() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        #expect(try await store.loadState().adapterStates.isEmpty)
+        try await store.apply([.putAdapterState(adapter: "hci0", AdapterStatus(.poweredOn, roles: [.peripheral, .central]))])
+        try await store.apply([.putAdapterState(adapter: "hci0", AdapterStatus(.blocked, roles: [.central, .centralPeripheral])),
+                               .putAdapterState(adapter: "hci1", AdapterStatus(.missing))])
+        let expected: [String: AdapterStatus] = [
+            "hci0": AdapterStatus(.blocked, roles: [.central, .centralPeripheral]), "hci1": AdapterStatus(.missing),
+        ]
+        #expect(try await store.loadState().adapterStates == expected)
+        try store.close()
+        let reopened = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        defer { try? reopened.close() }
+        #expect(try await reopened.loadState().adapterStates == expected)
+    }
+
     @Test("updates replace, removals cascade, putIdentifier keeps createdAt")
     func updatesAndCascades() async throws {
         try await withStore { store in

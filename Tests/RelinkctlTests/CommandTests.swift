@@ -12,12 +12,15 @@ import Testing
             // register: created, then restored; the JSON carries the restored state.
             let created = try await h.ok("register", Self.id)
             #expect(created.stdout.hasPrefix("Created front-door at /org/relink/central/front_2ddoor"), "\(created)")
+            #expect(created.stdout.contains("\nAdapter: poweredOn (central, peripheral, central-peripheral)\n"), "\(created)")
             let again = try await h.ok("--json", "register", Self.id)
             let restored = try again.jsonObject()
             #expect(restored["new"] as? Bool == false)
             #expect(restored["object"] as? String == "/org/relink/central/front_2ddoor")
             #expect((restored["peripherals"] as? [Any])?.isEmpty == true)
             #expect(restored["last_sequence"] as? Int == 0)
+            #expect(restored["adapter_state"] as? String == "poweredOn")
+            #expect(restored["adapter_roles"] as? [String] == ["central", "peripheral", "central-peripheral"])
 
             // list and show, plain and --json.
             let list = try await h.ok("list")
@@ -48,10 +51,13 @@ import Testing
             let status = try await h.ok("--json", "status").jsonObject()
             #expect(status["Version"] is String)
             #expect(status["Adapter"] as? String == "hci0")
+            #expect(status["AdapterState"] as? String == "poweredOn")
+            #expect((status["Status"] as? [String: Any])?["adapter_state"] as? String == "poweredOn")
             let ids = (status["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]]
             #expect(ids?.map { $0["id"] as? String } == [Self.id])
             let plainStatus = try await h.ok("status")
             #expect(plainStatus.stdout.contains("Ready: true") && plainStatus.stdout.contains("  front-door: 0 connection(s), 0 subscription(s), scanning false"), "\(plainStatus)")
+            #expect(plainStatus.stdout.contains("AdapterState: poweredOn (roles central, peripheral, central-peripheral)\n"), "\(plainStatus)")
 
             // Unknown identifier or peripheral: exit 4, the error name on stderr.
             for arguments in [["show", "back-door"], ["events", "back-door"], ["stop-scan", "back-door"], ["forget", "back-door"],

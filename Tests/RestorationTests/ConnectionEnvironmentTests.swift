@@ -184,6 +184,50 @@ struct ConnectionEnvironmentTests {
         #expect(granted.requests == [.lookUpKnownDevice(lock)], "once owner, it runs the strategies")
     }
 
+    /// Issue 21, item 8: a sharer claimed while the owner's link is up
+    /// hears `connected` at once (no BlueZ signal will come) and is stored
+    /// connected, so that a restart restores it.
+    @Test func aSharerClaimedOnAnUpLinkReportsItAtOnce() {
+        let owner = ConnectionIntentID(identifier: Fixtures.bandIdentifier, peripheral: peripheral)
+        var driver = Driver()
+        let claimed = driver.send { $0.claimedByOtherIntent(owner: owner, ownerLink: lock) }
+        #expect(claimed.events == [.connected(peripheral: peripheral, address: lock, route: .sharedLink)])
+        #expect(claimed.requests == [.armSubscriptions(lock)])
+        #expect(claimed.records.last?.phase == .connected)
+        #expect(driver.state == .sharing(owner: owner, link: lock))
+        #expect(driver.machine.reportedLink == lock)
+        #expect(driver.send { $0.servicesResolved(lock) }.events.isEmpty, "BlueZ's own signal later changes nothing")
+        let down = driver.send { $0.disconnected(lock) }
+        #expect(down.records.last?.phase == .pending)
+    }
+
+    /// The owner tells its sharers when its link is up (an adopted link
+    /// changes no BlueZ property), and when a link restored as connected
+    /// turned out gone.
+    @Test func theOwnerTellsItsSharersAboutItsLink() {
+        #expect(connected().performed.contains(.tellSharers(link: lock, failure: nil)))
+        var restoring = Driver(options: Fixtures.options(strategies: [.knownIdentifier]))
+        restoring.send { $0.start(restoringConnected: true) }
+        let lost = restoring.send { $0.knownDeviceLookup(found: false) }
+        #expect(lost.contains { if case .tellSharers(nil, _?) = $0 { true } else { false } }, "\(lost)")
+    }
+
+    @Test func aSharerRestoredAsConnectedFollowsTheOwner() {
+        let owner = ConnectionIntentID(identifier: Fixtures.bandIdentifier, peripheral: peripheral)
+        var kept = Driver()
+        kept.send { $0.claimedByOtherIntent(owner: owner, restoringConnected: true) }
+        let up = kept.send { $0.ownerLink(lock, failure: nil) }
+        #expect(up.events == [.restored(peripheral: peripheral, address: lock, route: .sharedLink)])
+        #expect(kept.send { $0.ownerLink(lock, failure: nil) }.events.isEmpty, "told twice, reported once")
+        var gone = Driver()
+        gone.send { $0.claimedByOtherIntent(owner: owner, restoringConnected: true) }
+        let lost = gone.send { $0.ownerLink(nil, failure: .bluetoothdRestarted) }
+        #expect(lost.events == [.disconnected(peripheral: peripheral, reason: .bluetoothdRestarted)])
+        #expect(gone.send { $0.ownerLink(nil, failure: .bluetoothdRestarted) }.events.isEmpty, "said once")
+        let back = gone.send { $0.servicesResolved(lock) }
+        #expect(back.events == [.connected(peripheral: peripheral, address: lock, route: .sharedLink)], "after telling it went down, a plain connect")
+    }
+
     @Test func sharerTakesOverAnUpLinkWithoutReconnecting() {
         let owner = ConnectionIntentID(identifier: Fixtures.bandIdentifier, peripheral: peripheral)
         var driver = Driver()

@@ -23,7 +23,7 @@ struct GattGraceTests {
         var grace = GattGrace()
         let firstWait = grace.wait(for: lock)
         let first = try #require(firstWait)
-        grace.linkDown(lock)
+        grace.stopWaiting(for: lock)
         let secondWait = grace.wait(for: lock)
         let second = try #require(secondWait)
         let old = grace.timerEnded(for: lock, generation: first)
@@ -32,16 +32,66 @@ struct GattGraceTests {
         #expect(!grace.isWaiting(for: lock))
     }
 
-    @Test func rediscoveryIsBoundedAndStartsOverOnceArmed() {
+    static let state = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
+    static let typo = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A39))
+
+    @Test func aConfirmedCharacteristicIsRediscoveredAtMostThreeTimesInARowThenAwaited() {
         var grace = GattGrace()
-        var decisions: [GattGrace.Decision] = []
-        for _ in 0...GattGrace.retryLimit { decisions.append(grace.stillMissing(lock, linkUp: true)) }
+        grace.confirm(lock, Self.state)
+        var decisions: [GattGrace.Decision?] = []
+        for _ in 0...GattGrace.retryLimit {
+            decisions.append(grace.stillMissing(lock, [Self.state: .databaseNotKnown], linkUp: true).decision)
+        }
         #expect(decisions == (1...GattGrace.retryLimit).map { .rediscover(attempt: $0) } + [.wait], "at most \(GattGrace.retryLimit) in a row")
-        grace.armed(lock)
-        let afterArmed = grace.stillMissing(lock, linkUp: true)
-        #expect(afterArmed == .rediscover(attempt: 1))
-        let noLink = grace.stillMissing(PeripheralID(), linkUp: false)
-        #expect(noLink == .wait, "no link, nothing to reconnect")
+        grace.armed(lock, Self.state)
+        #expect(grace.stillMissing(lock, [Self.state: .databaseNotKnown], linkUp: true).decision == .rediscover(attempt: 1), "armed: starts over")
+        let noLink = grace.stillMissing(PeripheralID(), [Self.state: .databaseNotKnown], linkUp: false)
+        #expect(noLink == GattGrace.Outcome(failed: [], decision: .wait), "no link, nothing to reconnect, nothing to judge")
+    }
+
+    /// Issue 21, item 9: the count started over whenever any characteristic
+    /// of the peripheral was armed, so a typo beside a good subscription
+    /// reconnected the link every 3 s for ever.
+    @Test func armingAnotherCharacteristicDoesNotStartTheCountOver() {
+        var grace = GattGrace()
+        grace.confirm(lock, Self.typo)  // subscribed before a restart: relinkd cannot tell it is a typo
+        var rediscoveries = 0
+        for _ in 0..<10 {
+            if case .rediscover? = grace.stillMissing(lock, [Self.typo: .databaseNotKnown], linkUp: true).decision { rediscoveries += 1 }
+            grace.armed(lock, Self.state)  // the good one, after each reconnection
+        }
+        #expect(rediscoveries == GattGrace.retryLimit)
+    }
+
+    @Test func aCharacteristicTheKnownDatabaseLacksFailsAtOnce() {
+        var grace = GattGrace()
+        let outcome = grace.stillMissing(lock, [Self.typo: .notInDatabase], linkUp: true)
+        #expect(outcome == GattGrace.Outcome(failed: [Self.typo], decision: nil), "no reconnection, nothing left to wait for")
+        var confirmed = GattGrace()
+        confirmed.confirm(lock, Self.typo)
+        #expect(confirmed.stillMissing(lock, [Self.typo: .notInDatabase], linkUp: true).failed == [Self.typo], "the database says so")
+    }
+
+    @Test func aCharacteristicNeverConfirmedIsRediscoveredOnceThenFails() {
+        var grace = GattGrace()
+        let first = grace.stillMissing(lock, [Self.typo: .databaseNotKnown], linkUp: true)
+        #expect(first == GattGrace.Outcome(failed: [], decision: .rediscover(attempt: 1)))
+        let second = grace.stillMissing(lock, [Self.typo: .databaseNotKnown], linkUp: true)
+        #expect(second == GattGrace.Outcome(failed: [Self.typo], decision: nil))
+    }
+
+    @Test func failingOneLeavesTheOthersAwaited() {
+        var grace = GattGrace()
+        grace.confirm(lock, Self.state)
+        let outcome = grace.stillMissing(lock, [Self.typo: .notInDatabase, Self.state: .databaseNotKnown], linkUp: true)
+        #expect(outcome == GattGrace.Outcome(failed: [Self.typo], decision: .rediscover(attempt: 1)))
+    }
+
+    @Test func theDatabaseIsKnownOnceServicesAreResolvedAndTheServicesCharacteristicsSeen() {
+        let seen: Set<BluetoothUUID> = [Self.state.characteristic]
+        #expect(GattGrace.absence(servicesResolved: true, characteristicsOfService: seen) == .notInDatabase)
+        #expect(GattGrace.absence(servicesResolved: false, characteristicsOfService: seen) == .databaseNotKnown)
+        #expect(GattGrace.absence(servicesResolved: true, characteristicsOfService: []) == .databaseNotKnown, "its service not seen (yet)")
     }
 
     @Test func aResetForgetsEveryWait() {

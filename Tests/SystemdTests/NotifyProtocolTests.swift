@@ -75,6 +75,21 @@ struct NotifyProtocolTests {
         }
     }
 
+    /// systemd must never hear READY=1 after STOPPING=1 (issue 21, item 10:
+    /// SIGTERM during start-up, then start-up ended and sent READY=1): once
+    /// a notifier, or a copy of it, sent STOPPING=1, READY=1 is not sent.
+    @Test func readyIsNeverSentAfterStopping() async throws {
+        try await TestPaths.withTemporaryDirectory { directory in
+            let listener = try NotifyListener(directory: directory)
+            let result = try await TestPaths.run(
+                TestPaths.probe, ["ready-after-stopping"], environment: ["NOTIFY_SOCKET": listener.path], timeout: .seconds(20))
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let sent = try #require(await listener.collect(until: { $0 == "STATUS=done" }, timeout: .seconds(10)), "no end marker")
+            #expect(sent == ["STOPPING=1", "STATUS=done"])
+            #expect(result.stdout.contains("ready-sent=false"), "stdout: \(result.stdout)")
+        }
+    }
+
     @Test func watchdogMeantForAnotherProcessIsIgnored() async throws {
         try await TestPaths.withTemporaryDirectory { directory in
             let listener = try NotifyListener(directory: directory)

@@ -43,19 +43,27 @@ struct UnitFilesTests {
                 _ = FileManager.default.createFile(
                     atPath: bin + "/" + name, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
             }
+            // Man pages as scripts/manpages.sh writes them (install.sh takes them when there).
+            let man = directory + "/man"
+            try FileManager.default.createDirectory(atPath: man, withIntermediateDirectories: true)
+            for page in ["relinkd.8", "relinkctl.1"] {
+                _ = FileManager.default.createFile(atPath: man + "/" + page, contents: Data(".TH X\n".utf8))
+            }
             let destdir = directory + "/stage"
-            let result = try await TestPaths.run(Self.install, ["/opt/relink", destdir, bin])
+            let result = try await TestPaths.run(
+                Self.install, ["/opt/relink", destdir, bin], environment: ["RELINK_MAN_DIR": man])
             #expect(result.status == 0, "\(result.stderr)")
             let root = destdir + "/opt/relink"
             for path in [
-                "/bin/relinkd", "/bin/relinkctl", "/lib/systemd/system/relinkd.service",
+                "/sbin/relinkd", "/bin/relinkctl", "/lib/systemd/system/relinkd.service",
                 "/lib/sysusers.d/relink.conf", "/lib/systemd/catalog/relink.catalog",
                 "/share/dbus-1/system.d/org.relink.conf", "/share/dbus-1/system-services/org.relink.service",
+                "/share/man/man8/relinkd.8", "/share/man/man1/relinkctl.1",
             ] {
                 #expect(FileManager.default.fileExists(atPath: root + path), "\(path) missing")
             }
             let unit = try String(contentsOfFile: root + "/lib/systemd/system/relinkd.service", encoding: .utf8)
-            #expect(unit.contains("\nExecStart=/opt/relink/bin/relinkd\n"))
+            #expect(unit.contains("\nExecStart=/opt/relink/sbin/relinkd\n"))
 
             let missing = try await TestPaths.run(Self.install, ["/opt/relink", destdir, directory + "/nothing"])
             #expect(missing.status == 1)

@@ -1,7 +1,7 @@
 public import DBus
 public import Logging
 import struct Foundation.Date
-import RelinkModel
+public import RelinkModel
 
 /// The BlueZ layer: a live mirror of `org.bluez` and the operations a
 /// central needs, over one D-Bus connection.
@@ -49,6 +49,12 @@ public actor BlueZClient {
     let gapReads: AsyncStream<ObjectPath>
     let gapReadRequests: AsyncStream<ObjectPath>.Continuation
     private(set) var isReady = false
+    /// True while the bus refuses relinkd's calls to bluetoothd
+    /// (`AccessDenied`): ``run()`` asks again every ``refusedRecheck``
+    /// (a reloaded D-Bus policy is not signalled).
+    private(set) var refused = false
+    /// The adapters upper layers watch (``watchAdapter(_:)``).
+    private var adapterStatus = AdapterStatusReporter()
     private var waiterCounter: UInt64 = 0
     /// True while the mirror is being rebuilt from `GetManagedObjects`.
     var resyncing = false
@@ -63,9 +69,16 @@ public actor BlueZClient {
     /// them as soon as they are read (``applyInline(_:)``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { connection.serialExecutor }
 
-    public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez")) {
+    /// How often ``run()`` asks bluetoothd again while the bus refuses
+    /// relinkd's calls.
+    let refusedRecheck: Duration
+
+    /// A client on `connection`; `refusedRecheck`: how often to ask
+    /// bluetoothd again while the bus refuses relinkd's calls (15 s).
+    public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez"), refusedRecheck: Duration = .seconds(15)) {
         self.connection = connection
         self.logger = logger
+        self.refusedRecheck = refusedRecheck
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (gapReads, gapReadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -95,6 +108,13 @@ public actor BlueZClient {
             group.addTask { [self] in
                 for await device in gapReads { await self.readGAPName(of: device) }
             }
+            group.addTask { [self] in
+                // A D-Bus policy change comes with no signal: ask again.
+                while true {
+                    try await Task.sleep(for: refusedRecheck)
+                    await self.recheckIfRefused()
+                }
+            }
             try await group.next()
             group.cancelAll()
         }
@@ -110,6 +130,20 @@ public actor BlueZClient {
 
     func emit(_ event: BlueZEvent) {
         if let sink { sink(event) } else { continuation.yield(event) }
+        for change in adapterStatus.events(after: event, mirror: mirror, bluetoothd: bluetoothdPresence) {
+            if let sink { sink(change) } else { continuation.yield(change) }
+        }
+    }
+
+    /// Whether bluetoothd is on the bus and answers relinkd.
+    public var bluetoothdPresence: BluetoothdPresence {
+        refused ? .refused : owner == nil ? .absent : .present
+    }
+
+    /// Starts reporting the status of the adapter at `path`
+    /// (``BlueZEvent/adapterStatus(_:_:)``); returns its status now.
+    public func watchAdapter(_ path: ObjectPath) -> AdapterStatus {
+        adapterStatus.watch(path, mirror: mirror, bluetoothd: bluetoothdPresence)
     }
 
     /// Returns once ``run()`` has built the first mirror.
@@ -132,6 +166,7 @@ public actor BlueZClient {
         } else {
             logger.warning("bluetoothd left the bus", metadata: .journal([.event: "bluetoothd-lost"]))
             owner = nil
+            refused = false  // whether the next one lets relinkd in is asked when it comes
             discoverySessions = []
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
             emit(.serviceLost)
@@ -148,17 +183,19 @@ public actor BlueZClient {
     /// layers would reconnect or restart discovery twice.
     func resync(reason: ResetReason) async {
         let names = mirror.knownNames
+        let wasRefused = refused
         discoverySessions = []  // a new (or no) bluetoothd has no session of ours
         resyncing = true
         defer { resyncing = false }
         guard let snapshot = await fetchManagedObjects() else {
-            if reason == .initial, owner == nil {
+            if reason == .initial, owner == nil, !refused {
                 logger.warning("bluetoothd is not on the bus (org.bluez has no owner); waiting for it",
                                metadata: .journal([.event: "bluetoothd-lost"]))
             }
             owner = nil
             heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
+            if wasRefused && refused && reason == .accessGranted { return }  // still refused: nothing changed
             emit(.serviceLost)
             return
         }
@@ -178,6 +215,12 @@ public actor BlueZClient {
         resumeWaiters()
     }
 
+    /// Reads bluetoothd's objects again if the bus refused relinkd's calls.
+    func recheckIfRefused() async {
+        guard refused, !resyncing else { return }
+        await resync(reason: .accessGranted)
+    }
+
     /// Delays between attempts to read a new bluetoothd's objects: a
     /// bluetoothd that has just taken its name may not export `/` yet.
     static let resyncRetryDelays: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200),
@@ -195,8 +238,21 @@ public actor BlueZClient {
                     path: .root, interface: BlueZInterface.objectManager,
                     method: "GetManagedObjects", timeout: .seconds(10))
                 guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
-                return (objects: try body.managedObjects(), serial: reply.serial)
+                let objects = try body.managedObjects()
+                if refused {
+                    logger.notice("the bus lets relinkd call bluetoothd again", metadata: .journal([.event: "bluetoothd-access-granted"]))
+                }
+                refused = false
+                return (objects: objects, serial: reply.serial)
             } catch is CancellationError {
+                return nil
+            } catch let error as DBusError where error.name == .accessDenied {
+                // The D-Bus policy: retrying at once changes nothing.
+                if !refused {
+                    logger.error("the bus refuses relinkd's calls to bluetoothd (D-Bus policy); asking again every \(refusedRecheck)",
+                                 metadata: .journal([.event: "bluetoothd-access-denied", .error: "\(error)"]))
+                }
+                refused = true
                 return nil
             } catch {
                 guard let delay = delays.next() else {

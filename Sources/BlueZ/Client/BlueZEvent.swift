@@ -1,4 +1,5 @@
 public import DBus
+public import RelinkModel
 
 /// What the BlueZ layer tells upper layers, in order.
 public enum BlueZEvent: Sendable, Hashable {
@@ -16,6 +17,10 @@ public enum BlueZEvent: Sendable, Hashable {
     /// discovery sessions and filters; after `true` the layer re-applied
     /// them.
     case adapterPowered(ObjectPath, Bool)
+    /// The status of an adapter watched with ``BlueZPort/watchAdapter(_:)``
+    /// changed (powered, blocked, removed, bluetoothd gone or refusing
+    /// relinkd): emitted right after the event that changed it.
+    case adapterStatus(ObjectPath, AdapterStatus)
 }
 
 /// Why the mirror was rebuilt.
@@ -24,4 +29,7 @@ public enum ResetReason: String, Sendable, Hashable {
     case initial
     /// `org.bluez` got a new owner: bluetoothd restarted or crashed.
     case bluetoothdRestarted
+    /// The bus refused relinkd's calls to bluetoothd (`AccessDenied`) and
+    /// now lets them through (its policy was changed and reloaded).
+    case accessGranted
 }

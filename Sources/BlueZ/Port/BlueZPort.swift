@@ -20,6 +20,12 @@ public protocol BlueZPort: Actor {
     func waitUntilReady(timeout: Duration) async throws
     /// Hands every later event to `sink`, in order, on this actor.
     func deliverEvents(to sink: @escaping @Sendable (BlueZEvent) -> Void)
+    /// Whether bluetoothd is on the bus and answers relinkd.
+    var bluetoothdPresence: BluetoothdPresence { get }
+    /// Starts reporting the status of the adapter at `path`
+    /// (``BlueZEvent/adapterStatus(_:_:)``, after each event that changes
+    /// it, also while it or bluetoothd is missing); returns its status now.
+    func watchAdapter(_ path: ObjectPath) -> AdapterStatus
     /// Connects a device; returns once the mirror saw the link up.
     /// - Throws: ``BlueZError``.
     func connect(_ device: ObjectPath, timeout: Duration) async throws

@@ -12,6 +12,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case unknownIdentifier(String)
     /// No connection intent, subscription or peripheral matches.
     case unknownPeripheral(String)
+    /// The characteristic is not on the peripheral: its GATT database is
+    /// known (services resolved, the service's characteristics seen) and
+    /// lacks it (`Subscribe`), or it is not on the link (`Read`, `Write`).
+    case unknownCharacteristic(String)
     /// The caller's user may not do this.
     case notPermitted(String)
     /// The identifier already has this intent.
@@ -37,6 +41,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownIdentifier
         /// `org.relink.Error.UnknownPeripheral`.
         case unknownPeripheral
+        /// `org.relink.Error.UnknownCharacteristic`.
+        case unknownCharacteristic
         /// `org.relink.Error.NotPermitted`.
         case notPermitted
         /// `org.relink.Error.AlreadyExists`.
@@ -60,6 +66,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .invalidArguments: .invalidArguments
             case .unknownIdentifier: .unknownIdentifier
             case .unknownPeripheral: .unknownPeripheral
+            case .unknownCharacteristic: .unknownCharacteristic
             case .notPermitted: .notPermitted
             case .alreadyExists: .alreadyExists
             case .notConnected: .notConnected
@@ -94,6 +101,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments: self = .invalidArguments(message)
         case .unknownIdentifier: self = .unknownIdentifier(message)
         case .unknownPeripheral: self = .unknownPeripheral(message)
+        case .unknownCharacteristic: self = .unknownCharacteristic(message)
         case .notPermitted: self = .notPermitted(message)
         case .alreadyExists: self = .alreadyExists(message)
         case .notConnected: self = .notConnected(message)
@@ -111,6 +119,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments: .invalidArguments
         case .unknownIdentifier: .unknownIdentifier
         case .unknownPeripheral: .unknownPeripheral
+        case .unknownCharacteristic: .unknownCharacteristic
         case .notPermitted: .notPermitted
         case .alreadyExists: .alreadyExists
         case .notConnected: .notConnected
@@ -128,7 +137,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     /// One human-readable sentence.
     public var message: String {
         switch self {
-        case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .notPermitted(let m),
+        case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m):
             m

@@ -14,6 +14,10 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case valueNotified = "value-notified"
     /// The advertising or GAP name changed.
     case nameUpdated = "name-updated"
+    /// A subscription failed (its characteristic is not on the peripheral) and was removed.
+    case subscriptionFailed = "subscription-failed"
+    /// The state of relinkd's adapter changed (about no peripheral).
+    case adapterState = "adapter-state"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -25,6 +29,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .disconnected: "disconnected"
         case .valueNotified: "valueNotified"
         case .nameUpdated: "nameUpdated"
+        case .subscriptionFailed: "subscriptionFailed"
+        case .adapterState: "adapterState"
         }
     }
 }

@@ -11,16 +11,20 @@ import RelinkModel
 //   every other time of the API (format 1 wrote `seenAt`, seconds since
 //   2001-01-01 00:00:00 UTC; the decoder still reads it, for events stored
 //   by an older relinkd);
+// * an adapter's state (`adapter-state`, the one kind without a peripheral):
+//   `{"adapter": "hci0", "roles": [..], "state": ..}`, `AdapterState` and
+//   `AdapterRole` wire names;
 // * optional fields are left out when unknown, never `null`.
 
 extension EventPayload {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
-        case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated
+        case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case errorName, failureClass, message, service
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
+        case adapter, roles, state
     }
 
     /// The payload with its explicit `Codable`.
@@ -33,8 +37,12 @@ extension EventPayload {
             var outer = encoder.container(keyedBy: Key.self)
             guard let key = Key(stringValue: payload.kind.payloadKey) else { return }
             var body = outer.nestedContainer(keyedBy: Key.self, forKey: key)
-            try Self.encodePeripheral(payload.peripheral, in: &body)
+            if let peripheral = payload.peripheral { try Self.encodePeripheral(peripheral, in: &body) }
             switch payload {
+            case .adapterState(let adapter, let status):
+                try body.encode(adapter, forKey: .adapter)
+                try body.encode(status.roles.map(\.rawValue), forKey: .roles)
+                try body.encode(status.state.rawValue, forKey: .state)
             case .discovered(_, let advertisement):
                 var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
                 try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
@@ -54,10 +62,11 @@ extension EventPayload {
             case .disconnected(_, let reason):
                 if let reason { try Self.encodeFailure(reason, in: &body) }
             case .valueNotified(_, let characteristic, let value):
-                var c = body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
-                try c.encode(characteristic.characteristic.string, forKey: .characteristic)
-                try c.encode(characteristic.service.string, forKey: .service)
+                try Self.encodeCharacteristic(characteristic, in: &body)
                 try body.encode(value, forKey: .value)
+            case .subscriptionFailed(_, let characteristic, let reason):
+                try Self.encodeCharacteristic(characteristic, in: &body)
+                try Self.encodeFailure(reason, in: &body)
             case .nameUpdated(_, let update):
                 var u = body.nestedContainer(keyedBy: Key.self, forKey: .update)
                 var change = u.nestedContainer(keyedBy: Key.self, forKey: .change)
@@ -87,7 +96,8 @@ extension EventPayload {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an event payload: expected one kind key"))
             }
             let body = try outer.nestedContainer(keyedBy: Key.self, forKey: key)
-            let peripheral = try Self.decodePeripheral(body)
+            // Every kind but `adapter-state` is about a peripheral.
+            func peripheral() throws -> PeripheralID { try Self.decodePeripheral(body) }
             switch kind {
             case .discovered:
                 let ad = try body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
@@ -98,26 +108,29 @@ extension EventPayload {
                     manufacturer[company] = try data.decode([UInt8].self)
                 }
                 let services = try ad.decode([String].self, forKey: .serviceUUIDs).map { try BluetoothUUID(parsing: $0) }
-                payload = .discovered(peripheral: peripheral, advertisement: Advertisement(
+                payload = .discovered(peripheral: try peripheral(), advertisement: Advertisement(
                     address: try Self.decodeAddress(ad, forKey: .address), localName: try ad.decodeIfPresent(String.self, forKey: .localName),
                     serviceUUIDs: Set(services), manufacturerData: manufacturer, rssi: try ad.decodeIfPresent(Int16.self, forKey: .rssi)))
             case .connected, .restored:
-                let address = try Self.decodeAddress(body, forKey: .address)
+                let address = try Self.decodeAddress(body, forKey: .address), p = try peripheral()
                 let text = try body.decode(String.self, forKey: .route)
                 guard let route = ConnectRoute(rawValue: text) else {
                     throw DecodingError.dataCorruptedError(forKey: .route, in: body, debugDescription: "unknown route \(text)")
                 }
-                payload = kind == .connected ? .connected(peripheral: peripheral, address: address, route: route)
-                    : .restored(peripheral: peripheral, address: address, route: route)
+                payload = kind == .connected ? .connected(peripheral: p, address: address, route: route)
+                    : .restored(peripheral: p, address: address, route: route)
             case .failedToConnect:
-                payload = .failedToConnect(peripheral: peripheral, reason: try Self.decodeFailure(body))
+                payload = .failedToConnect(peripheral: try peripheral(), reason: try Self.decodeFailure(body))
             case .disconnected:
-                payload = .disconnected(peripheral: peripheral, reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
+                payload = .disconnected(peripheral: try peripheral(), reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
             case .valueNotified:
-                let c = try body.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
-                let key = CharacteristicKey(service: try BluetoothUUID(parsing: c.decode(String.self, forKey: .service)),
-                                            characteristic: try BluetoothUUID(parsing: c.decode(String.self, forKey: .characteristic)))
-                payload = .valueNotified(peripheral: peripheral, characteristic: key, value: try body.decode([UInt8].self, forKey: .value))
+                payload = .valueNotified(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
+                                         value: try body.decode([UInt8].self, forKey: .value))
+            case .subscriptionFailed:
+                payload = .subscriptionFailed(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
+                                              reason: try Self.decodeFailure(body))
+            case .adapterState:
+                payload = .adapterState(adapter: try body.decode(String.self, forKey: .adapter), status: try Self.decodeAdapterStatus(body))
             case .nameUpdated:
                 let u = try body.nestedContainer(keyedBy: Key.self, forKey: .update)
                 let change = try u.nestedContainer(keyedBy: Key.self, forKey: .change)
@@ -138,10 +151,19 @@ extension EventPayload {
                     resolved = .init(name: try r.decode(String.self, forKey: .name), source: try Self.source(r),
                                      reason: try r.decode(String.self, forKey: .reason))
                 }
-                payload = .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
+                payload = .nameUpdated(peripheral: try peripheral(), update: NameUpdatePayload(
                     change: NameChange(source: try Self.source(change), previous: try change.decodeIfPresent(String.self, forKey: .previous),
                                        current: try change.decode(String.self, forKey: .current)),
                     resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))
+            }
+        }
+
+        private static func decodeAdapterStatus(_ c: KeyedDecodingContainer<Key>) throws -> AdapterStatus {
+            do {
+                return AdapterStatus(try AdapterState(parsing: try c.decode(String.self, forKey: .state)),
+                                     roles: try c.decode([String].self, forKey: .roles).map { try AdapterRole(parsing: $0) })
+            } catch let error as DomainError {
+                throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "\(error)")
             }
         }
 
@@ -165,6 +187,18 @@ extension EventPayload {
             let n = try c.nestedContainer(keyedBy: Key.self, forKey: key)
             return try BluetoothAddress(parsing: n.decode(String.self, forKey: .address),
                                         kind: BluetoothAddress.Kind(parsing: n.decode(String.self, forKey: .type)))
+        }
+
+        private static func encodeCharacteristic(_ key: CharacteristicKey, in c: inout KeyedEncodingContainer<Key>) throws {
+            var n = c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+            try n.encode(key.characteristic.string, forKey: .characteristic)
+            try n.encode(key.service.string, forKey: .service)
+        }
+
+        private static func decodeCharacteristic(_ c: KeyedDecodingContainer<Key>) throws -> CharacteristicKey {
+            let n = try c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
+            return CharacteristicKey(service: try BluetoothUUID(parsing: n.decode(String.self, forKey: .service)),
+                                     characteristic: try BluetoothUUID(parsing: n.decode(String.self, forKey: .characteristic)))
         }
 
         private static func encodeFailure(_ f: ConnectionFailure, in c: inout KeyedEncodingContainer<Key>) throws {

@@ -27,6 +27,12 @@ public enum EventPayload: Sendable, Hashable {
     case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
     /// `name-updated`: the advertising or GAP name changed.
     case nameUpdated(peripheral: PeripheralID, update: NameUpdatePayload)
+    /// `subscription-failed`: a subscription's characteristic is not on the
+    /// peripheral; relinkd removed the subscription.
+    case subscriptionFailed(peripheral: PeripheralID, characteristic: CharacteristicKey, reason: ConnectionFailure)
+    /// `adapter-state`: the state of relinkd's adapter (`hci0`) changed;
+    /// about no peripheral.
+    case adapterState(adapter: String, status: AdapterStatus)
 
     /// The event's kind.
     public var kind: EventKind {
@@ -38,15 +44,20 @@ public enum EventPayload: Sendable, Hashable {
         case .disconnected: .disconnected
         case .valueNotified: .valueNotified
         case .nameUpdated: .nameUpdated
+        case .subscriptionFailed: .subscriptionFailed
+        case .adapterState: .adapterState
         }
     }
 
-    /// The peripheral the event is about.
-    public var peripheral: PeripheralID {
+    /// The peripheral the event is about; nil for `adapter-state`, which
+    /// is about none.
+    public var peripheral: PeripheralID? {
         switch self {
         case .discovered(let p, _), .connected(let p, _, _), .restored(let p, _, _), .failedToConnect(let p, _),
-             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _):
+             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _):
             p
+        case .adapterState:
+            nil
         }
     }
 

@@ -35,6 +35,10 @@ public enum Manager1Property: String, Sendable, CaseIterable {
     case discovering = "Discovering"
     /// A JSON summary of every connection (each one's state, attempt, last error).
     case status = "Status"
+    /// The adapter's state (an `AdapterState` name, such as `poweredOn`).
+    case adapterState = "AdapterState"
+    /// The roles the adapter supports (`AdapterRole` names).
+    case adapterRoles = "AdapterRoles"
 }
 
 /// Members of `org.relink.Central1` (docs/api/Central1.md).

@@ -60,11 +60,16 @@ struct APIInterfaces: Sendable {
             DBusProperty(Manager1Property.version.rawValue, .string, constant: true),
             DBusProperty(Manager1Property.adapter.rawValue, .string, constant: true),
             DBusProperty(Manager1Property.ready.rawValue, .boolean),
-            DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { call in
-                try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.dropFirst().first ?? .boolean(false)
+            DBusProperty(Manager1Property.adapterState.rawValue, .string),
+            DBusProperty(Manager1Property.adapterRoles.rawValue, .array(.string)),
+            // Both from a snapshot the loop hands over in constant time; the
+            // Status document is made off the loop (Core/StatusSnapshot.swift).
+            DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { _ in
+                guard let snapshot = await daemon.statusSnapshot() else { throw RelinkError.failed("relinkd is stopping") }
+                return .boolean(snapshot.discovering)
             }),
             DBusProperty(Manager1Property.status.rawValue, .string, emitsChanged: false, getter: { call in
-                try await daemon.submit(.status, from: try await identity.caller(of: call)).get().values.first ?? .string("{}")
+                .string(try await daemon.statusJSON(for: try await identity.caller(of: call)))
             }),
         ], invalidSignatureError: Self.invalidArguments)
     }

@@ -213,6 +213,21 @@ final class APIPublisher: Sendable {
         }
     }
 
+    /// Sets Manager1's `AdapterState` and `AdapterRoles` (one broadcast
+    /// `PropertiesChanged` for what changed: it is about no identifier).
+    func setAdapterStatus(_ status: AdapterStatus) {
+        guard let object = state.withLock({ $0.manager }) else { return }
+        do { try object.setValues(Self.adapterValues(status).mapValues { Optional($0) }, in: RelinkNames.manager) } catch {
+            logger.warning("cannot update Manager1.AdapterState", metadata: .journal([.error: "\(error)"]))
+        }
+    }
+
+    /// Manager1's `AdapterState` and `AdapterRoles` for a status.
+    static func adapterValues(_ status: AdapterStatus) -> [String: DBusValue] {
+        [Manager1Property.adapterState.rawValue: .string(status.state.rawValue),
+         Manager1Property.adapterRoles.rawValue: .array(.string, status.roles.map { .string($0.rawValue) })]
+    }
+
     /// Sets Manager1's `Ready` (broadcast: it is about no identifier).
     func setReady(_ ready: Bool) {
         guard let object = state.withLock({ $0.manager }) else { return }

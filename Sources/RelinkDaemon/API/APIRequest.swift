@@ -8,7 +8,6 @@ enum APIRequest: Sendable {
     case register(RestoreIdentifier, nameRule: NamePreference?, replay: Bool, eventLimit: Int?)
     case unregister(RestoreIdentifier)
     case listIdentifiers
-    case status
     case scan(RestoreIdentifier, ScanIntent)
     case stopScan(RestoreIdentifier)
     case connect(RestoreIdentifier, PeripheralRef, ConnectionOptions)

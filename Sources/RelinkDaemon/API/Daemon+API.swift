@@ -82,9 +82,6 @@ extension Daemon {
                 DBusValue.structure([.string(id.rawValue), .objectPath(APIPath.central(id))])
             }
             return APIResult(values: [.array(.structure([.string, .objectPath]), items)])
-        case .status:
-            let json = statusJSON { caller.mayUse(ownedBy: self.api.owners[$0] ?? 0) }
-            return APIResult(values: [.string(json), .boolean(core.scans.isScanning)])
         case .scan(let id, let scan):
             try await setScan(try visible(id, to: caller), scan)
             return APIResult()
@@ -251,13 +248,14 @@ extension Daemon {
     /// The characteristic's BlueZ object on the current link.
     private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
-        guard let row = known.peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else {
-            throw .notConnected("\(ref) has no link")
-        }
+        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
         guard let characteristic = await bluez.mirror.characteristic(
             device: device.path, service: key.service.string, characteristic: key.characteristic.string) else {
-            throw .unknownPeripheral("\(ref) has no characteristic \(key) on its link")
+            let why = switch await absence(of: key, on: device) {
+            case .notInDatabase?: Self.unknownCharacteristic(key, .notInDatabase).message
+            default: "service \(key.service) with characteristic \(key.characteristic) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))"
+            }
+            throw .unknownCharacteristic("\(ref): \(why)")
         }
         return characteristic.path
     }

@@ -33,6 +33,7 @@ extension Daemon {
         for intent in core.machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
         for s in core.planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
         for (peripheral, uids) in viewers { publisher?.setViewers(uids, of: peripheral) }
+        if let status = core.adapter.current { publisher?.setAdapterStatus(status) }
         publisher?.setReady(true)
     }
 
@@ -231,8 +232,11 @@ extension Daemon {
             ]))
         }
         let scan = core.scanIntents[id]
+        let adapter = core.adapter.current ?? AdapterStatus(.bluetoothdMissing)
         return Self.dict([
             "new": .boolean(new),
+            "adapter_state": .string(adapter.state.rawValue),
+            "adapter_roles": .array(.string, adapter.roles.map { .string($0.rawValue) }),
             "peripherals": .array(.dictionary(key: .string, value: .variant), entries),
             "scan_services": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
             "scan_options": Self.dict(["allow_duplicates": .boolean(scan?.allowDuplicates ?? false)]),

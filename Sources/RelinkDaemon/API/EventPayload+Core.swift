@@ -12,6 +12,8 @@ extension EventPayload {
         case .failedToConnect(let p, let reason): self = .failedToConnect(peripheral: p, reason: reason)
         case .disconnected(let p, let reason): self = .disconnected(peripheral: p, reason: reason)
         case .valueNotified(let p, let key, let value): self = .valueNotified(peripheral: p, characteristic: key, value: value)
+        case .subscriptionFailed(let p, let key, let reason): self = .subscriptionFailed(peripheral: p, characteristic: key, reason: reason)
+        case .adapterStateChanged(let adapter, let status): self = .adapterState(adapter: adapter, status: status)
         case .nameUpdated(let p, let update):
             self = .nameUpdated(peripheral: p, update: NameUpdatePayload(
                 change: update.change,

@@ -35,13 +35,15 @@ public enum ControlObject {
     /// ``RelinkError/notPermitted(_:)``. relinkd exports it only when
     /// `RELINK_CONTROL_INTERFACE=1` is in its environment.
     public static func make(daemon: Daemon, identity: CallerIdentity = .bus) throws -> ExportedObject {
+        @Sendable func requireRoot(_ call: MethodCall) async throws {
+            guard try await identity.caller(of: call).uid == 0 else {
+                throw RelinkError.notPermitted("org.relink.Control1 is a test interface for root only")
+            }
+        }
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                     _ parse: @escaping @Sendable (MethodCall) async throws(RelinkError) -> ControlRequest) -> DBusMethod {
             DBusMethod(name, in: inArgs, out: outArgs) { call in
-                let caller = try await identity.caller(of: call)
-                guard caller.uid == 0 else {
-                    throw RelinkError.notPermitted("org.relink.Control1 is a test interface for root only")
-                }
+                try await requireRoot(call)
                 let request = try await parse(call)
                 switch await daemon.submit(request) {
                 case .success(let values): return values
@@ -84,9 +86,12 @@ public enum ControlObject {
                 let a = try ControlArguments(call, count: 2)
                 return .ack(try a.identifier(0), upto: try a.uint64(1, "upto"))
             },
-            method("Status", [], [DBusArgument("status", .string)]) { call throws(RelinkError) in
+            // Not a loop request: the loop hands over a snapshot, and the
+            // document is made off the loop (``Daemon/statusJSON(for:)``).
+            DBusMethod("Status", in: [], out: [DBusArgument("status", .string)]) { call in
+                try await requireRoot(call)
                 _ = try ControlArguments(call, count: 0)
-                return .status
+                return [.string(try await daemon.statusJSON())]
             },
         ])
         return try ExportedObject(path: try ObjectPath(pathString), interfaces: [interface])

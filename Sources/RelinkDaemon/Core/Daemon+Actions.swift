@@ -65,6 +65,11 @@ extension Daemon {
         case .armSubscriptions:
             await run(core.planner.linkUp(intent.peripheral))
             writes.batch.released.append(intent.peripheral)
+        case .tellSharers(let link, let failure):
+            guard core.registry.owner(of: intent.peripheral) == intent else { return }
+            for sharer in core.registry.sharers(of: intent.peripheral) {
+                loop.immediate.append((sharer, .ownerLink(link, failure: failure)))
+            }
         case .useBackgroundAutoConnect(let address):
             // Applied once at the end of the input (``flushAutoConnect()``):
             // several intents may ask in one input (a power cycle), and each
@@ -307,10 +312,12 @@ extension Daemon {
                     if !start { writes.batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
                     if start {
-                        core.gattGrace.armed(peripheral)
+                        core.gattGrace.armed(peripheral, key)
                         writes.batch.held.started(peripheral, key, on: characteristic.path)
                     }
-                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
+                    var fields = deviceFields(peripheral)
+                    fields[JournalField.characteristic.rawValue] = "\(key)"
+                    logger.info(start ? "notifications armed" : "notifications stopped", metadata: fields)
                 } catch {
                     if start {
                         core.planner.startNotifyFailed(peripheral, key)

@@ -55,7 +55,12 @@ extension Daemon {
     /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
     func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) {
         guard !ids.isEmpty else { return }
-        enqueue(try Self.eventRequest(event, to: ids))
+        enqueueGathered(try Self.eventRequest(event, to: ids))
+    }
+
+    /// Adds a request to the next commit, made as ``emitGathered(_:to:)``'s is.
+    func enqueueGathered(_ request: RestoreBatch.Request) {
+        enqueue(request)
         if !writes.batch.isOpen && !writes.batch.flushQueued {
             writes.batch.flushQueued = true
             inputContinuation.yield(.flushCommits)
@@ -94,12 +99,12 @@ extension Daemon {
     /// (or a bluetoothd that has gone) changes nothing but the record of
     /// sessions that still stand: the planner re-arms at the next link-up.
     func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
-        var metadata: Logger.Metadata = .journal([.peripheral: "\(notify.peripheral)", .characteristic: "\(notify.key)"])
-        if let address = known.peripherals[notify.peripheral]?.address.address { metadata[JournalField.address.rawValue] = "\(address.string)" }
+        var metadata = deviceFields(notify.peripheral)
+        metadata[JournalField.characteristic.rawValue] = "\(notify.key)"
         guard let failure else {
             guard writes.batch.held.sessionsLast(since: issued) else { return }
             writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
-            core.gattGrace.armed(notify.peripheral)
+            core.gattGrace.armed(notify.peripheral, notify.key)
             logger.info("notifications armed", metadata: metadata)
             return
         }
@@ -109,6 +114,14 @@ extension Daemon {
         guard writes.batch.held.sameLink(notify.peripheral, since: issued) else { return }
         core.planner.startNotifyFailed(notify.peripheral, notify.key)
         writes.batch.held.ended(notify.peripheral, notify.key)
+    }
+
+    /// The journal fields that name a peripheral: its relink identifier and,
+    /// when known, its address (which the journal line's text then names).
+    func deviceFields(_ peripheral: PeripheralID) -> Logger.Metadata {
+        var fields: Logger.Metadata = .journal([.peripheral: "\(peripheral)"])
+        if let address = known.peripherals[peripheral]?.address.address { fields[JournalField.address.rawValue] = "\(address.string)" }
+        return fields
     }
 
     /// Hands one request to the store without waiting; its outcome is
@@ -160,7 +173,9 @@ extension Daemon {
                 if let line = writes.unstored.commitSucceeded(now: clock.now) { journal(line) }
                 committed(commit.request.mutations, stored)
                 for note in commit.request.notes {
-                    logger.log(level: note.level, "event \(note.name)", metadata: .journal([.restoreID: "\(note.identifier)", .peripheral: "\(note.peripheral)", .event: "\(note.name)"]))
+                    var metadata: Logger.Metadata = .journal([.restoreID: "\(note.identifier)", .event: "\(note.name)"])
+                    if let peripheral = note.peripheral { metadata[JournalField.peripheral.rawValue] = "\(peripheral)" }
+                    logger.log(level: note.level, "event \(note.name)", metadata: metadata)
                 }
             case .failure(let error):
                 notCommitted(commit.request.mutations, error: error)

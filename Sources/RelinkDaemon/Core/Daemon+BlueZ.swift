@@ -14,9 +14,13 @@ extension Daemon {
         switch event {
         case .reset(.initial):
             break
-        case .reset(.bluetoothdRestarted):
+        case .reset(let reason):
             publisher?.setReady(true)
-            logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+            if reason == .accessGranted {
+                logger.notice("the bus lets relinkd call bluetoothd again: restoring every link", metadata: .journal([.event: "bluetoothd-access-granted"]))
+            } else {
+                logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+            }
             core.planner.resetAll()
             writes.batch.held.endAll()
             core.gattGrace.reset()
@@ -48,6 +52,8 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
+        case .adapterStatus(let path, let status):
+            adapterStatusReported(path, status)
         case .mirror(let change):
             await handleMirror(change)
         }
@@ -163,7 +169,7 @@ extension Daemon {
         if let peripheral = peripheralID(for: address) {
             core.planner.linkDown(peripheral)
             writes.batch.held.linkDown(peripheral)
-            core.gattGrace.linkDown(peripheral)
+            core.gattGrace.stopWaiting(for: peripheral)
         }
         let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: why)
         await feedPeripheral(at: address, .disconnected(address, reason: reason))
@@ -303,12 +309,27 @@ extension Daemon {
         guard core.gattGrace.isWaiting(for: peripheral) else { return }
         var device: Device?
         if let row = known.peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
-        guard let device, case .rediscover(let attempt) = core.gattGrace.stillMissing(peripheral, linkUp: device.connected) else {
-            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([.peripheral: "\(peripheral)"]))
+        var missing: [CharacteristicKey: GattGrace.Absence] = [:]
+        if let device {
+            for key in core.planner.unarmed(of: peripheral) { missing[key] = await absence(of: key, on: device) }
+        }
+        let outcome = core.gattGrace.stillMissing(peripheral, missing, linkUp: device?.connected == true)
+        for key in outcome.failed {
+            await subscriptionFailed(peripheral, key, missing[key] ?? .databaseNotKnown)
+        }
+        guard let decision = outcome.decision else {
+            core.gattGrace.stopWaiting(for: peripheral)  // nothing left to wait for; the link stays as it is
+            return
+        }
+        guard let device, case .rediscover(let attempt) = decision else {
+            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([
+                .peripheral: "\(peripheral)", .characteristic: "\(missing.keys.sorted().map(\.description))",
+            ]))
             return
         }
         logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: .journal([
             .peripheral: "\(peripheral)", .attempt: "\(attempt)", .decision: "rediscover-services",
+            .characteristic: "\(missing.keys.sorted().map(\.description))",
         ]))
         let bluez = self.bluez, logger = self.logger
         loop.spawned.append {
@@ -317,5 +338,56 @@ extension Daemon {
             }
             return []
         }
+    }
+
+    /// What the link shows of `key` when it has no object for it
+    /// (``GattGrace/Absence``); nil when the characteristic is there.
+    func absence(of key: CharacteristicKey, on device: Device) async -> GattGrace.Absence? {
+        let mirror = await bluez.mirror
+        var seen: Set<BluetoothUUID> = []
+        for service in mirror.services(of: device.path) where (try? BluetoothUUID(parsing: service.uuid)) == key.service {
+            for characteristic in mirror.characteristics(of: service.path) {
+                if let uuid = try? BluetoothUUID(parsing: characteristic.uuid) { seen.insert(uuid) }
+            }
+        }
+        if seen.contains(key.characteristic) { return nil }
+        return GattGrace.absence(servicesResolved: device.servicesResolved, characteristicsOfService: seen)
+    }
+
+    /// The failure a characteristic's absence is reported with.
+    static func unknownCharacteristic(_ key: CharacteristicKey, _ absence: GattGrace.Absence) -> ConnectionFailure {
+        let why = switch absence {
+        case .notInDatabase: "services are resolved and service \(key.service) has no characteristic \(key.characteristic)"
+        case .databaseNotKnown: "service \(key.service) with characteristic \(key.characteristic) was not found, also after rediscovering services"
+        }
+        return ConnectionFailure(.notSupported, errorName: RelinkErrorName.unknownCharacteristic.rawValue, message: why)
+    }
+
+    /// A subscription the peripheral cannot serve (``GattGrace``): removed
+    /// for every identifier, each told by a `subscription-failed` event (the
+    /// removals and the events are one commit); the link is left alone.
+    func subscriptionFailed(_ peripheral: PeripheralID, _ key: CharacteristicKey, _ absence: GattGrace.Absence) async {
+        let reason = Self.unknownCharacteristic(key, absence)
+        beginBatch()
+        for id in core.planner.route(peripheral, characteristic: key) {
+            let subscription = Subscription(identifier: id, peripheral: peripheral, characteristic: key)
+            logger.warning("a subscription failed and was removed: \(reason.message)", metadata: .journal([
+                .restoreID: "\(id)", .peripheral: "\(peripheral)", .characteristic: "\(key)",
+                .error: "\(reason.errorName)", .decision: "subscription-failed",
+            ]))
+            do {
+                try await commit([.removeSubscription(subscription)])
+                try await emit(.subscriptionFailed(peripheral: peripheral, characteristic: key, reason: reason), to: [id])
+            } catch {
+                logger.error("cannot store a failed subscription", metadata: .journal([
+                    .restoreID: "\(id)", .peripheral: "\(peripheral)", .characteristic: "\(key)", .error: "\(error)",
+                ]))
+            }
+            await run(core.planner.unsubscribe(subscription))
+        }
+        endBatch()
+        core.gattGrace.forget(peripheral, key)
+        await applyAutoConnect(renew: false)
+        refreshViewers(of: peripheral)
     }
 }

@@ -57,55 +57,6 @@ extension Daemon {
             try requireRegistered(id)
             try await acknowledge(id, through: upto)
             return []
-        case .status:
-            return [.string(statusJSON())]
-        }
-    }
-
-    /// The daemon's state as JSON: identifiers (those `visible` lets
-    /// through), their intents and links.
-    func statusJSON(visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
-        var ids: [[String: Any]] = []
-        for id in core.identifiers.sorted() where visible(id) {
-            var connections: [[String: Any]] = []
-            for (intent, machine) in core.machines.sorted(by: { $0.key < $1.key }) where intent.identifier == id {
-                var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Self.stateName(machine.state)]
-                if let address = machine.knownAddress { entry["address"] = address.string }
-                entry["attempt"] = machine.attempt
-                if let last = health.intentFailures[intent] {
-                    entry["last_error"] = last.failure.description
-                    entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
-                }
-                connections.append(entry)
-            }
-            let subscriptions = core.planner.subscriptions.filter { $0.identifier == id }.count
-            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptions, "scanning": core.scanIntents[id] != nil])
-        }
-        let object: [String: Any] = ["ready": isReady, "adapter": adapterName, "identifiers": ids, "discovering": core.scans.isScanning,
-                                     "quarantined": Self.quarantineEntries(store.quarantined),
-                                     "store": storeHealth,
-                                     "unreadable_rows": health.unreadableRows.filter { row in
-                                         (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
-                                     }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// Whether the store takes writes, and how many events it could not
-    /// store since relinkd started (each counted as dropped; ``UnstoredEvents``).
-    var storeHealth: [String: Any] {
-        var entry: [String: Any] = ["refusing_writes": writes.unstored.refusing, "unstored_events": writes.unstored.total]
-        if let error = writes.unstored.lastError { entry["last_error"] = error }
-        return entry
-    }
-
-    /// The databases the store moved aside when relinkd started (it then
-    /// started EMPTY), for every caller: the whole store is concerned, not
-    /// one identifier. Empty on a usual start.
-    static func quarantineEntries(_ files: [QuarantinedFile]) -> [[String: Any]] {
-        files.map { file in
-            ["path": file.originalPath, "moved_to": file.quarantinedPath, "reason": file.reason.tag,
-             "message": file.reason.description, "at": Int64((file.quarantinedAt.timeIntervalSince1970 * 1000).rounded())]
         }
     }
 

@@ -1,3 +1,4 @@
+import BlueZ
 import DBus
 import Foundation
 import Logging
@@ -24,8 +25,6 @@ extension Daemon {
             record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                  namePreference: preference == .advertisingName ? .advertising : .gap,
                                                  outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
-        } catch let e as RelinkError {
-            throw e
         } catch { throw .invalidArguments("\(error)") }
         try await commit([.putIdentifier(record)])
         core.identifiers.insert(id)
@@ -55,7 +54,9 @@ extension Daemon {
         let actions: [Machine.Action]
         switch core.registry.claim(intent) {
         case .owner: actions = machine.start()
-        case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+        case .sharing(let owner):
+            // Already up: the sharer hears `connected` now, not at the next drop.
+            actions = machine.claimedByOtherIntent(owner: owner, ownerLink: core.machines[owner]?.reportedLink)
         }
         core.machines[intent] = machine
         await perform(actions, for: intent)
@@ -78,10 +79,17 @@ extension Daemon {
         refreshViewers(of: peripheral)
     }
 
-    /// Adds a durable subscription (nothing when it exists).
-    /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
+    /// Adds a durable subscription (nothing when it exists). Refused when
+    /// the peripheral's link is up and its GATT database is known without
+    /// the characteristic (``GattGrace/Absence/notInDatabase``): a typo
+    /// in a UUID is said at once, not found by reconnecting the link.
+    /// - Throws: ``RelinkError`` (`unknownCharacteristic`, `storeFailed`, `invalidArguments`).
     func addSubscription(_ subscription: Subscription) async throws(RelinkError) {
         if core.planner.subscriptions.contains(subscription) { return }
+        let key = subscription.characteristic
+        if let device = await linkedDevice(of: subscription.peripheral), await absence(of: key, on: device) == .notInDatabase {
+            throw .unknownCharacteristic(Self.unknownCharacteristic(key, .notInDatabase).message)
+        }
         try await commit([.addSubscription(subscription)])
         await run(core.planner.subscribe(subscription))
         await applyAutoConnect(renew: false)  // its service may be what auto-connect goes by
@@ -94,6 +102,9 @@ extension Daemon {
         guard core.planner.subscriptions.contains(subscription) else { return }
         try await commit([.removeSubscription(subscription)])
         await run(core.planner.unsubscribe(subscription))
+        if core.planner.route(subscription.peripheral, characteristic: subscription.characteristic).isEmpty {
+            core.gattGrace.forget(subscription.peripheral, subscription.characteristic)
+        }
         await applyAutoConnect(renew: false)
         refreshViewers(of: subscription.peripheral)
     }
@@ -119,9 +130,7 @@ extension Daemon {
     /// Stored events above `after`, oldest first, at most `limit`.
     /// - Throws: ``RelinkError`` (`unknownIdentifier`, `failed`).
     func storedEvents(_ id: RestoreIdentifier, after: Int64, limit: Int) async throws(RelinkError) -> [OutboxEvent] {
-        do { return try await store.events(for: id, after: after, limit: limit) } catch let e as RelinkError {
-            throw e
-        } catch { throw .failed("store: \(error)") }
+        do { return try await store.events(for: id, after: after, limit: limit) } catch { throw Self.controlError(error) }
     }
 
     /// Deletes events up to `through`.
@@ -135,6 +144,13 @@ extension Daemon {
         .array(.structure([.uint64, .string, .string]), events.map { event in
             .structure([.uint64(UInt64(max(0, event.sequence))), .string(event.kind), .string(String(decoding: event.payload, as: UTF8.self))])
         })
+    }
+
+    /// The peripheral's BlueZ device when its link is up.
+    func linkedDevice(of peripheral: PeripheralID) async -> Device? {
+        guard let row = known.peripherals[peripheral],
+              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else { return nil }
+        return device
     }
 
     /// Keeps the wanted services on the peripheral's row (they feed

@@ -61,9 +61,17 @@ extension Daemon {
             state.subscriptions = Set(entry.subscriptions)
             states.append(state)
         }
+        // Before any `restored` or `connected`: what a program reads first
+        // after the outbox's older events is the adapter's state now.
+        await startWatchingAdapter(lastAnnounced: stored.adapterStates[adapterName])
         let plan = StartupPlan(states: states, registry: &core.registry)
         core.planner.resetAll()
-        for subscription in plan.subscriptions { _ = core.planner.subscribe(subscription) }
+        for subscription in plan.subscriptions {
+            _ = core.planner.subscribe(subscription)
+            // Made before this start: whether it was ever armed is not
+            // known, so a missing service does not drop it (``GattGrace``).
+            core.gattGrace.confirm(subscription.peripheral, subscription.characteristic)
+        }
         for (client, scan) in plan.scans.sorted(by: { "\($0.key)" < "\($1.key)" }) {
             await apply(core.scans.register(scan, for: client))
         }
@@ -71,11 +79,16 @@ extension Daemon {
             try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
         }
         for resume in plan.resume {
+            // SIGTERM during start-up: stop here (``run(holdingStartUp:whenRestored:onReady:)``
+            // checks too). Nothing of the batch is committed; the store
+            // stays as it was, to be resumed at the next start.
+            if Task.isCancelled { return }
             var machine = Machine(record: resume.record, clock: clock)
             let actions: [Machine.Action]
             switch resume.claim {
             case .owner: actions = machine.start(restoringConnected: resume.restoringConnected)
-            case .sharing(let owner): actions = machine.claimedByOtherIntent(owner: owner)
+            case .sharing(let owner):
+                actions = machine.claimedByOtherIntent(owner: owner, restoringConnected: resume.restoringConnected)
             }
             core.machines[resume.record.intent] = machine
             await perform(actions, for: resume.record.intent)

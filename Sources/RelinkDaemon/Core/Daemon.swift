@@ -87,9 +87,16 @@ public actor Daemon {
     /// `whenRestored` (relinkd takes its bus name there, so that no client
     /// can reach it while its identifiers are not all there yet), then
     /// `onReady` with a status summary.
+    ///
+    /// Cancelled during start-up (SIGTERM), it stops restoring at the next
+    /// identifier's intent and returns without `whenRestored` and `onReady`.
+    /// - Parameter hold: test hook: start-up waits this long (or until
+    ///   cancelled) before the store is loaded, as a slow start-up with a
+    ///   large store would take (relinkd: `RELINK_TEST_HOLD_STARTUP`).
     /// - Throws: `StoreError` when the store cannot be read at start-up; the
     ///   BlueZ client's errors when the bus connection fails.
-    public func run(whenRestored: @Sendable () async throws -> Void = {}, onReady: @Sendable (String) -> Void = { _ in }) async throws {
+    public func run(holdingStartUp hold: Duration? = nil, whenRestored: @Sendable () async throws -> Void = {},
+                    onReady: @Sendable (String) -> Void = { _ in }) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             let bluez = self.bluez, continuation = self.inputContinuation
             // Straight into the loop's queue, without a forwarding task, and
@@ -103,7 +110,14 @@ public actor Daemon {
             }
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
+            if let hold {
+                logger.warning("test hook: start-up held", metadata: ["duration": "\(hold)"])
+                try? await Task.sleep(for: hold)
+            }
+            // Stopped during start-up: no more restoring, no bus name, no READY.
+            guard !Task.isCancelled else { group.cancelAll(); return }
             try await startUp()
+            guard !Task.isCancelled else { group.cancelAll(); return }
             deferStartupAutoConnect()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
             loop.isReady = true
@@ -111,6 +125,7 @@ public actor Daemon {
             await publishAll()
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             try await whenRestored()
+            guard !Task.isCancelled else { group.cancelAll(); return }
             onReady(statusSummary)
             startSpawned(in: &group)
             var pending = inputs.makeAsyncIterator()
@@ -206,6 +221,9 @@ public actor Daemon {
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)
             reply.resume(returning: result)
+        case .status(let answer):
+            // The loop's own state, not the store's: no flush, constant time.
+            answer.answer(currentStatus)
         case .api(.ack(let id, let through), let caller, let reply):
             acknowledge(id, through: through, from: caller, reply: reply)
         case .api(let request, let caller, let reply):
@@ -256,7 +274,7 @@ public actor Daemon {
     public var summary: String { statusSummary }
 
     var statusSummary: String {
-        let connected = core.machines.values.filter { if case .connected = $0.state { true } else { false } }.count
+        let connected = core.machines.values.count { if case .connected = $0.state { true } else { false } }
         var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
         if let lastFailure = health.lastFailure { summary += ", last error: \(lastFailure)" }
         return summary

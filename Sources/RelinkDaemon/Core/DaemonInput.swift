@@ -29,6 +29,9 @@ enum DaemonInput: Sendable {
     /// The window in which an identifier's outbox signals are coalesced
     /// ended (``SignalThrottle``).
     case outboxWindowEnded(RestoreIdentifier)
+    /// `Status` or the liveness probe: answered with a snapshot at once,
+    /// without waiting for the store (``StatusSnapshot``).
+    case status(LoopAnswer<StatusSnapshot>)
     /// A client API call, answered through the continuation after its store commit.
     case api(APIRequest, APICaller, CheckedContinuation<APIReply, Never>)
     /// A `Register`/`Watch` reply was sent: send the client the stored
@@ -88,7 +91,6 @@ enum ControlRequest: Sendable {
     case stopScan(RestoreIdentifier)
     case events(RestoreIdentifier, after: Int64)
     case ack(RestoreIdentifier, upto: Int64)
-    case status
 }
 
 /// The D-Bus reply values of a control call, or its typed error.

@@ -46,6 +46,8 @@ struct CoreState {
     var gattGrace = GattGrace()
     /// Background auto-connect (``AutoConnectPolicy``).
     var autoConnect = AutoConnectPolicy()
+    /// The adapter's state as programs are told of it (``AdapterWatch``).
+    var adapter = AdapterWatch()
 }
 
 /// What relinkd knows of each peripheral.

@@ -40,16 +40,20 @@ struct RestoreBatch: Sendable {
     struct EventNote: Sendable {
         var name: String
         var identifier: RestoreIdentifier
-        var peripheral: PeripheralID
+        /// Nil for an event about no peripheral (`adapter-state`).
+        var peripheral: PeripheralID?
 
         /// Values and advertisements come as fast as a peripheral sends
         /// them (a band streams several a second): at `info` they would
         /// flood the journal, and journald's rate limit would then drop
-        /// relinkd's decisions with them. They are at `debug`; every other
-        /// event (connected, disconnected, failed, restored, names) at `info`.
+        /// relinkd's decisions with them. They are at `debug`, and so is
+        /// `adapter-state`, which goes to every identifier at once: its one
+        /// `adapter-state-changed` line says it (not one line per
+        /// identifier). Every other event (connected, disconnected, failed,
+        /// restored, names) is at `info`.
         var level: Logger.Level {
             switch name {
-            case "value-notified", "discovered": .debug
+            case "value-notified", "discovered", "adapter-state": .debug
             default: .info
             }
         }

@@ -44,8 +44,6 @@ enum StoreMapping {
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
                 matchServices: record.options.match.services.sorted())
-        } catch let error as RelinkError {
-            throw error
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
         }
@@ -93,8 +91,6 @@ enum StoreMapping {
     static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
         do {
             return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: Date())
-        } catch let error as RelinkError {
-            throw error
         } catch {
             throw .failed("cannot encode event \(event.name): \(error)")
         }

@@ -54,6 +54,25 @@ struct UnstoredEvents: Sendable {
         case refused(events: Int64, error: String)
     }
 
+    /// What `Status` shows of the store: whether it refuses writes, how many
+    /// events it could not store since relinkd started (each counted as
+    /// dropped), and the last failure.
+    struct Health: Sendable, Hashable {
+        var refusing: Bool
+        var unstoredEvents: Int64
+        var lastError: String?
+
+        /// `Status`'s `store` entry.
+        var entry: [String: Any] {
+            var entry: [String: Any] = ["refusing_writes": refusing, "unstored_events": unstoredEvents]
+            if let lastError { entry["last_error"] = lastError }
+            return entry
+        }
+    }
+
+    /// The store's health now.
+    var health: Health { Health(refusing: refusing, unstoredEvents: total, lastError: lastError) }
+
     /// At most one "still refusing" summary per this interval.
     static let summaryInterval: Duration = .seconds(10)
 

@@ -19,6 +19,8 @@ public struct RelinkService: Service {
     let store: RelinkStore
     let notifier: Notifier
     let logger: Logger
+    /// Test hook: how long start-up waits before the store is loaded.
+    let startUpHold: Duration?
     /// How often `STATUS=` is refreshed when it changed.
     static let statusInterval: Duration = .seconds(5)
 
@@ -36,16 +38,21 @@ public struct RelinkService: Service {
     ///   - controlInterface: whether to export the test interface
     ///     `org.relink.Control1` (root only; docs/api/Control1.md). Off in
     ///     production.
+    ///   - startUpHold: test hook: start-up waits this long (or until
+    ///     relinkd stops) before the store is loaded, as a slow start-up
+    ///     would; nil in production (relinkd: `RELINK_TEST_HOLD_STARTUP`).
     public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
-                identity: CallerIdentity = .bus, controlInterface: Bool = false) async throws {
+                identity: CallerIdentity = .bus, controlInterface: Bool = false, startUpHold: Duration? = nil) async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
         let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger)
         if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
+        // The adapter's state is set once start-up has read it, before
+        // relinkd takes its bus name.
         try publisher.start(managerValues: [
             Manager1Property.version.rawValue: .string(RelinkVersion.string), Manager1Property.adapter.rawValue: .string(adapter), Manager1Property.ready.rawValue: .boolean(false),
-        ])
+        ].merging(APIPublisher.adapterValues(AdapterStatus(.bluetoothdMissing))) { $1 })
         await daemon.attach(publisher)
         if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
             throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(owner))")
@@ -55,6 +62,7 @@ public struct RelinkService: Service {
         self.store = store
         self.notifier = notifier
         self.logger = logger
+        self.startUpHold = startUpHold
     }
 
     /// Test hook: the daemon's loop hangs for `duration`, so a test can see
@@ -64,17 +72,29 @@ public struct RelinkService: Service {
         daemon.stallForTesting(duration)
     }
 
-    /// A liveness probe: the daemon's loop answers a status request.
-    public var probe: any LivenessProbe {
-        let daemon = self.daemon
-        return ClosureLivenessProbe {
-            if case .success = await daemon.submit(.status) { return true }
-            return false
+    /// A liveness probe: the daemon's loop answers a status snapshot
+    /// request (constant time); false at once when cancelled.
+    public var probe: any LivenessProbe { daemon.livenessProbe }
+
+    /// Serves until graceful shutdown (SIGTERM), also when it comes during
+    /// start-up: relinkd then stops restoring and never sends `READY=1`
+    /// (``Systemd/Notifier`` sends none after `STOPPING=1` either).
+    public func run() async throws {
+        do {
+            try await serve()
+        } catch is CancellationError where Task.isCancelled || Task.isShuttingDownGracefully {
+            // Stopped while a bus call of start-up (the name request) was under way: a stop, not a failure.
+            logger.debug("stopped during start-up")
         }
+        // The marker lets the next run number events on without a skip.
+        let settled = await daemon.eventsSettled
+        do { try store.close(markingCleanStop: settled) } catch { logger.warning("closing the store failed", metadata: .journal([.error: "\(error)"])) }
+        connection.close()
     }
 
-    public func run() async throws {
+    private func serve() async throws {
         let connection = self.connection, daemon = self.daemon, notifier = self.notifier, logger = self.logger
+        let hold = startUpHold
         try await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { group in
                 // Clients that leave the bus are detached (they were subscribed before serving).
@@ -98,7 +118,7 @@ public struct RelinkService: Service {
                     }
                 }
                 try await withTaskExecutorPreference(connection.executor) {
-                    try await daemon.run(whenRestored: {
+                    try await daemon.run(holdingStartUp: hold, whenRestored: {
                         let reply = try await connection.requestName(RelinkNames.busName)
                         guard reply == .primaryOwner || reply == .alreadyOwner else {
                             throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process")
@@ -113,9 +133,5 @@ public struct RelinkService: Service {
                 group.cancelAll()
             }
         }
-        // The marker lets the next run number events on without a skip.
-        let settled = await daemon.eventsSettled
-        do { try store.close(markingCleanStop: settled) } catch { logger.warning("closing the store failed", metadata: .journal([.error: "\(error)"])) }
-        connection.close()
     }
 }

@@ -140,7 +140,7 @@ struct StoreOpener {
     static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
         let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
         let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow]), StoreError>>(.success(([], [])))
-        let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow]), StoreError>>(.success(([], [])))
+        let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow], [String: AdapterStatus]), StoreError>>(.success(([], [], [:])))
         DispatchQueue.concurrentPerform(iterations: 3) { part in
             switch part {
             case 0:
@@ -150,14 +150,19 @@ struct StoreOpener {
                 let result = Result { try pool.read { db in try StateLoader(db: db).identifiers() } }.mapError(StoreError.from)
                 identifiers.withLock { $0 = result }
             default:
-                let result = Result { try pool.read { db in try StateLoader(db: db).peripherals() } }.mapError(StoreError.from)
+                let result = Result { try pool.read { db in
+                    let loader = StateLoader(db: db)
+                    let (rows, unreadable) = try loader.peripherals()
+                    let (adapters, unreadableAdapters) = try loader.adapterStates()
+                    return (rows, unreadable + unreadableAdapters, adapters)
+                } }.mapError(StoreError.from)
                 peripherals.withLock { $0 = result }
             }
         }
         let loaded: Result<StoredState, StoreError>
         switch (identifiers.withLock { $0 }, peripherals.withLock { $0 }) {
         case (.success(let ids), .success(let rows)):
-            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1))
+            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2))
         case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
         }
         return (integrity.withLock { $0 }, loaded)

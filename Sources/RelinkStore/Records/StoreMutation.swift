@@ -42,6 +42,10 @@ public enum StoreMutation: Hashable, Sendable {
     /// number moves above it so that those numbers are never handed out
     /// again. Unknown identifiers are ignored (it may be gone since).
     case countUnstoredEvents(RestoreIdentifier, count: Int64, range: ClosedRange<Int64>?)
+    /// Records the adapter status last announced to programs for an
+    /// adapter (such as `hci0`), replacing the one before (stamped with the
+    /// time it is applied).
+    case putAdapterState(adapter: String, AdapterStatus)
 }
 
 /// What a committed `apply(_:)` produced.

@@ -28,11 +28,15 @@ public struct StoredState: Hashable, Sendable, Codable {
     public var peripherals: [PeripheralRecord]
     /// Rows that could not be decoded: not loaded, kept in the file.
     public var unreadable: [UnreadableRow]
+    /// The adapter status last announced to programs, by adapter name.
+    public var adapterStates: [String: AdapterStatus]
 
     /// The loaded state.
-    public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = []) {
+    public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = [],
+                adapterStates: [String: AdapterStatus] = [:]) {
         self.identifiers = identifiers
         self.peripherals = peripherals
         self.unreadable = unreadable
+        self.adapterStates = adapterStates
     }
 }

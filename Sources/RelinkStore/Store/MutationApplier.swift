@@ -40,6 +40,12 @@ struct MutationApplier {
             case .acknowledgeEvents(let id, let through): effects.append(try OutboxWriter(db: db).acknowledge(id, through: through))
             case .countUnstoredEvents(let id, let count, let range):
                 if let effect = try OutboxWriter(db: db).countUnstored(id, count: count, range: range) { effects.append(effect) }
+            case .putAdapterState(let adapter, let status):
+                try db.cachedStatement(sql: """
+                    INSERT INTO adapter_state (adapter, state, roles, announced_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (adapter) DO UPDATE SET state = excluded.state, roles = excluded.roles,
+                        announced_at = excluded.announced_at
+                    """).execute(arguments: [adapter, status.state.rawValue, RowDecoding.storedText(status.roles), Date().storedMilliseconds])
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

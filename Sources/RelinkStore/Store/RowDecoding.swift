@@ -31,6 +31,21 @@ enum RowDecoding {
         }
     }
 
+    /// The stored form of adapter roles: their names, comma-separated (empty for none).
+    static func storedText(_ roles: [AdapterRole]) -> String {
+        roles.map(\.rawValue).joined(separator: ",")
+    }
+
+    /// Parses a stored role list.
+    static func roleList(_ text: String) throws(StoreError) -> [AdapterRole] {
+        var roles: [AdapterRole] = []
+        for name in text.split(separator: ",") {
+            guard let role = AdapterRole(rawValue: String(name)) else { throw .corruptRow("adapter_state.roles") }
+            roles.append(role)
+        }
+        return roles
+    }
+
     /// `outbox_event` columns: identifier, seq, kind, payload, created_at.
     static func event(_ row: Row) throws -> OutboxEvent {
         OutboxEvent(identifier: try identifier(row[0]), sequence: row[1], kind: row[2], payload: row[3],

@@ -15,7 +15,22 @@ struct StateLoader {
     func load() throws -> StoredState {
         let (identifiers, unreadableIdentifiers) = try identifiers()
         let (peripherals, unreadablePeripherals) = try peripherals()
-        return StoredState(identifiers: identifiers, peripherals: peripherals, unreadable: unreadableIdentifiers + unreadablePeripherals)
+        let (adapters, unreadableAdapters) = try adapterStates()
+        return StoredState(identifiers: identifiers, peripherals: peripherals,
+                           unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters, adapterStates: adapters)
+    }
+
+    /// The adapter status last announced per adapter, and the rows that
+    /// could not be read.
+    func adapterStates() throws -> ([String: AdapterStatus], [UnreadableRow]) {
+        var unreadable: [UnreadableRow] = []
+        var states: [String: AdapterStatus] = [:]
+        try rows("SELECT adapter, state, roles FROM adapter_state ORDER BY adapter", table: "adapter_state", into: &unreadable) { c, _ in
+            guard let adapter = c.text(0) else { throw StoreError.corruptRow("adapter_state.adapter") }
+            let state: AdapterState = try c.enumValue(1, "adapter_state.state")
+            states[adapter] = AdapterStatus(state, roles: try RowDecoding.roleList(c.text(2) ?? ""))
+        }
+        return (states, unreadable)
     }
 
     /// Every identifier with its scan intent, connection intents, subscriptions

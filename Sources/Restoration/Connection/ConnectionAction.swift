@@ -25,6 +25,13 @@ extension ConnectionStateMachine {
         /// The link is up with services resolved: let the
         /// ``SubscriptionPlanner`` StartNotify what this peripheral needs.
         case armSubscriptions(BluetoothAddress)
+        /// The link this intent owns is reported up (`link`), or a link
+        /// restored as connected turned out gone (`link` nil, with why):
+        /// every intent sharing the peripheral (``OwnershipRegistry/sharers(of:)``)
+        /// follows with ``ConnectionStateMachine/ownerLink(_:failure:)``.
+        /// Needed where no BlueZ signal reaches the sharers: a link adopted
+        /// at start-up, or found already up, changes no property.
+        case tellSharers(link: BluetoothAddress?, failure: ConnectionFailure?)
         /// Hold the link with BlueZ background auto-connect for this device.
         /// Asked again after a bluetoothd restart or an adapter power cycle:
         /// carrying it out must be idempotent.

@@ -17,7 +17,8 @@ extension ConnectionStateMachine {
         case timerFired(TimerToken)
         case adapterPowered(Bool)
         case bluetoothdRestarted
-        case claimedByOtherIntent(owner: ConnectionIntentID)
+        case claimedByOtherIntent(owner: ConnectionIntentID, ownerLink: BluetoothAddress?, restoringConnected: Bool)
+        case ownerLink(BluetoothAddress?, failure: ConnectionFailure?)
         case ownershipGranted
     }
 
@@ -37,7 +38,9 @@ extension ConnectionStateMachine {
         case .timerFired(let token): timerFired(token)
         case .adapterPowered(let powered): adapterPowered(powered)
         case .bluetoothdRestarted: bluetoothdRestarted()
-        case .claimedByOtherIntent(let owner): claimedByOtherIntent(owner: owner)
+        case .claimedByOtherIntent(let owner, let link, let restoring):
+            claimedByOtherIntent(owner: owner, ownerLink: link, restoringConnected: restoring)
+        case .ownerLink(let link, let failure): ownerLink(link, failure: failure)
         case .ownershipGranted: ownershipGranted()
         }
     }

@@ -1,3 +1,4 @@
+public import RelinkModel
 // Inputs: the adapter, bluetoothd and other intents.
 extension ConnectionStateMachine {
     /// The adapter's `Powered` changed. Off: a link reported up is reported
@@ -27,10 +28,7 @@ extension ConnectionStateMachine {
         backgroundAutoConnectNeedsRenewal = true
         switch state {
         case .sharing(let owner, let link):
-            if link != nil {
-                state = .sharing(owner: owner, link: nil)
-                actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: .adapterOff)))
-            }
+            if link != nil { sharedLinkDown(owner: owner, reason: .adapterOff, into: &actions) }
             return actions
         case .connected:
             actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: .adapterOff)))
@@ -57,10 +55,7 @@ extension ConnectionStateMachine {
             scanActive = false
             return [log(.resync)]
         case .sharing(let owner, let link):
-            if link != nil {
-                state = .sharing(owner: owner, link: nil)
-                actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: .bluetoothdRestarted)))
-            }
+            if link != nil { sharedLinkDown(owner: owner, reason: .bluetoothdRestarted, into: &actions) }
             return actions
         case .connected:
             actions.append(log(.resync))
@@ -78,13 +73,23 @@ extension ConnectionStateMachine {
     /// The ownership registry gave the peripheral to another intent: this
     /// one stops its own work (without disconnecting: that is the owner's
     /// link) and shares the owner's link. Ignored once connected or terminal.
-    public mutating func claimedByOtherIntent(owner: ConnectionIntentID) -> [Action] {
+    /// - Parameters:
+    ///   - ownerLink: the owner's link when it is already up (its
+    ///     ``reportedLink``): the sharer reports it up at once, as
+    ///     CoreBluetooth calls `didConnect` at once for a peripheral that is
+    ///     already connected; no BlueZ signal would tell it otherwise.
+    ///   - restoringConnected: a relinkd restart resumes an intent whose
+    ///     shared link was up before: its first link is reported `restored`,
+    ///     and if the owner finds the link gone, `disconnected` once.
+    public mutating func claimedByOtherIntent(owner: ConnectionIntentID, ownerLink: BluetoothAddress? = nil,
+                                              restoringConnected: Bool = false) -> [Action] {
         switch state {
         case .connected, .failed, .cancelled, .sharing: return [log(.ignored(input: "claimedByOtherIntent"))]
         default: break
         }
         var actions: [Action] = []
         if case .idle = state {
+            self.restoringConnected = restoringConnected
             armDeadline(into: &actions)
             actions.append(.persist(record(.pending)))
         }
@@ -92,7 +97,66 @@ extension ConnectionStateMachine {
         stopBackgroundAutoConnect(into: &actions)
         state = .sharing(owner: owner, link: nil)
         actions.append(log(.sharing(owner: owner)))
+        if let ownerLink { sharedLinkUp(owner: owner, address: ownerLink, into: &actions) }
         return actions
+    }
+
+    /// What the owner of the peripheral reported about its link
+    /// (its ``Action/tellSharers(link:failure:)``). A sharer whose shared
+    /// link is not up yet reports it up (`link`); one restored as connected
+    /// whose owner found the link gone (`link` nil) reports `disconnected`
+    /// once. Anything else is ignored: BlueZ's own signals reach sharers too.
+    public mutating func ownerLink(_ link: BluetoothAddress?, failure: ConnectionFailure?) -> [Action] {
+        guard case .sharing(let owner, nil) = state else { return [log(.ignored(input: "ownerLink"))] }
+        var actions: [Action] = []
+        if let link {
+            sharedLinkUp(owner: owner, address: link, into: &actions)
+        } else if restoringConnected {
+            restoringConnected = false
+            actions.append(log(.disconnected, failure: failure))
+            actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: failure)))
+            actions.append(.persist(record(.pending)))
+        } else {
+            return [log(.ignored(input: "ownerLink"))]
+        }
+        return actions
+    }
+
+    /// The link this intent shares is up: arm, report (`restored` after a
+    /// restart that found it up), persist as connected so that a restart
+    /// restores it.
+    mutating func sharedLinkUp(owner: ConnectionIntentID, address: BluetoothAddress, into actions: inout [Action]) {
+        cancelDeadline(into: &actions)
+        state = .sharing(owner: owner, link: address)
+        knownAddress = address
+        actions.append(log(.connected(.sharedLink)))
+        actions.append(.armSubscriptions(address))
+        if restoringConnected {
+            restoringConnected = false
+            actions.append(.emit(.restored(peripheral: intent.peripheral, address: address, route: .sharedLink)))
+        } else {
+            actions.append(.emit(.connected(peripheral: intent.peripheral, address: address, route: .sharedLink)))
+        }
+        actions.append(.persist(record(.connected)))
+    }
+
+    /// The link this intent shares went down: report it, persist as pending.
+    mutating func sharedLinkDown(owner: ConnectionIntentID, reason: ConnectionFailure?, into actions: inout [Action]) {
+        state = .sharing(owner: owner, link: nil)
+        actions.append(log(.disconnected, failure: reason))
+        actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: reason)))
+        armDeadline(into: &actions)
+        actions.append(.persist(record(.pending)))
+    }
+
+    /// The link this intent reports up: its own, or the one it shares.
+    /// What a new sharer is given (``claimedByOtherIntent(owner:ownerLink:restoringConnected:)``).
+    public var reportedLink: BluetoothAddress? {
+        switch state {
+        case .connected(let address, _): address
+        case .sharing(_, let link): link
+        default: nil
+        }
     }
 
     /// The owner released the peripheral and the registry passed it to this

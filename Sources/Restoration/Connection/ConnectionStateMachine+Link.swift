@@ -57,17 +57,7 @@ extension ConnectionStateMachine {
         case .connecting(let current, let route) where current == address:
             becomeConnected(address, route: route, into: &actions)
         case .sharing(let owner, nil):
-            cancelDeadline(into: &actions)
-            state = .sharing(owner: owner, link: address)
-            knownAddress = address
-            actions.append(log(.connected(.sharedLink)))
-            actions.append(.armSubscriptions(address))
-            if restoringConnected {
-                restoringConnected = false
-                actions.append(.emit(.restored(peripheral: intent.peripheral, address: address, route: .sharedLink)))
-            } else {
-                actions.append(.emit(.connected(peripheral: intent.peripheral, address: address, route: .sharedLink)))
-            }
+            sharedLinkUp(owner: owner, address: address, into: &actions)
         default:
             return [log(.ignored(input: "servicesResolved"))]
         }
@@ -100,10 +90,7 @@ extension ConnectionStateMachine {
             actions.append(log(.connectFailed, failure: failure))
             handleStepFailure(failure, into: &actions)
         case .sharing(let owner, let link?) where link == address:
-            state = .sharing(owner: owner, link: nil)
-            actions.append(log(.disconnected, failure: reason))
-            actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: reason)))
-            armDeadline(into: &actions)
+            sharedLinkDown(owner: owner, reason: reason, into: &actions)
         default:
             return [log(.ignored(input: "disconnected"))]
         }

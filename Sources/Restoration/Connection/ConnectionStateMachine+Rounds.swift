@@ -203,6 +203,7 @@ extension ConnectionStateMachine {
         guard restoringConnected else { return }
         restoringConnected = false
         actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: failure)))
+        actions.append(.tellSharers(link: nil, failure: failure))
     }
 
     mutating func waitForAdapter(_ failure: ConnectionFailure, into actions: inout [Action]) {
@@ -258,5 +259,6 @@ extension ConnectionStateMachine {
             actions.append(.emit(.connected(peripheral: intent.peripheral, address: address, route: route)))
         }
         actions.append(.persist(record(.connected)))
+        actions.append(.tellSharers(link: address, failure: nil))
     }
 }

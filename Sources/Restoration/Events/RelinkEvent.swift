@@ -20,14 +20,23 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     case valueNotified(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8])
     /// The advertising or GAP name changed.
     case nameUpdated(peripheral: PeripheralID, update: NameUpdate)
+    /// A subscription could not be armed and was removed: the characteristic
+    /// is not on the peripheral (``GattGrace``).
+    case subscriptionFailed(peripheral: PeripheralID, characteristic: CharacteristicKey, reason: ConnectionFailure)
+    /// The state of relinkd's adapter changed (``AdapterWatch``); about no
+    /// peripheral, told to every identifier.
+    case adapterStateChanged(adapter: String, status: AdapterStatus)
 
-    /// The peripheral the event is about.
-    public var peripheral: PeripheralID {
+    /// The peripheral the event is about; nil for an event about none
+    /// (``adapterStateChanged(adapter:status:)``).
+    public var peripheral: PeripheralID? {
         switch self {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _), .restored(let peripheral, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
-             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _):
+             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _):
             peripheral
+        case .adapterStateChanged:
+            nil
         }
     }
 
@@ -41,6 +50,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .disconnected: "disconnected"
         case .valueNotified: "value-notified"
         case .nameUpdated: "name-updated"
+        case .subscriptionFailed: "subscription-failed"
+        case .adapterStateChanged: "adapter-state"
         }
     }
 }

@@ -6,9 +6,10 @@ public import RelinkModel
 /// Rules:
 /// * every identifier's scan is registered with the ``ScanCoordinator``;
 /// * intents in phase `pending` or `connected` are resumed; `connected` ones
-///   are started with `restoringConnected` (their link is adopted and reported
-///   `restored`); `idle`, `failed` and `cancelled` ones are not (cancelled ones
-///   are listed for deletion);
+///   (owners and sharers of a link alike) are started with
+///   `restoringConnected` (their link is adopted and reported `restored`);
+///   `idle`, `failed` and `cancelled` ones are not (cancelled ones are listed
+///   for deletion);
 /// * ownership of each peripheral goes first to an intent that was
 ///   connected, then to the earliest identifier in sort order, so two
 ///   restored intents never race for one device; the others share;

@@ -2,39 +2,96 @@ public import RelinkModel
 
 /// The policy for a link that is up while a subscribed characteristic is not
 /// (yet) among its GATT objects: wait for it, and if it has not appeared
-/// after ``period``, reconnect the link so that bluetoothd discovers
-/// services afresh, at most ``retryLimit`` times in a row per peripheral.
+/// after ``period``, decide by what the link shows (``Absence``):
+///
+/// * the GATT database is known and lacks it (``Absence/notInDatabase``: a
+///   typo in a UUID, or a peripheral whose firmware changed): the
+///   subscription **fails** at once, without touching the link (the daemon
+///   removes it and tells its identifiers with a `subscription-failed`
+///   event);
+/// * the database is not known yet (services not resolved, or its service
+///   not seen): reconnect the link so that bluetoothd discovers services
+///   afresh. A characteristic **confirmed** on this peripheral (armed since
+///   relinkd started, or subscribed before it started) is waited for: at
+///   most ``retryLimit`` reconnections in a row, then only waiting (a
+///   peripheral's GATT application restarting removes its services for a
+///   while). One never confirmed gets ``unconfirmedRetryLimit``
+///   reconnection; still missing after it, its subscription fails.
+///
+/// Reconnections are counted per characteristic, since it was last armed:
+/// arming another characteristic of the same peripheral does not start the
+/// count over (it did, and a typo reconnected a lock every 3 s for ever).
 ///
 /// Pure: the daemon tells it what happened and carries out what it
-/// answers (a timer for ``period``, a `Disconnect`).
+/// answers (a timer for ``period``, a `Disconnect`, a failed subscription).
 public struct GattGrace: Sendable, Hashable {
     /// How long a resolved link may lack a subscribed characteristic.
     public static let period: Duration = .seconds(3)
-    /// At most this many reconnections in a row for one peripheral; then only waiting.
+    /// At most this many reconnections in a row for a confirmed
+    /// characteristic; then only waiting.
     public static let retryLimit = 3
+    /// At most this many reconnections for a characteristic never confirmed;
+    /// then its subscription fails.
+    public static let unconfirmedRetryLimit = 1
 
     /// What a grace timer's end calls for.
     public enum Verdict: Sendable, Hashable {
         /// The timer is stale (the characteristic appeared, the link went down, a newer wait began).
         case stale
-        /// Look again: arm what is there now (``stillMissing(_:linkUp:)`` decides the rest).
+        /// Look again: arm what is there now (``stillMissing(_:_:linkUp:)`` decides the rest).
         case lookAgain
     }
 
-    /// After looking again, what to do about a characteristic still missing.
+    /// What the link shows of a subscribed characteristic that has no
+    /// object on it (``absence(servicesResolved:characteristicsOfService:)``).
+    public enum Absence: Sendable, Hashable {
+        /// Services are resolved and the characteristics of its service
+        /// are there, without it: the GATT database is known and lacks it.
+        case notInDatabase
+        /// Services are not resolved, or no characteristic of its service
+        /// is seen: the database is not known yet.
+        case databaseNotKnown
+    }
+
+    /// After looking again, what to do about characteristics still missing.
     public enum Decision: Sendable, Hashable {
         /// Reconnect to make bluetoothd rediscover services (this is attempt `n`, from 1).
         case rediscover(attempt: Int)
-        /// Only wait for it (the limit is reached, or the link is not up).
+        /// Only wait for them (the limit is reached, or the link is not up).
         case wait
+    }
+
+    /// The answer of ``stillMissing(_:_:linkUp:)``.
+    public struct Outcome: Sendable, Hashable {
+        /// The characteristics whose subscriptions fail, sorted: the daemon
+        /// removes them and reports `subscription-failed` to each identifier.
+        public var failed: [CharacteristicKey]
+        /// What to do about the others; nil when none is left to wait for.
+        public var decision: Decision?
+
+        /// An outcome.
+        public init(failed: [CharacteristicKey], decision: Decision?) {
+            self.failed = failed
+            self.decision = decision
+        }
     }
 
     private var awaiting: [PeripheralID: UInt64] = [:]
     private var generation: UInt64 = 0
-    private var retries: [PeripheralID: Int] = [:]
+    /// Reconnections made while each characteristic was missing, since it was last armed.
+    private var retries: [PeripheralID: [CharacteristicKey: Int]] = [:]
+    /// Characteristics known to exist on each peripheral (``confirm(_:_:)``).
+    private var confirmed: [PeripheralID: Set<CharacteristicKey>] = [:]
 
     /// No peripheral awaited.
     public init() {}
+
+    /// What a missing characteristic's absence says, from the link's state:
+    /// `characteristicsOfService` are the UUIDs of the characteristics seen
+    /// in the services with its service's UUID (empty when none is seen).
+    public static func absence(servicesResolved: Bool, characteristicsOfService: Set<BluetoothUUID>) -> Absence {
+        servicesResolved && !characteristicsOfService.isEmpty ? .notInDatabase : .databaseNotKnown
+    }
 
     /// Whether any peripheral is awaited.
     public var isWaiting: Bool { !awaiting.isEmpty }
@@ -68,20 +125,64 @@ public struct GattGrace: Sendable, Hashable {
         return .lookAgain
     }
 
-    /// The characteristic is still missing after looking again (the look
-    /// started a new wait). Counts an attempt when it reconnects.
-    public mutating func stillMissing(_ peripheral: PeripheralID, linkUp: Bool) -> Decision {
-        let done = retries[peripheral, default: 0]
-        guard linkUp, done < Self.retryLimit else { return .wait }
-        retries[peripheral] = done + 1
-        return .rediscover(attempt: done + 1)
+    /// The characteristics in `missing` are still not on `peripheral`'s
+    /// link after looking again (the look started a new wait). Counts a
+    /// reconnection for each one waited for when it answers `rediscover`.
+    public mutating func stillMissing(_ peripheral: PeripheralID, _ missing: [CharacteristicKey: Absence], linkUp: Bool) -> Outcome {
+        guard linkUp else { return Outcome(failed: [], decision: missing.isEmpty ? nil : .wait) }
+        var failed: [CharacteristicKey] = [], awaited: [CharacteristicKey] = []
+        for (key, absence) in missing.sorted(by: { $0.key < $1.key }) {
+            let isConfirmed = confirmed[peripheral]?.contains(key) == true
+            let done = retries[peripheral]?[key] ?? 0
+            if absence == .notInDatabase || (!isConfirmed && done >= Self.unconfirmedRetryLimit) {
+                failed.append(key)
+                forget(peripheral, key)
+            } else {
+                awaited.append(key)
+            }
+        }
+        guard !awaited.isEmpty else { return Outcome(failed: failed, decision: nil) }
+        let budgeted = awaited.filter { key in
+            let limit = confirmed[peripheral]?.contains(key) == true ? Self.retryLimit : Self.unconfirmedRetryLimit
+            return (retries[peripheral]?[key] ?? 0) < limit
+        }
+        guard !budgeted.isEmpty else { return Outcome(failed: failed, decision: .wait) }
+        let attempt = 1 + (budgeted.map { retries[peripheral]?[$0] ?? 0 }.min() ?? 0)
+        for key in awaited { retries[peripheral, default: [:]][key, default: 0] += 1 }
+        return Outcome(failed: failed, decision: .rediscover(attempt: attempt))
     }
 
-    /// Notifications were armed on `peripheral`: its attempts start over.
-    public mutating func armed(_ peripheral: PeripheralID) { retries[peripheral] = nil }
+    /// `key` is known to exist on `peripheral`: it was armed, or subscribed
+    /// before relinkd started (relinkd cannot tell whether an earlier run
+    /// armed it, so it does not drop it on a database it does not know).
+    public mutating func confirm(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
+        confirmed[peripheral, default: []].insert(key)
+    }
 
-    /// The link of `peripheral` went down: nothing is awaited on it.
-    public mutating func linkDown(_ peripheral: PeripheralID) { awaiting[peripheral] = nil }
+    /// Whether `key` is confirmed on `peripheral` (``confirm(_:_:)``).
+    public func isConfirmed(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> Bool {
+        confirmed[peripheral]?.contains(key) == true
+    }
+
+    /// Notifications were armed for `key` on `peripheral`: confirmed, and
+    /// its reconnections start over.
+    public mutating func armed(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
+        confirm(peripheral, key)
+        retries[peripheral]?[key] = nil
+        if retries[peripheral]?.isEmpty == true { retries[peripheral] = nil }
+    }
+
+    /// Nobody subscribes to `key` on `peripheral` any more: forgotten.
+    public mutating func forget(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
+        retries[peripheral]?[key] = nil
+        if retries[peripheral]?.isEmpty == true { retries[peripheral] = nil }
+        confirmed[peripheral]?.remove(key)
+        if confirmed[peripheral]?.isEmpty == true { confirmed[peripheral] = nil }
+    }
+
+    /// The link of `peripheral` went down, or nothing is missing on it any
+    /// more (its missing subscriptions failed): nothing is awaited on it.
+    public mutating func stopWaiting(for peripheral: PeripheralID) { awaiting[peripheral] = nil }
 
     /// Every link went (bluetoothd or the adapter): nothing is awaited.
     public mutating func reset() { awaiting = [:] }

@@ -5,7 +5,8 @@ public import RelinkModel
 ///
 /// The first intent to claim a peripheral owns it and runs the strategies;
 /// later ones share: they issue no Connect and get the owner's link (see
-/// ``ConnectionStateMachine/claimedByOtherIntent(owner:)``). When the owner
+/// ``ConnectionStateMachine/claimedByOtherIntent(owner:ownerLink:restoringConnected:)``;
+/// the owner's `tellSharers` action reaches them through ``sharers(of:)``). When the owner
 /// releases, the earliest remaining claimant becomes owner
 /// (``ConnectionStateMachine/ownershipGranted()``).
 public struct OwnershipRegistry: Sendable {

@@ -96,6 +96,15 @@ public struct SubscriptionPlanner: Sendable {
         Set((wanted[peripheral] ?? [:]).keys.map(\.service))
     }
 
+    /// The characteristics wanted on a linked peripheral but not armed on
+    /// its link (StartNotify failed or the object is missing), sorted.
+    /// Empty when the link is down.
+    public func unarmed(of peripheral: PeripheralID) -> [CharacteristicKey] {
+        guard linked.contains(peripheral) else { return [] }
+        let armedKeys = armed[peripheral] ?? []
+        return (wanted[peripheral]?.keys.sorted() ?? []).filter { !armedKeys.contains($0) }
+    }
+
     /// The characteristics armed on the current link.
     public func armedCharacteristics(of peripheral: PeripheralID) -> Set<CharacteristicKey> {
         armed[peripheral] ?? []

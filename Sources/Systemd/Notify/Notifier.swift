@@ -1,4 +1,5 @@
 import CSystemd
+import Synchronization
 
 /// Tells the service manager about relinkd's state through `sd_notify(3)`.
 ///
@@ -7,16 +8,28 @@ import CSystemd
 /// which is normal when relinkd runs outside systemd. All methods throw
 /// ``SystemdError/notifyFailed(state:errno:)`` when the socket is set but the
 /// datagram could not be sent.
+///
+/// Copies of one notifier share one lifecycle: once one of them sent
+/// `STOPPING=1`, ``ready(status:)`` sends nothing on any of them, so systemd
+/// never hears `READY=1` after `STOPPING=1` (a start-up that ends while
+/// relinkd is stopping, say after SIGTERM during start-up, is no readiness).
 public struct Notifier: Sendable {
+    /// Shared by copies.
+    private let lifecycle = NotifierLifecycle()
+
     public init() {}
 
-    /// Sends `READY=1`, optionally together with a `STATUS=` line.
+    /// Sends `READY=1`, optionally together with a `STATUS=` line; sends
+    /// nothing and returns `false` once ``stopping()`` was sent.
     /// - Throws: ``SystemdError/notifyFailed(state:errno:)``.
     @discardableResult
     public func ready(status: String? = nil) throws(SystemdError) -> Bool {
         var lines = ["READY=1"]
         if let status { lines.append("STATUS=" + StatusLine.sanitise(status)) }
-        return try send(lines)
+        return try lifecycle.stoppingSent.withLock { (stopping: inout Bool) throws(SystemdError) -> Bool in
+            if stopping { return false }
+            return try send(lines)
+        }
     }
 
     /// Sends `STATUS=` with `text` made into one line (control characters,
@@ -27,11 +40,15 @@ public struct Notifier: Sendable {
         try send(["STATUS=" + StatusLine.sanitise(text)])
     }
 
-    /// Sends `STOPPING=1`: relinkd has begun a graceful shutdown.
+    /// Sends `STOPPING=1`: relinkd has begun a graceful shutdown. From now
+    /// on ``ready(status:)`` sends nothing.
     /// - Throws: ``SystemdError/notifyFailed(state:errno:)``.
     @discardableResult
     public func stopping() throws(SystemdError) -> Bool {
-        try send(["STOPPING=1"])
+        try lifecycle.stoppingSent.withLock { (stopping: inout Bool) throws(SystemdError) -> Bool in
+            stopping = true
+            return try send(["STOPPING=1"])
+        }
     }
 
     /// Sends `EXTEND_TIMEOUT_USEC=`: the current start-up or shutdown needs
@@ -80,6 +97,13 @@ public struct Notifier: Sendable {
         if result < 0 { throw .notifyFailed(state: state, errno: -result) }
         return result > 0
     }
+}
+
+/// What copies of one ``Notifier`` share.
+private final class NotifierLifecycle: Sendable {
+    /// Whether `STOPPING=1` went out; locked while `READY=1` or `STOPPING=1`
+    /// is sent, so that the two cannot cross.
+    let stoppingSent = Mutex(false)
 }
 
 extension Duration {

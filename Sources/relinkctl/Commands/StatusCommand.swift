@@ -1,4 +1,6 @@
 import ArgumentParser
+import DBus
+import RelinkAPI
 import RelinkClient
 
 /// `relinkctl status`: relinkd's version, adapter, readiness and what the caller may see.
@@ -24,6 +26,9 @@ struct StatusCommand: AsyncParsableCommand {
         for key in ["Version", "Adapter", "Ready", "Discovering"] {
             if let v = props[key] { Output.line("\(key): \(JSONForms.value(v))") }
         }
+        if case .string(let state)? = props[Manager1Property.adapterState.rawValue]?.unwrapped {
+            Output.line("AdapterState: \(state)\(Self.roles(props[Manager1Property.adapterRoles.rawValue]))")
+        }
         let identifiers = (status as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
         Output.line("Identifiers: \(identifiers.count)")
         for entry in identifiers {
@@ -36,5 +41,11 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line(line)
             }
         }
+    }
+
+    /// ` (roles central, peripheral)`, or nothing when relinkd gave none.
+    static func roles(_ value: DBusValue?) -> String {
+        let names = (value.map(JSONForms.value) as? [String]) ?? []
+        return names.isEmpty ? "" : " (roles \(names.joined(separator: ", ")))"
     }
 }

@@ -113,11 +113,11 @@ extension Array where Element == Action {
         compactMap { if case .persist(let record) = $0 { record } else { nil } }
     }
 
-    /// The BlueZ-facing requests only (no timers, logs, events, persists).
+    /// The BlueZ-facing requests only (no timers, logs, events, persists, words to sharers).
     var requests: [Action] {
         filter {
             switch $0 {
-            case .log, .scheduleTimer, .cancelTimer, .emit, .persist: false
+            case .log, .scheduleTimer, .cancelTimer, .emit, .persist, .tellSharers: false
             default: true
             }
         }

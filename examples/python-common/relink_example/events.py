@@ -114,6 +114,11 @@ class Event:
             update = body.get("update") if isinstance(body.get("update"), dict) else {}
             resolved = update.get("resolved") if isinstance(update.get("resolved"), dict) else {}
             return f"name {resolved.get('name', '')!r} (from {resolved.get('source', '?')})"
+        if self.kind == "subscription-failed":
+            return f"subscription to {self.characteristic} failed: {json.dumps(body.get('reason'))[:100]}"
         if self.kind in ("disconnected", "failed-to-connect"):
             return f"peripheral {self.peripheral}: {json.dumps(body.get('reason'))[:100]}"
+        if self.kind == "adapter-state":
+            roles = ", ".join(str(r) for r in body.get("roles", []) or [])
+            return f"adapter {body.get('adapter', '?')} {body.get('state', '?')}" + (f" (roles {roles})" if roles else "")
         return json.dumps(body)[:120]

@@ -1,0 +1,58 @@
+import BlueZ
+import DBus
+import Logging
+import RelinkModel
+import RelinkStore
+import Restoration
+
+// The adapter's state as programs are told of it (``AdapterWatch``): what
+// the BlueZ layer reports, announced to every identifier, stored, and
+// shown on Manager1.
+extension Daemon {
+    /// Start-up: watches the adapter and announces its status when it is
+    /// not the one last announced (stored). Inside the start-up batch, so
+    /// the events come before any `restored` or `connected` and are
+    /// committed with them.
+    func startWatchingAdapter(lastAnnounced stored: AdapterStatus?) async {
+        let status = await bluez.watchAdapter(adapterPath)
+        guard let announcement = core.adapter.start(status, lastAnnounced: stored) else {
+            logger.info("adapter \(adapterName) is \(status), as last announced", metadata: .journal([
+                .adapter: "\(adapterName)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(Self.rolesText(status))",
+            ]))
+            return
+        }
+        announce(announcement)
+    }
+
+    /// The BlueZ layer reported a new status of a watched adapter.
+    func adapterStatusReported(_ path: ObjectPath, _ status: AdapterStatus) {
+        guard path == adapterPath, let announcement = core.adapter.observe(status) else { return }
+        announce(announcement)
+    }
+
+    /// Tells programs of a new status: one journal line, `Manager1`'s
+    /// properties, and an `adapter-state` event appended to every
+    /// identifier's outbox in one commit with the status stored as the
+    /// last one announced.
+    private func announce(_ announcement: AdapterWatch.Announcement) {
+        let status = announcement.status
+        let level: Logger.Level = status.state == .poweredOn ? .notice : .warning
+        logger.log(level: level, "adapter \(adapterName) is \(status.state.rawValue), was \(announcement.previous?.state.rawValue ?? "not known")", metadata: .journal([
+            .adapter: "\(adapterName)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(Self.rolesText(status))",
+            .decision: "adapter-state-changed",
+        ]))
+        publisher?.setAdapterStatus(status)
+        do {
+            var request = try Self.eventRequest(.adapterStateChanged(adapter: adapterName, status: status), to: core.identifiers.sorted())
+            request.mutations.append(.putAdapterState(adapter: adapterName, status))
+            enqueueGathered(request)
+        } catch {
+            logger.error("cannot store the adapter's state", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
+        }
+    }
+
+    /// `central,peripheral`: the journal's `RELINK_ADAPTER_ROLES`.
+    static func rolesText(_ status: AdapterStatus) -> String {
+        status.roles.map(\.rawValue).joined(separator: ",")
+    }
+}

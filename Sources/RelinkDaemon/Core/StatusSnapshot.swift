@@ -1,0 +1,144 @@
+import Foundation
+import RelinkModel
+import RelinkStore
+import Restoration
+import RelinkAPI
+import Systemd
+
+/// What `Status` (Manager1 and Control1) reports, as the loop's state was
+/// at one input.
+///
+/// The loop takes it in constant time: every field is a copy-on-write
+/// collection or a small value, so taking it copies no intent (the loop
+/// pays for one copy of a table only if it changes that table while a
+/// snapshot is still being rendered). The document itself is made from the
+/// snapshot off the loop (``Daemon/statusJSON(for:)``): its cost, which grows
+/// with the identifiers and intents, never holds the loop, the liveness
+/// probe or other clients' calls.
+struct StatusSnapshot: Sendable {
+    var ready: Bool
+    var adapter: String
+    /// The adapter's state as programs are told of it; nil before start-up read it.
+    var adapterStatus: AdapterStatus?
+    var discovering: Bool
+    var identifiers: Set<RestoreIdentifier>
+    var owners: [RestoreIdentifier: UInt32]
+    var machines: [ConnectionIntentID: Machine]
+    var failures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)]
+    var planner: SubscriptionPlanner
+    var scanIntents: [RestoreIdentifier: ScanIntent]
+    var quarantined: [QuarantinedFile]
+    var unreadableRows: [UnreadableRow]
+    /// Whether the store takes writes (``UnstoredEvents/Health``).
+    var store: UnstoredEvents.Health
+
+    /// The document for `caller`: the identifiers it may see (all of them
+    /// for root), and the store-wide entries.
+    func json(for caller: APICaller) -> String {
+        json { caller.mayUse(ownedBy: owners[$0] ?? 0) }
+    }
+
+    /// The document as JSON: the identifiers `visible` lets through, with
+    /// their intents and links. One pass over the intents and one over the
+    /// subscriptions, then a sort per identifier: O(n log n) in their
+    /// numbers, never one pass per identifier.
+    func json(visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
+        var intentsByIdentifier: [RestoreIdentifier: [ConnectionIntentID]] = [:]
+        for intent in machines.keys { intentsByIdentifier[intent.identifier, default: []].append(intent) }
+        var subscriptionCounts: [RestoreIdentifier: Int] = [:]
+        for subscription in planner.subscriptions { subscriptionCounts[subscription.identifier, default: 0] += 1 }
+        var ids: [[String: Any]] = []
+        for id in identifiers.sorted() where visible(id) {
+            var connections: [[String: Any]] = []
+            for intent in (intentsByIdentifier[id] ?? []).sorted() {
+                guard let machine = machines[intent] else { continue }
+                var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Daemon.stateName(machine.state)]
+                if let address = machine.knownAddress { entry["address"] = address.string }
+                entry["attempt"] = machine.attempt
+                if let last = failures[intent] {
+                    entry["last_error"] = last.failure.description
+                    entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
+                }
+                connections.append(entry)
+            }
+            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
+                        "scanning": scanIntents[id] != nil])
+        }
+        let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
+        let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
+                                     "adapter_state": adapterStatus.state.rawValue, "adapter_roles": adapterStatus.roles.map(\.rawValue),
+                                     "quarantined": Self.quarantineEntries(quarantined),
+                                     "store": store.entry,
+                                     "unreadable_rows": unreadableRows.filter { row in
+                                         (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
+                                     }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The databases the store moved aside when relinkd started (it then
+    /// started EMPTY), for every caller: the whole store is concerned, not
+    /// one identifier. Empty on a usual start.
+    static func quarantineEntries(_ files: [QuarantinedFile]) -> [[String: Any]] {
+        files.map { file in
+            ["path": file.originalPath, "moved_to": file.quarantinedPath, "reason": file.reason.tag,
+             "message": file.reason.description, "at": Int64((file.quarantinedAt.timeIntervalSince1970 * 1000).rounded())]
+        }
+    }
+}
+
+// Status for both APIs (Manager1.Status, Discovering; Control1.Status) and
+// the watchdog's liveness probe.
+extension Daemon {
+    /// What `Status` shows, as the loop's state is now: constant time
+    /// (``StatusSnapshot``).
+    var currentStatus: StatusSnapshot {
+        StatusSnapshot(ready: isReady, adapter: adapterName, adapterStatus: core.adapter.current,
+                       discovering: core.scans.isScanning, identifiers: core.identifiers,
+                       owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
+                       scanIntents: core.scanIntents, quarantined: store.quarantined, unreadableRows: health.unreadableRows,
+                       store: writes.unstored.health)
+    }
+
+    /// Asks the loop for a ``StatusSnapshot``. It is answered as the next
+    /// input in turn, without waiting for the store, in constant time;
+    /// nil at once when the asking task is cancelled, and when relinkd is
+    /// stopping.
+    nonisolated func statusSnapshot() async -> StatusSnapshot? {
+        await LoopAnswer<StatusSnapshot>().wait { answer in
+            if case .terminated = inputContinuation.yield(.status(answer)) { return false }
+            return true
+        }
+    }
+
+    /// `Status` as JSON: every identifier (`caller` nil: Control1), or
+    /// those `caller` may see. The loop only hands over a snapshot; the
+    /// document is made on the global concurrent executor, never on the
+    /// loop's thread (the bus connection's I/O thread), however large.
+    /// - Throws: ``RelinkError/failed(_:)`` when relinkd is stopping.
+    nonisolated func statusJSON(for caller: APICaller? = nil) async throws(RelinkError) -> String {
+        try await statusJSON { snapshot in caller.map(snapshot.json(for:)) ?? snapshot.json() }
+    }
+
+    /// `Status` as JSON with the identifiers `visible` lets through (see
+    /// ``statusJSON(for:)``); `visible` runs off the loop.
+    /// - Throws: ``RelinkError/failed(_:)`` when relinkd is stopping.
+    nonisolated func statusJSON(visible: @escaping @Sendable (RestoreIdentifier) -> Bool) async throws(RelinkError) -> String {
+        try await statusJSON { $0.json(visible: visible) }
+    }
+
+    /// The watchdog's liveness probe: the loop answers a status snapshot
+    /// request (constant time, whatever the size of the state), so the
+    /// probe fails only when the loop does not take its inputs. It returns
+    /// false at once when cancelled, as ``Systemd/LivenessProbe`` asks: the
+    /// watchdog cancels it at its period and at shutdown, also while the
+    /// loop has not started (start-up) or is busy.
+    nonisolated var livenessProbe: any LivenessProbe {
+        ClosureLivenessProbe { [self] in await statusSnapshot() != nil }
+    }
+
+    private nonisolated func statusJSON(_ render: @escaping @Sendable (StatusSnapshot) -> String) async throws(RelinkError) -> String {
+        guard let snapshot = await statusSnapshot() else { throw .failed("relinkd is stopping") }
+        return await withTaskExecutorPreference(globalConcurrentExecutor) { render(snapshot) }
+    }
+}
