@@ -68,19 +68,10 @@ public enum RelinkArguments {
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`) for an odd
     ///   number of digits or a character that is not a hex digit.
     public static func hexBytes(_ text: String) throws(RelinkClientError) -> [UInt8] {
-        var digits = Substring(text)
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-        let cleaned = digits.utf8.filter { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: " ") }
-        guard cleaned.allSatisfy(isHex) else { throw .invalid("\(echo(text)) is not hex bytes.") }
-        guard cleaned.count % 2 == 0 else { throw .invalid("\(echo(text)) has an odd number of hex digits.") }
-        var out: [UInt8] = []
-        out.reserveCapacity(cleaned.count / 2)
-        var i = 0
-        while i < cleaned.count {
-            out.append(nibble(cleaned[i]) << 4 | nibble(cleaned[i + 1]))
-            i += 2
+        guard let bytes = HexBytes.parse(text) else {
+            throw .invalid("\(echo(text)) is not hex bytes (an even number of hex digits).")
         }
-        return out
+        return bytes
     }
 
     /// A rejected argument as messages show it: quoted, and cut after the
@@ -92,26 +83,5 @@ public enum RelinkArguments {
     }
 
     /// Lowercase hex, two digits per byte, no separator.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func isHex(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8 {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        default: c - 0x61 + 10
-        }
-    }
+    public static func hex(_ bytes: [UInt8]) -> String { HexBytes.string(bytes) }
 }

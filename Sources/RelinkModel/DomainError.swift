@@ -25,6 +25,10 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidAdapterState(String)
     /// An adapter role was not one of ``AdapterRole``'s names.
     case invalidAdapterRole(String)
+    /// A manufacturer- or service-data prefix was malformed, longer than
+    /// any advertisement carries, or had a mask of another length (the
+    /// reason says which).
+    case invalidDataPrefix(String)
 
     /// How many characters of a rejected value a message shows.
     public static let echoLimit = 64
@@ -57,6 +61,8 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid adapter state \(Self.echo(value)): expected one of \(AdapterState.allCases.map(\.rawValue).joined(separator: ", "))"
         case .invalidAdapterRole(let value):
             "invalid adapter role \(Self.echo(value)): expected one of \(AdapterRole.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .invalidDataPrefix(let reason):
+            "invalid advertising data prefix: \(reason)"
         }
     }
 }

@@ -14,7 +14,9 @@ struct EventPayloadTests {
         let change = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000)) ?? NameChange(source: .gap, previous: nil, current: "Band")
         return [
             .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "Band", serviceUUIDs: [key.service],
-                                                                             manufacturerData: [0x004C: [1, 2], 0xFFFF: []], rssi: -40)),
+                                                                             data: AdvertisingData(
+                manufacturerData: [0x004C: [1, 2], 0xFFFF: []], serviceData: [BluetoothUUID(shortValue: 0xFEAA): [0x10, 0]],
+                txPower: -4, appearance: 0x0340, flags: [0x06], raw: [0xFF: [0x4C, 0, 1, 2], 0x16: [0xAA, 0xFE, 0x10, 0]]), rssi: -40)),
             .discovered(peripheral: peripheral, advertisement: Advertisement(address: address)),
             .connected(peripheral: peripheral, address: address, route: .scan),
             .restored(peripheral: peripheral, address: address, route: .knownIdentifier),

@@ -107,6 +107,20 @@ import RelinkModel
         return try encoder.encode(event)
     }
 
+    /// The core's advertisement now nests its data (`data`, issue 22); the
+    /// wire kept the old shape: `manufacturerData` beside the other fields
+    /// (an advertisement with no other data, as relinkd had then).
+    static func oldAdvertisementShape(_ synthesized: String) -> String {
+        guard let start = synthesized.range(of: #""data":{"manufacturerData":"#),
+              let end = synthesized.range(of: #","raw":[],"serviceData":[]},"#, range: start.upperBound..<synthesized.endIndex) else { return synthesized }
+        let manufacturer = String(synthesized[start.upperBound..<end.lowerBound])
+        var text = synthesized.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "")
+        if let next = text.range(of: #""rssi":"#) ?? text.range(of: #""serviceUUIDs":"#) {
+            text.insert(contentsOf: #""manufacturerData":"# + manufacturer + ",", at: next.lowerBound)
+        }
+        return text
+    }
+
     /// The wire format is byte for byte what clients got before it was
     /// written out (single-element sets: a set's order is not part of
     /// either), except for format 2's one change: `name-updated` times as
@@ -115,7 +129,7 @@ import RelinkModel
         for event in try APIEventPayloadTests.samples() + [
             .disconnected(peripheral: PeripheralID(), reason: .adapterOff),
             .discovered(peripheral: PeripheralID(), advertisement: Advertisement(
-                address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), manufacturerData: [0x004C: [1, 2, 3]])),
+                address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), data: AdvertisingData(manufacturerData: [0x004C: [1, 2, 3]]))),
         ] {
             // A kind added within format 2 was never written the old way.
             if case .adapterStateChanged = event { continue }
@@ -129,6 +143,7 @@ import RelinkModel
                                                          with: #""seenAtMs":\#(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()))"#)
                 }
             }
+            if case .discovered = event { before = Self.oldAdvertisementShape(before) }
             #expect(String(decoding: wire, as: UTF8.self) == before)
         }
     }

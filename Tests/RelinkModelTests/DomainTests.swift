@@ -90,9 +90,9 @@ struct DomainTests {
         let lockService = BluetoothUUID(high: 0x8e7f_1a00_4b2c_4d1e, low: 0x9a3f_7265_6c69_6e6b)
         let rule = MatchRule(services: [lockService], localName: "FrontDoor", manufacturerID: 0x0059)
         let address = try! BluetoothAddress(parsing: "C0:00:00:00:00:09", kind: .random)
-        #expect(rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [lockService], manufacturerData: [0x0059: []])))
+        #expect(rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [lockService], data: AdvertisingData(manufacturerData: [0x0059: []]))))
         #expect(!rule.matches(Advertisement(address: address, localName: "FrontDoor", serviceUUIDs: [lockService])))
-        #expect(!rule.matches(Advertisement(address: address, localName: "Other", serviceUUIDs: [lockService], manufacturerData: [0x0059: []])))
+        #expect(!rule.matches(Advertisement(address: address, localName: "Other", serviceUUIDs: [lockService], data: AdvertisingData(manufacturerData: [0x0059: []]))))
         #expect(!MatchRule().matches(Advertisement(address: address)), "an empty rule matches nothing")
         #expect(MatchRule(address: address).matches(Advertisement(address: address)))
     }

@@ -22,7 +22,7 @@ struct CodableTests {
         let changeRaw = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000))
         let change = try #require(changeRaw)
         let events: [RelinkEvent] = [
-            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "Band", serviceUUIDs: [Fixtures.heartRate], manufacturerData: [0x004C: [1, 2]], rssi: -40)),
+            .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "Band", serviceUUIDs: [Fixtures.heartRate], data: AdvertisingData(manufacturerData: [0x004C: [1, 2]]), rssi: -40)),
             .connected(peripheral: peripheral, address: address, route: .scan),
             .restored(peripheral: peripheral, address: address, route: .knownIdentifier),
             .failedToConnect(peripheral: peripheral, reason: ConnectionFailure(.notPermitted, errorName: "org.bluez.Error.NotPermitted", message: "no")),

@@ -7,6 +7,11 @@ import RelinkModel
 // * a failure: `{"errorName", "failureClass", "message"}`;
 // * a characteristic: `{"service", "characteristic"}`, lowercase 128-bit UUIDs;
 // * manufacturer data: a flat array of alternating company id and byte array;
+//   the rest of the advertising data (added within format 2, each left out
+//   when unknown or empty): `serviceData` an object of lowercase 128-bit
+//   UUID to byte array, `txPower` and `appearance` numbers, `flags` a byte
+//   array, `advertisingData` a flat array of alternating AD type and byte
+//   array;
 // * times in `name-updated`: `seenAtMs`, Unix milliseconds, an integer, as
 //   every other time of the API (format 1 wrote `seenAt`, seconds since
 //   2001-01-01 00:00:00 UTC; the decoder still reads it, for events stored
@@ -22,6 +27,7 @@ extension EventPayload {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
+        case serviceData, txPower, appearance, flags, advertisingData
         case errorName, failureClass, message, service
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
         case adapter, roles, state
@@ -47,13 +53,9 @@ extension EventPayload {
                 var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
                 try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
                 try ad.encodeIfPresent(advertisement.localName, forKey: .localName)
-                var data = ad.nestedUnkeyedContainer(forKey: .manufacturerData)
-                for (company, bytes) in advertisement.manufacturerData.sorted(by: { $0.key < $1.key }) {
-                    try data.encode(company)
-                    try data.encode(bytes)
-                }
                 try ad.encodeIfPresent(advertisement.rssi, forKey: .rssi)
                 try ad.encode(advertisement.serviceUUIDs.sorted().map(\.string), forKey: .serviceUUIDs)
+                try Self.encodeData(advertisement.data, in: &ad)
             case .connected(_, let address, let route), .restored(_, let address, let route):
                 try Self.encodeAddress(address, in: &body, forKey: .address)
                 try body.encode(route.rawValue, forKey: .route)
@@ -101,16 +103,10 @@ extension EventPayload {
             switch kind {
             case .discovered:
                 let ad = try body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
-                var data = try ad.nestedUnkeyedContainer(forKey: .manufacturerData)
-                var manufacturer: [UInt16: [UInt8]] = [:]
-                while !data.isAtEnd {
-                    let company = try data.decode(UInt16.self)
-                    manufacturer[company] = try data.decode([UInt8].self)
-                }
                 let services = try ad.decode([String].self, forKey: .serviceUUIDs).map { try BluetoothUUID(parsing: $0) }
                 payload = .discovered(peripheral: try peripheral(), advertisement: Advertisement(
                     address: try Self.decodeAddress(ad, forKey: .address), localName: try ad.decodeIfPresent(String.self, forKey: .localName),
-                    serviceUUIDs: Set(services), manufacturerData: manufacturer, rssi: try ad.decodeIfPresent(Int16.self, forKey: .rssi)))
+                    serviceUUIDs: Set(services), data: try Self.decodeData(ad), rssi: try ad.decodeIfPresent(Int16.self, forKey: .rssi)))
             case .connected, .restored:
                 let address = try Self.decodeAddress(body, forKey: .address), p = try peripheral()
                 let text = try body.decode(String.self, forKey: .route)
@@ -156,6 +152,69 @@ extension EventPayload {
                                        current: try change.decode(String.self, forKey: .current)),
                     resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))
             }
+        }
+
+        /// The advertising data's fields of an `advertisement` object:
+        /// `manufacturerData` always (an empty array when none), the others
+        /// only when known and not empty.
+        private static func encodeData(_ data: AdvertisingData, in ad: inout KeyedEncodingContainer<Key>) throws {
+            var manufacturer = ad.nestedUnkeyedContainer(forKey: .manufacturerData)
+            for (company, bytes) in data.manufacturerData.sorted(by: { $0.key < $1.key }) {
+                try manufacturer.encode(company)
+                try manufacturer.encode(bytes)
+            }
+            if !data.serviceData.isEmpty {
+                var service = ad.nestedContainer(keyedBy: AnyKey.self, forKey: .serviceData)
+                for (uuid, bytes) in data.serviceData { try service.encode(bytes, forKey: AnyKey(uuid.string)) }
+            }
+            try ad.encodeIfPresent(data.txPower, forKey: .txPower)
+            try ad.encodeIfPresent(data.appearance, forKey: .appearance)
+            try ad.encodeIfPresent(data.flags, forKey: .flags)
+            if !data.raw.isEmpty {
+                var raw = ad.nestedUnkeyedContainer(forKey: .advertisingData)
+                for (type, bytes) in data.raw.sorted(by: { $0.key < $1.key }) {
+                    try raw.encode(type)
+                    try raw.encode(bytes)
+                }
+            }
+        }
+
+        private static func decodeData(_ ad: KeyedDecodingContainer<Key>) throws -> AdvertisingData {
+            var data = AdvertisingData()
+            var manufacturer = try ad.nestedUnkeyedContainer(forKey: .manufacturerData)
+            while !manufacturer.isAtEnd {
+                let company = try manufacturer.decode(UInt16.self)
+                data.manufacturerData[company] = try manufacturer.decode([UInt8].self)
+            }
+            if ad.contains(.serviceData) {
+                let service = try ad.nestedContainer(keyedBy: AnyKey.self, forKey: .serviceData)
+                for key in service.allKeys {
+                    guard let uuid = try? BluetoothUUID(parsing: key.stringValue) else {
+                        throw DecodingError.dataCorruptedError(forKey: key, in: service, debugDescription: "not a UUID: \(key.stringValue)")
+                    }
+                    data.serviceData[uuid] = try service.decode([UInt8].self, forKey: key)
+                }
+            }
+            data.txPower = try ad.decodeIfPresent(Int16.self, forKey: .txPower)
+            data.appearance = try ad.decodeIfPresent(UInt16.self, forKey: .appearance)
+            data.flags = try ad.decodeIfPresent([UInt8].self, forKey: .flags)
+            if ad.contains(.advertisingData) {
+                var raw = try ad.nestedUnkeyedContainer(forKey: .advertisingData)
+                while !raw.isAtEnd {
+                    let type = try raw.decode(UInt8.self)
+                    data.raw[type] = try raw.decode([UInt8].self)
+                }
+            }
+            return data
+        }
+
+        /// A coding key of any name (service data's UUIDs).
+        struct AnyKey: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(_ string: String) { stringValue = string }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
         }
 
         private static func decodeAdapterStatus(_ c: KeyedDecodingContainer<Key>) throws -> AdapterStatus {

@@ -6,7 +6,9 @@
 /// and every set criterion holds:
 /// * ``services``: the candidate offers all of them;
 /// * ``localName``: its Local Name equals it exactly;
-/// * ``manufacturerID``: it carries manufacturer data of that company.
+/// * ``manufacturerID``: it carries manufacturer data of that company;
+/// * ``dataPrefixes``: its manufacturer or service data starts with each of
+///   them (``AdvertisingDataPrefix``).
 ///
 /// For a device with a fixed address the address alone is enough. For a
 /// device whose address rotates (private random addresses, which BlueZ also
@@ -21,9 +23,13 @@ public struct MatchRule: Sendable, Hashable, Codable {
     /// advertisement holds less).
     public static let maximumLocalNameLength = 248
     public var manufacturerID: UInt16?
+    /// Manufacturer- and service-data prefixes the advertisement must all match.
+    public var dataPrefixes: Set<AdvertisingDataPrefix>
 
-    public init(address: BluetoothAddress? = nil, services: Set<BluetoothUUID> = [], localName: String? = nil, manufacturerID: UInt16? = nil) {
+    public init(address: BluetoothAddress? = nil, services: Set<BluetoothUUID> = [], localName: String? = nil, manufacturerID: UInt16? = nil,
+                dataPrefixes: Set<AdvertisingDataPrefix> = []) {
         self.address = address
+        self.dataPrefixes = dataPrefixes
         self.services = services
         self.localName = localName
         self.manufacturerID = manufacturerID
@@ -31,28 +37,32 @@ public struct MatchRule: Sendable, Hashable, Codable {
 
     /// True when some advertisement criterion is set.
     public var hasAdvertisementCriteria: Bool {
-        !services.isEmpty || localName != nil || manufacturerID != nil
+        !services.isEmpty || localName != nil || manufacturerID != nil || !dataPrefixes.isEmpty
     }
 
     /// Whether an advertisement comes from the wanted peripheral.
     public func matches(_ advertisement: Advertisement) -> Bool {
-        matches(address: advertisement.address, name: advertisement.localName, services: advertisement.serviceUUIDs, manufacturerIDs: Set(advertisement.manufacturerData.keys))
+        matches(address: advertisement.address, name: advertisement.localName, services: advertisement.serviceUUIDs, data: advertisement.data)
     }
 
     /// Whether a connected device found by an already-connected lookup is
-    /// the wanted peripheral (manufacturer data is not known there: a rule
-    /// that requires it only matches such a device by address).
+    /// the wanted peripheral (advertising data is not known there: a rule
+    /// that requires manufacturer or service data only matches such a
+    /// device by address).
     public func matches(_ candidate: ConnectedCandidate) -> Bool {
-        matches(address: candidate.address, name: candidate.name, services: candidate.services, manufacturerIDs: nil)
+        matches(address: candidate.address, name: candidate.name, services: candidate.services, data: nil)
     }
 
-    private func matches(address: BluetoothAddress, name: String?, services offered: Set<BluetoothUUID>, manufacturerIDs: Set<UInt16>?) -> Bool {
+    private func matches(address: BluetoothAddress, name: String?, services offered: Set<BluetoothUUID>, data: AdvertisingData?) -> Bool {
         if let wanted = self.address, wanted == address { return true }
         guard hasAdvertisementCriteria else { return false }
         if !services.isSubset(of: offered) { return false }
         if let localName, localName != name { return false }
         if let manufacturerID {
-            guard let manufacturerIDs, manufacturerIDs.contains(manufacturerID) else { return false }
+            guard let data, data.manufacturerData[manufacturerID] != nil else { return false }
+        }
+        if !dataPrefixes.isEmpty {
+            guard let data, dataPrefixes.allSatisfy({ $0.matches(data) }) else { return false }
         }
         return true
     }
