@@ -98,10 +98,12 @@ extension FakeBlueZ {
             if mirror.device(devicePath(address)) == nil {
                 var props = deviceProperties(address)
                 props["RSSI"] = .int16(peripheral.rssi)
+                props.merge(Self.advertisingProperties(peripheral.advertisingData)) { $1 }
                 apply(InterfacesAdded: devicePath(address), [BlueZInterface.device: props])
             } else {
                 var props: InterfaceProperties = ["RSSI": .int16(peripheral.rssi)]
                 if let name = peripheral.advertisedName { props["Name"] = .string(name) }
+                props.merge(Self.advertisingProperties(peripheral.advertisingData)) { $1 }
                 change(devicePath(address), BlueZInterface.device, props)
             }
         }

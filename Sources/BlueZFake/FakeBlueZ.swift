@@ -61,6 +61,9 @@ public actor FakeBlueZ: BlueZPort {
     let adapterAddress: String
     var sink: (@Sendable (BlueZEvent) -> Void)?
     var ready = false
+    /// True while a ``run()`` (one client of bluetoothd) has set up its
+    /// world: a restarted daemon waits for its own run, not the last one's.
+    var clientReady = false
     var readyWaiters: [CheckedContinuation<Void, Never>] = []
     var world: [BluetoothAddress: FakePeripheral] = [:]
     var connected: Set<BluetoothAddress> = []
@@ -116,6 +119,7 @@ public actor FakeBlueZ: BlueZPort {
     /// links stay, the previous client's notify sessions and auto-connect
     /// profile ended when it left the bus.
     public func run() async throws {
+        defer { clientReady = false }
         if ready {
             for key in sessions where connected.contains(key.address) {
                 if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
@@ -128,6 +132,7 @@ public actor FakeBlueZ: BlueZPort {
             rebuild(reason: .initial)
         }
         ready = true
+        clientReady = true
         for waiter in readyWaiters { waiter.resume() }
         readyWaiters = []
         while !Task.isCancelled {
@@ -137,7 +142,7 @@ public actor FakeBlueZ: BlueZPort {
 
     /// Returns once ``run()`` built the first mirror.
     public func waitUntilReady(timeout: Duration) async throws {
-        if ready { return }
+        if clientReady { return }
         await withCheckedContinuation { readyWaiters.append($0) }
     }
 

@@ -16,6 +16,9 @@ public struct FakePeripheral: Sendable, Hashable {
     /// Its RSSI while in range; ``rssiNotAvailable`` when its controller
     /// reports none.
     public var rssi: Int16
+    /// What it advertises beyond its name and services (manufacturer and
+    /// service data, TX power, ...); ``FakeBlueZ/setAdvertisingData(_:_:)`` changes it.
+    public var advertisingData = AdvertisingData()
 
     /// The RSSI an advertising report carries when the controller has none
     /// (HCI's 0x7f, as btvirt and some real controllers report): the

@@ -1,4 +1,5 @@
 public import DBus
+public import RelinkModel
 
 /// A snapshot of an `org.bluez.Device1` object, with the layer's own
 /// tracking of its two names.
@@ -18,6 +19,9 @@ public struct Device: Sendable, Hashable {
     public var trusted: Bool
     public var rssi: Int16?
     public var uuids: [String]
+    /// Manufacturer and service data, TX power, appearance, flags and the
+    /// raw advertising data, as bluetoothd merged them from its reports.
+    public var advertisingData: AdvertisingData
     /// The advertising name and the GAP name, told apart by ``NameTracker``.
     public var names: DeviceNames
 
@@ -34,6 +38,7 @@ public struct Device: Sendable, Hashable {
         trusted = p.bool("Trusted") ?? false
         rssi = p.int16("RSSI")
         uuids = p.strings("UUIDs").map { $0.lowercased() }
+        advertisingData = p.advertisingData()
         self.names = names
     }
 

@@ -134,6 +134,9 @@ public struct Mirror: Sendable {
                 events.append(.nameChanged(device: path, change))
             }
             nameTrackers[path] = tracker
+            if changed.keys.contains(where: Device.advertisingProperties.contains) {
+                events.append(.advertisementReported(device: path))
+            }
         case BlueZInterface.gattCharacteristic:
             if let value = changed.bytes("Value") {
                 events.append(.valueUpdated(valueUpdate(path, characteristic: props, value: value)))

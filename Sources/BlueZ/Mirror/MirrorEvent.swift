@@ -19,6 +19,10 @@ public enum MirrorEvent: Sendable, Hashable {
     case valueUpdated(ValueUpdate)
     /// One of a device's names changed.
     case nameChanged(device: ObjectPath, NameChange)
+    /// A signal changed a device's advertising properties
+    /// (``Device/advertisingProperties``): one advertising report, however
+    /// many of them it changed; after their `propertyChanged` events.
+    case advertisementReported(device: ObjectPath)
 }
 
 /// A characteristic's new value with what a receiver needs to route it,

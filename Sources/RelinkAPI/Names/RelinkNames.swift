@@ -85,6 +85,9 @@ public enum Central1Property: String, Sendable, CaseIterable {
     case scanServices = "ScanServices"
     /// Whether its scan reports duplicates.
     case allowDuplicates = "AllowDuplicates"
+    /// Its scan's options as `Scan` took them (`allow_duplicates`,
+    /// `manufacturer_data`, `service_data`).
+    case scanOptions = "ScanOptions"
     /// The newest sequence number given out.
     case lastSequence = "LastSequence"
     /// Acknowledged through this sequence number.

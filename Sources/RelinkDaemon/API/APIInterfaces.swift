@@ -79,6 +79,7 @@ struct APIInterfaces: Sendable {
     static let centralProperties: [DBusProperty] = [
         DBusProperty(Central1Property.identifier.rawValue, .string, constant: true), DBusProperty(Central1Property.owner.rawValue, .uint32, constant: true), DBusProperty(Central1Property.nameRule.rawValue, .string),
         DBusProperty(Central1Property.scanning.rawValue, .boolean), DBusProperty(Central1Property.scanServices.rawValue, .array(.string)), DBusProperty(Central1Property.allowDuplicates.rawValue, .boolean),
+        DBusProperty(Central1Property.scanOptions.rawValue, .dictionary(key: .string, value: .variant)),
         DBusProperty(Central1Property.lastSequence.rawValue, .uint64), DBusProperty(Central1Property.acknowledged.rawValue, .uint64), DBusProperty(Central1Property.droppedEvents.rawValue, .uint64),
         DBusProperty(Central1Property.eventLimit.rawValue, .uint32),
     ]
@@ -110,10 +111,13 @@ struct APIInterfaces: Sendable {
         }
         return DBusInterface(RelinkNames.central, methods: [
             method(Central1Member.scan.rawValue, [DBusArgument("services", .array(.string)), DBusArgument("options", options)]) { a throws(RelinkError) in
-                let o = try a.options(1, allowed: ["allow_duplicates": .boolean])
+                var allowed: [String: DBusType] = ["allow_duplicates": .boolean]
+                for (kind, key) in DataPrefixOptions.scanKeys { allowed[key] = DataPrefixOptions.type(of: kind) }
+                let o = try a.options(1, allowed: allowed)
                 var duplicates = false
                 if case .boolean(let b)? = o["allow_duplicates"] { duplicates = b }
-                return .scan(id, ScanIntent(services: try a.uuids(0, "services"), allowDuplicates: duplicates))
+                return .scan(id, ScanIntent(services: try a.uuids(0, "services"), allowDuplicates: duplicates,
+                                            dataPrefixes: try DataPrefixOptions.prefixes(in: o, keys: DataPrefixOptions.scanKeys)))
             },
             method(Central1Member.stopScan.rawValue, []) { _ throws(RelinkError) in .stopScan(id) },
             method(Central1Member.connect.rawValue, [p, DBusArgument("options", options)], [DBusArgument("object", .objectPath)]) { a throws(RelinkError) in

@@ -46,6 +46,7 @@ extension Daemon {
             Central1Property.nameRule.rawValue: .string(core.namePreferences[id] == .advertisingName ? "advertising" : "gap"),
             Central1Property.scanning.rawValue: .boolean(scan != nil), Central1Property.scanServices.rawValue: .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
             Central1Property.allowDuplicates.rawValue: .boolean(scan?.allowDuplicates ?? false),
+            Central1Property.scanOptions.rawValue: Self.scanOptions(scan),
         ].merging(outboxValues(id)) { $1 }
     }
 
@@ -239,7 +240,7 @@ extension Daemon {
             "adapter_roles": .array(.string, adapter.roles.map { .string($0.rawValue) }),
             "peripherals": .array(.dictionary(key: .string, value: .variant), entries),
             "scan_services": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
-            "scan_options": Self.dict(["allow_duplicates": .boolean(scan?.allowDuplicates ?? false)]),
+            "scan_options": Self.scanOptions(scan),
             "scanning": .boolean(scan != nil),
             "last_sequence": .uint64(UInt64(max(0, cursor.lastSequence))),
             "acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
@@ -247,6 +248,13 @@ extension Daemon {
             "dropped_range": .structure([.uint64(UInt64(max(0, cursor.droppedRange?.lowerBound ?? 0))),
                                          .uint64(UInt64(max(0, cursor.droppedRange?.upperBound ?? 0)))]),
         ])
+    }
+
+    /// A scan's options as `Scan` takes them: `allow_duplicates` and its
+    /// data prefixes (`manufacturer_data`, `service_data`, when it has some).
+    static func scanOptions(_ scan: ScanIntent?) -> DBusValue {
+        dict(["allow_duplicates": .boolean(scan?.allowDuplicates ?? false)]
+            .merging(DataPrefixOptions.options(scan?.dataPrefixes ?? [], keys: DataPrefixOptions.scanKeys)) { $1 })
     }
 
     /// An `a{sv}`, keys sorted.

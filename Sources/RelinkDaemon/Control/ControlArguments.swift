@@ -63,7 +63,8 @@ struct ControlArguments {
     /// cancelled), `services` (as), `strategies` (as, in order, each once, of
     /// `known-identifier`, `already-connected`, `scan`; default all three in
     /// that order), the match rule for an address that changed
-    /// (`match_name` s, `match_manufacturer_id` q, `match_services` as;
+    /// (`match_name` s, `match_manufacturer_id` q, `match_services` as,
+    /// `match_manufacturer_data` a(qayay), `match_service_data` a(sayay);
     /// ``MatchRule``); with `allowAddressType`, `address_type` (s, `public` or
     /// `random`). Unknown keys are refused. `timeoutKey` names the timeout
     /// (`timeout_s` on Control1, `timeout` on Central1).
@@ -77,6 +78,7 @@ struct ControlArguments {
             "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
             "match_name": .string, "match_manufacturer_id": .uint16, "match_services": .array(.string),
         ]
+        for (kind, key) in DataPrefixOptions.matchKeys { allowed[key] = DataPrefixOptions.type(of: kind) }
         if allowAddressType { allowed["address_type"] = .string }
         let o = try options(index, allowed: allowed)
         var pending = true
@@ -104,6 +106,7 @@ struct ControlArguments {
             match.localName = name
         }
         if case .uint16(let company)? = o["match_manufacturer_id"] { match.manufacturerID = company }
+        match.dataPrefixes = try DataPrefixOptions.prefixes(in: o, keys: DataPrefixOptions.matchKeys)
         var kind = BluetoothAddress.Kind.public
         if case .string(let text)? = o["address_type"] {
             switch text {

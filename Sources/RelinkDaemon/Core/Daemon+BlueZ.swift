@@ -65,7 +65,7 @@ extension Daemon {
     nonisolated static func handles(_ event: BlueZEvent) -> Bool {
         guard case .mirror(let change) = event else { return true }
         switch change {
-        case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated:
+        case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated, .advertisementReported:
             return true
         case .propertyChanged(_, let interface, _, _, _):
             return interface == BlueZInterface.device
@@ -100,8 +100,6 @@ extension Daemon {
                 }
             case ("ServicesResolved", .boolean(true)?):
                 await feedPeripheral(at: address, .servicesResolved(address))
-            case ("RSSI", _), ("ManufacturerData", _), ("ServiceData", _):
-                if !device.connected { await advertised(device) }
             default:
                 break
             }
@@ -134,6 +132,10 @@ extension Daemon {
             await nameSeen(device: device, gap: change.source == .gap, name: change.current)
         case .valueUpdated(let update):
             notified(update)
+        case .advertisementReported(let path):
+            // One report, however many of its properties one signal changed.
+            guard let device = await bluez.mirror.device(path), !device.connected else { return }
+            await advertised(device)
         default:
             break
         }
@@ -186,7 +188,7 @@ extension Daemon {
         guard device.adapter == adapterPath, let address = Self.address(of: device) else { return }
         let advertisement = Advertisement(
             address: address, localName: device.names.advertisingName ?? device.name,
-            serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), rssi: device.rssi)
+            serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), data: device.advertisingData, rssi: device.rssi)
         for client in core.scans.deliver(advertisement) {
             switch client {
             case .connection(let intent):

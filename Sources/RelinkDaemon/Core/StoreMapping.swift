@@ -43,7 +43,7 @@ enum StoreMapping {
                 strategies: record.options.strategies, requestedAt: Date(),
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
-                matchServices: record.options.match.services.sorted())
+                matchServices: record.options.match.services.sorted(), matchDataPrefixes: record.options.match.dataPrefixes.sorted())
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
         }
@@ -55,7 +55,8 @@ enum StoreMapping {
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let overall = row.overallTimeout { deadline = .after(overall) }
         let services = Set(peripheral?.serviceUUIDs ?? [])
-        let match = MatchRule(services: Set(row.matchServices), localName: row.matchName, manufacturerID: row.matchManufacturerID)
+        let match = MatchRule(services: Set(row.matchServices), localName: row.matchName, manufacturerID: row.matchManufacturerID,
+                              dataPrefixes: Set(row.matchDataPrefixes))
         let options = try ConnectionOptions(strategies: row.strategies, deadline: deadline, services: services, match: match)
         var phase: ConnectionIntentRecord.Phase = row.state == .connected ? .connected : .pending
         if row.lastErrorClass == idleMarker {

@@ -35,6 +35,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     public var matchName: String?
     public var matchManufacturerID: UInt16?
     public var matchServices: [BluetoothUUID]
+    /// Manufacturer- and service-data prefixes the advertisement must all match.
+    public var matchDataPrefixes: [AdvertisingDataPrefix]
     /// Longest match name, in UTF-8 bytes (an advertisement holds less).
     public static let maximumMatchNameLength = MatchRule.maximumLocalNameLength
 
@@ -45,7 +47,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
                 stepTimeout: Duration? = nil, overallTimeout: Duration? = nil,
                 strategies: [Strategy] = Strategy.defaultOrder, requestedAt: Date,
                 attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil,
-                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = []) throws(StoreError) {
+                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = [],
+                matchDataPrefixes: [AdvertisingDataPrefix] = []) throws(StoreError) {
         // No Set or array allocations here: this runs for every row on load.
         guard !strategies.isEmpty, strategies.indices.allSatisfy({ i in !strategies[..<i].contains(strategies[i]) }) else {
             throw .invalidArgument("strategy list must be non-empty without repeats")
@@ -72,6 +75,7 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         self.matchName = matchName
         self.matchManufacturerID = matchManufacturerID
         self.matchServices = matchServices
+        self.matchDataPrefixes = matchDataPrefixes
     }
 
     /// When the overall timeout runs out, or nil when pending until cancelled.

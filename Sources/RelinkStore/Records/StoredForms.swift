@@ -41,6 +41,25 @@ extension [BluetoothUUID] {
     }
 }
 
+extension Collection<AdvertisingDataPrefix> {
+    /// The stored form (`scan_intent.data_prefixes`,
+    /// `connection_intent.match_data_prefixes`): the text forms, sorted,
+    /// separated by spaces; empty for none.
+    var storedText: String { sorted().map(\.text).joined(separator: " ") }
+}
+
+extension AdvertisingDataPrefix {
+    /// Parses the stored form.
+    /// - Throws: `StoreError.corruptRow` naming `column` when a prefix does not parse.
+    static func fromStoredText(_ text: String?, column: String) throws(StoreError) -> Set<AdvertisingDataPrefix> {
+        var result: Set<AdvertisingDataPrefix> = []
+        for part in (text ?? "").split(separator: " ") {
+            do { result.insert(try AdvertisingDataPrefix(parsing: String(part))) } catch { throw .corruptRow("bad data prefix in \(column)") }
+        }
+        return result
+    }
+}
+
 extension Strategy {
     /// The stored name (`connection_intent.strategies`, comma-separated).
     var storedName: String {

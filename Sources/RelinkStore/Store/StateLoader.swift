@@ -38,16 +38,18 @@ struct StateLoader {
     func identifiers() throws -> ([StoredState.Identifier], [UnreadableRow]) {
         var unreadable: [UnreadableRow] = []
         var scans: [String: ScanIntent] = [:]
-        try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at FROM scan_intent", table: "scan_intent", into: &unreadable) { c, cache in
+        try rows("SELECT identifier, service_uuids, allow_duplicates, updated_at, data_prefixes FROM scan_intent", table: "scan_intent", into: &unreadable) { c, cache in
             let id = try cache.identifier(c, 0)
             scans[id.rawValue] = ScanIntent(services: Set(try c.uuidList(1, "scan_intent.service_uuids")),
-                                            allowDuplicates: try c.bool(2))
+                                            allowDuplicates: try c.bool(2),
+                                            dataPrefixes: try AdvertisingDataPrefix.fromStoredText(c.text(4), column: "scan_intent.data_prefixes"))
         }
         var connections: [String: [ConnectionIntent]] = [:]
         var run: [ConnectionIntent] = []
         try rows("""
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
-                attempts, last_error_class, last_error_message, match_name, match_manufacturer_id, match_services
+                attempts, last_error_class, last_error_message, match_name, match_manufacturer_id, match_services,
+                match_data_prefixes
             FROM connection_intent ORDER BY identifier, peripheral_id
             """, table: "connection_intent", into: &unreadable) { c, cache in
             let intent = try Self.connectionIntent(c, &cache)
@@ -176,6 +178,7 @@ struct StateLoader {
             manufacturer = value
         }
         let matchServices = try c.uuidList(12, "connection_intent.match_services")
+        let matchPrefixes = try AdvertisingDataPrefix.fromStoredText(c.text(13), column: "connection_intent.match_data_prefixes")
         do {
             return try ConnectionIntent(
                 identifier: cache.identifier(c, 0), peripheral: PeripheralID(c.uuid(1, "connection_intent.peripheral_id")),
@@ -183,7 +186,8 @@ struct StateLoader {
                 stepTimeout: stepMs.map { .milliseconds($0) }, overallTimeout: overallMs.map { .milliseconds($0) },
                 strategies: strategies, requestedAt: Date(storedMilliseconds: try c.int64(6)), attempts: Int(try c.int64(7)),
                 lastErrorClass: c.text(8), lastErrorMessage: c.text(9),
-                matchName: c.text(10), matchManufacturerID: manufacturer, matchServices: matchServices)
+                matchName: c.text(10), matchManufacturerID: manufacturer, matchServices: matchServices,
+                matchDataPrefixes: matchPrefixes.sorted())
         } catch {
             if case .invalidArgument(let why) = error { throw .corruptRow("connection_intent: \(why)") }
             throw error

@@ -11,9 +11,13 @@ public enum ScanClient: Sendable, Hashable, Codable {
 /// advertisement to the clients that want it, coalesced.
 ///
 /// Coalescing: a client whose intent does not allow duplicates gets one
-/// delivery per peripheral address per scan session (from ``register(_:for:)``
-/// of a changed intent, or after ``restart()``, on); a client that allows
-/// duplicates gets every advertisement. The remembered addresses per client
+/// delivery per peripheral address and advertised payload per scan session
+/// (from ``register(_:for:)`` of a changed intent, or after ``restart()``,
+/// on): a peripheral is delivered again when what it advertises changes
+/// (``Advertisement/hasSamePayload(as:)``: its name, services or data; a
+/// beacon whose payload changes is news), never for its RSSI alone. A
+/// client that allows duplicates gets every advertisement report. The
+/// remembered addresses per client
 /// are capped at ``seenLimit`` (oldest forgotten first, so a forgotten
 /// peripheral may be delivered once more), keeping memory bounded over days
 /// of scanning rotating addresses.
@@ -81,14 +85,15 @@ public struct ScanCoordinator: Sendable {
     }
 
     /// The clients an advertisement goes to: each whose intent wants it and
-    /// that has not had this peripheral yet (unless it allows duplicates).
+    /// that has not had this peripheral with this payload yet (unless it
+    /// allows duplicates).
     /// In a stable order (identifiers, then connection intents).
     public mutating func deliver(_ advertisement: Advertisement) -> [ScanClient] {
         var clients: [ScanClient] = []
         for (client, intent) in intents where intent.wants(advertisement) {
             if !intent.allowDuplicates {
                 var addresses = seen[client] ?? SeenAddresses()
-                let fresh = addresses.insert(advertisement.address, limit: seenLimit)
+                let fresh = addresses.insert(advertisement.address, payload: advertisement.payloadHash, limit: seenLimit)
                 seen[client] = addresses
                 if !fresh { continue }
             }
@@ -110,20 +115,22 @@ public struct ScanCoordinator: Sendable {
     }
 }
 
-/// A bounded set of addresses, forgetting the oldest first.
+/// A bounded set of addresses with the payload last delivered for each,
+/// forgetting the oldest address first.
 struct SeenAddresses: Sendable {
-    private var members: Set<BluetoothAddress> = []
+    private var members: [BluetoothAddress: Int] = [:]
     private var order: [BluetoothAddress] = []
     private var head = 0
 
     var count: Int { members.count }
 
-    /// Inserts; false when already present. Keeps at most `limit` entries.
-    mutating func insert(_ address: BluetoothAddress, limit: Int) -> Bool {
-        guard members.insert(address).inserted else { return false }
+    /// Inserts or updates; false when already present with this payload.
+    /// Keeps at most `limit` entries.
+    mutating func insert(_ address: BluetoothAddress, payload: Int, limit: Int) -> Bool {
+        if let known = members.updateValue(payload, forKey: address) { return known != payload }
         order.append(address)
         while members.count > limit {
-            members.remove(order[head])
+            members[order[head]] = nil
             head += 1
         }
         if head > limit {
