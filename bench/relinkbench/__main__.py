@@ -32,6 +32,8 @@ def parse(argv) -> argparse.Namespace:
                    help="add a lock peripheral named NAME (repeatable)")
     p.add_argument("--band", action=AddPeripheral, const="band", metavar="NAME",
                    help="add a band peripheral named NAME (repeatable)")
+    p.add_argument("--beacon", action=AddPeripheral, const="beacon", metavar="NAME",
+                   help="add a broadcast-only beacon named NAME (iBeacon and Eddystone data; repeatable)")
     p.add_argument("--backend", choices=("mock", "bluez"), default="mock",
                    help="mock: private bus + patched BlueZoo (default); bluez: real bluetoothd "
                         "inside the real-BlueZ VM (bench/realbluez/README.md)")

@@ -18,10 +18,12 @@ from .dbusclient import BusClient
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ADV_PREFIX = {"lock": "RLK", "band": "HRM"}
-ADV_SUFFIXES = {"lock": ["7F3A", "7F3B", "7F3C", "7F3D"], "band": ["2C41", "2C42", "2C43", "2C44"]}
+ADV_PREFIX = {"lock": "RLK", "band": "HRM", "beacon": "BCN"}
+ADV_SUFFIXES = {"lock": ["7F3A", "7F3B", "7F3C", "7F3D"], "band": ["2C41", "2C42", "2C43", "2C44"],
+                "beacon": ["0001", "0002", "0003", "0004"]}
 GAP_NAMES = {"lock": ["Front Door", "Back Door", "Garage", "Shed"],
-             "band": ["Wrist Band", "Wrist Band 2", "Wrist Band 3", "Wrist Band 4"]}
+             "band": ["Wrist Band", "Wrist Band 2", "Wrist Band 3", "Wrist Band 4"],
+             "beacon": ["Beacon", "Beacon 2", "Beacon 3", "Beacon 4"]}
 
 
 class BenchError(Exception):

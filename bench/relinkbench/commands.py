@@ -11,15 +11,16 @@ from .dbusclient import BusError
 
 # Commands forwarded to the peripheral process, with the kinds that accept them.
 FORWARDED = {
-    "get": ("lock", "band"),
+    "get": ("lock", "band", "beacon"),
     "set_adv_name": ("lock", "band"),
     "set_gap_name": ("lock", "band"),
-    "set_advertising": ("lock", "band"),
+    "set_advertising": ("lock", "band", "beacon"),
     "push": ("lock", "band"),
     "notify_on_subscribe": ("lock",),
     "start_stream": ("band",),
     "stop_stream": ("band",),
     "set_rate": ("band",),
+    "set_beacon": ("beacon",),
 }
 
 HELP = {
@@ -38,6 +39,8 @@ HELP = {
     "start_stream": "peripheral[, rate]: band starts notifying",
     "stop_stream": "peripheral: band stops notifying",
     "set_rate": "peripheral, rate: band notifications per second",
+    "set_beacon": "peripheral (beacon)[, major, minor, power]: change its iBeacon frame "
+                  "(and the counter in its service data): a changed payload",
     "set_rssi": "peripheral, rssi[, noise]: RSSI base value and noise (dBm)",
     "set_timing": "connect_timeout, supervision_timeout (seconds)",
     "get": "peripheral: its state",

@@ -7,12 +7,13 @@ import sys
 
 from ..proc import die_with_parent
 from .band import Band
+from .beacon import Beacon
 from .lock import Lock
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="relinkbench.peripheral")
-    p.add_argument("--kind", choices=("lock", "band"), required=True)
+    p.add_argument("--kind", choices=("lock", "band", "beacon"), required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--adapter", required=True)
     p.add_argument("--bench-dir", required=True, help="the bench's directory (tags this process)")
@@ -24,6 +25,8 @@ def main(argv=None) -> int:
     die_with_parent()
     if args.kind == "lock":
         periph = Lock(args.name, args.adapter, args.adv_name, args.gap_name)
+    elif args.kind == "beacon":
+        periph = Beacon(args.name, args.adapter, args.adv_name, args.gap_name)
     else:
         periph = Band(args.name, args.adapter, args.adv_name, args.gap_name,
                       rate=args.rate, streaming=not args.no_stream)

@@ -103,10 +103,13 @@ class BenchService(BluezMockService):
                     create_background_task(dev.database_changed(peer_adapter))
 
     def connectable_adapter(self, address: str) -> Optional[BenchAdapter]:
-        """The adapter with this address if it is powered and advertising."""
+        """The adapter with this address if it is powered and advertising
+        connectable (patch 13: a "broadcast" advertisement is
+        ADV_NONCONN_IND, which no central can connect to)."""
         for adapter in self.adapters.values():
             if (adapter.address.upper() == address.upper() and adapter.powered
-                    and adapter.advertisements and not adapter.is_peripheral_connected()):
+                    and any(_connectable(adv) for adv in adapter.advertisements.values())
+                    and not adapter.is_peripheral_connected()):
                 return adapter
         return None
 
@@ -173,3 +176,9 @@ class BenchService(BluezMockService):
                 await asyncio.sleep(self.scan_interval)
 
         return asyncio.create_task(task())
+
+
+def _connectable(adv) -> bool:
+    """BlueZ: an advertisement of Type "broadcast" is non-connectable
+    (advertising.c: no connectable flag); "peripheral" is connectable."""
+    return (adv.Type.get("peripheral") or "peripheral") != "broadcast"

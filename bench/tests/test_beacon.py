@@ -1,0 +1,75 @@
+"""The broadcast-only beacon (issue 22 item 3) and BlueZoo patch 13,
+observed directly on org.bluez (dbus-fast client): the beacon's iBeacon
+frame, service data, TX power and appearance reach Device1; a changed
+frame is signalled; its advertisement is non-connectable, so Connect fails
+as on real BlueZ."""
+
+import asyncio
+import struct
+import uuid
+
+import pytest
+
+from busclient import BusError, Client
+from benchproc import BenchProcess
+
+DEV = "org.bluez.Device1"
+EDDYSTONE = "0000feaa-0000-1000-8000-00805f9b34fb"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = BenchProcess("--lock", "lock", "--beacon", "beacon")
+    yield b
+    b.stop()
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 90))
+
+
+def ibeacon(frame: bytes) -> tuple[uuid.UUID, int, int, int]:
+    assert frame[:2] == b"\x02\x15" and len(frame) == 23, frame.hex()
+    major, minor, power = struct.unpack(">HHb", frame[18:23])
+    return uuid.UUID(bytes=frame[2:18]), major, minor, power
+
+
+def test_the_beacons_advertising_data_is_on_device1_and_a_change_is_signalled(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            beacon = bench.path("beacon")
+            await c.start_discovery()
+            await c.wait_device(beacon)
+            props = (await c.objects())[beacon][DEV]
+            md = {k: bytes(v.value) for k, v in props["ManufacturerData"].items()}
+            assert list(md) == [0x004C]
+            state = bench.cmd("get", peripheral="beacon")
+            assert ibeacon(md[0x004C]) == (uuid.UUID(state["proximity_uuid"]), state["major"], state["minor"], state["power"])
+            assert {k: bytes(v.value) for k, v in props["ServiceData"].items()} == {EDDYSTONE: bytes.fromhex(state["service_data"][EDDYSTONE])}
+            assert props["TxPower"] == -8 and props["Appearance"] == 0x0200
+            bench.cmd("set_beacon", peripheral="beacon", minor=state["minor"] + 1)
+
+            async def changed():
+                while True:
+                    now = {k: bytes(v.value) for k, v in (await c.get(beacon, DEV, "ManufacturerData")).items()}
+                    if ibeacon(now[0x004C])[2] == state["minor"] + 1:
+                        return
+                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(changed(), 10)
+            await c.stop_discovery()
+    run(go())
+
+
+def test_a_broadcast_only_beacon_cannot_be_connected(bench):
+    async def go():
+        async with Client(bench.bus) as c:
+            beacon = bench.path("beacon")
+            await c.start_discovery()
+            await c.wait_device(beacon)
+            await c.stop_discovery()
+            with pytest.raises(BusError) as e:
+                await c.connect(beacon)
+            assert e.value.name == "org.bluez.Error.Failed"
+            assert e.value.text == "le-connection-abort-by-local"
+            assert await c.get(beacon, DEV, "Connected") is False
+    run(go())
