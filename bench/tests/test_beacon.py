@@ -5,6 +5,7 @@ frame is signalled; its advertisement is non-connectable, so Connect fails
 as on real BlueZ."""
 
 import asyncio
+import time
 import struct
 import uuid
 
@@ -72,4 +73,24 @@ def test_a_broadcast_only_beacon_cannot_be_connected(bench):
             assert e.value.name == "org.bluez.Error.Failed"
             assert e.value.text == "le-connection-abort-by-local"
             assert await c.get(beacon, DEV, "Connected") is False
+    run(go())
+
+
+def test_one_report_is_one_properties_changed(bench):
+    """Patch 14: a report that changes manufacturer and service data (and
+    perhaps the RSSI) is one PropertiesChanged carrying all of them, as
+    bluetoothd's GDBus gathers an object's changes; never one per property."""
+    async def go():
+        async with Client(bench.bus) as c:
+            beacon = bench.path("beacon")
+            await c.start_discovery()
+            await c.wait_device(beacon)
+            minor = bench.cmd("get", peripheral="beacon")["minor"] + 1
+            t = time.monotonic()
+            bench.cmd("set_beacon", peripheral="beacon", minor=minor)
+            await c.wait_change(beacon, "ServiceData", since=t)
+            await c.stop_discovery()
+            signals = [changed for at, path, iface, changed in c.changes
+                       if at >= t and path == beacon and iface == DEV and ("ManufacturerData" in changed or "ServiceData" in changed)]
+            assert signals and "ManufacturerData" in signals[0] and "ServiceData" in signals[0], signals
     run(go())

@@ -75,35 +75,50 @@ class BenchDevice(Device):
     async def apply_report(self, report: AdvReport, every_rssi: bool, duplicates: bool) -> None:
         """Update from a later report: only real changes are signalled, as in
         BlueZ's device.c, except RSSI with an RSSI/Pathloss filter and
-        ManufacturerData/ServiceData with DuplicateData (signalled every time)."""
+        ManufacturerData/ServiceData with DuplicateData (signalled every time).
+        Every change of one report goes out in ONE PropertiesChanged, as
+        bluetoothd's GDBus gathers the properties an object changed in one
+        main-loop turn (patch 14); a client sees one report as one signal."""
+        changes: dict[str, tuple[str, Any]] = {}
         # A Complete Local Name always overwrites Name (last writer wins).
         if report.name is not None and report.name != self.name_:
-            await self.Name.set_async(report.name)
-            self._alias_follows_name()
+            self.name_ = report.name
+            changes["Name"] = ("s", report.name)
+            if self.user_alias is None:
+                changes["Alias"] = ("s", report.name)
         # EIR UUIDs are added (never removed) until services are resolved.
         if not self.services_resolved:
             merged = sorted(set(self.uuids) | {BluetoothUUID(u) for u in report.uuids})
             if merged != self.uuids:
-                await self.UUIDs.set_async(merged)
+                self.uuids = merged
+                changes["UUIDs"] = ("as", merged)
         md = dict(self.manufacturer_data)
         md.update(report.manufacturer_data)
         if report.manufacturer_data and (duplicates or md != self.manufacturer_data):
-            await self.ManufacturerData.set_async(md)
+            self.manufacturer_data = md
+            changes["ManufacturerData"] = ("a{qv}", md)
         sd = dict(self.service_data)
         sd.update(report.service_data)
         if report.service_data and (duplicates or sd != self.service_data):
-            await self.ServiceData.set_async(sd)
+            self.service_data = sd
+            changes["ServiceData"] = ("a{sv}", sd)
         ad = dict(self.advertising_data)
         ad.update(report.advertising_data)
         if ad != self.advertising_data:
-            await self.AdvertisingData.set_async(ad)
+            self.advertising_data = ad
+            changes["AdvertisingData"] = ("a{yv}", ad)
         if report.appearance != self.appearance:
-            await self.Appearance.set_async(report.appearance)
+            self.appearance = report.appearance
+            changes["Appearance"] = ("q", report.appearance)
         if report.tx_power is not None and report.tx_power != self.tx_power:
-            await self.TxPower.set_async(report.tx_power)
+            self.tx_power = report.tx_power
+            changes["TxPower"] = ("n", report.tx_power)
         threshold = 0 if every_rssi else CONFIG.rssi_threshold
         if report.rssi != self.rssi and (self.rssi == 0 or abs(report.rssi - self.rssi) >= threshold):
-            await self.RSSI.set_async(report.rssi)
+            self.rssi = report.rssi
+            changes["RSSI"] = ("n", report.rssi)
+        if changes:
+            self.properties_changed.emit(("org.bluez.Device1", changes, []))
 
     def forget_rssi(self) -> None:
         """Discovery ended: RSSI becomes unknown (BlueZ then drops the property;
