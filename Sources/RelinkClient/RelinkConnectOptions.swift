@@ -1,6 +1,6 @@
 public import DBus
 import RelinkAPI
-import RelinkModel
+public import RelinkModel
 
 /// Options of ``RelinkCentral/connect(peripheral:options:)`` (`Central1.Connect`).
 public struct RelinkConnectOptions: Sendable, Hashable {
@@ -32,6 +32,8 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     public var matchManufacturerID: UInt16?
     /// Services it advertises, every one of them; at most 64.
     public var matchServices: [String]
+    /// Manufacturer- and service-data prefixes its advertisement must all match.
+    public var matchDataPrefixes: Set<AdvertisingDataPrefix>
 
     /// The longest timeout relinkd takes, in seconds (the contract's limit).
     public static let maximumTimeout: Double = APILimits.maximumConnectTimeout
@@ -43,7 +45,9 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     /// checked until ``dictionary()``.
     public init(timeout: Double? = nil, pendingUntilCancelled: Bool? = nil, services: [String] = [],
                 strategies: [Strategy] = [], addressType: AddressType? = nil,
-                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [String] = []) {
+                matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [String] = [],
+                matchDataPrefixes: Set<AdvertisingDataPrefix> = []) {
+        self.matchDataPrefixes = matchDataPrefixes
         self.timeout = timeout
         self.pendingUntilCancelled = pendingUntilCancelled
         self.services = services
@@ -91,19 +95,31 @@ public struct RelinkConnectOptions: Sendable, Hashable {
         if !matchServices.isEmpty {
             out["match_services"] = .array(.string, try RelinkArguments.bluetoothUUIDs(matchServices).map(DBusValue.string))
         }
+        out.merge(DataPrefixOptions.options(matchDataPrefixes, keys: DataPrefixOptions.matchKeys)) { $1 }
         return out
     }
 }
 
 /// Options of ``RelinkCentral/scan(services:options:)`` (`Central1.Scan`).
 public struct RelinkScanOptions: Sendable, Hashable {
-    /// Report every advertisement, not one discovery per peripheral.
+    /// Report every advertisement report, not one discovery per peripheral
+    /// and payload.
     public var allowDuplicates: Bool
+    /// Manufacturer- and service-data prefixes: when any is given, only
+    /// peripherals whose advertising data matches one of them (for example
+    /// `[IBeacon.scanPrefix]`). At most `DataPrefixOptions.maximumCount`.
+    public var dataPrefixes: Set<AdvertisingDataPrefix>
 
-    /// Options; by default one discovery per peripheral.
-    public init(allowDuplicates: Bool = false) { self.allowDuplicates = allowDuplicates }
+    /// Options; by default one discovery per peripheral and payload, every peripheral.
+    public init(allowDuplicates: Bool = false, dataPrefixes: Set<AdvertisingDataPrefix> = []) {
+        self.allowDuplicates = allowDuplicates
+        self.dataPrefixes = dataPrefixes
+    }
 
-    var dictionary: [String: DBusValue] { ["allow_duplicates": .boolean(allowDuplicates)] }
+    var dictionary: [String: DBusValue] {
+        ["allow_duplicates": .boolean(allowDuplicates)]
+            .merging(DataPrefixOptions.options(dataPrefixes, keys: DataPrefixOptions.scanKeys)) { $1 }
+    }
 }
 
 /// Options of `Manager1.Register`.

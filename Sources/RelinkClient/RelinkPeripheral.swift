@@ -1,5 +1,5 @@
 public import DBus
-import RelinkModel
+public import RelinkModel
 import RelinkAPI
 
 /// A peripheral relinkd knows (`org.relink.Peripheral1` properties).
@@ -72,6 +72,8 @@ public struct RelinkCentralProperties: Sendable, Hashable {
     public var scanServices: [String]
     /// The scan's `allow_duplicates`.
     public var allowDuplicates: Bool
+    /// The scan's manufacturer- and service-data prefixes (`ScanOptions`).
+    public var scanDataPrefixes: Set<AdvertisingDataPrefix>
     /// The newest event's sequence number (0: none).
     public var lastSequence: UInt64
     /// Events at or below it were acknowledged or dropped.
@@ -91,6 +93,10 @@ public struct RelinkCentralProperties: Sendable, Hashable {
         scanning = try r.value(Central1Property.scanning.rawValue, default: false)
         scanServices = try r.value(Central1Property.scanServices.rawValue, default: [])
         allowDuplicates = try r.value(Central1Property.allowDuplicates.rawValue, default: false)
+        let scanOptions = try r.value(Central1Property.scanOptions.rawValue, default: [String: DBusValue]())
+        do { scanDataPrefixes = try DataPrefixOptions.prefixes(in: scanOptions, keys: DataPrefixOptions.scanKeys) } catch {
+            throw .badReply("Central1 ScanOptions", error)
+        }
         lastSequence = try r.required(Central1Property.lastSequence.rawValue)
         acknowledged = try r.required(Central1Property.acknowledged.rawValue)
         droppedEvents = try r.value(Central1Property.droppedEvents.rawValue, default: 0)

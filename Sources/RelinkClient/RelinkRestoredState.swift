@@ -1,5 +1,6 @@
 public import DBus
 public import RelinkModel
+import RelinkAPI
 
 /// What `Manager1.Register` returns (CoreBluetooth's `willRestoreState`):
 /// the identifier's peripherals, scan and event counters, handed out
@@ -47,6 +48,8 @@ public struct RelinkRestoredState: Sendable, Hashable {
     public var scanServices: [String]
     /// The scan's `allow_duplicates`.
     public var allowDuplicates: Bool
+    /// The scan's manufacturer- and service-data prefixes (`scan_options`).
+    public var scanDataPrefixes: Set<AdvertisingDataPrefix>
     /// Whether the identifier has a scan.
     public var scanning: Bool
     /// Newest stored event.
@@ -88,6 +91,9 @@ public struct RelinkRestoredState: Sendable, Hashable {
         scanServices = try r.value("scan_services", default: [])
         let scanOptions = try r.value("scan_options", default: [String: DBusValue]())
         allowDuplicates = try PropertyReader("Register (scan_options)", scanOptions).value("allow_duplicates", default: false)
+        do { scanDataPrefixes = try DataPrefixOptions.prefixes(in: scanOptions, keys: DataPrefixOptions.scanKeys) } catch {
+            throw .badReply("Register (scan_options)", error)
+        }
         scanning = try r.value("scanning", default: false)
         lastSequence = try r.required("last_sequence")
         acknowledged = try r.required("acknowledged")

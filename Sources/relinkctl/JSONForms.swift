@@ -50,7 +50,8 @@ enum JSONForms {
                     "name": p.name,
                 ] as [String: Any]
             },
-            "scan_services": s.scanServices, "scan_options": ["allow_duplicates": s.allowDuplicates], "scanning": s.scanning,
+            "scan_services": s.scanServices, "scan_options": ["allow_duplicates": s.allowDuplicates, "data_prefixes": s.scanDataPrefixes.sorted().map(\.text)] as [String: Any],
+            "scanning": s.scanning,
             "last_sequence": s.lastSequence, "acknowledged": s.acknowledged, "dropped_events": s.droppedEvents,
         ]
         if let adapter = s.adapterStatus {

@@ -18,13 +18,20 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("match-manufacturer-id"), parsing: .unconditional,
             help: "If its address changes: a company ID in its manufacturer data (0 to 65535).") var matchManufacturerID: UInt16?
     @Option(name: .customLong("match-service"), help: "If its address changes: a service it advertises (repeatable).") var matchServices: [String] = []
+    @Option(name: .customLong("match-manufacturer-data"),
+            help: "If its address changes: its manufacturer data of company C starts with HEX (under MASK): C:HEX[/MASK] (repeatable; all must match).")
+    var matchManufacturerData: [String] = []
+    @Option(name: .customLong("match-service-data"),
+            help: "If its address changes: its service data of UUID starts with HEX (under MASK): UUID:HEX[/MASK] (repeatable; all must match).")
+    var matchServiceData: [String] = []
 
     /// The options of `Connect`, each checked by the client library's rules
     /// (the model's parsers, the contract's limits).
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
     func options() throws(RelinkClientError) -> RelinkConnectOptions {
         var options = RelinkConnectOptions(timeout: timeout, services: services, matchName: matchName,
-                                           matchManufacturerID: matchManufacturerID, matchServices: matchServices)
+                                           matchManufacturerID: matchManufacturerID, matchServices: matchServices,
+                                           matchDataPrefixes: try RelinkArguments.dataPrefixes(manufacturer: matchManufacturerData, service: matchServiceData))
         for s in strategies {
             guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
                 let known = RelinkConnectOptions.Strategy.allCases.map(\.rawValue).joined(separator: ", ")

@@ -1,0 +1,61 @@
+// relink-beacon (Swift): watches iBeacons through relinkd and prints each
+// frame it reads from `discovered` events. relinkd keeps the scan (and its
+// filter: Apple's manufacturer data starting 02 15) across restarts of this
+// program and of relinkd; a beacon is reported again whenever its frame
+// changes.
+//
+//   relink-beacon [--bus-address ADDRESS] [--identifier ID]
+//
+// Each line: `#SEQUENCE ADDRESS ibeacon UUID major MAJOR minor MINOR power POWER dBm rssi RSSI`.
+// Exit status: 0 when relinkd's events end (it is gone for good), 1 on an
+// error from relinkd, 2 on a usage error.
+import Foundation
+import RelinkClient
+
+/// A command line that does not parse.
+struct UsageError: Error {
+    var text: String
+}
+
+/// The command line: `[--bus-address ADDRESS] [--identifier ID]`.
+func parse(_ arguments: [String]) throws(UsageError) -> (bus: String?, identifier: String) {
+    var bus: String?, identifier = "example-beacons-swift"
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+        guard let value = rest.popFirst() else { throw UsageError(text: "\(argument) needs a value") }
+        switch argument {
+        case "--bus-address": bus = value
+        case "--identifier": identifier = value
+        default: throw UsageError(text: "unknown argument \(argument)")
+        }
+    }
+    return (bus, identifier)
+}
+
+func run(identifier: String, bus: RelinkBus) async throws(RelinkClientError) {
+    // readme:begin
+    let central = RelinkCentral(restoreIdentifier: identifier, bus: bus)
+    let restored = try await central.connect()
+    if !restored.scanning {
+        try await central.scan(services: [], options: .iBeacons())   // only Apple's 02 15 frames
+    }
+    for await event in central.events {
+        if let beacon = event.iBeacon, let ad = event.advertisement {
+            print("#\(event.sequence) \(ad.address) ibeacon \(beacon.proximityUUID) major \(beacon.major) minor \(beacon.minor)"
+                  + " power \(beacon.measuredPower) dBm rssi \(ad.rssi.map(String.init) ?? "?")")
+        }
+        try await central.acknowledge(through: event.sequence)
+    }
+    // readme:end
+}
+
+do {
+    let (busAddress, identifier) = try parse(Array(CommandLine.arguments.dropFirst()))
+    try await run(identifier: identifier, bus: RelinkBus(address: busAddress))
+} catch let error as UsageError {
+    FileHandle.standardError.write(Data("relink-beacon: \(error.text)\nusage: relink-beacon [--bus-address ADDRESS] [--identifier ID]\n".utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("relink-beacon: \(error)\n".utf8))
+    exit(1)
+}
