@@ -10,10 +10,11 @@ import struct
 import uuid
 from typing import Any
 
-from dbus_fast import PropertyAccess, Variant
+from dbus_fast import PropertyAccess
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property
 
 from .base import CommandError, Peripheral
+from .gatt import byte_variants
 
 APPLE = 0x004C
 EDDYSTONE = "0000feaa-0000-1000-8000-00805f9b34fb"
@@ -39,8 +40,8 @@ class BeaconAdvertisement(ServiceInterface):
 
     def changed(self) -> None:
         self.emit_properties_changed({
-            "ManufacturerData": {k: Variant("ay", v) for k, v in self.manufacturer_data.items()},
-            "ServiceData": {k: Variant("ay", v) for k, v in self.service_data.items()},
+            "ManufacturerData": byte_variants(self.manufacturer_data),
+            "ServiceData": byte_variants(self.service_data),
         })
 
     @dbus_method()
@@ -57,11 +58,11 @@ class BeaconAdvertisement(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def ManufacturerData(self) -> "a{qv}":
-        return {k: Variant("ay", v) for k, v in self.manufacturer_data.items()}
+        return byte_variants(self.manufacturer_data)
 
     @dbus_property(access=PropertyAccess.READ)
     def ServiceData(self) -> "a{sv}":
-        return {k: Variant("ay", v) for k, v in self.service_data.items()}
+        return byte_variants(self.service_data)
 
     @dbus_property(access=PropertyAccess.READ)
     def TxPower(self) -> "n":

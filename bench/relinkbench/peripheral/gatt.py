@@ -7,6 +7,12 @@ from dbus_fast import DBusError, PropertyAccess, Variant
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property
 
 
+def byte_variants(data: dict) -> dict:
+    """An advertisement's ManufacturerData or ServiceData as D-Bus takes
+    it: each key's bytes in a variant of "ay"."""
+    return {k: Variant("ay", v) for k, v in data.items()}
+
+
 class Advertisement(ServiceInterface):
     """A connectable, discoverable LE advertisement (Type "peripheral")."""
 
@@ -45,11 +51,11 @@ class Advertisement(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def ManufacturerData(self) -> "a{qv}":
-        return {k: Variant("ay", v) for k, v in self.manufacturer_data.items()}
+        return byte_variants(self.manufacturer_data)
 
     @dbus_property(access=PropertyAccess.READ)
     def ServiceData(self) -> "a{sv}":
-        return {k: Variant("ay", v) for k, v in self.service_data.items()}
+        return byte_variants(self.service_data)
 
 
 class Service(ServiceInterface):
