@@ -120,4 +120,32 @@ struct AdvertisingDataEventTests {
         #expect(try await !Self.discoveries(second).contains { $0.address != Self.beaconAddress }, "still filtered after the restart")
         await second.stop()
     }
+
+    /// A match rule's data prefixes find a peripheral whose address changed
+    /// (the connection intent's stored address is one nothing has), also
+    /// after a restart: the rule is stored with the intent. A rule whose
+    /// prefix the lock's data does not start with takes nothing.
+    @Test func aMatchRulesDataPrefixFindsAChangedAddressAlsoAfterARestart() async throws {
+        let fake = await Self.world()
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let old = Self.address(0x99)
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(Self.id, uid: 0))
+        let wrong = MatchRule(dataPrefixes: [try AdvertisingDataPrefix(parsing: "manufacturer:ffff:524c02")])
+        try await first.submit(.connect(Self.id, old, try ConnectionOptions(strategies: [.scan], deadline: .after(.seconds(2)), match: wrong)))
+        try await eventually("the intent with the wrong prefix gave up") { try await first.events(Self.id).contains { $0.kind == "failed-to-connect" } }
+        #expect(await !fake.isConnected(Self.lockAddress), "a prefix the data does not start with took the lock")
+        try await first.submit(.cancel(Self.id, old))
+        let rule = MatchRule(dataPrefixes: [try AdvertisingDataPrefix(parsing: "manufacturer:ffff:524c01")])
+        await fake.setInRange(Self.lockAddress, false)
+        try await first.submit(.connect(Self.id, old, try ConnectionOptions(strategies: [.scan], deadline: .pendingUntilCancelled, match: rule)))
+        await first.stop()
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        await fake.setInRange(Self.lockAddress, true)
+        try await eventually("the lock found by the rule's prefix at its new address") {
+            try await second.events(Self.id).contains { $0.kind == "connected" }
+        }
+        #expect(await fake.isConnected(Self.lockAddress))
+        await second.stop()
+    }
 }
