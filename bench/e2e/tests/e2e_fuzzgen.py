@@ -315,7 +315,13 @@ class Generator:
         if roll < 0.55:
             return Call(path, iface, "Scan", "asa{sv}", [[f"{i:04x}" for i in range(self.r.randint(65, 300))], {}],
                         why="too many UUIDs")
-        opts, why = self.bad_options({"allow_duplicates": "b"})
+        if roll < 0.65:
+            # A data prefix longer than any advertisement carries, or a mask of another length.
+            n = self.r.randint(253, 600)
+            prefix = ("manufacturer_data", Variant("a(qayay)", [[0x004C, bytes(n), b""]])) if self.r.random() < 0.5 else \
+                ("service_data", Variant("a(sayay)", [["feaa", b"\x20\x00", b"\xff"]]))
+            return Call(path, iface, "Scan", "asa{sv}", [["180d"], dict([prefix])], why="bad data prefix")
+        opts, why = self.bad_options({"allow_duplicates": "b", "manufacturer_data": "a(qayay)", "service_data": "a(sayay)"})
         return Call(path, iface, "Scan", "asa{sv}", [["180d"], opts], why=why)
 
     def m_StopScan(self, iface: str) -> Call:
