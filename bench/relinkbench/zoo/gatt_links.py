@@ -32,6 +32,20 @@ class BenchServiceLink(GattServiceClientLink):
     def rebind(self, client) -> None:
         self.client = client
 
+    # Patch 13 (issue 22, gattdb): BlueZoo hands the central the
+    # peripheral program's own object paths as `Includes`; BlueZ
+    # (src/gatt-client.c, service_get_includes) gives the central's
+    # service objects of the included services. Map each included path to
+    # the service link of this device whose peripheral object it is.
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Includes(self) -> list[str]:
+        wanted = self.client.Includes.get([]) or []
+        # The adapter's own GAP service (zoo/gap.py) is no proxy: it has no remote path.
+        links = {getattr(getattr(link.client, "_dbus", None), "object_path", None): path
+                 for path, link in self.device.services.items() if isinstance(link, BenchServiceLink)}
+        return [links[p] for p in wanted if p in links]
+
 
 class BenchCharLink(GattCharacteristicClientLink):
 
