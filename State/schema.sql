@@ -92,4 +92,11 @@ CREATE TABLE adapter_state (
     announced_at INTEGER NOT NULL
 ) STRICT;
 
-PRAGMA user_version = 3;
+-- v4: the last GATT database relinkd read per peripheral (GattDatabase's JSON).
+CREATE TABLE gatt_database (
+    peripheral_id BLOB NOT NULL PRIMARY KEY REFERENCES peripheral(id) ON DELETE CASCADE,
+    layout TEXT NOT NULL CHECK (json_valid(layout)),
+    read_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 4;

@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV3.userVersion
+    static let latestUserVersion = MigrationV4.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -15,6 +15,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV3.identifier) { db in
             try db.execute(sql: MigrationV3.sql)
+        }
+        migrator.registerMigration(MigrationV4.identifier) { db in
+            try db.execute(sql: MigrationV4.sql)
         }
         return migrator
     }
