@@ -1,4 +1,4 @@
--- relink restore store: the current schema (after migrations v1, v2, v3 and v6).
+-- relink restore store: the current schema (after migrations v1, v2, v3, v4 and v6).
 --
 -- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
 -- a fresh database, kept equal to it by SchemaTests (which compares the
@@ -94,5 +94,12 @@ CREATE TABLE adapter_state (
     roles TEXT NOT NULL,
     announced_at INTEGER NOT NULL
 ) STRICT;
+
+-- v4: the last GATT database relinkd read per peripheral (GattDatabase's JSON).
+CREATE TABLE gatt_database (
+    peripheral_id BLOB NOT NULL PRIMARY KEY REFERENCES peripheral(id) ON DELETE CASCADE,
+    layout TEXT NOT NULL CHECK (json_valid(layout)),
+    read_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
 
 PRAGMA user_version = 6;

@@ -9,15 +9,7 @@ final class LineStream: Sendable {
 
     init(reading handle: FileHandle) {
         (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        handle.readabilityHandler = { [self] h in
-            let chunk = h.availableData
-            if chunk.isEmpty {
-                h.readabilityHandler = nil
-                self.finish()
-            } else {
-                self.append(chunk)
-            }
-        }
+        readToEnd(of: handle, chunk: { [self] in append($0) }, end: { [self] in finish() })
     }
 
     private func append(_ chunk: Data) {

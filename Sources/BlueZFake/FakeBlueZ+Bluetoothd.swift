@@ -165,7 +165,8 @@ extension FakeBlueZ {
             let sPath = servicePath(address, s)
             if services {
                 objects.append((sPath, [BlueZInterface.gattService: [
-                    "UUID": .string(service.uuid.string), "Primary": .boolean(true), "Device": .objectPath(devicePath(address)),
+                    "UUID": .string(service.uuid.string), "Primary": .boolean(service.primary), "Device": .objectPath(devicePath(address)),
+                    "Includes": .array(.objectPath, includedServicePaths(address, service).map { .objectPath($0) }),
                 ]]))
             }
             guard characteristics else { continue }
@@ -177,6 +178,7 @@ extension FakeBlueZ {
                     "Value": .array(.byte, characteristic.value.map { .byte($0) }),
                     "Notifying": .boolean(sessions.contains(key) && connected.contains(address)),
                 ]]))
+                objects += descriptorObjects(address, s, c, characteristic)
             }
         }
         return objects

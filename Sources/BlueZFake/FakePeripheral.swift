@@ -38,20 +38,26 @@ public struct FakePeripheral: Sendable, Hashable {
     }
 
     /// The services it advertises (all of its primary services here).
-    public var advertisedServices: [BluetoothUUID] { services.map(\.uuid) }
+    public var advertisedServices: [BluetoothUUID] { services.filter(\.primary).map(\.uuid) }
 }
 
-/// A primary service of a fake peripheral.
+/// A service of a fake peripheral.
 public struct FakeService: Sendable, Hashable {
     /// Its UUID.
     public var uuid: BluetoothUUID
     /// Its characteristics, in handle order.
     public var characteristics: [FakeCharacteristic]
+    /// Primary (advertised) or secondary (only included).
+    public var primary: Bool
+    /// The UUIDs of the peripheral's services it includes.
+    public var includes: [BluetoothUUID]
 
     /// A service.
-    public init(uuid: BluetoothUUID, characteristics: [FakeCharacteristic]) {
+    public init(uuid: BluetoothUUID, characteristics: [FakeCharacteristic], primary: Bool = true, includes: [BluetoothUUID] = []) {
         self.uuid = uuid
         self.characteristics = characteristics
+        self.primary = primary
+        self.includes = includes
     }
 }
 
@@ -63,9 +69,29 @@ public struct FakeCharacteristic: Sendable, Hashable {
     public var flags: [String]
     /// Its current value.
     public var value: [UInt8]
+    /// Its descriptors, in handle order.
+    public var descriptors: [FakeDescriptor]
 
     /// A characteristic.
-    public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = []) {
+    public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = [], descriptors: [FakeDescriptor] = []) {
+        self.uuid = uuid
+        self.flags = flags
+        self.value = value
+        self.descriptors = descriptors
+    }
+}
+
+/// A descriptor of a fake peripheral's characteristic.
+public struct FakeDescriptor: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// BlueZ's flags (`read`, `write`).
+    public var flags: [String]
+    /// Its current value.
+    public var value: [UInt8]
+
+    /// A descriptor.
+    public init(uuid: BluetoothUUID, flags: [String] = ["read"], value: [UInt8] = []) {
         self.uuid = uuid
         self.flags = flags
         self.value = value

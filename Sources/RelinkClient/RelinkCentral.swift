@@ -123,7 +123,7 @@ public actor RelinkCentral {
         continuation.finish()
     }
 
-    private func connected() throws(RelinkClientError) -> RelinkManager {
+    func connected() throws(RelinkClientError) -> RelinkManager {
         guard let manager else { throw RelinkClientError(.notConnected, "The central is not connected to relinkd: call connect() first.") }
         return manager
     }

@@ -47,6 +47,10 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let storeFailed = Name(.storeFailed)
         /// Anything else; the message says what.
         public static let failed = Name(.failed)
+        /// The characteristic has no descriptor of that UUID.
+        public static let unknownDescriptor = Name(.unknownDescriptor)
+        /// The link is up but its services are not resolved yet.
+        public static let servicesNotResolved = Name(.servicesNotResolved)
     }
 
     /// The D-Bus error name (relinkd's `org.relink.Error.*`, or the bus's).
@@ -79,8 +83,10 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         Self.unreachableNames.contains(name.rawValue) || name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
     }
 
-    /// True for `UnknownIdentifier`, `UnknownPeripheral` and `UnknownCharacteristic`.
-    public var isUnknownObject: Bool { name == .unknownIdentifier || name == .unknownPeripheral || name == .unknownCharacteristic }
+    /// True for `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic` and `UnknownDescriptor`.
+    public var isUnknownObject: Bool {
+        name == .unknownIdentifier || name == .unknownPeripheral || name == .unknownCharacteristic || name == .unknownDescriptor
+    }
 
     /// The error for an identifier relinkd does not have (or does not show
     /// the caller): one wording for every call, whichever object answered.

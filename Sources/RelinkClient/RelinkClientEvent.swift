@@ -38,6 +38,8 @@ public struct RelinkClientEvent: Sendable, Hashable {
         /// `adapter-state`: relinkd's adapter changed state (CoreBluetooth's
         /// `centralManagerDidUpdateState`); about no peripheral.
         public static let adapterState = Kind(.adapterState)
+        /// `services-changed`: a connected peripheral's GATT database changed.
+        public static let servicesChanged = Kind(.servicesChanged)
     }
 
     /// Grows by one per event of the identifier (gaps only where the
@@ -75,6 +77,13 @@ public struct RelinkClientEvent: Sendable, Hashable {
     /// The notified bytes of a `value-notified` event.
     public var value: [UInt8]? {
         if case .valueNotified(_, _, let value)? = payload { return value }
+        return nil
+    }
+
+    /// The peripheral's new GATT database, for a `services-changed` event
+    /// (CoreBluetooth's `peripheral(_:didModifyServices:)`).
+    public var gattDatabase: GattDatabase? {
+        if case .servicesChanged(_, let database)? = payload { return database }
         return nil
     }
 }

@@ -285,7 +285,7 @@ public final class RelinkManager: Sendable {
         do { return try await connection.nameOwnerChanges(for: RelinkNames.busName) } catch { throw RelinkClientError.from(error) }
     }
 
-    private func gattArguments(_ peripheral: String, _ service: String, _ characteristic: String) throws(RelinkClientError) -> [DBusValue] {
+    func gattArguments(_ peripheral: String, _ service: String, _ characteristic: String) throws(RelinkClientError) -> [DBusValue] {
         [.string(try RelinkArguments.peripheral(peripheral)), .string(try RelinkArguments.bluetoothUUID(service)),
          .string(try RelinkArguments.bluetoothUUID(characteristic))]
     }

@@ -24,6 +24,10 @@ public struct RelinkRestoredState: Sendable, Hashable {
         public var subscriptions: [Characteristic]
         /// The resolved name ("" when none).
         public var name: String
+        /// The GATT database relinkd read last from it, with when
+        /// (``RelinkModel/GattDatabase/readAt``); nil when it never had one
+        /// (CoreBluetooth's restored peripherals carry their discovered services).
+        public var gattDatabase: GattDatabase? = nil
     }
 
     /// A characteristic of a service.
@@ -85,7 +89,10 @@ public struct RelinkRestoredState: Sendable, Hashable {
                 subscriptions: try p.value("subscriptions", default: [StringPair]()).map {
                     Characteristic(service: $0.first, characteristic: $0.second)
                 },
-                name: try p.value("name", default: "")))
+                name: try p.value("name", default: ""),
+                gattDatabase: try (p.optional("gatt_database", String.self)).map { json throws(RelinkClientError) in
+                    do { return try GattDatabase(json: json) } catch { throw .badReply("Register (gatt_database)", "\(error)") }
+                }))
         }
         peripherals = list
         scanServices = try r.value("scan_services", default: [])

@@ -34,6 +34,8 @@ public enum JournalField: String, CaseIterable, Sendable {
     case adapterRoles = "RELINK_ADAPTER_ROLES"
     /// A characteristic, by service and characteristic UUID (``CharacteristicKey``).
     case characteristic = "RELINK_CHARACTERISTIC"
+    /// The service UUIDs of a peripheral's GATT database, comma-separated, in handle order.
+    case gattServices = "RELINK_GATT_SERVICES"
     /// A peripheral's name as relink resolved it.
     case name = "RELINK_NAME"
     /// Where ``name`` came from: the advertisement or the GAP Device Name.

@@ -32,6 +32,10 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case storeFailed = "org.relink.Error.StoreFailed"
     /// Anything else; the message says what.
     case failed = "org.relink.Error.Failed"
+    /// The characteristic is on the link and has no such descriptor.
+    case unknownDescriptor = "org.relink.Error.UnknownDescriptor"
+    /// The link is up but bluetoothd has not resolved its services yet.
+    case servicesNotResolved = "org.relink.Error.ServicesNotResolved"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -52,7 +56,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The method errors, in the order of docs/api/errors.md.
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
-        .notReady, .inProgress, .notSupported, .storeFailed, .failed,
+        .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved,
     ]
 
     /// The full D-Bus error name.

@@ -19,6 +19,7 @@ public struct TortureModel: Sendable, Equatable {
     var identifiers: [RestoreIdentifier: Identifier] = [:]
     var peripherals: [PeripheralID: PeripheralRecord] = [:]
     var adapterStates: [String: AdapterStatus] = [:]
+    var gattDatabases: [PeripheralID: GattDatabase] = [:]
 
     public init() {}
 
@@ -44,6 +45,7 @@ public struct TortureModel: Sendable, Equatable {
             peripherals[record.id] = record
         case .removePeripheral(let id):
             peripherals[id] = nil
+            gattDatabases[id] = nil
             for key in Array(identifiers.keys) {
                 guard var entry = identifiers[key] else { continue }
                 entry.connections[id] = nil
@@ -67,6 +69,7 @@ public struct TortureModel: Sendable, Equatable {
             }
             identifiers[id] = entry
         case .putAdapterState(let adapter, let status): adapterStates[adapter] = status
+        case .putGattDatabase(let peripheral, let database): if peripherals[peripheral] != nil { gattDatabases[peripheral] = database }
         }
     }
 
@@ -112,7 +115,7 @@ public struct TortureModel: Sendable, Equatable {
                                      firstSequence: entry.events.first?.sequence))
         }
         let peripherals = peripherals.values.sorted { $0.id < $1.id }
-        return StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates)
+        return StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates, gattDatabases: gattDatabases)
     }
 
     /// The events each identifier's outbox must hold, oldest first.

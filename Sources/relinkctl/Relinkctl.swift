@@ -19,7 +19,8 @@ struct Relinkctl: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, ListCommand.self, ShowCommand.self, RegisterCommand.self, ScanCommand.self,
             StopScanCommand.self, ConnectCommand.self, CancelCommand.self, SubscribeCommand.self,
-            UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, EventsCommand.self, ForgetCommand.self,
+            UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
+            EventsCommand.self, ForgetCommand.self,
             PeripheralsCommand.self,
         ])
 

@@ -50,18 +50,20 @@ struct RealBlueZBehaviourTests {
 
     /// Finding 3: `ServicesResolved=true` before the characteristic objects.
     /// Notifications must be armed when the characteristic appears, not
-    /// when the 3 s grace timer fires.
+    /// when the 3 s grace timer fires: the daemon's clock is a manual one
+    /// that never moves, so the grace timer cannot be what arms them.
     @Test func notificationsAreArmedWhenTheCharacteristicAppears() async throws {
         let fake = FakeBlueZ()
         await fake.setQuirk(servicesResolvedBeforeCharacteristics: true)
         await fake.add(T.bandPeripheral(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(),
+                                          clock: .manual())
         try await d.submit(.register(T.id, uid: 0))
         try await d.submit(.connect(T.id, T.band, try T.options()))
         try await d.submit(.subscribe(T.id, T.band, T.key))
         try await eventually("connected") { await d.state(T.id, T.band) == "connected" }
         await fake.addPendingCharacteristics(T.band)
-        try await eventually("armed at once", within: .seconds(1)) {
+        try await eventually("armed with the clock standing still") {
             await fake.calls.contains { if case .startNotify = $0 { true } else { false } }
         }
         await d.stop()
@@ -101,15 +103,17 @@ struct RealBlueZBehaviourTests {
 
     /// Finding 4: the peripheral's GATT application restarts on a live link;
     /// bluetoothd re-adds its services under new paths. relinkd must arm
-    /// the new characteristic, and values must flow again.
+    /// the new characteristic as it appears (the clock stands still, so no
+    /// timer does it), and values must flow again.
     @Test func gattObjectsReAddedUnderNewPathsAreArmedAgain() async throws {
         let fake = FakeBlueZ()
         await fake.add(T.bandPeripheral(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(),
+                                          clock: .manual())
         try await T.linked(d)
         let armedBefore = await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count
         await fake.restartGattApplication(T.band)
-        try await eventually("the new characteristic armed", within: .seconds(2)) {
+        try await eventually("the new characteristic armed with the clock standing still") {
             await fake.calls.filter { if case .startNotify = $0 { true } else { false } }.count > armedBefore
         }
         await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 90, 1])

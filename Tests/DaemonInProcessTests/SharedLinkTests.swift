@@ -48,7 +48,7 @@ struct SharedLinkTests {
         let directory = try InProcessDaemon.temporaryDirectory()
         let first = try await InProcessDaemon(fake: fake, directory: directory)
         try await Self.shared(first, strategies: strategies)
-        try await eventually("the second identifier hears connected", within: .seconds(5)) {
+        try await eventually("the second identifier hears connected", ) {
             Self.routes("connected", try await first.events(Self.second)).count == 1
         }
         await first.stop()
@@ -60,7 +60,7 @@ struct SharedLinkTests {
         await fake.add(T.bandPeripheral(), known: true)
         let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
         try await Self.shared(d)
-        try await eventually("the second identifier hears connected", within: .seconds(5)) {
+        try await eventually("the second identifier hears connected", ) {
             Self.routes("connected", try await d.events(Self.second)) == [.sharedLink]
         }
         #expect(await d.state(Self.second, T.band) == "connected-shared")
@@ -75,7 +75,7 @@ struct SharedLinkTests {
 
         let second = try await InProcessDaemon(fake: fake, directory: directory)
         try await eventually("the owner restored") { try await second.events(T.id).contains { $0.kind == "restored" } }
-        try await eventually("the sharer restored too", within: .seconds(5)) {
+        try await eventually("the sharer restored too", ) {
             Self.routes("restored", try await second.events(Self.second)) == [.sharedLink]
         }
         #expect(await second.state(Self.second, T.band) == "connected-shared")
@@ -93,7 +93,7 @@ struct SharedLinkTests {
         try await eventually("the owner reports the restored link down") {
             try await second.events(T.id).map(\.kind).contains("disconnected")
         }
-        try await eventually("so does the sharer", within: .seconds(5)) {
+        try await eventually("so does the sharer", ) {
             try await Self.linkEvents(second, Self.second) == ["connected", "disconnected"]
         }
         await fake.setInRange(T.band, true)

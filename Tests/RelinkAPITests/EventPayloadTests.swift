@@ -30,6 +30,12 @@ struct EventPayloadTests {
                 .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
             .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
+            .servicesChanged(peripheral: PeripheralID(UUID()), database: GattDatabase(services: [
+                GattDatabase.Service(uuid: BluetoothUUID(shortValue: 0x180D), characteristics: [
+                    GattDatabase.Characteristic(uuid: BluetoothUUID(shortValue: 0x2A37), flags: ["notify"],
+                                                descriptors: [GattDatabase.Descriptor(uuid: GattDatabase.userDescription, flags: ["read"])]),
+                ]),
+            ], readAt: Date(timeIntervalSince1970: 1_767_225_600))),
         ]
     }
 

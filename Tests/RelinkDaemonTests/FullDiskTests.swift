@@ -12,7 +12,7 @@ struct FullDiskTests {
     /// Fills the file system at `directory` with one file until it is full.
     static func fill(_ path: String) {
         guard let handle = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)
         }() else { return }
         defer { try? handle.close() }

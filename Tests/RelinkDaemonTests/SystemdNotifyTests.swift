@@ -31,16 +31,24 @@ import Testing
             let listener = try NotifyListener(directory: h.directory)
             try await h.startRelinkd(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000", "RELINK_TEST_HOOKS": "1"])
             _ = listener.waitFor(timeout: .seconds(10)) { $0.contains("READY=1") }
-            let before = listener.waitFor(timeout: .seconds(1)) { _ in false }.filter { $0.contains("WATCHDOG=1") }
-            #expect(before.count >= 3, "pings every 0.2 s before the stall: \(before.count)")
+            var pings = 0
+            let before = listener.waitFor(timeout: .seconds(10)) { m in
+                if m.contains("WATCHDOG=1") { pings += 1 }
+                return pings >= 3
+            }.filter { $0.contains("WATCHDOG=1") }
+            #expect(before.count >= 3, "pings before the stall: \(before.count)")
             let pid = try #require(h.relinkd?.pid)
             kill(pid, SIGUSR1)
             // Let a ping already on its way arrive, then watch the stall (3 s).
             _ = listener.waitFor(timeout: .milliseconds(500)) { _ in false }
             let during = listener.waitFor(timeout: .seconds(2)) { _ in false }.filter { $0.contains("WATCHDOG=1") }
             #expect(during.isEmpty, "no ping while the loop is stalled: \(during.count)")
-            _ = listener.waitFor(timeout: .seconds(1)) { _ in false }
-            let after = listener.waitFor(timeout: .seconds(2)) { _ in false }.filter { $0.contains("WATCHDOG=1") }
+            // The stall ends 3 s after the signal; pings must come back (bounded wait, not a rate).
+            pings = 0
+            let after = listener.waitFor(timeout: .seconds(15)) { m in
+                if m.contains("WATCHDOG=1") { pings += 1 }
+                return pings >= 3
+            }.filter { $0.contains("WATCHDOG=1") }
             #expect(after.count >= 3, "pings again once the loop runs: \(after.count)")
         }
     }

@@ -98,11 +98,8 @@ final class CtlFollower {
         env["DBUS_SYSTEM_BUS_ADDRESS"] = nil
         p.environment = env
         let buffer = output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { buffer.append(data) }
-        }
         try p.run()
+        readToEnd(of: pipe.fileHandleForReading, chunk: { buffer.append($0) }, end: {})
         process = p
     }
 

@@ -11,8 +11,17 @@ from .commands import Dispatcher
 
 
 def write_stdout(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    """One JSON line to whoever started the bench. A reader that has gone
+    (a test process that ended first) is not an error at this end: the line
+    has nobody to reach, and the bench goes on stopping cleanly."""
+    try:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Keep the interpreter from failing again when it flushes at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def read_stdin(loop: asyncio.AbstractEventLoop, on_line: Callable[[str], None],

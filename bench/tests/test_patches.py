@@ -825,3 +825,32 @@ def test_a_lock_that_notifies_on_subscribe_sends_its_state_at_each_reconnection(
                 bench.cmd("notify_on_subscribe", peripheral="lock", on="yes")
             await c.disconnect(lock)
     run(go())
+
+
+def test_included_services_and_descriptors_are_the_centrals_objects(bench):
+    """Patch 13: `Includes` names the central's own service objects, and the
+    descriptors of the lock (a user description, a presentation format, a
+    vendor descriptor) are exported under their characteristic, readable,
+    and the vendor one writable."""
+    async def go():
+        async with Client(bench.bus) as c:
+            lock = await linked(c, bench, "lock")
+            objects = await c.objects()
+            services = {p: i["org.bluez.GattService1"] for p, i in objects.items()
+                        if p.startswith(lock + "/") and "org.bluez.GattService1" in i}
+            by_uuid = {s["UUID"]: p for p, s in services.items()}
+            includes = services[by_uuid[LOCK_SERVICE]]["Includes"]
+            assert includes == [by_uuid["0000180f-0000-1000-8000-00805f9b34fb"]]
+            assert services[includes[0]]["Primary"] is False
+            state = await c.char_path(lock, LOCK_STATE)
+            descs = {i["org.bluez.GattDescriptor1"]["UUID"]: p for p, i in objects.items()
+                     if p.startswith(state + "/") and "org.bluez.GattDescriptor1" in i}
+            assert set(descs) == {"00002901-0000-1000-8000-00805f9b34fb", "00002904-0000-1000-8000-00805f9b34fb",
+                                  "8e7f1aff-4b2c-4d1e-9a3f-72656c696e6b"}
+            desc = "org.bluez.GattDescriptor1"
+            value = await c.call("ReadValue", "a{sv}", [{}], path=descs["00002901-0000-1000-8000-00805f9b34fb"], iface=desc)
+            assert bytes(value[0]) == b"Lock state"
+            vendor = descs["8e7f1aff-4b2c-4d1e-9a3f-72656c696e6b"]
+            await c.call("WriteValue", "aya{sv}", [b"\x3c", {}], path=vendor, iface=desc)
+            assert bytes((await c.call("ReadValue", "a{sv}", [{}], path=vendor, iface=desc))[0]) == b"\x3c"
+    run(go())

@@ -6,12 +6,15 @@ public struct GattService: Sendable, Hashable {
     public var device: ObjectPath?
     public var uuid: String
     public var primary: Bool
+    /// The service objects it includes (`Includes`; empty when bluetoothd omits it).
+    public var includes: [ObjectPath]
 
     init(path: ObjectPath, properties p: InterfaceProperties) {
         self.path = path
         device = p.path("Device")
         uuid = (p.string("UUID") ?? "").lowercased()
         primary = p.bool("Primary") ?? true
+        includes = p.paths("Includes")
     }
 }
 
@@ -41,10 +44,13 @@ public struct GattDescriptor: Sendable, Hashable {
     public var path: ObjectPath
     public var characteristic: ObjectPath?
     public var uuid: String
+    /// BlueZ's `Flags` (`read`, `write`, ...).
+    public var flags: [String]
 
     init(path: ObjectPath, properties p: InterfaceProperties) {
         self.path = path
         characteristic = p.path("Characteristic")
         uuid = (p.string("UUID") ?? "").lowercased()
+        flags = p.strings("Flags")
     }
 }

@@ -71,6 +71,8 @@ public struct Mirror: Sendable {
                 if c.uuid == GAP.deviceNameUUID, let value = c.value {
                     events += gapNameRead(characteristic: path, value: value, at: date)
                 }
+            case BlueZInterface.gattDescriptor:
+                events.append(.gattDescriptorAdded(GattDescriptor(path: path, properties: object[name] ?? [:])))
             default:
                 break
             }

@@ -10,6 +10,8 @@ public enum MirrorEvent: Sendable, Hashable {
     case deviceRemoved(ObjectPath, address: String?)
     case gattServiceAdded(GattService)
     case gattCharacteristicAdded(GattCharacteristic)
+    /// A descriptor object appeared (its characteristic's database changed, or was discovered).
+    case gattDescriptorAdded(GattDescriptor)
     case gattObjectRemoved(ObjectPath)
     /// A property of an adapter, device or GATT object changed (or was
     /// invalidated: `new` is nil).

@@ -23,6 +23,10 @@ extension Dictionary where Key == String, Value == DBusValue {
         guard case .array(_, let items)? = self[key]?.unwrapped else { return [] }
         return items.compactMap { if case .string(let s) = $0.unwrapped { s } else { nil } }
     }
+    func paths(_ key: String) -> [ObjectPath] {
+        guard case .array(_, let items)? = self[key]?.unwrapped else { return [] }
+        return items.compactMap { if case .objectPath(let p) = $0.unwrapped { p } else { nil } }
+    }
     func bytes(_ key: String) -> [UInt8]? {
         guard case .array(.byte, let items)? = self[key]?.unwrapped else { return nil }
         return items.compactMap { if case .byte(let b) = $0 { b } else { nil } }

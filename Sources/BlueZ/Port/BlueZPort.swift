@@ -38,6 +38,12 @@ public protocol BlueZPort: Actor {
     /// Writes a characteristic, with or without response.
     /// - Throws: ``BlueZError``.
     func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool, timeout: Duration) async throws
+    /// Reads a descriptor.
+    /// - Throws: ``BlueZError``.
+    func readDescriptor(_ descriptor: ObjectPath, timeout: Duration) async throws -> [UInt8]
+    /// Writes a descriptor.
+    /// - Throws: ``BlueZError``.
+    func writeDescriptor(_ descriptor: ObjectPath, _ value: [UInt8], timeout: Duration) async throws
     /// Starts notifications of a characteristic (kept by bluetoothd across reconnections).
     /// - Throws: ``BlueZError``.
     func startNotify(_ characteristic: ObjectPath) async throws
@@ -56,6 +62,12 @@ public protocol BlueZPort: Actor {
 }
 
 extension BlueZPort {
+    /// ``readDescriptor(_:timeout:)`` with 10 s.
+    public func readDescriptor(_ descriptor: ObjectPath) async throws -> [UInt8] { try await readDescriptor(descriptor, timeout: .seconds(10)) }
+    /// ``writeDescriptor(_:_:timeout:)`` with 10 s.
+    public func writeDescriptor(_ descriptor: ObjectPath, _ value: [UInt8]) async throws {
+        try await writeDescriptor(descriptor, value, timeout: .seconds(10))
+    }
     /// ``waitUntilReady(timeout:)`` with 10 s.
     public func waitUntilReady() async throws { try await waitUntilReady(timeout: .seconds(10)) }
     /// ``connect(_:timeout:)`` with 45 s.

@@ -32,6 +32,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case storeFailed(String)
     /// Anything else; the message says what.
     case failed(String)
+    /// The characteristic is on the link and has no descriptor of that UUID.
+    case unknownDescriptor(String)
+    /// The link is up but its services are not resolved yet (`GattDatabase`).
+    case servicesNotResolved(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -59,6 +63,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case storeFailed
         /// `org.relink.Error.Failed`.
         case failed
+        /// `org.relink.Error.UnknownDescriptor`.
+        case unknownDescriptor
+        /// `org.relink.Error.ServicesNotResolved`.
+        case servicesNotResolved
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -75,6 +83,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .notSupported: .notSupported
             case .storeFailed: .storeFailed
             case .failed: .failed
+            case .unknownDescriptor: .unknownDescriptor
+            case .servicesNotResolved: .servicesNotResolved
             }
         }
 
@@ -110,6 +120,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notSupported: self = .notSupported(message)
         case .storeFailed: self = .storeFailed(message)
         case .failed: self = .failed(message)
+        case .unknownDescriptor: self = .unknownDescriptor(message)
+        case .servicesNotResolved: self = .servicesNotResolved(message)
         }
     }
 
@@ -128,6 +140,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notSupported: .notSupported
         case .storeFailed: .storeFailed
         case .failed: .failed
+        case .unknownDescriptor: .unknownDescriptor
+        case .servicesNotResolved: .servicesNotResolved
         }
     }
 
@@ -139,7 +153,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         switch self {
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
-             .storeFailed(let m), .failed(let m):
+             .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m):
             m
         }
     }

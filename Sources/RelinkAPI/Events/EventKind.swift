@@ -18,6 +18,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case subscriptionFailed = "subscription-failed"
     /// The state of relinkd's adapter changed (about no peripheral).
     case adapterState = "adapter-state"
+    /// A connected peripheral's GATT database differs from the one relinkd read before.
+    case servicesChanged = "services-changed"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -31,6 +33,7 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .nameUpdated: "nameUpdated"
         case .subscriptionFailed: "subscriptionFailed"
         case .adapterState: "adapterState"
+        case .servicesChanged: "servicesChanged"
         }
     }
 }

@@ -19,12 +19,15 @@ import RelinkModel
 // * an adapter's state (`adapter-state`, the one kind without a peripheral):
 //   `{"adapter": "hci0", "roles": [..], "state": ..}`, `AdapterState` and
 //   `AdapterRole` wire names;
+// * a GATT database (`services-changed`): `GattDatabase`'s one JSON form
+//   (RelinkModel), under `database`;
 // * optional fields are left out when unknown, never `null`.
 
 extension EventPayload {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
+        case servicesChanged, database
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case serviceData, txPower, appearance, flags, advertisingData
@@ -49,6 +52,8 @@ extension EventPayload {
                 try body.encode(adapter, forKey: .adapter)
                 try body.encode(status.roles.map(\.rawValue), forKey: .roles)
                 try body.encode(status.state.rawValue, forKey: .state)
+            case .servicesChanged(_, let database):
+                try body.encode(database, forKey: .database)
             case .discovered(_, let advertisement):
                 var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
                 try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
@@ -125,6 +130,8 @@ extension EventPayload {
             case .subscriptionFailed:
                 payload = .subscriptionFailed(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
                                               reason: try Self.decodeFailure(body))
+            case .servicesChanged:
+                payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
             case .adapterState:
                 payload = .adapterState(adapter: try body.decode(String.self, forKey: .adapter), status: try Self.decodeAdapterStatus(body))
             case .nameUpdated:

@@ -33,6 +33,9 @@ public enum EventPayload: Sendable, Hashable {
     /// `adapter-state`: the state of relinkd's adapter (`hci0`) changed;
     /// about no peripheral.
     case adapterState(adapter: String, status: AdapterStatus)
+    /// `services-changed`: the peripheral's GATT database differs from the
+    /// one relinkd read before; `database` is the new one.
+    case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
 
     /// The event's kind.
     public var kind: EventKind {
@@ -46,6 +49,7 @@ public enum EventPayload: Sendable, Hashable {
         case .nameUpdated: .nameUpdated
         case .subscriptionFailed: .subscriptionFailed
         case .adapterState: .adapterState
+        case .servicesChanged: .servicesChanged
         }
     }
 
@@ -54,7 +58,8 @@ public enum EventPayload: Sendable, Hashable {
     public var peripheral: PeripheralID? {
         switch self {
         case .discovered(let p, _), .connected(let p, _, _), .restored(let p, _, _), .failedToConnect(let p, _),
-             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _):
+             .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
+             .servicesChanged(let p, _):
             p
         case .adapterState:
             nil

@@ -69,6 +69,12 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case unwatch = "Unwatch"
     /// The signal that carries one event: `(t sequence, s kind, s payload)`.
     case event = "Event"
+    /// The GATT database of a connected peripheral (JSON).
+    case gattDatabase = "GattDatabase"
+    /// Reads a descriptor on a live link.
+    case readDescriptor = "ReadDescriptor"
+    /// Writes a descriptor on a live link.
+    case writeDescriptor = "WriteDescriptor"
 }
 
 /// Properties of `org.relink.Central1`.

@@ -17,6 +17,10 @@ enum APIRequest: Sendable {
     /// Resolves the characteristic on the link for a read or write (done
     /// outside the loop).
     case locate(RestoreIdentifier, PeripheralRef, CharacteristicKey)
+    /// The live GATT database of a peripheral the identifier has an intent on.
+    case gattDatabase(RestoreIdentifier, PeripheralRef)
+    /// Resolves a descriptor on the link for a read or write (done outside the loop).
+    case locateDescriptor(RestoreIdentifier, PeripheralRef, DescriptorKey, forWriting: Bool)
     case events(RestoreIdentifier, after: Int64, max: Int)
     case ack(RestoreIdentifier, through: Int64)
     case watch(RestoreIdentifier, after: Int64)
@@ -29,7 +33,7 @@ struct APIResult: Sendable {
     var values: [DBusValue] = []
     /// After the reply: start sending this identifier's events above `after`.
     var delivery: (id: RestoreIdentifier, after: Int64)?
-    /// For reads and writes: the characteristic's BlueZ object.
+    /// For reads and writes: the characteristic's (or descriptor's) BlueZ object.
     var characteristic: ObjectPath?
 }
 

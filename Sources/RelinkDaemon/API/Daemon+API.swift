@@ -118,6 +118,12 @@ extension Daemon {
         case .locate(let id, let ref, let key):
             _ = try visible(id, to: caller)
             return APIResult(characteristic: try await locate(ref, key))
+        case .gattDatabase(let id, let ref):
+            let database = try await liveGattDatabase(try visible(id, to: caller), ref)
+            return APIResult(values: [.string(database.json)])
+        case .locateDescriptor(let id, let ref, let key, let forWriting):
+            _ = try visible(id, to: caller)
+            return APIResult(characteristic: try await locateDescriptor(ref, key, forWriting: forWriting))
         case .events(let id, let after, let max):
             let events = try await storedEvents(try visible(id, to: caller), after: after, limit: max)
             return APIResult(values: [Self.eventArray(events)])
@@ -234,7 +240,7 @@ extension Daemon {
     }
 
     /// The known peripheral a reference names.
-    private func knownPeripheral(_ ref: PeripheralRef) throws(RelinkError) -> PeripheralID {
+    func knownPeripheral(_ ref: PeripheralRef) throws(RelinkError) -> PeripheralID {
         switch ref {
         case .address(let address):
             guard let id = peripheralID(for: address) else { throw .unknownPeripheral("relinkd knows no peripheral at \(address.string)") }

@@ -224,13 +224,17 @@ extension Daemon {
             let subs = subscriptions.filter { $0.peripheral == peripheral }.map(\.characteristic).sorted().map {
                 DBusValue.structure([.string($0.service.string), .string($0.characteristic.string)])
             }
-            entries.append(Self.dict([
+            var entry: [String: DBusValue] = [
                 "object": .objectPath(APIPath.peripheral(peripheral)), "id": .string(peripheral.description),
                 "address": .string(row?.address.address.string ?? ""), "state": .string(state),
                 "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.string) }),
                 "subscriptions": .array(.structure([.string, .string]), subs),
                 "name": .string(names(of: peripheral).resolved(preferring: preference)?.name ?? ""),
-            ]))
+            ]
+            // The database relinkd read last (CoreBluetooth's restored
+            // peripherals carry their discovered services), with when.
+            if let database = known.gattDatabases[peripheral] { entry["gatt_database"] = .string(database.json) }
+            entries.append(Self.dict(entry))
         }
         let scan = core.scanIntents[id]
         let adapter = core.adapter.current ?? AdapterStatus(.bluetoothdMissing)

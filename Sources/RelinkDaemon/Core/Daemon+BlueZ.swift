@@ -33,6 +33,7 @@ extension Daemon {
             if await bluez.mirror.adapter(adapterPath)?.powered == true {
                 for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(true)) }
             }
+            await readResolvedDatabases()
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
@@ -65,7 +66,8 @@ extension Daemon {
     nonisolated static func handles(_ event: BlueZEvent) -> Bool {
         guard case .mirror(let change) = event else { return true }
         switch change {
-        case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated, .advertisementReported:
+        case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated,
+             .gattServiceAdded, .gattDescriptorAdded, .advertisementReported:
             return true
         case .propertyChanged(_, let interface, _, _, _):
             return interface == BlueZInterface.device
@@ -100,10 +102,16 @@ extension Daemon {
                 }
             case ("ServicesResolved", .boolean(true)?):
                 await feedPeripheral(at: address, .servicesResolved(address))
+                await gattObjectsMoved(device: path)
             default:
                 break
             }
+        case .gattServiceAdded(let service):
+            await gattObjectsMoved(containing: service.path)
+        case .gattDescriptorAdded(let descriptor):
+            await gattObjectsMoved(containing: descriptor.path)
         case .gattCharacteristicAdded(let characteristic):
+            await gattObjectsMoved(containing: characteristic.path)
             logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(core.gattGrace.waitingCount)"])
             guard core.gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
@@ -118,6 +126,7 @@ extension Daemon {
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil
+            await gattObjectsMoved(containing: path)
             // The peripheral's GATT database changed on a live link (its
             // application restarted): bluetoothd re-adds the services under
             // new paths. The session on the old object is gone; the

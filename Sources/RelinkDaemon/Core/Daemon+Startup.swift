@@ -36,6 +36,7 @@ extension Daemon {
             known.peripherals[row.id] = row
             known.peripheralByAddress[row.address.address.string] = row.id
         }
+        known.gattDatabases = stored.gattDatabases
         var states: [IdentifierState] = []
         for entry in stored.identifiers {
             let id = entry.record.id
@@ -99,6 +100,7 @@ extension Daemon {
         await adopt(adoptions)
         endBatch()
         await flushCommits()  // stored before any client is answered
+        await readResolvedDatabases()  // links BlueZ kept: no ServicesResolved change will come
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging(.journal([
             .identifiers: "\(core.identifiers.count)", .intents: "\(plan.resume.count)",
             .subscriptions: "\(plan.subscriptions.count)", .scans: "\(plan.scans.count)",

@@ -250,6 +250,8 @@ public actor Daemon {
                 logger.debug("background auto-connect renewed after relinkd's Disconnect", metadata: .journal([.address: "\(address.string)"]))
                 core.autoConnect.requestRenewal()
             }
+        case .gattDatabaseSettled(let peripheral, let generation):
+            await gattDatabaseSettled(peripheral, generation: generation)
         }
         await drainImmediate()
         await flushAutoConnect()

@@ -52,6 +52,10 @@ enum DaemonInput: Sendable {
     /// turned its background auto-connect off, so if the device is still
     /// held that way, the profile is registered anew.
     case renewAutoConnect(BluetoothAddress)
+    /// A peripheral's GATT objects have been still for
+    /// ``Daemon/gattSettleTime`` since the change of that generation: read
+    /// its database.
+    case gattDatabaseSettled(PeripheralID, generation: UInt64)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

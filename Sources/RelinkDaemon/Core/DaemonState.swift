@@ -60,6 +60,11 @@ struct PeripheralIndex {
     var peripheralNames: [PeripheralID: PeripheralNames] = [:]
     /// Parsed routing facts per characteristic object (``Daemon/valueRoute(_:)``).
     var valueRoutes: [ObjectPath: ValueRoute] = [:]
+    /// The GATT database last read from each peripheral (stored; `Register` hands it back).
+    var gattDatabases: [PeripheralID: GattDatabase] = [:]
+    /// Per peripheral, the generation of the GATT database read waiting for
+    /// bluetoothd's objects to settle (``Daemon/gattObjectsMoved(device:)``).
+    var gattReadGeneration: [PeripheralID: UInt64] = [:]
 }
 
 /// The loop's own bookkeeping.

@@ -140,7 +140,8 @@ struct StoreOpener {
     static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
         let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
         let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow]), StoreError>>(.success(([], [])))
-        let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow], [String: AdapterStatus]), StoreError>>(.success(([], [], [:])))
+        let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow], [String: AdapterStatus], [PeripheralID: GattDatabase]), StoreError>>(
+            .success(([], [], [:], [:])))
         DispatchQueue.concurrentPerform(iterations: 3) { part in
             switch part {
             case 0:
@@ -154,7 +155,8 @@ struct StoreOpener {
                     let loader = StateLoader(db: db)
                     let (rows, unreadable) = try loader.peripherals()
                     let (adapters, unreadableAdapters) = try loader.adapterStates()
-                    return (rows, unreadable + unreadableAdapters, adapters)
+                    let (databases, unreadableDatabases) = try loader.gattDatabases()
+                    return (rows, unreadable + unreadableAdapters + unreadableDatabases, adapters, databases)
                 } }.mapError(StoreError.from)
                 peripherals.withLock { $0 = result }
             }
@@ -162,7 +164,8 @@ struct StoreOpener {
         let loaded: Result<StoredState, StoreError>
         switch (identifiers.withLock { $0 }, peripherals.withLock { $0 }) {
         case (.success(let ids), .success(let rows)):
-            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2))
+            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2,
+                                          gattDatabases: rows.3))
         case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
         }
         return (integrity.withLock { $0 }, loaded)

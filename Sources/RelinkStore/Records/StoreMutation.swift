@@ -46,6 +46,9 @@ public enum StoreMutation: Hashable, Sendable {
     /// adapter (such as `hci0`), replacing the one before (stamped with the
     /// time it is applied).
     case putAdapterState(adapter: String, AdapterStatus)
+    /// Records the GATT database last read from a peripheral, replacing the
+    /// one before (kept until the peripheral is removed).
+    case putGattDatabase(PeripheralID, GattDatabase)
 }
 
 /// What a committed `apply(_:)` produced.

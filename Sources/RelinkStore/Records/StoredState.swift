@@ -30,13 +30,16 @@ public struct StoredState: Hashable, Sendable, Codable {
     public var unreadable: [UnreadableRow]
     /// The adapter status last announced to programs, by adapter name.
     public var adapterStates: [String: AdapterStatus]
+    /// The GATT database last read from each peripheral.
+    public var gattDatabases: [PeripheralID: GattDatabase]
 
     /// The loaded state.
     public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = [],
-                adapterStates: [String: AdapterStatus] = [:]) {
+                adapterStates: [String: AdapterStatus] = [:], gattDatabases: [PeripheralID: GattDatabase] = [:]) {
         self.identifiers = identifiers
         self.peripherals = peripherals
         self.unreadable = unreadable
         self.adapterStates = adapterStates
+        self.gattDatabases = gattDatabases
     }
 }

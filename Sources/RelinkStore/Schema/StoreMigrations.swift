@@ -16,6 +16,9 @@ enum StoreMigrations {
         migrator.registerMigration(MigrationV3.identifier) { db in
             try db.execute(sql: MigrationV3.sql)
         }
+        migrator.registerMigration(MigrationV4.identifier) { db in
+            try db.execute(sql: MigrationV4.sql)
+        }
         migrator.registerMigration(MigrationV6.identifier) { db in
             try db.execute(sql: MigrationV6.sql)
         }

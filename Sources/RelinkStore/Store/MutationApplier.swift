@@ -46,6 +46,12 @@ struct MutationApplier {
                     ON CONFLICT (adapter) DO UPDATE SET state = excluded.state, roles = excluded.roles,
                         announced_at = excluded.announced_at
                     """).execute(arguments: [adapter, status.state.rawValue, RowDecoding.storedText(status.roles), Date().storedMilliseconds])
+            case .putGattDatabase(let peripheral, let database):
+                try requirePeripheral(peripheral)
+                try db.cachedStatement(sql: """
+                    INSERT INTO gatt_database (peripheral_id, layout, read_at) VALUES (?, ?, ?)
+                    ON CONFLICT (peripheral_id) DO UPDATE SET layout = excluded.layout, read_at = excluded.read_at
+                    """).execute(arguments: [peripheral.storedBlob, database.json, database.readAt.storedMilliseconds])
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

@@ -16,8 +16,25 @@ struct StateLoader {
         let (identifiers, unreadableIdentifiers) = try identifiers()
         let (peripherals, unreadablePeripherals) = try peripherals()
         let (adapters, unreadableAdapters) = try adapterStates()
+        let (databases, unreadableDatabases) = try gattDatabases()
         return StoredState(identifiers: identifiers, peripherals: peripherals,
-                           unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters, adapterStates: adapters)
+                           unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters + unreadableDatabases,
+                           adapterStates: adapters, gattDatabases: databases)
+    }
+
+    /// The GATT database last read from each peripheral, and the rows that
+    /// could not be read.
+    func gattDatabases() throws -> ([PeripheralID: GattDatabase], [UnreadableRow]) {
+        var unreadable: [UnreadableRow] = []
+        var databases: [PeripheralID: GattDatabase] = [:]
+        try rows("SELECT peripheral_id, layout, read_at FROM gatt_database ORDER BY peripheral_id", table: "gatt_database", into: &unreadable) { c, _ in
+            let peripheral = PeripheralID(try c.uuid(0, "gatt_database.peripheral_id"))
+            var database: GattDatabase
+            do { database = try GattDatabase(json: c.text(1) ?? "") } catch { throw StoreError.corruptRow("gatt_database.layout: \(error)") }
+            database.readAt = Date(storedMilliseconds: try c.int64(2))
+            databases[peripheral] = database
+        }
+        return (databases, unreadable)
     }
 
     /// The adapter status last announced per adapter, and the rows that

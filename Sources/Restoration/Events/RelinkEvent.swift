@@ -26,6 +26,9 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// The state of relinkd's adapter changed (``AdapterWatch``); about no
     /// peripheral, told to every identifier.
     case adapterStateChanged(adapter: String, status: AdapterStatus)
+    /// A connected peripheral's GATT database differs from the one read
+    /// before; the new one.
+    case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
 
     /// The peripheral the event is about; nil for an event about none
     /// (``adapterStateChanged(adapter:status:)``).
@@ -33,7 +36,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         switch self {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _), .restored(let peripheral, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
-             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _):
+             .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
+             .servicesChanged(let peripheral, _):
             peripheral
         case .adapterStateChanged:
             nil
@@ -52,6 +56,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .nameUpdated: "name-updated"
         case .subscriptionFailed: "subscription-failed"
         case .adapterStateChanged: "adapter-state"
+        case .servicesChanged: "services-changed"
         }
     }
 }

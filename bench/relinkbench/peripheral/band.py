@@ -11,6 +11,12 @@ from .base import CommandError, Peripheral
 HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
 HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 BODY_SENSOR_LOCATION = "00002a38-0000-1000-8000-00805f9b34fb"
+# Issue 22: a descriptor of each kind on the sensor location, and an included service.
+USER_DESCRIPTION = "00002901-0000-1000-8000-00805f9b34fb"
+PRESENTATION_FORMAT = "00002904-0000-1000-8000-00805f9b34fb"
+BAND_CONFIG = "8e7f2aff-4b2c-4d1e-9a3f-72656c696e6b"   # vendor descriptor: sampling interval
+BATTERY = "0000180f-0000-1000-8000-00805f9b34fb"
+BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 
 
 def encode(counter: int, bpm: int) -> bytes:
@@ -35,7 +41,14 @@ class Band(Peripheral):
         self.rate = rate
         self.streaming = streaming
         self.hrm = self.add_char(svc, HR_MEASUREMENT, ["notify"], encode(0, self.bpm))
-        self.add_char(svc, BODY_SENSOR_LOCATION, ["read"], b"\x02")  # wrist
+        location = self.add_char(svc, BODY_SENSOR_LOCATION, ["read"], b"\x02")  # wrist
+        self.add_descriptor(location, USER_DESCRIPTION, ["read"], b"Sensor location")
+        # uint8 (0x04), exponent 0, unitless (0x2700), Bluetooth SIG namespace, no description
+        self.add_descriptor(location, PRESENTATION_FORMAT, ["read"], bytes([0x04, 0, 0x00, 0x27, 0x01, 0, 0]))
+        self.add_descriptor(location, BAND_CONFIG, ["read", "write"], bytes([1]))
+        battery = self.add_service(BATTERY, primary=False)
+        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([80]))
+        svc.includes = [battery.path]
         self.task = None
 
     def advertised_uuids(self) -> list[str]:

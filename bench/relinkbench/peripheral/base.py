@@ -10,7 +10,7 @@ from typing import Any, Optional
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from .gatt import Advertisement, Characteristic, Service
+from .gatt import Advertisement, Characteristic, Descriptor, Service
 
 
 class CommandError(Exception):
@@ -39,6 +39,7 @@ class Peripheral:
         self.advertising = True
         self.services: list[Service] = []
         self.chars: list[Characteristic] = []
+        self.descriptors: list[Descriptor] = []
         self.adv = Advertisement(adv_name, self.advertised_uuids(),
                                  self.manufacturer_data(), self.service_data())
         # No GAP service (0x1800) of our own: bluetoothd serves it and refuses
@@ -67,8 +68,8 @@ class Peripheral:
 
     # -- building the GATT database ------------------------------------------
 
-    def add_service(self, uuid: str) -> Service:
-        svc = Service(f"{self.app_path}/service{len(self.services)}", uuid)
+    def add_service(self, uuid: str, primary: bool = True) -> Service:
+        svc = Service(f"{self.app_path}/service{len(self.services)}", uuid, primary)
         self.services.append(svc)
         return svc
 
@@ -78,6 +79,23 @@ class Peripheral:
         ch = Characteristic(f"{svc.path}/char{n}", svc, uuid, flags, value, on_write)
         self.chars.append(ch)
         return ch
+
+    def add_descriptor(self, ch: Characteristic, uuid: str, flags: list[str], value: bytes = b"") -> Descriptor:
+        n = sum(1 for d in self.descriptors if d.characteristic is ch)
+        desc = Descriptor(f"{ch.path}/desc{n}", ch, uuid, flags, value)
+        self.descriptors.append(desc)
+        return desc
+
+    def gatt_database(self) -> list[dict[str, Any]]:
+        """The database as published: services in order, with inclusions
+        (by UUID), characteristics (flags) and descriptors (flags)."""
+        by_path = {s.path: s.uuid for s in self.services}
+        return [{"uuid": s.uuid, "primary": s.primary, "includes": [by_path[p] for p in s.includes],
+                 "characteristics": [{"uuid": c.uuid, "flags": c.flags,
+                                      "descriptors": [{"uuid": d.uuid, "flags": d.flags}
+                                                      for d in self.descriptors if d.characteristic is c]}
+                                     for c in self.chars if c.service is s]}
+                for s in self.services]
 
     # -- D-Bus ---------------------------------------------------------------
 
@@ -161,6 +179,8 @@ class Peripheral:
             self.bus.export(svc.path, svc)
         for ch in self.chars:
             self.bus.export(ch.path, ch)
+        for desc in self.descriptors:
+            self.bus.export(desc.path, desc)
         self.bus.add_message_handler(self._on_message)
         await self.bus.call(Message(
             destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
@@ -175,6 +195,8 @@ class Peripheral:
                 "registrations": self.registrations, "advertising": self.advertising,
                 "adv_registered": self.adv_registered,
                 "notifying": {c.uuid: c.notifying for c in self.chars if c.notifying},
+                "gatt": self.gatt_database(),
+                "descriptor_values": {f"{d.characteristic.uuid}/{d.uuid}": d.value.hex() for d in self.descriptors},
                 **self.state()}
 
     async def handle(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:

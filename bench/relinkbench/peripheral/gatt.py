@@ -65,6 +65,11 @@ class Service(ServiceInterface):
         self.path = path
         self.uuid = uuid
         self.primary = primary
+        self.includes: list[str] = []   # object paths of included services
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Includes(self) -> "ao":
+        return self.includes
 
     @dbus_property(access=PropertyAccess.READ)
     def UUID(self) -> "s":
@@ -142,6 +147,49 @@ class Characteristic(ServiceInterface):
     @dbus_property(access=PropertyAccess.READ)
     def Service(self) -> "o":
         return self.service.path
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Flags(self) -> "as":
+        return self.flags
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Value(self) -> "ay":
+        return self.value
+
+
+class Descriptor(ServiceInterface):
+    """A descriptor whose value lives here (read, and write when its flags say so)."""
+
+    def __init__(self, path: str, characteristic: "Characteristic", uuid: str, flags: list[str], value: bytes = b""):
+        super().__init__("org.bluez.GattDescriptor1")
+        self.path = path
+        self.characteristic = characteristic
+        self.uuid = uuid
+        self.flags = flags
+        self.value = value
+        self.writes = 0
+
+    @dbus_method()
+    def ReadValue(self, options: "a{sv}") -> "ay":
+        if "read" not in self.flags:
+            raise DBusError("org.bluez.Error.NotPermitted", "Read not permitted")
+        offset = options.get("offset", Variant("q", 0)).value
+        return self.value[offset:]
+
+    @dbus_method()
+    def WriteValue(self, value: "ay", options: "a{sv}") -> None:
+        if "write" not in self.flags:
+            raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
+        self.writes += 1
+        self.value = bytes(value)
+
+    @dbus_property(access=PropertyAccess.READ)
+    def UUID(self) -> "s":
+        return self.uuid
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Characteristic(self) -> "o":
+        return self.characteristic.path
 
     @dbus_property(access=PropertyAccess.READ)
     def Flags(self) -> "as":

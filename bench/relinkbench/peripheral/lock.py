@@ -10,6 +10,12 @@ LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
 MANUFACTURER_ID = 0xFFFF  # "no company", for tests
+# Issue 22: a descriptor of each kind on the state, and an included service.
+USER_DESCRIPTION = "00002901-0000-1000-8000-00805f9b34fb"
+PRESENTATION_FORMAT = "00002904-0000-1000-8000-00805f9b34fb"
+LOCK_CONFIG = "8e7f1aff-4b2c-4d1e-9a3f-72656c696e6b"   # vendor descriptor: auto-lock seconds
+BATTERY = "0000180f-0000-1000-8000-00805f9b34fb"
+BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 
 
 class Lock(Peripheral):
@@ -22,6 +28,13 @@ class Lock(Peripheral):
         self.state_char = self.add_char(svc, LOCK_STATE, ["read", "notify"], self._state_bytes())
         self.command_char = self.add_char(svc, LOCK_COMMAND, ["write", "write-without-response"],
                                           on_write=self._on_command)
+        self.add_descriptor(self.state_char, USER_DESCRIPTION, ["read"], b"Lock state")
+        # utf8s (0x19), exponent 0, unitless (0x2700), Bluetooth SIG namespace, no description
+        self.add_descriptor(self.state_char, PRESENTATION_FORMAT, ["read"], bytes([0x19, 0, 0x00, 0x27, 0x01, 0, 0]))
+        self.add_descriptor(self.state_char, LOCK_CONFIG, ["read", "write"], bytes([30]))
+        battery = self.add_service(BATTERY, primary=False)
+        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([90]))
+        svc.includes = [battery.path]
 
     def advertised_uuids(self) -> list[str]:
         return [LOCK_SERVICE]

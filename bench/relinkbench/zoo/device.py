@@ -298,6 +298,9 @@ class BenchDevice(Device):
             self.services[path] = link
         if wanted_paths != set(self.services):
             raise RuntimeError(f"GATT objects of {self} out of step with the peripheral")
+        for link in list(self.services.values()):
+            if isinstance(link, BenchServiceLink):
+                await link.sync_includes()   # patch 13
 
     async def database_changed(self, peer_adapter) -> None:
         """Service Changed on a live link: the objects of services that are

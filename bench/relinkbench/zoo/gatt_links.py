@@ -29,8 +29,36 @@ def _link_up(device) -> bool:
 
 class BenchServiceLink(GattServiceClientLink):
 
+    def __init__(self, client, device):
+        super().__init__(client, device)
+        self.includes: list[str] = []
+
     def rebind(self, client) -> None:
         self.client = client
+
+    # Patch 13 (issue 22, gattdb): BlueZoo hands the central the
+    # peripheral program's own object paths as `Includes`; BlueZ
+    # (src/gatt-client.c, service_get_includes) gives the central's
+    # service objects of the included services, all of them already in the
+    # first InterfacesAdded (gdbus sends it once every service is exported).
+    # The device sets them with `sync_includes` once all its links exist.
+    async def sync_includes(self) -> None:
+        wanted = self.client.Includes.get([]) or []
+        # The adapter's own GAP service (zoo/gap.py) is no proxy: it has no remote path.
+        links = {getattr(getattr(link.client, "_dbus", None), "object_path", None): path
+                 for path, link in self.device.services.items() if isinstance(link, BenchServiceLink)}
+        mapped = [links[p] for p in wanted if p in links]
+        if mapped != self.includes:
+            await self.Includes.set_async(mapped)
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Includes(self) -> list[str]:
+        return self.includes
+
+    @Includes.setter_private
+    def Includes_setter(self, value: list[str]):
+        self.includes = value
 
 
 class BenchCharLink(GattCharacteristicClientLink):

@@ -1,0 +1,53 @@
+import DBus
+import RelinkAPI
+import RelinkModel
+
+// Central1's GATT database and descriptor methods.
+extension APIInterfaces {
+    /// `GattDatabase`, `ReadDescriptor` and `WriteDescriptor` of one identifier.
+    func gattMethods(_ id: RestoreIdentifier) -> [DBusMethod] {
+        let p = DBusArgument("peripheral", .string), service = DBusArgument("service", .string)
+        let characteristic = DBusArgument("characteristic", .string), descriptor = DBusArgument("descriptor", .string)
+        let daemon = self.daemon, identity = self.identity
+        /// Read and write: the loop finds the descriptor; BlueZ is asked outside the loop.
+        func descriptorMethod(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument],
+                              _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> (PeripheralRef, DescriptorKey, [UInt8]?)) -> DBusMethod {
+            DBusMethod(name, in: inArgs, out: outArgs) { call in
+                let (peripheral, key, value) = try parse(try ControlArguments(call, count: inArgs.count))
+                let caller = try await identity.caller(of: call)
+                guard let path = try await daemon.submit(.locateDescriptor(id, peripheral, key, forWriting: value != nil), from: caller).get().characteristic else {
+                    throw RelinkError.failed("the descriptor could not be located")
+                }
+                do {
+                    if let value {
+                        try await daemon.bluez.writeDescriptor(path, value)
+                        return []
+                    }
+                    return [.array(.byte, try await daemon.bluez.readDescriptor(path).map { .byte($0) })]
+                } catch {
+                    throw APIInterfaces.gattError(error, name)
+                }
+            }
+        }
+        return [
+            DBusMethod(Central1Member.gattDatabase.rawValue, in: [p], out: [DBusArgument("database", .string)]) { call in
+                let a = try ControlArguments(call, count: 1)
+                let request = APIRequest.gattDatabase(id, try a.peripheral(0))
+                return try await daemon.submit(request, from: try await identity.caller(of: call)).get().values
+            },
+            descriptorMethod(Central1Member.readDescriptor.rawValue, [p, service, characteristic, descriptor], [DBusArgument("value", .array(.byte))]) { a throws(RelinkError) in
+                (try a.peripheral(0), try a.descriptor(1), nil)
+            },
+            descriptorMethod(Central1Member.writeDescriptor.rawValue, [p, service, characteristic, descriptor, DBusArgument("value", .array(.byte))], []) { a throws(RelinkError) in
+                (try a.peripheral(0), try a.descriptor(1), try a.bytes(4, "value", limit: APILimits.maximumWriteBytes))
+            },
+        ]
+    }
+}
+
+extension ControlArguments {
+    /// A service, characteristic and descriptor UUID at `index`, `index + 1` and `index + 2`.
+    func descriptor(_ index: Int) throws(RelinkError) -> DescriptorKey {
+        DescriptorKey(characteristic: try characteristic(index), descriptor: try uuid(index + 2, "descriptor"))
+    }
+}

@@ -1,0 +1,135 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkAPI
+import RelinkModel
+import RelinkStore
+import Restoration
+
+// The GATT database of each wanted peripheral: read from bluetoothd's
+// objects once they have settled after a change, kept in the store,
+// compared for `services-changed`, handed out by `Central1.GattDatabase`
+// and in `Register`'s restored state; descriptors located for reads and
+// writes.
+extension Daemon {
+    /// How long a device's GATT objects must stay still before relinkd
+    /// reads its database: bluetoothd adds them one object at a time (real
+    /// bluetoothd 5.66 even signals `ServicesResolved` before the
+    /// characteristics), and a database read half-way would be reported as
+    /// a change twice.
+    static let gattSettleTime: Duration = .milliseconds(250)
+
+    /// A GATT object appeared or left at `path`: its device's database is
+    /// read again once its objects are still.
+    func gattObjectsMoved(containing path: ObjectPath) async {
+        guard let device = await bluez.mirror.devicePath(containing: path) else { return }
+        await gattObjectsMoved(device: device)
+    }
+
+    /// The device's GATT objects (or its `ServicesResolved`) changed: when
+    /// it is a linked peripheral some identifier wants, with services
+    /// resolved, its database is read ``gattSettleTime`` after the last
+    /// such change.
+    func gattObjectsMoved(device path: ObjectPath) async {
+        guard let device = await bluez.mirror.device(path), device.adapter == adapterPath, device.connected, device.servicesResolved,
+              let address = Self.address(of: device), let peripheral = peripheralID(for: address),
+              !interestedIdentifiers(in: peripheral).isEmpty else { return }
+        let generation = (known.gattReadGeneration[peripheral] ?? 0) &+ 1
+        known.gattReadGeneration[peripheral] = generation
+        let clock = self.clock
+        loop.spawned.append {
+            do { try await clock.sleep(for: Self.gattSettleTime) } catch { return [] }
+            return [.gattDatabaseSettled(peripheral, generation: generation)]
+        }
+    }
+
+    /// After start-up and after bluetoothd restarted: links already up with
+    /// services resolved get no `ServicesResolved` change, so their
+    /// databases are read now.
+    func readResolvedDatabases() async {
+        for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) where !interestedIdentifiers(in: peripheral).isEmpty {
+            guard let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
+                  device.connected, device.servicesResolved else { continue }
+            await gattObjectsMoved(device: device.path)
+        }
+    }
+
+    /// The ``DaemonInput/gattDatabaseSettled(_:generation:)`` input: reads
+    /// the database, stores it with the time it was read, and, when it
+    /// differs from the one read before, sends `services-changed` to every
+    /// identifier with an intent or a subscription on the peripheral (in the
+    /// same commit). An empty database (services removed, new ones not there
+    /// yet) is not kept.
+    func gattDatabaseSettled(_ peripheral: PeripheralID, generation: UInt64) async {
+        guard known.gattReadGeneration[peripheral] == generation else { return }  // a later change reads it
+        known.gattReadGeneration[peripheral] = nil
+        guard let device = await linkedDevice(of: peripheral), device.servicesResolved else { return }
+        let database = await bluez.mirror.gattDatabase(of: device.path, readAt: Date())
+        guard !database.services.isEmpty else { return }
+        let previous = known.gattDatabases[peripheral]
+        known.gattDatabases[peripheral] = database
+        let put = StoreMutation.putGattDatabase(peripheral, database)
+        let fields: Logger.Metadata = .journal([
+            .peripheral: "\(peripheral)", .count: "\(database.services.count)",
+            .gattServices: "\(database.services.map(\.uuid.string).joined(separator: ","))",
+        ])
+        guard let previous, !previous.sameLayout(as: database) else {
+            logger.debug("GATT database read", metadata: fields)
+            enqueueGathered(RestoreBatch.Request(mutations: [put]))
+            return
+        }
+        logger.notice("the peripheral's GATT database changed", metadata: fields.merging(.journal([.event: "services-changed"])) { $1 })
+        do {
+            var request = try Self.eventRequest(.servicesChanged(peripheral: peripheral, database: database), to: interestedIdentifiers(in: peripheral))
+            request.mutations.insert(put, at: 0)
+            enqueueGathered(request)
+        } catch {
+            logger.error("cannot send services-changed", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
+            enqueueGathered(RestoreBatch.Request(mutations: [put]))
+        }
+    }
+
+    // MARK: The API
+
+    /// `Central1.GattDatabase`: the live database of a peripheral the
+    /// identifier has a connection intent on, read from bluetoothd's
+    /// objects now. No waiting: before services are resolved it is
+    /// `ServicesNotResolved` (the `connected` event comes once they are).
+    func liveGattDatabase(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> GattDatabase {
+        let peripheral = try knownPeripheral(ref)
+        guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
+            throw .unknownPeripheral("\(id) has no connection intent for \(ref)")
+        }
+        guard let device = await linkedDevice(of: peripheral) else {
+            throw .notConnected("\(ref) has no link (the database relinkd read last is in Register's restored state)")
+        }
+        guard device.servicesResolved else {
+            throw .servicesNotResolved("\(ref) is linked but bluetoothd has not resolved its services yet: ask again after its connected event")
+        }
+        return await bluez.mirror.gattDatabase(of: device.path, readAt: Date())
+    }
+
+    /// The descriptor's BlueZ object on the current link, for a read or a
+    /// write. The CCCD (0x2902) is not written: relinkd's subscriptions own it.
+    func locateDescriptor(_ ref: PeripheralRef, _ key: DescriptorKey, forWriting: Bool) async throws(RelinkError) -> ObjectPath {
+        if forWriting && key.isClientCharacteristicConfiguration {
+            throw .notPermitted("the Client Characteristic Configuration descriptor (0x2902) belongs to relinkd's subscriptions: use Subscribe and Unsubscribe")
+        }
+        let peripheral = try knownPeripheral(ref)
+        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
+        let mirror = await bluez.mirror
+        let service = key.characteristic.service.string, characteristic = key.characteristic.characteristic.string
+        let services = mirror.services(of: device.path).filter { $0.uuid == service }
+        guard !services.isEmpty else {
+            throw .unknownCharacteristic("\(ref): service \(service) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))")
+        }
+        guard let found = services.lazy.flatMap({ mirror.characteristics(of: $0.path) }).first(where: { $0.uuid == characteristic }) else {
+            throw .unknownCharacteristic("\(ref): service \(service) has no characteristic \(characteristic) on the link")
+        }
+        guard let descriptor = mirror.descriptors(of: found.path).first(where: { $0.uuid == key.descriptor.string }) else {
+            throw .unknownDescriptor("\(ref): characteristic \(characteristic) of service \(service) has no descriptor \(key.descriptor)")
+        }
+        return descriptor.path
+    }
+}
