@@ -1,4 +1,4 @@
-"""The broadcast-only beacon (issue 22 item 3) and BlueZoo patch 13,
+"""The broadcast-only beacon (issue 22 item 3) and BlueZoo patches 14 and 15,
 observed directly on org.bluez (dbus-fast client): the beacon's iBeacon
 frame, service data, TX power and appearance reach Device1; a changed
 frame is signalled; its advertisement is non-connectable, so Connect fails
@@ -77,7 +77,7 @@ def test_a_broadcast_only_beacon_cannot_be_connected(bench):
 
 
 def test_one_report_is_one_properties_changed(bench):
-    """Patch 14: a report that changes manufacturer and service data (and
+    """Patch 15: a report that changes manufacturer and service data (and
     perhaps the RSSI) is one PropertiesChanged carrying all of them, as
     bluetoothd's GDBus gathers an object's changes; never one per property."""
     async def go():

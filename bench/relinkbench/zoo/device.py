@@ -78,7 +78,7 @@ class BenchDevice(Device):
         ManufacturerData/ServiceData with DuplicateData (signalled every time).
         Every change of one report goes out in ONE PropertiesChanged, as
         bluetoothd's GDBus gathers the properties an object changed in one
-        main-loop turn (patch 14); a client sees one report as one signal."""
+        main-loop turn (patch 15); a client sees one report as one signal."""
         changes: dict[str, tuple[str, Any]] = {}
         # A Complete Local Name always overwrites Name (last writer wins).
         if report.name is not None and report.name != self.name_:

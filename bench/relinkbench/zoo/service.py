@@ -104,7 +104,7 @@ class BenchService(BluezMockService):
 
     def connectable_adapter(self, address: str) -> Optional[BenchAdapter]:
         """The adapter with this address if it is powered and advertising
-        connectable (patch 13: a "broadcast" advertisement is
+        connectable (patch 14: a "broadcast" advertisement is
         ADV_NONCONN_IND, which no central can connect to)."""
         for adapter in self.adapters.values():
             if (adapter.address.upper() == address.upper() and adapter.powered
