@@ -1,4 +1,4 @@
--- relink restore store: the current schema (after migrations v1, v2, v3, v4 and v6).
+-- relink restore store: the current schema (after migrations v1, v2, v3, v4 and v5).
 --
 -- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
 -- a fresh database, kept equal to it by SchemaTests (which compares the
@@ -24,7 +24,7 @@ CREATE TABLE scan_intent (
     service_uuids BLOB NOT NULL CHECK (length(service_uuids) % 16 = 0),
     allow_duplicates INTEGER NOT NULL CHECK (allow_duplicates IN (0, 1)),
     updated_at INTEGER NOT NULL
-    -- v6: advertising-data prefixes (text forms, space-separated), as SQLite's ALTER TABLE writes it.
+    -- v5: advertising-data prefixes (text forms, space-separated), as SQLite's ALTER TABLE writes it.
     , data_prefixes TEXT NOT NULL DEFAULT '') STRICT;
 
 CREATE TABLE peripheral (
@@ -60,7 +60,7 @@ CREATE TABLE connection_intent (
     match_name TEXT CHECK (length(CAST(match_name AS BLOB)) BETWEEN 1 AND 248),
     match_manufacturer_id INTEGER CHECK (match_manufacturer_id BETWEEN 0 AND 65535),
     match_services BLOB NOT NULL DEFAULT x'' CHECK (length(match_services) % 16 = 0),
-    -- v6: the match rule's advertising-data prefixes (text forms, space-separated).
+    -- v5: the match rule's advertising-data prefixes (text forms, space-separated).
     match_data_prefixes TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (identifier, peripheral_id)
 ) STRICT, WITHOUT ROWID;
@@ -102,4 +102,4 @@ CREATE TABLE gatt_database (
     read_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 5;

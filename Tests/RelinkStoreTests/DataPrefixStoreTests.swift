@@ -4,7 +4,7 @@ import GRDB
 import Testing
 import RelinkModel
 
-/// Advertising-data prefixes are part of the stored intent (migration v6):
+/// Advertising-data prefixes are part of the stored intent (migration v5):
 /// a scan's filter and a match rule's prefixes survive a restart.
 @Suite("Data prefixes in the store")
 struct DataPrefixStoreTests {

@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV6.userVersion
+    static let latestUserVersion = MigrationV5.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -19,8 +19,8 @@ enum StoreMigrations {
         migrator.registerMigration(MigrationV4.identifier) { db in
             try db.execute(sql: MigrationV4.sql)
         }
-        migrator.registerMigration(MigrationV6.identifier) { db in
-            try db.execute(sql: MigrationV6.sql)
+        migrator.registerMigration(MigrationV5.identifier) { db in
+            try db.execute(sql: MigrationV5.sql)
         }
         return migrator
     }
