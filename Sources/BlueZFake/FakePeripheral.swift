@@ -16,6 +16,8 @@ public struct FakePeripheral: Sendable, Hashable {
     /// Its RSSI while in range; ``rssiNotAvailable`` when its controller
     /// reports none.
     public var rssi: Int16
+    /// The ATT MTU its links negotiate (bluetoothd's `MTU` on each characteristic).
+    public var mtu = 247
 
     /// The RSSI an advertising report carries when the controller has none
     /// (HCI's 0x7f, as btvirt and some real controllers report): the
@@ -60,6 +62,10 @@ public struct FakeCharacteristic: Sendable, Hashable {
     public var flags: [String]
     /// Its current value.
     public var value: [UInt8]
+    /// With `write-without-response`: whether bluetoothd offers
+    /// `AcquireWrite` for it (real bluetoothd always does; false plays one
+    /// that does not, so writes go through `WriteValue`).
+    public var offersAcquireWrite = true
 
     /// A characteristic.
     public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = []) {

@@ -32,6 +32,11 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case storeFailed = "org.relink.Error.StoreFailed"
     /// Anything else; the message says what.
     case failed = "org.relink.Error.Failed"
+    /// A write longer than the largest value for its write type on the link.
+    case valueTooLong = "org.relink.Error.ValueTooLong"
+    /// A write without response that does not fit now (the stream's socket
+    /// or queue is full); `ReadyToWrite` follows when it fits again.
+    case writeQueueFull = "org.relink.Error.WriteQueueFull"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -52,7 +57,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The method errors, in the order of docs/api/errors.md.
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
-        .notReady, .inProgress, .notSupported, .storeFailed, .failed,
+        .notReady, .inProgress, .notSupported, .storeFailed, .failed, .valueTooLong, .writeQueueFull,
     ]
 
     /// The full D-Bus error name.

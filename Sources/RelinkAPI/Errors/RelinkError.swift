@@ -32,6 +32,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case storeFailed(String)
     /// Anything else; the message says what.
     case failed(String)
+    /// A write over the largest value for its write type (the message names it).
+    case valueTooLong(String)
+    /// A write without response that does not fit now; `ReadyToWrite` follows.
+    case writeQueueFull(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -59,6 +63,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case storeFailed
         /// `org.relink.Error.Failed`.
         case failed
+        /// `org.relink.Error.ValueTooLong`.
+        case valueTooLong
+        /// `org.relink.Error.WriteQueueFull`.
+        case writeQueueFull
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -75,6 +83,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .notSupported: .notSupported
             case .storeFailed: .storeFailed
             case .failed: .failed
+            case .valueTooLong: .valueTooLong
+            case .writeQueueFull: .writeQueueFull
             }
         }
 
@@ -110,6 +120,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notSupported: self = .notSupported(message)
         case .storeFailed: self = .storeFailed(message)
         case .failed: self = .failed(message)
+        case .valueTooLong: self = .valueTooLong(message)
+        case .writeQueueFull: self = .writeQueueFull(message)
         }
     }
 
@@ -128,6 +140,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notSupported: .notSupported
         case .storeFailed: .storeFailed
         case .failed: .failed
+        case .valueTooLong: .valueTooLong
+        case .writeQueueFull: .writeQueueFull
         }
     }
 
@@ -139,7 +153,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         switch self {
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
-             .storeFailed(let m), .failed(let m):
+             .storeFailed(let m), .failed(let m), .valueTooLong(let m), .writeQueueFull(let m):
             m
         }
     }
