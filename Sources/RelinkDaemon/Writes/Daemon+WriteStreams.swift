@@ -16,10 +16,14 @@ struct WriteStreamTable: Sendable {
 
 extension Daemon {
     /// Opens (or returns the caller's open) stream of writes without
-    /// response on a characteristic `Locate` found on the link.
+    /// response on a characteristic `Locate` found on the link. `ready` is
+    /// called when a refused write would fit again; by default a
+    /// `ReadyToWrite` signal to `owner` (relinkd's own writers, such as a
+    /// transfer, pass their own and no owner).
     /// - Throws: `NotSupported` (no `write-without-response`), errors of
     ///   `AcquireWrite` as a write's.
-    func openWriteStream(_ id: RestoreIdentifier, key: CharacteristicKey, characteristic path: ObjectPath, owner: String?, uid: UInt32) async throws(RelinkError) -> WriteStream {
+    func openWriteStream(_ id: RestoreIdentifier, key: CharacteristicKey, characteristic path: ObjectPath, owner: String?, uid: UInt32,
+                         ready: (@Sendable () -> Void)? = nil) async throws(RelinkError) -> WriteStream {
         let mirror = await bluez.mirror
         guard let c = mirror.characteristic(path), let devicePath = mirror.devicePath(containing: path),
               let device = mirror.device(devicePath), let address = Self.address(of: device), let peripheral = peripheralID(for: address) else {
@@ -49,7 +53,7 @@ extension Daemon {
         let stream = WriteStream(
             path: streamPath, identifier: id, peripheral: peripheral, key: key, owner: owner, transport: transport,
             limits: limits ?? WriteLimits(mtu: WriteLimits.defaultMTU), socket: socket,
-            ready: { [weak publisher] in
+            ready: ready ?? { [weak publisher] in
                 guard let owner else { return }
                 publisher?.signalWriteStream(streamPath, member: WriteStream1Member.readyToWrite.rawValue, to: owner)
             },
