@@ -58,6 +58,9 @@ struct WriteStreamTests {
         try await eventually("the link's write limits are known") { await d.daemon.writeStreams.limits[peripheral] != nil }
         let limits = try #require(await d.daemon.writeStreams.limits[peripheral])
         #expect(limits.mtu == 100 && limits.withoutResponse == 97 && limits.withResponse == 512)
+        let values = await d.daemon.peripheralValues(peripheral, device: nil)
+        #expect(values["MTU"] == .uint16(100) && values["MaximumWriteWithoutResponse"] == .uint16(97) && values["MaximumWriteWithResponse"] == .uint16(512),
+                "Peripheral1 shows them")
         let path = try #require(await fake.mirror.characteristic(device: fake.devicePath(T.band), service: T.heartRate.string, characteristic: Self.control.string)).path
         try await d.daemon.checkWriteLength(97, withResponse: false, characteristic: path)
         try await d.daemon.checkWriteLength(512, withResponse: true, characteristic: path)  // a long write

@@ -129,6 +129,12 @@ public enum Peripheral1Property: String, Sendable, CaseIterable {
     case services = "Services"
     /// When it was last seen (Unix ms).
     case lastSeen = "LastSeen"
+    /// The link's ATT MTU (0: no link with services resolved).
+    case mtu = "MTU"
+    /// The largest value of a write with response (512; 0 without a link).
+    case maximumWriteWithResponse = "MaximumWriteWithResponse"
+    /// The largest value of a write without response (MTU − 3; 0 without a link).
+    case maximumWriteWithoutResponse = "MaximumWriteWithoutResponse"
 }
 
 /// Members of `org.relink.WriteStream1` (docs/api/WriteStream1.md).

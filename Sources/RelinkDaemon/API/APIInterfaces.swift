@@ -223,5 +223,7 @@ struct APIInterfaces: Sendable {
         DBusProperty(Peripheral1Property.gapName.rawValue, .string), DBusProperty(Peripheral1Property.gapNameSeen.rawValue, .uint64), DBusProperty(Peripheral1Property.name.rawValue, .string),
         DBusProperty(Peripheral1Property.nameSource.rawValue, .string), DBusProperty(Peripheral1Property.connected.rawValue, .boolean), DBusProperty(Peripheral1Property.rssi.rawValue, .int16),
         DBusProperty(Peripheral1Property.services.rawValue, .array(.string)), DBusProperty(Peripheral1Property.lastSeen.rawValue, .uint64),
+        DBusProperty(Peripheral1Property.mtu.rawValue, .uint16), DBusProperty(Peripheral1Property.maximumWriteWithResponse.rawValue, .uint16),
+        DBusProperty(Peripheral1Property.maximumWriteWithoutResponse.rawValue, .uint16),
     ])
 }
