@@ -34,7 +34,7 @@ public struct DBusMethod: Sendable {
     /// (``Connection/serve(handlersOnIOThread:)``); must neither block nor
     /// compute for long. Nil for an ordinary (concurrent) method.
     public typealias InlineHandler = @Sendable (MethodCall) throws -> [DBusValue]
-    /// The inline handler of a method made with ``init(_:in:out:inline:)``.
+    /// The inline handler of a method made with ``inline(_:in:out:_:)``.
     public var inlineHandler: InlineHandler?
 
     /// A method with its signature and handler; names and types are checked
@@ -52,9 +52,16 @@ public struct DBusMethod: Sendable {
     /// connection's object filter (``Connection/setObjectFilter(_:)``): the
     /// handler checks its caller itself and throws, e.g. `UnknownObject`,
     /// for one that may not call it.
-    public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [], inline: @escaping InlineHandler) {
-        self.init(name, in: inArguments, out: outArguments) { call in try inline(call) }
-        self.inlineHandler = inline
+    ///
+    /// A static function, not an initializer: an initializer taking a
+    /// synchronous closure would win overload resolution over
+    /// ``init(_:in:out:handler:)`` for every method written with a trailing
+    /// synchronous closure (and called itself for ever from here).
+    public static func inline(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+                              _ inline: @escaping InlineHandler) -> DBusMethod {
+        var method = DBusMethod(name, in: inArguments, out: outArguments, handler: { call in try inline(call) })
+        method.inlineHandler = inline
+        return method
     }
 
     var inSignature: String { inArguments.map(\.type.signature).joined() }

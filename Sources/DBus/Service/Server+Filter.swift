@@ -46,7 +46,7 @@ extension Connection {
             // arguments are looked at: the error must not depend on
             // whether the object exists.
             guard let object = objects.object(at: path) else { return nil }
-            // An inline method checks its caller itself (DBusMethod.init(_:in:out:inline:)).
+            // An inline method checks its caller itself (DBusMethod.inline(_:in:out:_:)).
             let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
             if candidates.contains(where: { $0.methods.contains { $0.name == member && $0.inlineHandler != nil } }) { return nil }
             let after = AfterReplyActions()

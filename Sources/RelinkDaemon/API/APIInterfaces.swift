@@ -179,13 +179,13 @@ struct APIInterfaces: Sendable {
             guard call.sender == stream.owner else { throw DBusError(.unknownObject, "no object at \(stream.path)") }
         }
         return DBusInterface(RelinkNames.writeStream, methods: [
-            DBusMethod(WriteStream1Member.write.rawValue, in: [DBusArgument("value", .array(.byte))], inline: { call in
+            DBusMethod.inline(WriteStream1Member.write.rawValue, in: [DBusArgument("value", .array(.byte))], { call in
                 try opener(call)
                 guard case .array(.byte, let items)? = call.arguments.first else { throw RelinkError.invalidArguments("value must be ay") }
                 try stream.write(items.map { if case .byte(let b) = $0 { b } else { 0 } })
                 return []
             }),
-            DBusMethod(WriteStream1Member.close.rawValue, inline: { call in
+            DBusMethod.inline(WriteStream1Member.close.rawValue, { call in
                 try opener(call)
                 stream.close()
                 Task { await daemon.closeWriteStream(stream.path) }
