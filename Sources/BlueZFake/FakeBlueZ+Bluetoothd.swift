@@ -134,6 +134,7 @@ extension FakeBlueZ {
 
     func linkDown(_ address: BluetoothAddress) {
         connected.remove(address)
+        releaseWrites(of: address)  // bluetoothd closes acquired sockets: a hang-up for their holder
         for key in sessions where key.address == address {
             if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
         }
@@ -172,12 +173,17 @@ extension FakeBlueZ {
             guard characteristics else { continue }
             for (c, characteristic) in service.characteristics.enumerated() {
                 let key = Key(address: address, service: service.uuid, characteristic: characteristic.uuid)
-                objects.append((characteristicPath(address, s, c), [BlueZInterface.gattCharacteristic: [
+                var properties: InterfaceProperties = [
                     "UUID": .string(characteristic.uuid.string), "Service": .objectPath(sPath),
                     "Flags": .array(.string, characteristic.flags.map { .string($0) }),
                     "Value": .array(.byte, characteristic.value.map { .byte($0) }),
                     "Notifying": .boolean(sessions.contains(key) && connected.contains(address)),
-                ]]))
+                    "MTU": .uint16(UInt16(peripheral.mtu)),
+                ]
+                if characteristic.flags.contains("write-without-response"), characteristic.offersAcquireWrite {
+                    properties["WriteAcquired"] = .boolean(acquiredWrites[key] != nil)
+                }
+                objects.append((characteristicPath(address, s, c), [BlueZInterface.gattCharacteristic: properties]))
                 objects += descriptorObjects(address, s, c, characteristic)
             }
         }

@@ -98,6 +98,10 @@ public actor FakeBlueZ: BlueZPort {
     /// Links the kernel kept across a bluetoothd SIGKILL, which the new
     /// bluetoothd shows connected and drops (``dropKeptLinks()``).
     var keptLinks: Set<BluetoothAddress> = []
+    /// The peripheral's end of each acquired write socket (`AcquireWrite`).
+    var acquiredWrites: [Key: UnixFD] = [:]
+    /// Values received without response, per characteristic, in order.
+    var receivedWrites: [Key: [[UInt8]]] = [:]
     /// `Device1.Connect` calls waiting for a kept link to be dropped.
     var heldConnects: [BluetoothAddress: [CheckedContinuation<Void, Never>]] = [:]
 
@@ -198,6 +202,8 @@ public actor FakeBlueZ: BlueZPort {
     public func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool, timeout: Duration) async throws {
         let (key, _) = try characteristicKey(characteristic)
         guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
+        guard acquiredWrites[key] == nil else { throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Write acquired") }
+        if !withResponse { receivedWrites[key, default: []].append(value) }
         setValue(key, value)
     }
 

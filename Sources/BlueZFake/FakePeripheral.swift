@@ -19,6 +19,8 @@ public struct FakePeripheral: Sendable, Hashable {
     /// What it advertises beyond its name and services (manufacturer and
     /// service data, TX power, ...); ``FakeBlueZ/setAdvertisingData(_:_:)`` changes it.
     public var advertisingData = AdvertisingData()
+    /// The ATT MTU its links negotiate (bluetoothd's `MTU` on each characteristic).
+    public var mtu = 247
 
     /// The RSSI an advertising report carries when the controller has none
     /// (HCI's 0x7f, as btvirt and some real controllers report): the
@@ -71,6 +73,10 @@ public struct FakeCharacteristic: Sendable, Hashable {
     public var value: [UInt8]
     /// Its descriptors, in handle order.
     public var descriptors: [FakeDescriptor]
+    /// With `write-without-response`: whether bluetoothd offers
+    /// `AcquireWrite` for it (real bluetoothd always does; false plays one
+    /// that does not, so writes go through `WriteValue`).
+    public var offersAcquireWrite = true
 
     /// A characteristic.
     public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = [], descriptors: [FakeDescriptor] = []) {

@@ -36,6 +36,11 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case unknownDescriptor = "org.relink.Error.UnknownDescriptor"
     /// The link is up but bluetoothd has not resolved its services yet.
     case servicesNotResolved = "org.relink.Error.ServicesNotResolved"
+    /// A write longer than the largest value for its write type on the link.
+    case valueTooLong = "org.relink.Error.ValueTooLong"
+    /// A write without response that does not fit now (the stream's socket
+    /// or queue is full); `ReadyToWrite` follows when it fits again.
+    case writeQueueFull = "org.relink.Error.WriteQueueFull"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -56,7 +61,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The method errors, in the order of docs/api/errors.md.
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
-        .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved,
+        .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
     ]
 
     /// The full D-Bus error name.

@@ -153,6 +153,22 @@ extension BlueZClient {
         }
     }
 
+    /// Takes writes without response through a socket (`AcquireWrite`; see
+    /// ``BlueZPort/acquireWrite(_:)``). bluetoothd may delay the reply until
+    /// the link's MTU exchange is done.
+    /// - Throws: ``BlueZError``.
+    public func acquireWrite(_ characteristic: ObjectPath) async throws -> AcquiredWrite {
+        try await BlueZError.mapping {
+            let reply = try await connection.callBlueZ(
+                path: characteristic, interface: BlueZInterface.gattCharacteristic,
+                method: "AcquireWrite", arguments: [.dictionary(key: .string, value: .variant, [])])
+            guard reply.body.count == 2, case .unixFD(let fd) = reply.body[0] else {
+                throw DBusError(.invalidArgs, "AcquireWrite replied '\(reply.signature)', expected 'hq'")
+            }
+            return AcquiredWrite(socket: fd, mtu: Int(try reply.body[1].decode(as: UInt16.self)))
+        }
+    }
+
     /// Marks a device trusted, so that a Disconnect does not turn off its
     /// background auto-connect.
     /// - Throws: ``BlueZError``.

@@ -26,6 +26,12 @@ public struct GattCharacteristic: Sendable, Hashable {
     public var flags: [String]
     public var value: [UInt8]?
     public var notifying: Bool
+    /// The link's ATT MTU as bluetoothd reports it on the characteristic
+    /// (`MTU`, BlueZ 5.62 and later); nil when it does not.
+    public var mtu: Int?
+    /// Whether bluetoothd offers `AcquireWrite` here (the `WriteAcquired`
+    /// property is present: only for `write-without-response`).
+    public var offersAcquireWrite: Bool
 
     init(path: ObjectPath, properties p: InterfaceProperties) {
         self.path = path
@@ -34,9 +40,13 @@ public struct GattCharacteristic: Sendable, Hashable {
         flags = p.strings("Flags")
         value = p.bytes("Value")
         notifying = p.bool("Notifying") ?? false
+        mtu = p.uint16("MTU").map(Int.init)
+        offersAcquireWrite = p.bool("WriteAcquired") != nil
     }
 
     public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
+    /// Whether it takes writes without response (ATT Write Command).
+    public var canWriteWithoutResponse: Bool { flags.contains("write-without-response") }
 }
 
 /// A snapshot of an `org.bluez.GattDescriptor1` object.

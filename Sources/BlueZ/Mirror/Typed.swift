@@ -15,6 +15,10 @@ extension Dictionary where Key == String, Value == DBusValue {
         if case .int16(let v)? = self[key]?.unwrapped { return v }
         return nil
     }
+    func uint16(_ key: String) -> UInt16? {
+        if case .uint16(let v)? = self[key]?.unwrapped { return v }
+        return nil
+    }
     func path(_ key: String) -> ObjectPath? {
         if case .objectPath(let p)? = self[key]?.unwrapped { return p }
         return nil

@@ -44,6 +44,15 @@ public protocol BlueZPort: Actor {
     /// Writes a descriptor.
     /// - Throws: ``BlueZError``.
     func writeDescriptor(_ descriptor: ObjectPath, _ value: [UInt8], timeout: Duration) async throws
+    /// Takes a characteristic's writes without response as a socket
+    /// (`AcquireWrite`): a non-blocking `SOCK_SEQPACKET` socket, one
+    /// packet per ATT Write Command, and the link's ATT MTU. bluetoothd
+    /// closes the socket (a hang-up) when the link drops; while it is held,
+    /// its `WriteValue` answers `NotPermitted`. Close the socket to release it.
+    /// - Throws: ``BlueZError`` (`notSupported` without
+    ///   `write-without-response`, `notPermitted` when already acquired,
+    ///   `transient` when not connected).
+    func acquireWrite(_ characteristic: ObjectPath) async throws -> AcquiredWrite
     /// Starts notifications of a characteristic (kept by bluetoothd across reconnections).
     /// - Throws: ``BlueZError``.
     func startNotify(_ characteristic: ObjectPath) async throws
@@ -59,6 +68,22 @@ public protocol BlueZPort: Actor {
     /// Registers (or re-registers) the background auto-connect profile for `uuids`.
     /// - Throws: ``BlueZError``.
     func setAutoConnect(uuids: [String], root: ObjectPath) async throws
+}
+
+/// A characteristic's write socket from `AcquireWrite`, and the link's ATT MTU
+/// it came with.
+public struct AcquiredWrite: Sendable {
+    /// The socket (`SOCK_SEQPACKET`, non-blocking); closed when the last
+    /// reference goes.
+    public let socket: UnixFD
+    /// The link's ATT MTU (a packet carries at most MTU − 3 bytes).
+    public let mtu: Int
+
+    /// A socket and its MTU.
+    public init(socket: UnixFD, mtu: Int) {
+        self.socket = socket
+        self.mtu = mtu
+    }
 }
 
 extension BlueZPort {

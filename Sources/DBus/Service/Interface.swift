@@ -30,6 +30,12 @@ public struct DBusMethod: Sendable {
     public var outArguments: [DBusArgument]
     /// The code that answers a call.
     public var handler: Handler
+    /// Answers a call at once, on the connection's serve loop, in bus order
+    /// (``Connection/serve(handlersOnIOThread:)``); must neither block nor
+    /// compute for long. Nil for an ordinary (concurrent) method.
+    public typealias InlineHandler = @Sendable (MethodCall) throws -> [DBusValue]
+    /// The inline handler of a method made with ``inline(_:in:out:_:)``.
+    public var inlineHandler: InlineHandler?
 
     /// A method with its signature and handler; names and types are checked
     /// when the interface is exported (``DBusInterface/validate()``).
@@ -38,6 +44,24 @@ public struct DBusMethod: Sendable {
         self.inArguments = inArguments
         self.outArguments = outArguments
         self.handler = handler
+    }
+
+    /// A method answered inline: on the serve loop, in the order the calls
+    /// arrived, with no task per call. For a stream of small calls whose
+    /// order matters (a write without response). It bypasses the
+    /// connection's object filter (``Connection/setObjectFilter(_:)``): the
+    /// handler checks its caller itself and throws, e.g. `UnknownObject`,
+    /// for one that may not call it.
+    ///
+    /// A static function, not an initializer: an initializer taking a
+    /// synchronous closure would win overload resolution over
+    /// ``init(_:in:out:handler:)`` for every method written with a trailing
+    /// synchronous closure (and called itself for ever from here).
+    public static func inline(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+                              _ inline: @escaping InlineHandler) -> DBusMethod {
+        var method = DBusMethod(name, in: inArguments, out: outArguments, handler: { call in try inline(call) })
+        method.inlineHandler = inline
+        return method
     }
 
     var inSignature: String { inArguments.map(\.type.signature).joined() }

@@ -45,7 +45,10 @@ extension Connection {
             // if there were no object, before the signature or the
             // arguments are looked at: the error must not depend on
             // whether the object exists.
-            guard objects.object(at: path) != nil else { return nil }
+            guard let object = objects.object(at: path) else { return nil }
+            // An inline method checks its caller itself (DBusMethod.inline(_:in:out:_:)).
+            let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
+            if candidates.contains(where: { $0.methods.contains { $0.name == member && $0.inlineHandler != nil } }) { return nil }
             let after = AfterReplyActions()
             return .work(after: after) {
                 guard await filter(path, sender) else {

@@ -181,6 +181,17 @@ extension Connection {
             }
             let context = MethodCall(message: call, connection: self)
             let outTypes = method.outArguments.map(\.type)
+            if let inline = method.inlineHandler {
+                do {
+                    let result = try inline(context)
+                    guard result.map(\.type) == outTypes else {
+                        return fail(.failed, "\(member) returned '\(result.map(\.type.signature).joined())', declared '\(method.outSignature)'")
+                    }
+                    return ok(result)
+                } catch {
+                    return .reply(call.noReplyExpected ? nil : Self.errorMessage(error, for: call))
+                }
+            }
             return .work(after: context.afterReplyActions) {
                 do {
                     let result = try await method.handler(context)

@@ -36,6 +36,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case unknownDescriptor(String)
     /// The link is up but its services are not resolved yet (`GattDatabase`).
     case servicesNotResolved(String)
+    /// A write over the largest value for its write type (the message names it).
+    case valueTooLong(String)
+    /// A write without response that does not fit now; `ReadyToWrite` follows.
+    case writeQueueFull(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -67,6 +71,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownDescriptor
         /// `org.relink.Error.ServicesNotResolved`.
         case servicesNotResolved
+        /// `org.relink.Error.ValueTooLong`.
+        case valueTooLong
+        /// `org.relink.Error.WriteQueueFull`.
+        case writeQueueFull
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -85,6 +93,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .failed: .failed
             case .unknownDescriptor: .unknownDescriptor
             case .servicesNotResolved: .servicesNotResolved
+            case .valueTooLong: .valueTooLong
+            case .writeQueueFull: .writeQueueFull
             }
         }
 
@@ -122,6 +132,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .failed: self = .failed(message)
         case .unknownDescriptor: self = .unknownDescriptor(message)
         case .servicesNotResolved: self = .servicesNotResolved(message)
+        case .valueTooLong: self = .valueTooLong(message)
+        case .writeQueueFull: self = .writeQueueFull(message)
         }
     }
 
@@ -142,6 +154,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .failed: .failed
         case .unknownDescriptor: .unknownDescriptor
         case .servicesNotResolved: .servicesNotResolved
+        case .valueTooLong: .valueTooLong
+        case .writeQueueFull: .writeQueueFull
         }
     }
 
@@ -153,7 +167,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         switch self {
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
-             .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m):
+             .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
+             .valueTooLong(let m), .writeQueueFull(let m):
             m
         }
     }

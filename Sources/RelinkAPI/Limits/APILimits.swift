@@ -1,3 +1,4 @@
+public import RelinkModel
 /// The limits of relinkd's methods (docs/api/errors.md, "Limits"): relinkd
 /// refuses what breaks them with `InvalidArguments`, and the client library
 /// checks them before sending, so both say the same.
@@ -6,8 +7,12 @@ public enum APILimits {
     public static let maximumStringBytes = 1024
     /// Longest UUID list (`Scan` services, `Connect` `services`).
     public static let maximumUUIDs = 64
-    /// Longest `Write` value, in bytes.
-    public static let maximumWriteBytes = 512
+    /// Longest `Write` value, in bytes: the longest attribute value (a long write with response).
+    public static let maximumWriteBytes = WriteLimits.maximumAttributeLength
+    /// Longest `Write` value argument relinkd reads; a longer one is
+    /// `InvalidArguments`, one above the link's largest value but within
+    /// this is `ValueTooLong` naming the largest.
+    public static let maximumWriteArgumentBytes = 4096
     /// Most events one `Events` call returns.
     public static let maximumEventsPage: UInt32 = 10_000
     /// Most keys of an option dictionary.

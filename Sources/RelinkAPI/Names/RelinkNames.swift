@@ -11,6 +11,8 @@ public enum RelinkNames {
     public static let peripheral = "org.relink.Peripheral1"
     /// The test-only control interface (off by default, root only).
     public static let control = "org.relink.Control1"
+    /// A stream of writes without response (docs/api/WriteStream1.md).
+    public static let writeStream = "org.relink.WriteStream1"
 }
 
 /// Members of `org.relink.Manager1` (docs/api/Manager1.md).
@@ -59,6 +61,8 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case read = "Read"
     /// Writes a characteristic on a live link.
     case write = "Write"
+    /// Opens a stream of writes without response with back-pressure.
+    case openWriteStream = "OpenWriteStream"
     /// Reads the outbox.
     case events = "Events"
     /// Acknowledges events through a sequence number.
@@ -134,4 +138,34 @@ public enum Peripheral1Property: String, Sendable, CaseIterable {
     case services = "Services"
     /// When it was last seen (Unix ms).
     case lastSeen = "LastSeen"
+    /// The link's ATT MTU (0: no link with services resolved).
+    case mtu = "MTU"
+    /// The largest value of a write with response (512; 0 without a link).
+    case maximumWriteWithResponse = "MaximumWriteWithResponse"
+    /// The largest value of a write without response (MTU − 3; 0 without a link).
+    case maximumWriteWithoutResponse = "MaximumWriteWithoutResponse"
+}
+
+/// Members of `org.relink.WriteStream1` (docs/api/WriteStream1.md).
+public enum WriteStream1Member: String, Sendable, CaseIterable {
+    /// Writes one value without response, or refuses it (`WriteQueueFull`).
+    case write = "Write"
+    /// Ends the stream.
+    case close = "Close"
+    /// The signal that a refused write would fit now.
+    case readyToWrite = "ReadyToWrite"
+}
+
+/// Properties of `org.relink.WriteStream1`.
+public enum WriteStream1Property: String, Sendable, CaseIterable {
+    /// The peripheral's UUID (as `Peripheral1.Id`).
+    case peripheral = "Peripheral"
+    /// The service UUID.
+    case service = "Service"
+    /// The characteristic UUID.
+    case characteristic = "Characteristic"
+    /// The largest value a `Write` takes now (ATT MTU − 3; 0 while the link is down).
+    case maximumLength = "MaximumLength"
+    /// `acquired` (BlueZ's AcquireWrite socket) or `write-command` (WriteValue, type command).
+    case transport = "Transport"
 }

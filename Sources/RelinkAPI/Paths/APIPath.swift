@@ -12,6 +12,14 @@ public enum APIPath {
     /// Prefix of peripheral objects.
     public static let peripheralPrefix = "/org/relink/peripheral/"
 
+    /// Prefix of write-stream objects.
+    public static let writeStreamPrefix = "/org/relink/stream/"
+
+    /// The `WriteStream1` object with number `n`: `/org/relink/stream/<n>`.
+    public static func writeStream(_ n: UInt64) -> ObjectPath {
+        ObjectPath(trusted: writeStreamPrefix + String(n))
+    }
+
     /// The `Central1` object of an identifier: `/org/relink/central/<escaped>`.
     public static func central(_ identifier: RestoreIdentifier) -> ObjectPath {
         ObjectPath(trusted: centralPrefix + escape(identifier.rawValue))

@@ -100,14 +100,32 @@ struct APIInterfaces: Sendable {
                 }
                 do {
                     if let value {
+                        try await daemon.checkWriteLength(value.count, withResponse: withResponse, characteristic: path)
+                        if !withResponse, let stream = await daemon.writeStream(at: path, key) {
+                            try stream.write(value)  // BlueZ refuses WriteValue while the stream holds its socket
+                            return []
+                        }
                         try await daemon.bluez.write(path, value, withResponse: withResponse)
                         return []
                     }
                     return [.array(.byte, try await daemon.bluez.read(path).map { .byte($0) })]
+                } catch let error as RelinkError {
+                    throw error
                 } catch {
                     throw APIInterfaces.gattError(error, name)
                 }
             }
+        }
+        let openWriteStream = DBusMethod(Central1Member.openWriteStream.rawValue, in: [p, service, characteristic],
+                                         out: [DBusArgument("stream", .objectPath), DBusArgument("maximum_length", .uint16)]) { call in
+            let a = try ControlArguments(call, count: 3)
+            let key = try a.characteristic(1), peripheral = try a.peripheral(0)
+            let caller = try await identity.caller(of: call)
+            guard let path = try await daemon.submit(.locate(id, peripheral, key), from: caller).get().characteristic else {
+                throw RelinkError.failed("the characteristic could not be located")
+            }
+            let stream = try await daemon.openWriteStream(id, key: key, characteristic: path, owner: caller.name, uid: caller.uid)
+            return [.objectPath(stream.path), .uint16(UInt16(stream.limits?.withoutResponse ?? 0))]
         }
         return DBusInterface(RelinkNames.central, methods: [
             method(Central1Member.scan.rawValue, [DBusArgument("services", .array(.string)), DBusArgument("options", options)]) { a throws(RelinkError) in
@@ -132,12 +150,13 @@ struct APIInterfaces: Sendable {
             },
             gatt(Central1Member.write.rawValue, [p, service, characteristic, DBusArgument("value", .array(.byte)), DBusArgument("options", options)], []) { a throws(RelinkError) in
                 let key = try a.characteristic(1), peripheral = try a.peripheral(0)
-                let value = try a.bytes(3, "value", limit: APILimits.maximumWriteBytes)
+                let value = try a.bytes(3, "value", limit: APILimits.maximumWriteArgumentBytes)
                 let o = try a.options(4, allowed: ["with_response": .boolean])
                 var withResponse = true
                 if case .boolean(let b)? = o["with_response"] { withResponse = b }
                 return (key, peripheral, value, withResponse)
             },
+            openWriteStream,
             method(Central1Member.events.rawValue, [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
                    [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { a throws(RelinkError) in
                 let max = try a.uint32(1, "max")
@@ -149,6 +168,40 @@ struct APIInterfaces: Sendable {
             method(Central1Member.unwatch.rawValue, []) { _ throws(RelinkError) in .unwatch(id) },
         ] + gattMethods(id), properties: Self.centralProperties, signals: [
             DBusSignal(Central1Member.event.rawValue, [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
+        ], invalidSignatureError: Self.invalidArguments)
+    }
+
+    // MARK: WriteStream1
+
+    /// The `WriteStream1` interface of one stream: `Write` is answered
+    /// inline, in bus order, with no hop to the daemon's loop; only the
+    /// stream's opener may call it (anyone else gets `UnknownObject`, as
+    /// for an object that is not there).
+    func writeStream(_ stream: WriteStream) -> DBusInterface {
+        let daemon = self.daemon
+        @Sendable func opener(_ call: MethodCall) throws(DBusError) {
+            guard call.sender == stream.owner else { throw DBusError(.unknownObject, "no object at \(stream.path)") }
+        }
+        return DBusInterface(RelinkNames.writeStream, methods: [
+            DBusMethod.inline(WriteStream1Member.write.rawValue, in: [DBusArgument("value", .array(.byte))], { call in
+                try opener(call)
+                guard case .array(.byte, let items)? = call.arguments.first else { throw RelinkError.invalidArguments("value must be ay") }
+                try stream.write(items.map { if case .byte(let b) = $0 { b } else { 0 } })
+                return []
+            }),
+            DBusMethod.inline(WriteStream1Member.close.rawValue, { call in
+                try opener(call)
+                stream.close()
+                Task { await daemon.closeWriteStream(stream.path) }
+                return []
+            }),
+        ], properties: [
+            DBusProperty(WriteStream1Property.peripheral.rawValue, .string, constant: true), DBusProperty(WriteStream1Property.service.rawValue, .string, constant: true),
+            DBusProperty(WriteStream1Property.characteristic.rawValue, .string, constant: true),
+            DBusProperty(WriteStream1Property.maximumLength.rawValue, .uint16, emitsChanged: false, getter: { _ in .uint16(UInt16(stream.limits?.withoutResponse ?? 0)) }),
+            DBusProperty(WriteStream1Property.transport.rawValue, .string, constant: true),
+        ], signals: [
+            DBusSignal(WriteStream1Member.readyToWrite.rawValue, []),
         ], invalidSignatureError: Self.invalidArguments)
     }
 
@@ -174,5 +227,7 @@ struct APIInterfaces: Sendable {
         DBusProperty(Peripheral1Property.gapName.rawValue, .string), DBusProperty(Peripheral1Property.gapNameSeen.rawValue, .uint64), DBusProperty(Peripheral1Property.name.rawValue, .string),
         DBusProperty(Peripheral1Property.nameSource.rawValue, .string), DBusProperty(Peripheral1Property.connected.rawValue, .boolean), DBusProperty(Peripheral1Property.rssi.rawValue, .int16),
         DBusProperty(Peripheral1Property.services.rawValue, .array(.string)), DBusProperty(Peripheral1Property.lastSeen.rawValue, .uint64),
+        DBusProperty(Peripheral1Property.mtu.rawValue, .uint16), DBusProperty(Peripheral1Property.maximumWriteWithResponse.rawValue, .uint16),
+        DBusProperty(Peripheral1Property.maximumWriteWithoutResponse.rawValue, .uint16),
     ])
 }

@@ -113,6 +113,37 @@ final class APIPublisher: Sendable {
         }
     }
 
+    // MARK: Write streams
+
+    /// Exports a `WriteStream1` object that only its opener's user (and root) sees.
+    func exportWriteStream(_ stream: WriteStream, owner: UInt32) throws {
+        let limits = stream.limits
+        let object = try ExportedObject(path: stream.path, interfaces: [interfaces.writeStream(stream)], values: [RelinkNames.writeStream: [
+            WriteStream1Property.peripheral.rawValue: .string(stream.peripheral.description),
+            WriteStream1Property.service.rawValue: .string(stream.key.service.string),
+            WriteStream1Property.characteristic.rawValue: .string(stream.key.characteristic.string),
+            WriteStream1Property.maximumLength.rawValue: .uint16(UInt16(limits?.withoutResponse ?? 0)),
+            WriteStream1Property.transport.rawValue: .string(stream.transport.rawValue),
+        ]])
+        state.withLock { $0.centralOwners[stream.path] = owner }
+        try connection.export(object)
+    }
+
+    /// Removes a `WriteStream1` object.
+    func removeWriteStream(_ path: ObjectPath) {
+        do { try connection.unexport(path, announceTo: []) } catch {
+            logger.warning("cannot remove a WriteStream1 object", metadata: .journal([.error: "\(error)"]))
+        }
+        _ = state.withLock { $0.centralOwners.removeValue(forKey: path) }
+    }
+
+    /// Sends a stream's signal to its opener only.
+    func signalWriteStream(_ path: ObjectPath, member: String, to owner: String) {
+        do { try connection.emitSignal(path: path, interface: RelinkNames.writeStream, member: member, arguments: [], destination: owner) } catch {
+            logger.debug("cannot signal a write stream", metadata: .journal([.client: "\(owner)", .error: "\(error)"]))
+        }
+    }
+
     // MARK: Centrals
 
     func exportCentral(_ id: RestoreIdentifier, owner: UInt32, values: [String: DBusValue], announceTo: [String]) {

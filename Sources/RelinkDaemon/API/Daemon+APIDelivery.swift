@@ -150,6 +150,7 @@ extension Daemon {
     /// Detaches a client that left the bus.
     func clientLeft(_ name: String) {
         api.noteLeft(name)
+        closeWriteStreams(of: name)
         for id in api.attachments.keys where api.attachments[id]?[name] != nil {
             api.attachments[id]?[name] = nil
             logger.debug("client detached", metadata: .journal([.restoreID: "\(id)", .client: "\(name)"]))

@@ -177,6 +177,10 @@ extension Daemon {
             Peripheral1Property.connected.rawValue: .boolean(device?.connected ?? false), Peripheral1Property.rssi.rawValue: .int16(device?.rssi ?? 0),
         ]
         if let last = api.lastSeen[peripheral] { values["LastSeen"] = ms(last) }
+        let limits = writeStreams.limits[peripheral]
+        values[Peripheral1Property.mtu.rawValue] = .uint16(UInt16(limits?.mtu ?? 0))
+        values[Peripheral1Property.maximumWriteWithResponse.rawValue] = .uint16(UInt16(limits?.withResponse ?? 0))
+        values[Peripheral1Property.maximumWriteWithoutResponse.rawValue] = .uint16(UInt16(limits?.withoutResponse ?? 0))
         return values
     }
 

@@ -84,6 +84,9 @@ extension Daemon {
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
+            if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
+                await writeLinkChanged(peripheral, device: device)
+            }
             switch (property, new) {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))

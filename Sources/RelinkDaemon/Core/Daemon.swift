@@ -42,6 +42,8 @@ public actor Daemon {
     var health = HealthLog()
     /// The client API's view: owners, outbox positions, attached clients.
     var api = APIState()
+    /// Streams of writes without response, and each link's write limits.
+    var writeStreams = WriteStreamTable()
     /// The client API's exported objects; nil until ``attach(_:)``.
     var publisher: APIPublisher?
 
