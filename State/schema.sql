@@ -99,4 +99,11 @@ CREATE TABLE gatt_database (
     read_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 4;
+-- v7: each identifier's peripheral role (PeripheralManagerRecord's JSON).
+CREATE TABLE peripheral_manager (
+    identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (json_valid(state)),
+    updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 7;

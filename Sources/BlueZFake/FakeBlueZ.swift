@@ -69,6 +69,8 @@ public actor FakeBlueZ: BlueZPort {
     var sessions: Set<Key> = []
     var discovery: DiscoveryFilter?
     var autoConnectUUIDs: Set<BluetoothUUID> = []
+    /// The peripheral role: applications and advertisements hosted (``FakeHosting``).
+    var hosting = FakeHosting()
     /// Devices whose auto-connect a `Disconnect()` turned off.
     var autoConnectOff: Set<BluetoothAddress> = []
     /// Bumped when a peripheral's GATT application restarts: new object paths.
@@ -122,6 +124,7 @@ public actor FakeBlueZ: BlueZPort {
             }
             sessions = []
             autoConnectUUIDs = []
+            forgetHosting()  // bluetoothd unregisters a client's applications when it leaves the bus
             discovery = nil
             emit(.reset(.initial))
         } else {

@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV4.userVersion
+    static let latestUserVersion = MigrationV7.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -18,6 +18,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV4.identifier) { db in
             try db.execute(sql: MigrationV4.sql)
+        }
+        migrator.registerMigration(MigrationV7.identifier) { db in
+            try db.execute(sql: MigrationV7.sql)
         }
         return migrator
     }
