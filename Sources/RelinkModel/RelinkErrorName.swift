@@ -36,6 +36,10 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case unknownDescriptor = "org.relink.Error.UnknownDescriptor"
     /// The link is up but bluetoothd has not resolved its services yet.
     case servicesNotResolved = "org.relink.Error.ServicesNotResolved"
+    /// Peripheral role: no request of that number waits for an answer.
+    case unknownRequest = "org.relink.Error.UnknownRequest"
+    /// Peripheral role: too many updates on their way; wait for `ready-to-update`.
+    case updateQueueFull = "org.relink.Error.UpdateQueueFull"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -57,6 +61,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved,
+        .unknownRequest, .updateQueueFull,
     ]
 
     /// The full D-Bus error name.

@@ -36,6 +36,12 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case unknownDescriptor(String)
     /// The link is up but its services are not resolved yet (`GattDatabase`).
     case servicesNotResolved(String)
+    /// Peripheral role: no request of that number waits for an answer
+    /// (never handed out, answered already, or timed out).
+    case unknownRequest(String)
+    /// Peripheral role: the update does not fit; a `ready-to-update` event
+    /// follows when there is room.
+    case updateQueueFull(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -67,6 +73,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownDescriptor
         /// `org.relink.Error.ServicesNotResolved`.
         case servicesNotResolved
+        /// `org.relink.Error.UnknownRequest`.
+        case unknownRequest
+        /// `org.relink.Error.UpdateQueueFull`.
+        case updateQueueFull
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -85,6 +95,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .failed: .failed
             case .unknownDescriptor: .unknownDescriptor
             case .servicesNotResolved: .servicesNotResolved
+            case .unknownRequest: .unknownRequest
+            case .updateQueueFull: .updateQueueFull
             }
         }
 
@@ -122,6 +134,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .failed: self = .failed(message)
         case .unknownDescriptor: self = .unknownDescriptor(message)
         case .servicesNotResolved: self = .servicesNotResolved(message)
+        case .unknownRequest: self = .unknownRequest(message)
+        case .updateQueueFull: self = .updateQueueFull(message)
         }
     }
 
@@ -142,6 +156,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .failed: .failed
         case .unknownDescriptor: .unknownDescriptor
         case .servicesNotResolved: .servicesNotResolved
+        case .unknownRequest: .unknownRequest
+        case .updateQueueFull: .updateQueueFull
         }
     }
 
@@ -153,7 +169,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         switch self {
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
-             .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m):
+             .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
+             .unknownRequest(let m), .updateQueueFull(let m):
             m
         }
     }
