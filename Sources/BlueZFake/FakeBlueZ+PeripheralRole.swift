@@ -91,6 +91,11 @@ extension FakeBlueZ {
         hosting.subscribed = []
     }
 
+    /// The client (relinkd) left the bus: bluetoothd unregisters its
+    /// applications and advertisements, as it does when their owner's
+    /// connection closes.
+    public func clientLeftBus() { forgetHosting() }
+
     // MARK: The remote central, as a test plays it
 
     /// Whether bluetoothd has the application at `root` registered.

@@ -124,7 +124,6 @@ public actor FakeBlueZ: BlueZPort {
             }
             sessions = []
             autoConnectUUIDs = []
-            forgetHosting()  // bluetoothd unregisters a client's applications when it leaves the bus
             discovery = nil
             emit(.reset(.initial))
         } else {
