@@ -31,6 +31,12 @@ import RelinkModel
             .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
                                 reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
             .adapterStateChanged(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
+            .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0)),
+            .peripheralManager(.writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic),
+                                             offset: 0, value: [1, 2], withResponse: true)),
+            .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
+            .peripheralManager(.unsubscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
+            .peripheralManager(.readyToUpdate),
         ]
     }
 
@@ -43,7 +49,7 @@ import RelinkModel
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
-                            "subscriptionFailed", "adapterState"]
+                            "subscriptionFailed", "adapterState", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)
