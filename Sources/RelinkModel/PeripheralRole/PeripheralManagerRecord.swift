@@ -87,12 +87,7 @@ extension PeripheralManagerRecord: Codable {
     }
 
     /// The compact JSON the store keeps (sorted keys).
-    public var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    public var json: String { compactJSON(self, fallback: "{}") }
 
     /// Reads the stored JSON form.
     /// - Throws: `DecodingError`.

@@ -209,11 +209,12 @@ extension PeripheralAdvertisement: Codable {
     }
 }
 
-/// Compact JSON with sorted keys; these types hold only strings, numbers,
-/// booleans and arrays, so encoding cannot fail.
-private func compactJSON<T: Encodable>(_ value: T) -> String {
+/// Compact JSON with sorted keys, the model's one way to write its JSON
+/// forms; they hold only strings, numbers, booleans and arrays, so encoding
+/// cannot fail (`fallback` is for the impossible case).
+func compactJSON<T: Encodable>(_ value: T, fallback: String = "null") -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    guard let data = try? encoder.encode(value) else { return "null" }
+    guard let data = try? encoder.encode(value) else { return fallback }
     return String(decoding: data, as: UTF8.self)
 }
