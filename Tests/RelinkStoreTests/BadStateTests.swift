@@ -125,7 +125,7 @@ struct BadStateTests {
     }
 
     @Test("a database from a newer schema stops start-up under either policy, naming both versions; never moved aside or migrated",
-          arguments: [(4, nil), (3, "v4-from-the-future")] as [(Int, String?)])
+          arguments: [(StoreMigrations.latestUserVersion + 1, nil), (StoreMigrations.latestUserVersion, "v99-from-the-future")] as [(Int, String?)])
     func newerSchema(userVersion: Int, migration: String?) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
