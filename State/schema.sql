@@ -1,4 +1,4 @@
--- relink restore store: the current schema (after migrations v1, v2, v3, v4 and v5).
+-- relink restore store: the current schema (after migrations v1 to v6).
 --
 -- This file is what the migrations in Sources/RelinkStore/Schema/ produce on
 -- a fresh database, kept equal to it by SchemaTests (which compares the
@@ -102,4 +102,11 @@ CREATE TABLE gatt_database (
     read_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 5;
+-- v6: each identifier's peripheral role (PeripheralManagerRecord's JSON).
+CREATE TABLE peripheral_manager (
+    identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (json_valid(state)),
+    updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 6;

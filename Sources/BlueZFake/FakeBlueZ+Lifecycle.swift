@@ -28,6 +28,7 @@ extension FakeBlueZ {
         keptLinks = kept
         sessions = []
         autoConnectUUIDs = []
+        forgetHosting()
         discovery = nil
         bluetoothdUp = false
         mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)

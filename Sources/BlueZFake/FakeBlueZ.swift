@@ -72,6 +72,8 @@ public actor FakeBlueZ: BlueZPort {
     var sessions: Set<Key> = []
     var discovery: DiscoveryFilter?
     var autoConnectUUIDs: Set<BluetoothUUID> = []
+    /// The peripheral role: applications and advertisements hosted (``FakeHosting``).
+    var hosting = FakeHosting()
     /// Devices whose auto-connect a `Disconnect()` turned off.
     var autoConnectOff: Set<BluetoothAddress> = []
     /// Bumped when a peripheral's GATT application restarts: new object paths.

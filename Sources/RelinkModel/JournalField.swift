@@ -100,6 +100,15 @@ public enum JournalField: String, CaseIterable, Sendable {
     /// How many scans were resumed.
     case scans = "RELINK_SCANS"
 
+    // The peripheral role.
+
+    /// The remote central of a peripheral-role request (its address, or `unknown`).
+    case central = "RELINK_CENTRAL"
+    /// The number of a peripheral-role request handed to the program.
+    case request = "RELINK_REQUEST"
+    /// The ATT error relinkd answered a central with (``ATTError``'s name).
+    case attError = "RELINK_ATT_ERROR"
+
     // The restore store.
 
     /// The path of the restore store's database.

@@ -41,6 +41,10 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// A write without response that does not fit now (the stream's socket
     /// or queue is full); `ReadyToWrite` follows when it fits again.
     case writeQueueFull = "org.relink.Error.WriteQueueFull"
+    /// Peripheral role: no request of that number waits for an answer.
+    case unknownRequest = "org.relink.Error.UnknownRequest"
+    /// Peripheral role: too many updates on their way; wait for `ready-to-update`.
+    case updateQueueFull = "org.relink.Error.UpdateQueueFull"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -62,6 +66,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
+        .unknownRequest, .updateQueueFull,
     ]
 
     /// The full D-Bus error name.

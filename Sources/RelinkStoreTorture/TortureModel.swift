@@ -20,6 +20,7 @@ public struct TortureModel: Sendable, Equatable {
     var peripherals: [PeripheralID: PeripheralRecord] = [:]
     var adapterStates: [String: AdapterStatus] = [:]
     var gattDatabases: [PeripheralID: GattDatabase] = [:]
+    var peripheralManagers: [RestoreIdentifier: PeripheralManagerRecord] = [:]
 
     public init() {}
 
@@ -37,7 +38,9 @@ public struct TortureModel: Sendable, Equatable {
                 identifiers[record.id]?.record.outboxLimit = record.outboxLimit
                 identifiers[record.id]?.record.namePreference = record.namePreference
             }
-        case .removeIdentifier(let id): identifiers[id] = nil
+        case .removeIdentifier(let id):
+            identifiers[id] = nil
+            peripheralManagers[id] = nil
         case .putScanIntent(let id, let scan): identifiers[id]?.scan = scan
         case .removeScanIntent(let id): identifiers[id]?.scan = nil
         case .putPeripheral(var record):
@@ -70,6 +73,8 @@ public struct TortureModel: Sendable, Equatable {
             identifiers[id] = entry
         case .putAdapterState(let adapter, let status): adapterStates[adapter] = status
         case .putGattDatabase(let peripheral, let database): if peripherals[peripheral] != nil { gattDatabases[peripheral] = database }
+        case .putPeripheralManager(let id, let record):
+            if identifiers[id] != nil { peripheralManagers[id] = record.isEmpty ? nil : record }
         }
     }
 
@@ -115,7 +120,9 @@ public struct TortureModel: Sendable, Equatable {
                                      firstSequence: entry.events.first?.sequence))
         }
         let peripherals = peripherals.values.sorted { $0.id < $1.id }
-        return StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates, gattDatabases: gattDatabases)
+        var state = StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates, gattDatabases: gattDatabases)
+        state.peripheralManagers = peripheralManagers
+        return state
     }
 
     /// The events each identifier's outbox must hold, oldest first.

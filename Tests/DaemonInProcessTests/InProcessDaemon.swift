@@ -62,6 +62,7 @@ final class InProcessDaemon: Sendable {
     func stop() async {
         task.cancel()
         _ = try? await task.value
+        await fake.clientLeftBus()
         try? store.close()
     }
 

@@ -46,7 +46,8 @@ struct ContractDocsTests {
     }
 
     @Test(arguments: [("Manager1.md", Manager1Member.allCases.map(\.rawValue)),
-                      ("Central1.md", Central1Member.allCases.filter { $0 != .event }.map(\.rawValue))])
+                      ("Central1.md", Central1Member.allCases.filter { $0 != .event }.map(\.rawValue)),
+                      ("PeripheralManager1.md", PeripheralManager1Member.allCases.map(\.rawValue))])
     func everyMethodIsDocumentedWithItsErrors(page: String, methods: [String]) throws {
         let sections = Self.methodSections(try Self.page(page))
         let known = Set(RelinkError.Code.allCases.map { String($0.dbusName.dropFirst("org.relink.Error.".count)) })

@@ -30,6 +30,15 @@ struct EventPayloadTests {
                 .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
             .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
+            .peripheralManager(.readRequest(request: 3, central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 2)),
+            .peripheralManager(.writeRequest(request: 0, central: "unknown", characteristic: CharacteristicKey(
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 0, value: [0, 255], withResponse: false)),
+            .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)))),
+            .peripheralManager(.unsubscribed(central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)))),
+            .peripheralManager(.readyToUpdate),
             .servicesChanged(peripheral: PeripheralID(UUID()), database: GattDatabase(services: [
                 GattDatabase.Service(uuid: BluetoothUUID(shortValue: 0x180D), characteristics: [
                     GattDatabase.Characteristic(uuid: BluetoothUUID(shortValue: 0x2A37), flags: ["notify"],

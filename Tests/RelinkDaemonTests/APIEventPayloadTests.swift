@@ -31,6 +31,15 @@ import RelinkModel
             .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
                                 reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
             .adapterStateChanged(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
+            .servicesChanged(peripheral: peripheral, database: GattDatabase(
+                services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],
+                readAt: Date(timeIntervalSince1970: 1_767_225_600.123))),
+            .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0)),
+            .peripheralManager(.writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic),
+                                             offset: 0, value: [1, 2], withResponse: true)),
+            .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
+            .peripheralManager(.unsubscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
+            .peripheralManager(.readyToUpdate),
         ]
     }
 
@@ -43,7 +52,7 @@ import RelinkModel
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
-                            "subscriptionFailed", "adapterState"]
+                            "subscriptionFailed", "adapterState", "servicesChanged", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)

@@ -133,6 +133,7 @@ import RelinkModel
         ] {
             // A kind added within format 2 was never written the old way.
             if case .adapterStateChanged = event { continue }
+            if case .peripheralManager = event { continue }
             let wire = try StoreMapping.payload(event)
             var before = String(decoding: try Self.synthesized(event), as: UTF8.self)
             if case .nameUpdated(_, let update) = event {

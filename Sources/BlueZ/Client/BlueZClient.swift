@@ -39,6 +39,8 @@ public actor BlueZClient {
     /// registration of the auto-connect profile went to, in order.
     public internal(set) var autoConnectRegistrations: [(owner: String?, adapter: ObjectPath)] = []
     var waiters: [Waiter] = []
+    /// The GATT applications and advertisements hosted for the peripheral role.
+    var hosting = HostingState()
     /// Per device, how many times the mirror saw `Connected` become true:
     /// lets ``connect(_:timeout:)`` tell "not seen yet" from "up and
     /// already down again" (a method reply can overtake the signals sent

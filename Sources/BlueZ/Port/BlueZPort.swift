@@ -9,7 +9,7 @@ public import RelinkModel
 /// daemon's decisions can be driven in-process, in milliseconds, with no bus.
 /// The daemon runs on the port's executor (``Actor/unownedExecutor``), so an
 /// event handed to the sink may be handled at once, on the same thread.
-public protocol BlueZPort: Actor {
+public protocol BlueZPort: HostingPort {
     /// The current copy of bluetoothd's object tree.
     var mirror: Mirror { get }
     /// Follows bluetoothd until cancelled.

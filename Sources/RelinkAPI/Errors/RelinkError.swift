@@ -40,6 +40,12 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case valueTooLong(String)
     /// A write without response that does not fit now; `ReadyToWrite` follows.
     case writeQueueFull(String)
+    /// Peripheral role: no request of that number waits for an answer
+    /// (never handed out, answered already, or timed out).
+    case unknownRequest(String)
+    /// Peripheral role: the update does not fit; a `ready-to-update` event
+    /// follows when there is room.
+    case updateQueueFull(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -75,6 +81,10 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case valueTooLong
         /// `org.relink.Error.WriteQueueFull`.
         case writeQueueFull
+        /// `org.relink.Error.UnknownRequest`.
+        case unknownRequest
+        /// `org.relink.Error.UpdateQueueFull`.
+        case updateQueueFull
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -95,6 +105,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .servicesNotResolved: .servicesNotResolved
             case .valueTooLong: .valueTooLong
             case .writeQueueFull: .writeQueueFull
+            case .unknownRequest: .unknownRequest
+            case .updateQueueFull: .updateQueueFull
             }
         }
 
@@ -134,6 +146,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .servicesNotResolved: self = .servicesNotResolved(message)
         case .valueTooLong: self = .valueTooLong(message)
         case .writeQueueFull: self = .writeQueueFull(message)
+        case .unknownRequest: self = .unknownRequest(message)
+        case .updateQueueFull: self = .updateQueueFull(message)
         }
     }
 
@@ -156,6 +170,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .servicesNotResolved: .servicesNotResolved
         case .valueTooLong: .valueTooLong
         case .writeQueueFull: .writeQueueFull
+        case .unknownRequest: .unknownRequest
+        case .updateQueueFull: .updateQueueFull
         }
     }
 
@@ -168,7 +184,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
-             .valueTooLong(let m), .writeQueueFull(let m):
+             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m):
             m
         }
     }

@@ -20,6 +20,16 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case adapterState = "adapter-state"
     /// A connected peripheral's GATT database differs from the one relinkd read before.
     case servicesChanged = "services-changed"
+    /// Peripheral role: a central reads a characteristic the program must answer.
+    case readRequest = "read-request"
+    /// Peripheral role: a central wrote a characteristic.
+    case writeRequest = "write-request"
+    /// Peripheral role: a central subscribed to a characteristic.
+    case subscribed
+    /// Peripheral role: a central unsubscribed.
+    case unsubscribed
+    /// Peripheral role: there is room for updates again.
+    case readyToUpdate = "ready-to-update"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -34,6 +44,11 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .subscriptionFailed: "subscriptionFailed"
         case .adapterState: "adapterState"
         case .servicesChanged: "servicesChanged"
+        case .readRequest: "readRequest"
+        case .writeRequest: "writeRequest"
+        case .subscribed: "subscribed"
+        case .unsubscribed: "unsubscribed"
+        case .readyToUpdate: "readyToUpdate"
         }
     }
 }

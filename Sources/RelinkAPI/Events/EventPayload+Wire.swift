@@ -34,6 +34,7 @@ extension EventPayload {
         case errorName, failureClass, message, service
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
         case adapter, roles, state
+        case readRequest, writeRequest, subscribed, unsubscribed, readyToUpdate, request, central, offset, withResponse
     }
 
     /// The payload with its explicit `Codable`.
@@ -54,6 +55,8 @@ extension EventPayload {
                 try body.encode(status.state.rawValue, forKey: .state)
             case .servicesChanged(_, let database):
                 try body.encode(database, forKey: .database)
+            case .peripheralManager(let event):
+                try Self.encodePeripheralManager(event, in: &body)
             case .discovered(_, let advertisement):
                 var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
                 try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
@@ -132,6 +135,8 @@ extension EventPayload {
                                               reason: try Self.decodeFailure(body))
             case .servicesChanged:
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
+            case .readRequest, .writeRequest, .subscribed, .unsubscribed, .readyToUpdate:
+                payload = .peripheralManager(try Self.decodePeripheralManager(kind, body))
             case .adapterState:
                 payload = .adapterState(adapter: try body.decode(String.self, forKey: .adapter), status: try Self.decodeAdapterStatus(body))
             case .nameUpdated:
@@ -222,6 +227,48 @@ extension EventPayload {
             init(_ string: String) { stringValue = string }
             init?(stringValue: String) { self.stringValue = stringValue }
             init?(intValue: Int) { nil }
+        }
+
+        // Peripheral role: `{"request": n, "central": "AA:..", "characteristic": {..},
+        // "offset": n, "value": [..], "withResponse": bool}`, each kind with its fields.
+        private static func encodePeripheralManager(_ event: PeripheralManagerEvent, in body: inout KeyedEncodingContainer<Key>) throws {
+            switch event {
+            case .readRequest(let request, let central, let key, let offset):
+                try body.encode(request, forKey: .request)
+                try body.encode(central, forKey: .central)
+                try encodeCharacteristic(key, in: &body)
+                try body.encode(offset, forKey: .offset)
+            case .writeRequest(let request, let central, let key, let offset, let value, let withResponse):
+                try body.encode(request, forKey: .request)
+                try body.encode(central, forKey: .central)
+                try encodeCharacteristic(key, in: &body)
+                try body.encode(offset, forKey: .offset)
+                try body.encode(value, forKey: .value)
+                try body.encode(withResponse, forKey: .withResponse)
+            case .subscribed(let central, let key), .unsubscribed(let central, let key):
+                try body.encode(central, forKey: .central)
+                try encodeCharacteristic(key, in: &body)
+            case .readyToUpdate:
+                break
+            }
+        }
+
+        private static func decodePeripheralManager(_ kind: EventKind, _ body: KeyedDecodingContainer<Key>) throws -> PeripheralManagerEvent {
+            switch kind {
+            case .readRequest:
+                return .readRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
+                                    characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset))
+            case .writeRequest:
+                return .writeRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
+                                     characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset),
+                                     value: try body.decode([UInt8].self, forKey: .value), withResponse: try body.decode(Bool.self, forKey: .withResponse))
+            case .subscribed:
+                return .subscribed(central: try body.decode(String.self, forKey: .central), characteristic: try decodeCharacteristic(body))
+            case .unsubscribed:
+                return .unsubscribed(central: try body.decode(String.self, forKey: .central), characteristic: try decodeCharacteristic(body))
+            default:
+                return .readyToUpdate
+            }
         }
 
         private static func decodeAdapterStatus(_ c: KeyedDecodingContainer<Key>) throws -> AdapterStatus {

@@ -36,6 +36,9 @@ public enum EventPayload: Sendable, Hashable {
     /// `services-changed`: the peripheral's GATT database differs from the
     /// one relinkd read before; `database` is the new one.
     case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
+    /// `read-request`, `write-request`, `subscribed`, `unsubscribed`,
+    /// `ready-to-update`: the identifier's peripheral role; about no peripheral.
+    case peripheralManager(PeripheralManagerEvent)
 
     /// The event's kind.
     public var kind: EventKind {
@@ -50,6 +53,14 @@ public enum EventPayload: Sendable, Hashable {
         case .subscriptionFailed: .subscriptionFailed
         case .adapterState: .adapterState
         case .servicesChanged: .servicesChanged
+        case .peripheralManager(let event):
+            switch event {
+            case .readRequest: .readRequest
+            case .writeRequest: .writeRequest
+            case .subscribed: .subscribed
+            case .unsubscribed: .unsubscribed
+            case .readyToUpdate: .readyToUpdate
+            }
         }
     }
 
@@ -61,7 +72,7 @@ public enum EventPayload: Sendable, Hashable {
              .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
              .servicesChanged(let p, _):
             p
-        case .adapterState:
+        case .adapterState, .peripheralManager:
             nil
         }
     }

@@ -149,7 +149,7 @@ final class APIPublisher: Sendable {
     func exportCentral(_ id: RestoreIdentifier, owner: UInt32, values: [String: DBusValue], announceTo: [String]) {
         let path = APIPath.central(id)
         do {
-            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id)], values: [RelinkNames.central: values])
+            let object = try ExportedObject(path: path, interfaces: [interfaces.central(id), interfaces.peripheralManager(id)], values: [RelinkNames.central: values])
             state.withLock {
                 $0.centrals[id] = object
                 $0.centralOwners[path] = owner

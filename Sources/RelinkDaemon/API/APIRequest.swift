@@ -25,6 +25,8 @@ enum APIRequest: Sendable {
     case ack(RestoreIdentifier, through: Int64)
     case watch(RestoreIdentifier, after: Int64)
     case unwatch(RestoreIdentifier)
+    /// A `PeripheralManager1` call.
+    case peripheralManager(RestoreIdentifier, PeripheralManagerRequest)
 }
 
 /// What the loop answers to an API call.

@@ -139,6 +139,8 @@ extension Daemon {
             let id = try visible(id, to: caller)
             api.attachments[id]?[caller.name] = nil
             return APIResult()
+        case .peripheralManager(let id, let request):
+            return try await peripheralManager(try visible(id, to: caller), request)
         }
     }
 
@@ -216,6 +218,7 @@ extension Daemon {
             }, for: intent)
             if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         }
+        await peripheralRoleUnregistered(id)
         core.identifiers.remove(id)
         core.namePreferences[id] = nil
         let audience = audience(ofOwner: api.owners[id] ?? 0)

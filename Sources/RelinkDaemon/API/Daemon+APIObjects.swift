@@ -247,6 +247,7 @@ extension Daemon {
             "adapter_state": .string(adapter.state.rawValue),
             "adapter_roles": .array(.string, adapter.roles.map { .string($0.rawValue) }),
             "peripherals": .array(.dictionary(key: .string, value: .variant), entries),
+            "peripheral_manager": restoredPeripheralRole(id),
             "scan_services": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
             "scan_options": Self.scanOptions(scan),
             "scanning": .boolean(scan != nil),

@@ -34,6 +34,7 @@ extension Daemon {
                 for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(true)) }
             }
             await readResolvedDatabases()
+            await hostAll(reason: "bluetoothd restarted")  // it forgot every application and advertisement
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
@@ -53,6 +54,7 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
+            if on { await hostAll(reason: "adapter powered on") }
         case .adapterStatus(let path, let status):
             adapterStatusReported(path, status)
         case .mirror(let change):

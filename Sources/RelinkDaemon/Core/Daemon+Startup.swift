@@ -37,6 +37,7 @@ extension Daemon {
             known.peripheralByAddress[row.address.address.string] = row.id
         }
         known.gattDatabases = stored.gattDatabases
+        defer { peripheralRoleLoaded(stored.peripheralManagers) }
         var states: [IdentifierState] = []
         for entry in stored.identifiers {
             let id = entry.record.id

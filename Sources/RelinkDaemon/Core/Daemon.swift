@@ -46,6 +46,8 @@ public actor Daemon {
     var writeStreams = WriteStreamTable()
     /// The client API's exported objects; nil until ``attach(_:)``.
     var publisher: APIPublisher?
+    /// The peripheral role: hosted applications, requests waiting for programs.
+    var peripheralRole = PeripheralRoleState()
 
     /// The BlueZ port.
     var bluez: any BlueZPort { env.bluez }
@@ -110,6 +112,9 @@ public actor Daemon {
                 if case .mirror(.valueUpdated(let update)) = event, let self, self.assumeIsolated({ $0.takeInline(update) }) { return }
                 continuation.yield(.bluez(event))
             }
+            await bluez.setHostedRequestHandler { [weak self] root, request in
+                await self?.submitHosted(root, request) ?? .error(.unlikelyError)
+            }
             group.addTask { try await bluez.run() }
             try await bluez.waitUntilReady()
             if let hold {
@@ -125,6 +130,7 @@ public actor Daemon {
             loop.isReady = true
             let publishing = clock.now
             await publishAll()
+            await hostAll(reason: "start-up")  // before the bus name: before any client is back
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             try await whenRestored()
             guard !Task.isCancelled else { group.cancelAll(); return }
@@ -254,6 +260,8 @@ public actor Daemon {
             }
         case .gattDatabaseSettled(let peripheral, let generation):
             await gattDatabaseSettled(peripheral, generation: generation)
+        case .peripheralRole(let input):
+            await handlePeripheralRole(input)
         }
         await drainImmediate()
         await flushAutoConnect()

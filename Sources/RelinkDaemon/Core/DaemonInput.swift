@@ -56,6 +56,8 @@ enum DaemonInput: Sendable {
     /// ``Daemon/gattSettleTime`` since the change of that generation: read
     /// its database.
     case gattDatabaseSettled(PeripheralID, generation: UInt64)
+    /// The peripheral role: bluetoothd's requests, answer bounds, updates sent.
+    case peripheralRole(PeripheralRoleInput)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

@@ -78,13 +78,7 @@ extension GattDatabase: Codable {
     }
 
     /// The compact JSON (sorted keys).
-    public var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Every field is a string, a bool, an integer or an array of them: encoding cannot fail.
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    public var json: String { compactJSON(self, fallback: "{}") }
 
     /// Reads the JSON form.
     /// - Throws: `DecodingError` when `json` is not a database.

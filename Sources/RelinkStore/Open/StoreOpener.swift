@@ -139,7 +139,8 @@ struct StoreOpener {
     /// `quick_check`, the identifiers and the peripherals, on three readers at once.
     static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
         let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
-        let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow]), StoreError>>(.success(([], [])))
+        let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow], [RestoreIdentifier: PeripheralManagerRecord]), StoreError>>(
+            .success(([], [], [:])))
         let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow], [String: AdapterStatus], [PeripheralID: GattDatabase]), StoreError>>(
             .success(([], [], [:], [:])))
         DispatchQueue.concurrentPerform(iterations: 3) { part in
@@ -148,7 +149,12 @@ struct StoreOpener {
                 let result = Result { try pool.read(Self.integrityProblem) }
                 integrity.withLock { $0 = result }
             case 1:
-                let result = Result { try pool.read { db in try StateLoader(db: db).identifiers() } }.mapError(StoreError.from)
+                let result = Result { try pool.read { db in
+                    let loader = StateLoader(db: db)
+                    let (ids, unreadable) = try loader.identifiers()
+                    let (managers, unreadableManagers) = try loader.peripheralManagers()
+                    return (ids, unreadable + unreadableManagers, managers)
+                } }.mapError(StoreError.from)
                 identifiers.withLock { $0 = result }
             default:
                 let result = Result { try pool.read { db in
@@ -164,8 +170,10 @@ struct StoreOpener {
         let loaded: Result<StoredState, StoreError>
         switch (identifiers.withLock { $0 }, peripherals.withLock { $0 }) {
         case (.success(let ids), .success(let rows)):
-            loaded = .success(StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2,
-                                          gattDatabases: rows.3))
+            var state = StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2,
+                                    gattDatabases: rows.3)
+            state.peripheralManagers = ids.2
+            loaded = .success(state)
         case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
         }
         return (integrity.withLock { $0 }, loaded)

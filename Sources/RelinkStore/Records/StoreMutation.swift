@@ -49,6 +49,9 @@ public enum StoreMutation: Hashable, Sendable {
     /// Records the GATT database last read from a peripheral, replacing the
     /// one before (kept until the peripheral is removed).
     case putGattDatabase(PeripheralID, GattDatabase)
+    /// Records an identifier's peripheral role, replacing the one before;
+    /// an empty record (no services, not advertising) removes it.
+    case putPeripheralManager(RestoreIdentifier, PeripheralManagerRecord)
 }
 
 /// What a committed `apply(_:)` produced.

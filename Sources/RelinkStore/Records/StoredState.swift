@@ -32,6 +32,8 @@ public struct StoredState: Hashable, Sendable, Codable {
     public var adapterStates: [String: AdapterStatus]
     /// The GATT database last read from each peripheral.
     public var gattDatabases: [PeripheralID: GattDatabase]
+    /// Each identifier's peripheral role.
+    public var peripheralManagers: [RestoreIdentifier: PeripheralManagerRecord] = [:]
 
     /// The loaded state.
     public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = [],

@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV5.userVersion
+    static let latestUserVersion = MigrationV6.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -21,6 +21,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV5.identifier) { db in
             try db.execute(sql: MigrationV5.sql)
+        }
+        migrator.registerMigration(MigrationV6.identifier) { db in
+            try db.execute(sql: MigrationV6.sql)
         }
         return migrator
     }

@@ -52,6 +52,16 @@ struct MutationApplier {
                     INSERT INTO gatt_database (peripheral_id, layout, read_at) VALUES (?, ?, ?)
                     ON CONFLICT (peripheral_id) DO UPDATE SET layout = excluded.layout, read_at = excluded.read_at
                     """).execute(arguments: [peripheral.storedBlob, database.json, database.readAt.storedMilliseconds])
+            case .putPeripheralManager(let id, let record):
+                try requireIdentifier(id)
+                guard !record.isEmpty else {
+                    try db.cachedStatement(sql: "DELETE FROM peripheral_manager WHERE identifier = ?").execute(arguments: [id.rawValue])
+                    continue
+                }
+                try db.cachedStatement(sql: """
+                    INSERT INTO peripheral_manager (identifier, state, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
+                    """).execute(arguments: [id.rawValue, record.json, Date().storedMilliseconds])
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

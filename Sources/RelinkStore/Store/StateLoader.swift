@@ -17,9 +17,25 @@ struct StateLoader {
         let (peripherals, unreadablePeripherals) = try peripherals()
         let (adapters, unreadableAdapters) = try adapterStates()
         let (databases, unreadableDatabases) = try gattDatabases()
-        return StoredState(identifiers: identifiers, peripherals: peripherals,
-                           unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters + unreadableDatabases,
-                           adapterStates: adapters, gattDatabases: databases)
+        let (managers, unreadableManagers) = try peripheralManagers()
+        var state = StoredState(identifiers: identifiers, peripherals: peripherals,
+                                unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters + unreadableDatabases + unreadableManagers,
+                                adapterStates: adapters, gattDatabases: databases)
+        state.peripheralManagers = managers
+        return state
+    }
+
+    /// Each identifier's peripheral role, and the rows that could not be read.
+    func peripheralManagers() throws -> ([RestoreIdentifier: PeripheralManagerRecord], [UnreadableRow]) {
+        var unreadable: [UnreadableRow] = []
+        var managers: [RestoreIdentifier: PeripheralManagerRecord] = [:]
+        try rows("SELECT identifier, state FROM peripheral_manager ORDER BY identifier", table: "peripheral_manager", into: &unreadable) { c, cache in
+            let id = try cache.identifier(c, 0)
+            do { managers[id] = try PeripheralManagerRecord(json: c.text(1) ?? "") } catch {
+                throw StoreError.corruptRow("peripheral_manager.state: \(error)")
+            }
+        }
+        return (managers, unreadable)
     }
 
     /// The GATT database last read from each peripheral, and the rows that

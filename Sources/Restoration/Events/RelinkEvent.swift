@@ -29,6 +29,9 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// A connected peripheral's GATT database differs from the one read
     /// before; the new one.
     case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
+    /// An event of the identifier's peripheral role (a central's request,
+    /// a subscription, room for updates); about no peripheral.
+    case peripheralManager(PeripheralManagerEvent)
 
     /// The peripheral the event is about; nil for an event about none
     /// (``adapterStateChanged(adapter:status:)``).
@@ -39,7 +42,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
              .servicesChanged(let peripheral, _):
             peripheral
-        case .adapterStateChanged:
+        case .adapterStateChanged, .peripheralManager:
             nil
         }
     }
@@ -57,6 +60,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .subscriptionFailed: "subscription-failed"
         case .adapterStateChanged: "adapter-state"
         case .servicesChanged: "services-changed"
+        case .peripheralManager(let event): event.name
         }
     }
 }

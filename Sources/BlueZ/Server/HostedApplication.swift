@@ -1,0 +1,84 @@
+public import DBus
+public import RelinkModel
+
+/// One identifier's peripheral role as bluetoothd is to see it: a GATT
+/// application (an object manager at ``root`` with a `GattService1`,
+/// `GattCharacteristic1` and `GattDescriptor1` object per published
+/// attribute) and, while advertising, an `LEAdvertisement1` object.
+/// Registered with `GattManager1.RegisterApplication` and
+/// `LEAdvertisingManager1.RegisterAdvertisement` of one adapter.
+public struct HostedApplication: Sendable, Hashable {
+    /// Where the application's object manager is exported.
+    public var root: ObjectPath
+    /// The services, in order.
+    public var services: [PublishedService]
+    /// The advertisement, while advertising.
+    public var advertisement: PeripheralAdvertisement?
+
+    /// An application.
+    public init(root: ObjectPath, services: [PublishedService], advertisement: PeripheralAdvertisement?) {
+        self.root = root
+        self.services = services
+        self.advertisement = advertisement
+    }
+
+    /// `service<i>` under the root.
+    public func servicePath(_ index: Int) -> ObjectPath { (try? root.appending("service\(index)")) ?? root }
+    /// `service<i>/char<j>`.
+    public func characteristicPath(_ service: Int, _ index: Int) -> ObjectPath {
+        (try? servicePath(service).appending("char\(index)")) ?? root
+    }
+    /// `service<i>/char<j>/desc<k>`.
+    public func descriptorPath(_ service: Int, _ characteristic: Int, _ index: Int) -> ObjectPath {
+        (try? characteristicPath(service, characteristic).appending("desc\(index)")) ?? root
+    }
+    /// The advertisement's object (outside the application's object manager
+    /// would be as good; bluetoothd ignores interfaces it does not know).
+    public var advertisementPath: ObjectPath { (try? root.appending("advertisement")) ?? root }
+
+    /// The characteristic at `key`, with its object's path.
+    public func characteristicPath(of key: CharacteristicKey) -> ObjectPath? {
+        guard let s = services.firstIndex(where: { $0.uuid == key.service }),
+              let c = services[s].characteristics.firstIndex(where: { $0.uuid == key.characteristic }) else { return nil }
+        return characteristicPath(s, c)
+    }
+}
+
+/// A remote central's request to a hosted characteristic, as bluetoothd
+/// passes it to the application.
+public enum HostedRequest: Sendable, Hashable {
+    /// `ReadValue` (with its `offset`; `central` from its `device` option).
+    case read(CharacteristicKey, offset: Int, central: String)
+    /// `WriteValue` (`type` `command` is without response).
+    case write(CharacteristicKey, value: [UInt8], offset: Int, withResponse: Bool, central: String)
+    /// `StartNotify` (bluetoothd 5.66 does not say which central).
+    case startNotify(CharacteristicKey, central: String)
+    /// `StopNotify`.
+    case stopNotify(CharacteristicKey, central: String)
+    /// bluetoothd called `LEAdvertisement1.Release`: the advertisement is
+    /// no longer registered (a SIGTERMed bluetoothd does so as it exits).
+    case advertisementReleased
+}
+
+/// What the application answers bluetoothd.
+public enum HostedReply: Sendable, Hashable {
+    /// A read's value.
+    case value([UInt8])
+    /// A write, `StartNotify` or `StopNotify` done.
+    case done
+    /// An ATT error for the central.
+    case error(ATTError)
+}
+
+/// Who answers the hosted applications' requests: the root of the
+/// application, and the request.
+public typealias HostedRequestHandler = @Sendable (ObjectPath, HostedRequest) async -> HostedReply
+
+/// The central a request's options name: the `device` option's address
+/// (`/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF` → `AA:BB:CC:DD:EE:FF`), else
+/// ``PeripheralManagerRecord/unnamedCentral``.
+func centralName(_ options: [String: DBusValue]) -> String {
+    guard case .objectPath(let path)? = options["device"]?.unwrapped,
+          let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_") else { return PeripheralManagerRecord.unnamedCentral }
+    return last.dropFirst(4).split(separator: "_").joined(separator: ":")
+}

@@ -1,0 +1,145 @@
+public import BlueZ
+public import DBus
+public import RelinkModel
+
+/// The fake bluetoothd's side of the peripheral role: applications and
+/// advertisements registered with it (forgotten when it restarts, kept
+/// across an adapter power cycle, as bluetoothd 5.66 does), and a remote
+/// central a test plays: it reads, writes, subscribes, and receives the
+/// notifications bluetoothd would send it.
+struct FakeHosting: Sendable {
+    var handler: HostedRequestHandler?
+    /// Exported by the client, by root.
+    var exported: [ObjectPath: HostedApplication] = [:]
+    /// Registered with this bluetoothd.
+    var applications: Set<ObjectPath> = []
+    var advertisements: Set<ObjectPath> = []
+    /// Every successful registration, in order: (root, kind).
+    var registrations: [(root: ObjectPath, advertisement: Bool)] = []
+    /// Characteristics the remote central subscribed to (its CCCDs), by root.
+    var subscribed: Set<HostedKey> = []
+    /// Values the remote central received, by root and characteristic.
+    var received: [HostedKey: [[UInt8]]] = [:]
+}
+
+/// A hosted characteristic: its application's root and its key.
+public struct HostedKey: Sendable, Hashable {
+    /// The application's root.
+    public var root: ObjectPath
+    /// The characteristic.
+    public var key: CharacteristicKey
+    /// A hosted characteristic.
+    public init(root: ObjectPath, key: CharacteristicKey) {
+        self.root = root
+        self.key = key
+    }
+}
+
+extension FakeBlueZ {
+    // MARK: HostingPort
+
+    /// Sets who answers the hosted applications' requests.
+    public func setHostedRequestHandler(_ handler: @escaping HostedRequestHandler) {
+        hosting.handler = handler
+    }
+
+    /// Exports the application and registers it and its advertisement
+    /// when bluetoothd is there and the adapter on.
+    /// - Throws: ``BlueZError`` as bluetoothd 5.66: `Failed` for an
+    ///   application with GAP or GATT.
+    public func host(_ application: HostedApplication, adapter: ObjectPath) async throws {
+        hosting.applications.remove(application.root)
+        hosting.advertisements.remove(application.root)
+        hosting.exported[application.root] = application
+        guard adapterUsable else { return }
+        if application.services.contains(where: { PublishedService.reservedServices.contains($0.uuid) }) {
+            throw BlueZError(name: "org.bluez.Error.Failed", message: "Failed to create entry in database")
+        }
+        if !application.services.isEmpty {
+            hosting.applications.insert(application.root)
+            hosting.registrations.append((application.root, false))
+        }
+        if application.advertisement != nil {
+            hosting.advertisements.insert(application.root)
+            hosting.registrations.append((application.root, true))
+        }
+    }
+
+    /// Unregisters and forgets an application.
+    public func unhost(root: ObjectPath, adapter: ObjectPath) async throws {
+        hosting.applications.remove(root)
+        hosting.advertisements.remove(root)
+        hosting.exported[root] = nil
+    }
+
+    /// Delivers a value to the remote central when it subscribed and the
+    /// application is registered (as bluetoothd sends notifications only
+    /// on an enabled CCCD).
+    public func notifyHosted(root: ObjectPath, _ key: CharacteristicKey, _ value: [UInt8]) async throws {
+        guard hosting.exported[root]?.characteristicPath(of: key) != nil else {
+            throw BlueZError(name: "org.bluez.Error.DoesNotExist", message: "\(key) is not hosted at \(root)")
+        }
+        let hosted = HostedKey(root: root, key: key)
+        guard hosting.applications.contains(root), hosting.subscribed.contains(hosted) else { return }
+        hosting.received[hosted, default: []].append(value)
+    }
+
+    /// bluetoothd forgets every registration (it stopped).
+    func forgetHosting() {
+        hosting.applications = []
+        hosting.advertisements = []
+        hosting.subscribed = []
+    }
+
+    /// The client (relinkd) left the bus: bluetoothd unregisters its
+    /// applications and advertisements, as it does when their owner's
+    /// connection closes.
+    public func clientLeftBus() { forgetHosting() }
+
+    // MARK: The remote central, as a test plays it
+
+    /// Whether bluetoothd has the application at `root` registered.
+    public func isApplicationRegistered(_ root: ObjectPath) -> Bool { hosting.applications.contains(root) }
+    /// Whether bluetoothd advertises the application's advertisement.
+    public func isAdvertising(_ root: ObjectPath) -> Bool { hosting.advertisements.contains(root) }
+    /// The services a remote central discovers at `root` (none when not registered).
+    public func hostedServices(_ root: ObjectPath) -> [PublishedService] {
+        hosting.applications.contains(root) ? hosting.exported[root]?.services ?? [] : []
+    }
+    /// The advertisement registered at `root`, if any.
+    public func hostedAdvertisement(_ root: ObjectPath) -> PeripheralAdvertisement? {
+        hosting.advertisements.contains(root) ? hosting.exported[root]?.advertisement : nil
+    }
+    /// How many registrations (applications and advertisements) bluetoothd has accepted.
+    public var hostingRegistrationCount: Int { hosting.registrations.count }
+    /// The values the remote central received from a characteristic.
+    public func received(_ root: ObjectPath, _ key: CharacteristicKey) -> [[UInt8]] { hosting.received[HostedKey(root: root, key: key)] ?? [] }
+
+    /// A remote central reads a characteristic: bluetoothd calls `ReadValue`
+    /// and answers with what relinkd replies (static values are answered by
+    /// bluetoothd itself from the exported `Value`, as it does).
+    public func remoteRead(_ root: ObjectPath, _ key: CharacteristicKey, offset: Int = 0, central: String = "11:22:33:44:55:66") async -> HostedReply {
+        guard hosting.applications.contains(root), let characteristic = hosting.exported[root]?.services
+            .first(where: { $0.uuid == key.service })?.characteristic(key.characteristic) else { return .error(.requestNotSupported) }
+        guard characteristic.properties.contains(.read) else { return .error(.readNotPermitted) }
+        guard let handler = hosting.handler else { return .error(.unlikelyError) }
+        return await handler(root, .read(key, offset: offset, central: central))
+    }
+
+    /// A remote central writes a characteristic (`WriteValue`).
+    public func remoteWrite(_ root: ObjectPath, _ key: CharacteristicKey, _ value: [UInt8], offset: Int = 0, withResponse: Bool = true,
+                            central: String = "11:22:33:44:55:66") async -> HostedReply {
+        guard hosting.applications.contains(root), let handler = hosting.handler else { return .error(.requestNotSupported) }
+        return await handler(root, .write(key, value: value, offset: offset, withResponse: withResponse, central: central))
+    }
+
+    /// A remote central enables (or disables) notifications: bluetoothd
+    /// calls `StartNotify` for the first subscriber (`StopNotify` for the last).
+    public func remoteSubscribe(_ root: ObjectPath, _ key: CharacteristicKey, _ on: Bool = true) async -> HostedReply {
+        guard hosting.applications.contains(root), let handler = hosting.handler else { return .error(.requestNotSupported) }
+        let hosted = HostedKey(root: root, key: key)
+        if on { hosting.subscribed.insert(hosted) } else { hosting.subscribed.remove(hosted) }
+        return await handler(root, on ? .startNotify(key, central: PeripheralManagerRecord.unnamedCentral)
+                                       : .stopNotify(key, central: PeripheralManagerRecord.unnamedCentral))
+    }
+}

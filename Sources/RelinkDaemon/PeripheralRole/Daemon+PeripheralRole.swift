@@ -1,0 +1,354 @@
+import BlueZ
+import DBus
+import Foundation
+import Logging
+import RelinkAPI
+import RelinkModel
+import RelinkStore
+import Restoration
+
+/// The peripheral role's part of the daemon's state.
+struct PeripheralRoleState {
+    /// Each identifier's published services, advertisement, cached values
+    /// and subscribed centrals (durable: the store's `peripheral_manager`).
+    var records: [RestoreIdentifier: PeripheralManagerRecord] = [:]
+    /// Requests handed to programs and not yet answered.
+    var pending = PendingRequests<ContinuousClock.Instant>()
+    /// Who waits for each pending request's answer (bluetoothd's call), and what it is.
+    var waiting: [UInt64: (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool)] = [:]
+    /// Each identifier's update flow control.
+    var windows: [RestoreIdentifier: UpdateWindow] = [:]
+}
+
+/// An input of the peripheral role (``DaemonInput/peripheralRole(_:)``).
+enum PeripheralRoleInput: Sendable {
+    /// bluetoothd asks a hosted application something; answered through the continuation.
+    case request(ObjectPath, HostedRequest, CheckedContinuation<HostedReply, Never>)
+    /// A request's answer bound has passed.
+    case expired(UInt64)
+    /// An update has been handed to the bus (or failed).
+    case updateSent(RestoreIdentifier)
+}
+
+/// A client's call to `PeripheralManager1`, with its arguments validated.
+enum PeripheralManagerRequest: Sendable {
+    case addService(PublishedService)
+    case removeService(BluetoothUUID)
+    case removeAllServices
+    case startAdvertising(PeripheralAdvertisement)
+    case stopAdvertising
+    case respond(UInt64, [UInt8])
+    case respondWithError(UInt64, ATTError)
+    case updateValue(CharacteristicKey, [UInt8])
+    case state
+}
+
+// The peripheral role (issue 23): relinkd hosts each identifier's GATT
+// application and advertisement with bluetoothd, registers them again by
+// itself after any restart, answers what it can while the program is away,
+// and hands the rest to the program as events.
+extension Daemon {
+    /// How long relinkd waits for a program's answer to a request before it
+    /// answers the central itself with ``ATTError/unlikelyError`` (well
+    /// inside ATT's 30 s transaction timeout and D-Bus's 25 s call timeout).
+    static let answerBound: Duration = .seconds(10)
+    /// How many updates of one identifier may be handed to the bus and not
+    /// yet sent before one more is refused (``UpdateWindow``).
+    static let updateWindowCapacity = 16
+
+    /// The root of an identifier's hosted application on relinkd's BlueZ
+    /// connection: outside `/org/relink`, so that the client API's object
+    /// manager never announces it.
+    static func hostedRoot(_ id: RestoreIdentifier) -> ObjectPath {
+        ObjectPath(fakeTrustedHostedRoot: "/relink/hosted/" + APIPath.escape(id.rawValue))
+    }
+
+    /// The identifier whose application is at `root`.
+    func identifier(ofHostedRoot root: ObjectPath) -> RestoreIdentifier? {
+        peripheralRole.records.keys.first { Self.hostedRoot($0) == root }
+    }
+
+    /// Where bluetoothd's calls to hosted applications go: into the loop.
+    nonisolated func submitHosted(_ root: ObjectPath, _ request: HostedRequest) async -> HostedReply {
+        await withCheckedContinuation { reply in
+            if case .terminated = inputContinuation.yield(.peripheralRole(.request(root, request, reply))) {
+                reply.resume(returning: .error(.unlikelyError))
+            }
+        }
+    }
+
+    /// Start-up: the stored peripheral roles.
+    func peripheralRoleLoaded(_ records: [RestoreIdentifier: PeripheralManagerRecord]) {
+        peripheralRole.records = records.filter { core.identifiers.contains($0.key) }
+    }
+
+    /// Registers every identifier's application and advertisement with
+    /// bluetoothd: at start-up (before relinkd takes its bus name, so before
+    /// any client is back), after bluetoothd restarted, after the adapter
+    /// powered on. bluetoothd forgets them at each restart; registering
+    /// again is harmless.
+    func hostAll(reason: String) async {
+        for id in peripheralRole.records.keys.sorted() { await host(id, reason: reason) }
+    }
+
+    /// Registers one identifier's application (or removes it when it has
+    /// nothing left to host). A refusal is journalled; nothing else changes.
+    @discardableResult
+    func host(_ id: RestoreIdentifier, reason: String) async -> BlueZError? {
+        let record = peripheralRole.records[id] ?? PeripheralManagerRecord()
+        let root = Self.hostedRoot(id)
+        do {
+            if record.isEmpty {
+                try await bluez.unhost(root: root, adapter: adapterPath)
+            } else {
+                try await bluez.host(HostedApplication(root: root, services: record.services, advertisement: record.advertisement), adapter: adapterPath)
+                logger.info("peripheral role registered with bluetoothd", metadata: .journal([
+                    .restoreID: "\(id)", .count: "\(record.services.count)", .decision: "\(reason)",
+                    .event: record.advertisement == nil ? "services" : "services-and-advertisement",
+                ]))
+            }
+            return nil
+        } catch {
+            logger.error("bluetoothd refused the peripheral role's registration", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
+            return error as? BlueZError ?? BlueZError(name: "org.bluez.Error.Failed", message: "\(error)")
+        }
+    }
+
+    /// The ``DaemonInput/peripheralRole(_:)`` input.
+    func handlePeripheralRole(_ input: PeripheralRoleInput) async {
+        switch input {
+        case .request(let root, let request, let reply):
+            await hostedRequest(root, request, reply)
+        case .expired(let number):
+            guard let entry = peripheralRole.pending.expire(number, now: clock.now),
+                  let waiting = peripheralRole.waiting.removeValue(forKey: number) else { return }
+            logger.warning("the program did not answer a request in time: the central gets an ATT error", metadata: .journal([
+                .restoreID: "\(entry.identifier)", .request: "\(number)", .characteristic: "\(waiting.key)", .attError: "\(ATTError.unlikelyError.rawValue)",
+            ]))
+            waiting.reply.resume(returning: .error(.unlikelyError))
+        case .updateSent(let id):
+            guard peripheralRole.windows[id]?.sent() == true else { return }
+            try? emitGathered(.peripheralManager(.readyToUpdate), to: [id])
+        }
+    }
+
+    /// Whether a program is attached to the identifier (`Register` or `Watch`).
+    func clientAttached(_ id: RestoreIdentifier) -> Bool { !(api.attachments[id]?.isEmpty ?? true) }
+
+    private func hostedRequest(_ root: ObjectPath, _ request: HostedRequest, _ reply: CheckedContinuation<HostedReply, Never>) async {
+        guard let id = identifier(ofHostedRoot: root), var record = peripheralRole.records[id] else {
+            return reply.resume(returning: .error(.unlikelyError))
+        }
+        let attached = clientAttached(id)
+        switch request {
+        case .read(let key, let offset, let central):
+            switch PeripheralRequestPolicy.read(key, offset: offset, in: record, clientAttached: attached) {
+            case .answer(let value):
+                reply.resume(returning: .value(value))
+            case .refuse(let error):
+                refused(id, key, central, error)
+                reply.resume(returning: .error(error))
+            case .forward:
+                forward(id, key, isRead: true, reply) { .readRequest(request: $0, central: central, characteristic: key, offset: offset) }
+            }
+        case .write(let key, let value, let offset, let withResponse, let central):
+            switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: withResponse, in: record, clientAttached: attached) {
+            case .refuse(let error):
+                refused(id, key, central, error)
+                reply.resume(returning: .error(error))
+            case .forward:
+                forward(id, key, isRead: false, reply) {
+                    .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, withResponse: true)
+                }
+            case .commitThenAccept:
+                // In the store before the central hears success: the program
+                // reads it when it comes back, once, in order.
+                do {
+                    submitGathered()
+                    try await commitNow(try Self.eventRequest(.peripheralManager(.writeRequest(
+                        request: 0, central: central, characteristic: key, offset: offset, value: value, withResponse: withResponse)), to: [id]))
+                    reply.resume(returning: .done)
+                } catch {
+                    logger.error("a central's write could not be stored: it gets an ATT error", metadata: .journal([
+                        .restoreID: "\(id)", .characteristic: "\(key)", .error: "\(error)",
+                    ]))
+                    reply.resume(returning: .error(.unlikelyError))
+                }
+            }
+        case .startNotify(let key, let central), .stopNotify(let key, let central):
+            let on = if case .startNotify = request { true } else { false }
+            if on { record.subscribers[key, default: []].insert(central) } else { record.subscribers[key]?.remove(central) }
+            if record.subscribers[key]?.isEmpty == true { record.subscribers[key] = nil }
+            peripheralRole.records[id] = record
+            let event: PeripheralManagerEvent = on ? .subscribed(central: central, characteristic: key) : .unsubscribed(central: central, characteristic: key)
+            if var request = try? Self.eventRequest(.peripheralManager(event), to: [id]) {
+                request.mutations.insert(.putPeripheralManager(id, record), at: 0)
+                enqueueGathered(request)
+            }
+            reply.resume(returning: .done)
+        case .advertisementReleased:
+            logger.notice("bluetoothd released the advertisement; relinkd registers it again when bluetoothd is back", metadata: .journal([.restoreID: "\(id)"]))
+            reply.resume(returning: .done)
+        }
+    }
+
+    private func refused(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ central: String, _ error: ATTError) {
+        logger.info("a central's request answered with an ATT error", metadata: .journal([
+            .restoreID: "\(id)", .characteristic: "\(key)", .central: "\(central)", .attError: "\(error.rawValue)",
+        ]))
+    }
+
+    /// Hands a request to the program: an event with a request number, and
+    /// a timer for the answer bound.
+    private func forward(_ id: RestoreIdentifier, _ key: CharacteristicKey, isRead: Bool, _ reply: CheckedContinuation<HostedReply, Never>,
+                         _ event: (UInt64) -> PeripheralManagerEvent) {
+        let deadline = clock.now + Self.answerBound
+        let number = peripheralRole.pending.add(identifier: id.rawValue, deadline: deadline)
+        do {
+            try emitGathered(.peripheralManager(event(number)), to: [id])
+        } catch {
+            _ = peripheralRole.pending.answer(number, by: id.rawValue)
+            return reply.resume(returning: .error(.unlikelyError))
+        }
+        peripheralRole.waiting[number] = (reply, key, isRead)
+        let clock = self.clock
+        loop.spawned.append {
+            do { try await clock.sleep(until: deadline) } catch { return [] }
+            return [.peripheralRole(.expired(number))]
+        }
+    }
+
+    // MARK: The API
+
+    /// A `PeripheralManager1` call.
+    func peripheralManager(_ id: RestoreIdentifier, _ request: PeripheralManagerRequest) async throws(RelinkError) -> APIResult {
+        var record = peripheralRole.records[id] ?? PeripheralManagerRecord()
+        switch request {
+        case .addService(let service):
+            guard !record.services.contains(where: { $0.uuid == service.uuid }) else {
+                throw .alreadyExists("service \(service.uuid) is already published by \(id): remove it first")
+            }
+            record.services.append(service)
+            try validated(record.services)
+            try await change(id, to: record, why: "service added")
+        case .removeService(let uuid):
+            guard record.services.contains(where: { $0.uuid == uuid }) else { throw .unknownCharacteristic("\(id) publishes no service \(uuid)") }
+            if let includer = record.services.first(where: { $0.includedServices.contains(uuid) }) {
+                throw .invalidArguments("service \(includer.uuid) includes \(uuid): remove it first")
+            }
+            record.services.removeAll { $0.uuid == uuid }
+            record.cachedValues = record.cachedValues.filter { $0.key.service != uuid }
+            record.subscribers = record.subscribers.filter { $0.key.service != uuid }
+            try await change(id, to: record, why: "service removed")
+        case .removeAllServices:
+            record.services = []
+            record.cachedValues = [:]
+            record.subscribers = [:]
+            try await change(id, to: record, why: "services removed")
+        case .startAdvertising(let advertisement):
+            do { try advertisement.validate() } catch { throw .invalidArguments(error.description) }
+            record.advertisement = advertisement
+            try await change(id, to: record, why: "advertising started")
+        case .stopAdvertising:
+            record.advertisement = nil
+            try await change(id, to: record, why: "advertising stopped")
+        case .respond(let number, let value):
+            guard value.count <= maximumAttributeValueBytes else {
+                throw .invalidArguments("the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
+            }
+            let waiting = try takeRequest(number, of: id)
+            if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
+                record.cachedValues[waiting.key] = value
+                peripheralRole.records[id] = record
+                enqueueGathered(RestoreBatch.Request(mutations: [.putPeripheralManager(id, record)]))
+            }
+            waiting.reply.resume(returning: waiting.isRead ? .value(value) : .done)
+        case .respondWithError(let number, let error):
+            try takeRequest(number, of: id).reply.resume(returning: .error(error))
+        case .updateValue(let key, let value):
+            try update(id, key, value, record: &record)
+        case .state:
+            return APIResult(values: [.string(record.json)])
+        }
+        return APIResult()
+    }
+
+    private func validated(_ services: [PublishedService]) throws(RelinkError) {
+        do { try PublishedService.validate(services) } catch { throw .invalidArguments(error.description) }
+    }
+
+    private func takeRequest(_ number: UInt64, of id: RestoreIdentifier) throws(RelinkError)
+        -> (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool) {
+        guard peripheralRole.pending.answer(number, by: id.rawValue) != nil, let waiting = peripheralRole.waiting.removeValue(forKey: number) else {
+            throw .unknownRequest("\(id) has no request \(number) waiting for an answer (never handed out, answered already, or answered by relinkd after \(Self.answerBound))")
+        }
+        return waiting
+    }
+
+    /// Commits a changed record, then registers it with bluetoothd; a
+    /// refusal by bluetoothd puts the record back as it was (store and
+    /// registration) and is the call's error.
+    private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String) async throws(RelinkError) {
+        let previous = peripheralRole.records[id]
+        try await commit([.putPeripheralManager(id, record)])
+        peripheralRole.records[id] = record.isEmpty ? nil : record
+        guard let refusal = await host(id, reason: why) else {
+            if record.isEmpty { peripheralRole.windows[id] = nil }
+            return
+        }
+        let restored = previous ?? PeripheralManagerRecord()
+        try? await commit([.putPeripheralManager(id, restored)])
+        peripheralRole.records[id] = restored.isEmpty ? nil : restored
+        await host(id, reason: "refused change undone")
+        throw .notSupported("bluetoothd refused it: \(refusal.name): \(refusal.message)")
+    }
+
+    private func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
+        guard let characteristic = record.characteristic(key) else { throw .unknownCharacteristic("\(id) publishes no characteristic \(key)") }
+        guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
+            throw .notSupported("\(key) has neither notify nor indicate")
+        }
+        guard value.count <= maximumAttributeValueBytes else {
+            throw .invalidArguments("the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
+        }
+        var window = peripheralRole.windows[id] ?? UpdateWindow(capacity: Self.updateWindowCapacity)
+        let taken = window.take()
+        peripheralRole.windows[id] = window
+        guard taken else {
+            throw .updateQueueFull("\(window.inFlight) updates of \(id) are on their way: wait for the ready-to-update event")
+        }
+        if characteristic.cacheable, record.cachedValues[key] != value {
+            record.cachedValues[key] = value
+            peripheralRole.records[id] = record
+            enqueueGathered(RestoreBatch.Request(mutations: [.putPeripheralManager(id, record)]))
+        }
+        let bluez = self.bluez, root = Self.hostedRoot(id), logger = self.logger
+        loop.spawned.append {
+            do { try await bluez.notifyHosted(root: root, key, value) } catch {
+                logger.warning("an update could not be sent", metadata: .journal([.restoreID: "\(id)", .characteristic: "\(key)", .error: "\(error)"]))
+            }
+            return [.peripheralRole(.updateSent(id))]
+        }
+    }
+
+    /// `Register`'s `peripheral_manager` entry: the restored peripheral
+    /// role (services, advertisement, cached values, subscribed centrals).
+    func restoredPeripheralRole(_ id: RestoreIdentifier) -> DBusValue {
+        .string((peripheralRole.records[id] ?? PeripheralManagerRecord()).json)
+    }
+
+    /// The identifier is gone: its application and advertisement too.
+    func peripheralRoleUnregistered(_ id: RestoreIdentifier) async {
+        guard peripheralRole.records.removeValue(forKey: id) != nil else { return }
+        peripheralRole.windows[id] = nil
+        await host(id, reason: "identifier unregistered")
+    }
+}
+
+extension ObjectPath {
+    /// A path made of constants and ``APIPath/escape(_:)``'s letters,
+    /// digits and `_`: valid by construction.
+    init(fakeTrustedHostedRoot text: String) {
+        self = (try? ObjectPath(text)) ?? .root
+    }
+}

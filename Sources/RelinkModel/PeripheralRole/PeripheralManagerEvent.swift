@@ -1,0 +1,34 @@
+/// An event of an identifier's peripheral role (CoreBluetooth's
+/// `CBPeripheralManagerDelegate` callbacks): a remote central's request, a
+/// subscription, or room for updates. It travels in the identifier's one
+/// event stream, numbered and stored like every other event.
+public enum PeripheralManagerEvent: Sendable, Hashable, Codable {
+    /// A central reads a characteristic relinkd cannot answer itself
+    /// (`didReceiveRead`): answer with `Respond` or `RespondWithError`
+    /// within the answer bound.
+    case readRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int)
+    /// A central wrote a characteristic (`didReceiveWrite`). When
+    /// `request` is nonzero, the central waits for `Respond` (or
+    /// `RespondWithError`); zero means relinkd already answered it (a write
+    /// without response, or a write that came while no client was attached:
+    /// committed to the store before the central got its response).
+    case writeRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int, value: [UInt8], withResponse: Bool)
+    /// A central subscribed to a characteristic (`didSubscribeTo`).
+    case subscribed(central: String, characteristic: CharacteristicKey)
+    /// A central unsubscribed (`didUnsubscribeFrom`).
+    case unsubscribed(central: String, characteristic: CharacteristicKey)
+    /// An update refused for want of room may be sent again
+    /// (`peripheralManagerIsReadyToUpdateSubscribers`).
+    case readyToUpdate
+
+    /// The event's wire name (`read-request`, ...).
+    public var name: String {
+        switch self {
+        case .readRequest: "read-request"
+        case .writeRequest: "write-request"
+        case .subscribed: "subscribed"
+        case .unsubscribed: "unsubscribed"
+        case .readyToUpdate: "ready-to-update"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// A service a program publishes through relinkd's peripheral role
+/// (CoreBluetooth's `CBMutableService`): the layout a remote central
+/// discovers (``GattDatabase/Service``'s pieces: UUIDs, CoreBluetooth's
+/// property names, descriptors) plus what hosting it needs: permissions,
+/// static values and whether relinkd may keep a dynamic value's last value
+/// to answer reads while the program is away.
+///
+/// The one definition type: the API parses it (its JSON, ``json``), the
+/// store keeps it, the daemon decides with it, the BlueZ layer exports it.
+public struct PublishedService: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// Primary (true) or secondary (reachable only as an included service).
+    public var isPrimary: Bool
+    /// UUIDs of services (published by the same identifier) it includes.
+    public var includedServices: [BluetoothUUID]
+    /// Its characteristics, in order.
+    public var characteristics: [PublishedCharacteristic]
+
+    /// A service.
+    public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
+                characteristics: [PublishedCharacteristic] = []) {
+        self.uuid = uuid
+        self.isPrimary = isPrimary
+        self.includedServices = includedServices
+        self.characteristics = characteristics
+    }
+
+    /// The layout a central discovers, as ``GattDatabase`` names it.
+    public var layout: GattDatabase.Service {
+        GattDatabase.Service(uuid: uuid, isPrimary: isPrimary, includedServices: includedServices,
+                             characteristics: characteristics.map(\.layout))
+    }
+
+    /// The characteristic with `uuid`.
+    public func characteristic(_ uuid: BluetoothUUID) -> PublishedCharacteristic? { characteristics.first { $0.uuid == uuid } }
+}
+
+/// A characteristic a program publishes (CoreBluetooth's `CBMutableCharacteristic`).
+public struct PublishedCharacteristic: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// Its properties, by CoreBluetooth's names (``CharacteristicProperties``).
+    public var properties: CharacteristicProperties
+    /// Who may read and write its value (``AttributePermissions``).
+    public var permissions: AttributePermissions
+    /// A static value: relinkd answers every read with it, the program is
+    /// never asked, and the characteristic cannot be written or notified
+    /// (CoreBluetooth's rule for a characteristic created with a value).
+    public var value: [UInt8]?
+    /// Whether relinkd keeps the last value the program gave it (its
+    /// answer to a read, or an update) and answers reads with it while the
+    /// program is away, across restarts.
+    public var cacheable: Bool
+    /// Its descriptors (static values), in order.
+    public var descriptors: [PublishedDescriptor]
+
+    /// A characteristic.
+    public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions,
+                value: [UInt8]? = nil, cacheable: Bool = false, descriptors: [PublishedDescriptor] = []) {
+        self.uuid = uuid
+        self.properties = properties
+        self.permissions = permissions
+        self.value = value
+        self.cacheable = cacheable
+        self.descriptors = descriptors
+    }
+
+    /// BlueZ's `GattCharacteristic1.Flags` for it: each property's BlueZ
+    /// flag (``CharacteristicProperties/names``), then the encryption the
+    /// permissions ask for.
+    public var bluezFlags: [String] {
+        var flags = CharacteristicProperties.names.filter { properties.contains($0.property) }.compactMap(\.flags.first)
+        if permissions.contains(.readEncryptionRequired) { flags.append("encrypt-read") }
+        if permissions.contains(.writeEncryptionRequired) { flags.append("encrypt-write") }
+        return flags
+    }
+
+    /// The layout a central discovers.
+    public var layout: GattDatabase.Characteristic {
+        GattDatabase.Characteristic(uuid: uuid, flags: bluezFlags, descriptors: descriptors.map {
+            GattDatabase.Descriptor(uuid: $0.uuid, flags: ["read"])
+        })
+    }
+}
+
+/// A descriptor a program publishes: read-only, with a static value
+/// (CoreBluetooth's `CBMutableDescriptor`).
+public struct PublishedDescriptor: Sendable, Hashable {
+    /// Its UUID.
+    public var uuid: BluetoothUUID
+    /// Its value.
+    public var value: [UInt8]
+
+    /// A descriptor.
+    public init(uuid: BluetoothUUID, value: [UInt8]) {
+        self.uuid = uuid
+        self.value = value
+    }
+}
+
+/// Who may read and write a published characteristic's value
+/// (CoreBluetooth's `CBAttributePermissions`).
+public struct AttributePermissions: OptionSet, Sendable, Hashable {
+    /// The bits.
+    public let rawValue: UInt8
+    /// Permissions from bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `readable`.
+    public static let readable = AttributePermissions(rawValue: 1 << 0)
+    /// `writeable`.
+    public static let writeable = AttributePermissions(rawValue: 1 << 1)
+    /// `readEncryptionRequired`: only a paired, encrypted link may read.
+    public static let readEncryptionRequired = AttributePermissions(rawValue: 1 << 2)
+    /// `writeEncryptionRequired`: only a paired, encrypted link may write.
+    public static let writeEncryptionRequired = AttributePermissions(rawValue: 1 << 3)
+
+    /// Each permission with its CoreBluetooth name, in bit order.
+    public static let names: [(permission: AttributePermissions, name: String)] = [
+        (.readable, "readable"), (.writeable, "writeable"),
+        (.readEncryptionRequired, "readEncryptionRequired"), (.writeEncryptionRequired, "writeEncryptionRequired"),
+    ]
+
+    /// The names of the permissions set, in bit order.
+    public var names: [String] { Self.names.filter { contains($0.permission) }.map(\.name) }
+
+    /// Permissions from their names.
+    /// - Throws: ``DomainError/invalidOptions(_:)`` naming an unknown one.
+    public init(names: [String]) throws(DomainError) {
+        var value: AttributePermissions = []
+        for name in names {
+            guard let entry = Self.names.first(where: { $0.name == name }) else {
+                throw .invalidOptions("unknown permission \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")))")
+            }
+            value.insert(entry.permission)
+        }
+        self = value
+    }
+}
+
+extension CharacteristicProperties {
+    /// Properties from CoreBluetooth's names (``names``).
+    /// - Throws: ``DomainError/invalidOptions(_:)`` naming an unknown one.
+    public init(names: [String]) throws(DomainError) {
+        var value: CharacteristicProperties = []
+        for name in names {
+            guard let entry = Self.names.first(where: { $0.name == name }) else {
+                throw .invalidOptions("unknown property \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")))")
+            }
+            value.insert(entry.property)
+        }
+        self = value
+    }
+}

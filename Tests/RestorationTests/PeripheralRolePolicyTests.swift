@@ -1,0 +1,85 @@
+import RelinkModel
+import Restoration
+import Testing
+
+/// The peripheral role's pure decisions: who answers a read or a write,
+/// the update window, pending requests.
+@Suite("Peripheral role: request policy, update window, pending requests")
+struct PeripheralRolePolicyTests {
+    static let service = BluetoothUUID(shortValue: 0x180F)
+    static let level = CharacteristicKey(service: service, characteristic: BluetoothUUID(shortValue: 0x2A19))
+    static let model = CharacteristicKey(service: service, characteristic: BluetoothUUID(shortValue: 0x2A24))
+    static let control = CharacteristicKey(service: service, characteristic: BluetoothUUID(shortValue: 0x2A6E))
+    static var record: PeripheralManagerRecord {
+        PeripheralManagerRecord(services: [PublishedService(uuid: service, characteristics: [
+            PublishedCharacteristic(uuid: level.characteristic, properties: [.read, .notify], permissions: .readable, cacheable: true),
+            PublishedCharacteristic(uuid: model.characteristic, properties: .read, permissions: .readable, value: [1, 2, 3]),
+            PublishedCharacteristic(uuid: control.characteristic, properties: [.write, .writeWithoutResponse], permissions: .writeable),
+        ])])
+    }
+
+    @Test func readsAreAnsweredByRelinkdOnlyFromStaticOrCachedValues() {
+        var record = Self.record
+        #expect(PeripheralRequestPolicy.read(Self.model, offset: 1, in: record, clientAttached: true) == .answer([2, 3]))
+        #expect(PeripheralRequestPolicy.read(Self.model, offset: 4, in: record, clientAttached: false) == .refuse(.invalidOffset))
+        #expect(PeripheralRequestPolicy.read(Self.level, offset: 0, in: record, clientAttached: true) == .forward)
+        #expect(PeripheralRequestPolicy.read(Self.level, offset: 0, in: record, clientAttached: false) == .refuse(.unlikelyError))
+        record.cachedValues[Self.level] = [9]
+        #expect(PeripheralRequestPolicy.read(Self.level, offset: 0, in: record, clientAttached: false) == .answer([9]))
+        #expect(PeripheralRequestPolicy.read(Self.level, offset: 0, in: record, clientAttached: true) == .forward, "the program's value is fresher")
+        #expect(PeripheralRequestPolicy.read(Self.control, offset: 0, in: record, clientAttached: true) == .refuse(.readNotPermitted))
+    }
+
+    @Test func writesAreForwardedOnlyWhenSomeoneCanAnswer() {
+        let record = Self.record
+        func write(_ key: CharacteristicKey, _ response: Bool, _ attached: Bool, count: Int = 1, offset: Int = 0) -> PeripheralRequestPolicy.Write {
+            PeripheralRequestPolicy.write(key, value: Array(repeating: 0, count: count), offset: offset, withResponse: response, in: record, clientAttached: attached)
+        }
+        #expect(write(Self.control, true, true) == .forward)
+        #expect(write(Self.control, false, true) == .commitThenAccept)
+        #expect(write(Self.control, true, false) == .commitThenAccept)
+        #expect(write(Self.model, true, true) == .refuse(.writeNotPermitted))
+        #expect(write(Self.level, true, true) == .refuse(.writeNotPermitted))
+        #expect(write(Self.control, true, true, count: 513) == .refuse(.invalidAttributeValueLength))
+    }
+
+    @Test func anUpdateThatDoesNotFitIsRefusedAndReadyFollowsOnce() {
+        var window = UpdateWindow(capacity: 2)
+        let first = window.take(), second = window.take(), third = window.take()
+        #expect(first && second && !third)
+        let ready = window.sent(), again = window.sent()
+        #expect(ready, "room after a refusal: tell the program")
+        #expect(!again, "once per refusal")
+        let fourth = window.take()
+        #expect(fourth)
+    }
+
+    @Test func aRequestIsAnsweredOnceByItsOwnIdentifierOrExpires() {
+        var pending = PendingRequests<Int>()
+        let a = pending.add(identifier: "a", deadline: 10), b = pending.add(identifier: "b", deadline: 20)
+        #expect(a != b && a != 0)
+        #expect(pending.answer(a, by: "b") == nil, "another identifier's")
+        #expect(pending.answer(a, by: "a") != nil)
+        #expect(pending.answer(a, by: "a") == nil, "answered already")
+        #expect(pending.expire(b, now: 19) == nil)
+        #expect(pending.expire(b, now: 20) != nil)
+        #expect(pending.count == 0)
+    }
+
+    @Test func publishingRefusesWhatBluetoothdOrCoreBluetoothWould() throws {
+        func refused(_ json: String) -> Bool {
+            do { try PublishedService.validate(PublishedService.list(json: json)); return false } catch { return true }
+        }
+        #expect(!refused(#"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["read"], "permissions": ["readable"]}]}]"#))
+        #expect(refused(#"[{"uuid": "1801", "characteristics": []}]"#))
+        #expect(refused(#"[{"uuid": "180f"}, {"uuid": "0000180f-0000-1000-8000-00805f9b34fb"}]"#), "the same UUID twice")
+        #expect(refused(#"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": []}]}]"#))
+        #expect(refused(#"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["broadcast"]}]}]"#))
+        #expect(refused(#"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["notify"], "descriptors": [{"uuid": "2902", "value": [0, 0]}]}]}]"#))
+        #expect(refused(#"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["read"], "permissions": ["readable"], "value": [1], "cacheable": true}]}]"#))
+        #expect(refused(#"[{"uuid": "zz"}]"#))
+        let ad = try PeripheralAdvertisement(json: #"{"localName": "Sensor", "serviceUUIDs": ["180f"]}"#)
+        #expect(ad.encodedLength == 3 + 4 + 8)
+        #expect(throws: DomainError.self) { try PeripheralAdvertisement(serviceUUIDs: [Self.service, Self.service]).validate() }
+    }
+}
