@@ -846,21 +846,6 @@ def fit(ns: list[int], ys: list[float]) -> tuple[float, float, float]:
     return a, b, (1 - ss_res / ss_tot) if ss_tot else 1.0
 
 
-async def forget_locks(bus: MessageBus, bench: Bench) -> None:
-    """Real bluetoothd only: every lock's Device1 removed from hci0, so that
-    each contender starts on locks bluetoothd has not met, as the first one
-    did. Real bluetoothd keeps what a client left on a device (connected
-    before, no longer temporary, the auto-connect flag and the kernel's
-    accept list, the GATT cache) where BlueZoo keeps nothing; without this
-    bleak-retry-connector after relinkd's turn never kept a link (see
-    docs/benchmarks.md, "Real bluetoothd")."""
-    if bench.backend != "bluez":
-        return
-    for name in bench.locks:
-        await bus.call(Message(destination="org.bluez", path="/org/bluez/hci0", interface="org.bluez.Adapter1",
-                               member="RemoveDevice", signature="o", body=[device_path(bench, name)]))
-
-
 async def recover(bench: Bench, bus: MessageBus) -> None:
     """After a failed sample: every lock back in range and no link left, so
     that the next contender starts as the others did."""
@@ -904,8 +889,6 @@ async def run(args) -> dict:
             failure is recorded in `fig` and the bench set back (the run goes
             on with the next contender or round)."""
             try:
-                if not args.keep_devices:
-                    await forget_locks(bus, bench)
                 await measure()
             except FAILURES as e:
                 reason = f"{type(e).__name__}: {e}".strip().splitlines()[0][:300]
@@ -1118,9 +1101,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")
     p.add_argument("--connect-timeout", type=float, default=20.0,
                    help="the bench's LE connect timeout (real kernels: 20 s)")
-    p.add_argument("--keep-devices", action="store_true",
-                   help="bluez: do not remove the locks' Device1 objects before each contender's turn "
-                        "(each then inherits what the one before left on them in bluetoothd)")
     p.add_argument("--timeout", type=float, default=60,
                    help="seconds a sample waits for its value before the contender's turn counts as failed")
     p.add_argument("--vm-timeout", type=float, default=5400, help="bluez: seconds for the whole VM run")
