@@ -102,6 +102,26 @@ def test_a_failed_turn_is_a_row_of_the_table_and_keeps_the_samples_before_it(cap
     assert "bleak-retry-connector: FAILED in_range_20ms: BenchFailure: no probe" in out
 
 
+def test_the_link_watch_takes_services_resolved_for_the_link_up_when_no_connected_signal_came():
+    from dbus_fast import Message, MessageType, Variant
+
+    path = "/org/bluez/hci0/dev_00_AA_01_01_00_01"
+    watch = restore_bench.LinkWatch(None, path)
+
+    def device(**props):
+        watch._on(Message(message_type=MessageType.SIGNAL, path=path, interface="org.freedesktop.DBus.Properties",
+                          member="PropertiesChanged", signature="sa{sv}as",
+                          body=["org.bluez.Device1", {k: Variant("b", v) for k, v in props.items()}, []]))
+
+    device(Connected=True)                  # the mock, and real bluetoothd at times
+    device(ServicesResolved=True)           # the same link: not a second link-up
+    assert (watch.ups.qsize(), watch.fallbacks) == (1, 0)
+    device(Connected=False, ServicesResolved=False)
+    device(ServicesResolved=True)           # real bluetoothd 5.66 after Device1.Connect
+    device(ServicesResolved=True)
+    assert (watch.ups.qsize(), watch.fallbacks) == (2, 1)
+
+
 def processes_mentioning(marker: str) -> list[str]:
     """Processes whose command line or environment contains marker."""
     found = []
