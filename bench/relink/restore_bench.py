@@ -2,6 +2,7 @@
 script, on one simulated bench.
 
   .venv/bin/python bench/relink/restore_bench.py --relinkd .build/release/relinkd [--reps 9]
+  .venv/bin/python bench/relink/restore_bench.py --backend bluez   # real bluetoothd, in the VM
 
 Measures, for each contender:
   * back in range: the lock (connected, subscribed) goes out of range; once the
@@ -44,7 +45,17 @@ its notify callback stamps the value. All stamp CLOCK_MONOTONIC (shared by
 processes).
 
 Prints a table (median, min, max; for back in range also the mean and the
-90th percentile) and a linear fit of restore time against N.
+90th percentile) and a linear fit of restore time against N. A contender
+that gets no value within --timeout (or is refused) fails that turn: the
+failure is a row of the table and its reason is printed below it, the run
+goes on with the others and exits with status 3.
+
+--backend bluez runs the same on real bluetoothd 5.66 (bench/realbluez):
+run on the host, this script boots the VM (run-vm, one btvirt controller per
+lock plus hci0) and runs itself inside it with the same arguments, where
+run-bench --backend bluez plays the locks on their own controllers; relinkd
+runs as the relink user (the system bus's policy, systemd/org.relink.conf).
+Its logs go to .cache/realbluez/logs/restore-bench/.
 Every process started here is stopped on exit, also on failure or SIGTERM,
 and has PR_SET_PDEATHSIG=SIGKILL in case this process is killed.
 """
@@ -60,6 +71,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -76,6 +88,7 @@ LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 IDENTIFIER = "bench"
 CLIENT_MODES = ("process", "signal", "poll")
+IN_GUEST = os.environ.get("RELINK_REALBLUEZ_GUEST") == "1"  # set by bench/realbluez/run-vm
 DEBUG = bool(os.environ.get("RELINK_BENCH_DEBUG"))
 
 
@@ -113,25 +126,30 @@ class BenchFailure(Exception):
 
 class Bench:
     """bench/run-bench with its control socket (one connection per peripheral
-    for pushes, so pushes to different locks go in parallel)."""
+    for pushes, so pushes to different locks go in parallel). `backend`:
+    run-bench's, mock (BlueZoo on a private bus) or bluez (real bluetoothd
+    on the VM's system bus, bench/realbluez)."""
 
-    def __init__(self, locks: int, connect_timeout: float, work: str):
+    def __init__(self, locks: int, connect_timeout: float, work: str, backend: str = "mock"):
         self.locks = [f"lock{i}" for i in range(locks)]
         self.connect_timeout = connect_timeout
         self.work = work
+        self.backend = backend
         self.proc: asyncio.subprocess.Process | None = None
         self.info: dict = {}
         self.conns: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.Lock]] = {}
 
     async def start(self) -> None:
-        args = [os.path.join(ROOT, "bench", "run-bench"), "--connect-timeout", str(self.connect_timeout)]
+        args = [os.path.join(ROOT, "bench", "run-bench"), "--backend", self.backend,
+                "--connect-timeout", str(self.connect_timeout)]
         for name in self.locks:
             args += ["--lock", name]
         self.log = open(os.path.join(self.work, "bench.log"), "wb")
         self.proc = await asyncio.create_subprocess_exec(
             *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log,
             preexec_fn=die_with_parent)
-        line = await asyncio.wait_for(self.proc.stdout.readline(), 120)
+        # Real bluetoothd under software emulation starts in tens of seconds.
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 120 if self.backend == "mock" else 300)
         self.info = json.loads(line or b'{"event":"error","error":"no ready line"}')
         if self.info.get("event") != "ready":
             raise BenchFailure(f"bench did not start: {self.info}")
@@ -185,6 +203,25 @@ class Arrivals:
         for q in (self.values, self.drops):
             while not q.empty():
                 q.get_nowait()
+
+
+class Figures:
+    """One contender's samples of one measure (`key`) in `results`:
+    ``fig[suffix]`` is the list under key + suffix, filled as samples are
+    taken. A failure (no value within the bound, the contender or the bench
+    refusing) is itself a result: counted under key + "_failed", its reason
+    kept under "errors", and the samples before it stay."""
+
+    def __init__(self, results: dict, name: str, key: str):
+        self.res = results.setdefault(name, {})
+        self.key = key
+
+    def __getitem__(self, suffix: str) -> list:
+        return self.res.setdefault(self.key + suffix, [])
+
+    def fail(self, reason: str) -> None:
+        self["_failed"].append(1)
+        self.res.setdefault("errors", []).append(f"{self.key}: {reason}")
 
 
 class Contender:
@@ -293,12 +330,25 @@ class Relinkd(Contender):
         elif kind == "disconnected":
             self.arrivals.drops.put_nowait(payload)
 
+    def as_its_user(self) -> list[str]:
+        """On the real system bus (bluez backend) only the relink user may own
+        org.relink (systemd/org.relink.conf): relinkd runs as that user with
+        its state directory its own, as its unit runs it on a gateway. A
+        parent-death signal is cleared by the change of user, so setpriv
+        sets it again. The mock's private bus lets anyone own any name."""
+        if self.bench.backend != "bluez":
+            return []
+        shutil.chown(self.state, "relink", "relink")
+        os.chmod(self.work, 0o711)  # mkdtemp's 0700 would keep relink out of its state directory
+        return ["setpriv", "--reuid=relink", "--regid=relink", "--clear-groups", "--pdeathsig=SIGKILL"]
+
     async def spawn(self) -> float:
         await self.connect_bus()
         log = open(self.logpath, "ab")
+        prefix = self.as_its_user()
         t0 = time.monotonic()
         self.proc = await asyncio.create_subprocess_exec(
-            self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
+            *prefix, self.binary, "--bus-address", self.bench.bus, "--state-directory", self.state,
             "--log-destination", "stderr", "--log-level", self.log_level, stdin=asyncio.subprocess.DEVNULL,
             stdout=log, stderr=log, preexec_fn=die_with_parent,
             env=dict(os.environ, RELINK_CONTROL_INTERFACE="1"))  # its test interface, Control1
@@ -480,9 +530,10 @@ class RelayFloor(Contender):
 
     async def setup(self, links: list[int]) -> None:
         self.links = links
-        cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
-                                capture_output=True, text=True).stdout.split()
-        subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *cflags], check=True)
+        if not os.path.exists(self.binary):  # once per run (seconds in the emulated VM)
+            cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
+                                    capture_output=True, text=True).stdout.split()
+            subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *cflags], check=True)
         device = device_path(self.bench, self.bench.locks[0])
         self.client_name = asyncio.get_running_loop().create_future()
         self.client_proc = await self.spawn_script("relay_client.py", "--bus", self.bench.bus, "--device", device,
@@ -572,7 +623,11 @@ class LinkWatch:
     """Stamps (CLOCK_MONOTONIC) each time BlueZ reports the lock's link up
     (`Connected` true on its Device1 on hci0), seen on the bench's own bus
     connection: when the link came up is the bench's doing, the same for
-    both contenders; what each does after it is its own.
+    both contenders; what each does after it is its own. Real bluetoothd
+    5.66 sometimes signals no `Connected=true` for the central's Device1
+    (docs/real-bluez.md, difference 4), so a `ServicesResolved=true` with no
+    `Connected=true` since the last drop stands for the link coming up (a
+    little late: after service discovery); `fallbacks` counts those.
 
     Also stamps each probe value bluetoothd puts on the bus (`Value` of the
     lock's characteristics): from the first of them on, bluetoothd was
@@ -582,6 +637,8 @@ class LinkWatch:
     def __init__(self, bus: MessageBus, path: str):
         self.bus, self.path = bus, path
         self.ups: asyncio.Queue = asyncio.Queue()
+        self.up = False  # Connected=true seen since the last Connected=false
+        self.fallbacks = 0
         self.values: dict[int, float] = {}  # probe seq -> first seen on the bus
         self.rule = (f"type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
                      f"member='PropertiesChanged',path_namespace='{path}'")
@@ -591,7 +648,14 @@ class LinkWatch:
             return
         if msg.path == self.path and msg.body[0] == "org.bluez.Device1":
             connected = msg.body[1].get("Connected")
-            if connected is not None and connected.value is True:
+            resolved = msg.body[1].get("ServicesResolved")
+            if connected is not None:
+                self.up = connected.value is True
+                if self.up:
+                    self.ups.put_nowait(time.monotonic())
+            elif resolved is not None and resolved.value is True and not self.up:
+                self.up = True
+                self.fallbacks += 1
                 self.ups.put_nowait(time.monotonic())
         elif msg.path.startswith(self.path + "/") and msg.body[0] == "org.bluez.GattCharacteristic1":
             value = msg.body[1].get("Value")
@@ -643,13 +707,15 @@ async def lock_away(c: Contender, bench: Bench) -> None:
 
 
 async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int, away: float,
-                           watch: LinkWatch) -> dict[str, list[float]]:
-    """Back in range -> first probe at the client; link up -> that probe;
-    first probe on the bus -> that probe; and how many probes bluetoothd
-    put on the bus before it (dropped on the way to the client)."""
+                           watch: LinkWatch, fig: "Figures", timeout: float = 60) -> None:
+    """Back in range -> first probe at the client (`fig[""]`); link up ->
+    that probe; first probe on the bus -> that probe; and how many probes
+    bluetoothd put on the bus before it (dropped on the way to the client).
+    Each sample goes to `fig` as it is taken: a failure keeps those before it."""
     await c.setup([0])
-    await prober.until_all(c, [0], 60)
-    out, after_up, after_bus, dropped = [], [], [], []
+    await prober.until_all(c, [0], timeout)
+    out, after_up, after_bus, dropped = (fig[k] for k in ("", "_after_link_up", "_after_first_value_on_bus",
+                                                          "_dropped"))
     for _ in range(reps):
         await lock_away(c, bench)
         await asyncio.sleep(away)
@@ -658,7 +724,7 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
         wall0 = time.time()
         await bench.cmd("in_range", peripheral=bench.locks[0])
         t_reply = time.monotonic()
-        arrived = await prober.until_all(c, [0], 60)
+        arrived = await prober.until_all(c, [0], timeout)
         up = await asyncio.wait_for(watch.ups.get(), 5)
         out.append(arrived[0] - t0)
         after_up.append(arrived[0] - up)
@@ -674,11 +740,10 @@ async def measure_in_range(c: Contender, bench: Bench, prober: Prober, reps: int
                   f"probe arrived +{(arrived[0] - t0) * 1000:.1f} ms",
                   file=sys.stderr)
         await asyncio.sleep(0.3)
-    return {"": out, "_after_link_up": after_up, "_after_first_value_on_bus": after_bus, "_dropped": dropped}
 
 
 async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch: LinkWatch,
-                       wait: float) -> dict[str, list[float]]:
+                       wait: float, fig: "Figures", timeout: float = 60) -> None:
     """A lock that sends its state once, as notifications are enabled again
     (`notify_on_subscribe`), and nothing more: no probes. Per sample, while
     the lock is away its state is set (silently) to a fresh probe; back in
@@ -686,10 +751,10 @@ async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch
     `wait` s after bluetoothd put it on the bus. A missed value is lost for
     good: the lock sends it again only at the next reconnection."""
     await c.setup([0])
-    await Prober(bench, 20).until_all(c, [0], 60)
+    await Prober(bench, 20).until_all(c, [0], timeout)
     lock = bench.locks[0]
     await bench.cmd("notify_on_subscribe", peripheral=lock, on=True)
-    out, missed, to_bus, after_bus = [], [], [], []
+    out, missed, to_bus, after_bus = (fig[k] for k in ("", "_missed", "_to_bus", "_after_bus"))
     try:
         for _ in range(reps):
             await lock_away(c, bench)
@@ -701,7 +766,7 @@ async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch
             t0 = time.monotonic()
             wall0 = time.time()
             await bench.cmd("in_range", peripheral=lock)
-            on_bus = await watch.on_bus(seq, timeout=30)
+            on_bus = await watch.on_bus(seq, timeout=timeout)
             if on_bus is None:
                 raise BenchFailure(f"{c.name}: the lock's state {seq} never reached the bus")
             arrived = None
@@ -729,27 +794,27 @@ async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch
             await asyncio.sleep(0.5)
     finally:
         await bench.cmd("notify_on_subscribe", peripheral=lock, on=False)
-    return {"": out, "_to_bus": to_bus, "_after_bus": after_bus, "_missed": missed}
 
 
-async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int) -> list[float]:
+async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int,
+                          fig: "Figures", timeout: float = 60) -> None:
+    """Restart -> a probe from each of n links at the client (`fig[""]`)."""
     links = list(range(n))
     await c.setup(links)
-    await prober.until_all(c, links, 60)
-    out = []
+    await prober.until_all(c, links, timeout)
+    out = fig[""]
     for _ in range(reps):
         await c.kill()
         await asyncio.sleep(0.5)
         c.arrivals.clear()
         t0 = await c.spawn()
         wall0 = time.time()
-        arrived = await prober.until_all(c, links, 60)
+        arrived = await prober.until_all(c, links, timeout)
         out.append(max(arrived.values()) - t0)
         if DEBUG:
             offsets = " ".join(f"{(t - t0) * 1000:.0f}" for t in sorted(arrived.values()))
             print(f"  spawned at {time.strftime('%H:%M:%S', time.gmtime(wall0))}{f'{wall0 % 1:.3f}'[1:]}Z, "
                   f"links delivered at +ms: {offsets}", file=sys.stderr)
-    return out
 
 
 def fmt(xs: list[float]) -> str:
@@ -781,9 +846,24 @@ def fit(ns: list[int], ys: list[float]) -> tuple[float, float, float]:
     return a, b, (1 - ss_res / ss_tot) if ss_tot else 1.0
 
 
+async def recover(bench: Bench, bus: MessageBus) -> None:
+    """After a failed sample: every lock back in range and no link left, so
+    that the next contender starts as the others did."""
+    state = (await bench.cmd("status")).get("state", {})
+    for name in bench.locks:
+        if not state.get(name, {}).get("in_range", True):
+            await bench.cmd("in_range", peripheral=name)
+        await bench.cmd("notify_on_subscribe", peripheral=name, on=False)
+    await disconnect_all(bus, bench)
+
+
+FAILURES = (BenchFailure, asyncio.TimeoutError)
+FAILED_STATUS = 3  # the table was printed, and some contender's turn failed
+
+
 async def run(args) -> dict:
-    work = tempfile.mkdtemp(prefix="relink-restore-bench-")
-    bench = Bench(max(args.links), args.connect_timeout, work)
+    work = workdir = tempfile.mkdtemp(prefix="relink-restore-bench-")
+    bench = Bench(max(args.links), args.connect_timeout, work, args.backend)
     results: dict = {}
     contenders: list[Contender] = []
     bus = None
@@ -804,11 +884,26 @@ async def run(args) -> dict:
             contenders.append(c)
             return c
 
+        async def measured(c: Contender, fig: Figures, what: str, measure) -> None:
+            """`measure()`, then the contender closed and no link left; a
+            failure is recorded in `fig` and the bench set back (the run goes
+            on with the next contender or round)."""
+            try:
+                await measure()
+            except FAILURES as e:
+                reason = f"{type(e).__name__}: {e}".strip().splitlines()[0][:300]
+                print(f"[{c.name}] {what}: FAILED: {reason}", file=sys.stderr, flush=True)
+                fig.fail(reason)
+                await c.close()
+                await recover(bench, bus)
+            await c.close()
+            await disconnect_all(bus, bench)
+
         async def in_rounds(total: int, what: str, key: str, measure) -> None:
             """Back-in-range samples: the contenders take turns, a round of
             samples each, so that a drift of the bench over the run (BlueZoo
             slows down as it runs) weighs on all alike. `measure(c, reps,
-            watch)` returns figures by key suffix."""
+            watch, fig)` puts its figures in `fig` by key suffix."""
             rounds = max(1, min(args.rounds, total))
             for r in range(rounds):
                 reps = total // rounds + (1 if r < total % rounds else 0)
@@ -818,31 +913,32 @@ async def run(args) -> dict:
                     c = make(kind)
                     print(f"[{c.name}] back in range, {what}, x{reps} (round {r + 1} of {rounds})",
                           file=sys.stderr, flush=True)
+                    fig = Figures(results, c.name, key)
                     async with LinkWatch(bus, device_path(bench, bench.locks[0])) as watch:
-                        figures = await measure(c, reps, watch)
-                    res = results.setdefault(c.name, {})
-                    for suffix, xs in figures.items():
-                        res.setdefault(key + suffix, []).extend(xs)
-                    await c.close()
-                    await disconnect_all(bus, bench)
+                        await measured(c, fig, what, lambda: measure(c, reps, watch, fig))
+                        if watch.fallbacks:
+                            fig["_up_from_resolved_count"].append(watch.fallbacks)
 
         for period in args.probe_ms:
             await in_rounds(args.reps_in_range, f"probe every {period:g} ms", in_range_key(period),
-                            lambda c, reps, watch: measure_in_range(c, bench, Prober(bench, period), reps,
-                                                                    args.away, watch))
+                            lambda c, reps, watch, fig: measure_in_range(c, bench, Prober(bench, period), reps,
+                                                                         args.away, watch, fig, args.timeout))
         # The lock that sends its state once at the reconnection.
         await in_rounds(args.once_reps, "the lock's state sent once", "once",
-                        lambda c, reps, watch: measure_once(c, bench, reps, args.away, watch, args.once_wait))
-        for kind in args.contenders:
-            if kind == "relay":
-                continue  # no restore: it keeps nothing
-            for n in args.links:
+                        lambda c, reps, watch, fig: measure_once(c, bench, reps, args.away, watch, args.once_wait,
+                                                                 fig, args.timeout))
+        # N by N, so that what a larger N does to the bench (on real BlueZ:
+        # more concurrent connections) cannot spoil a smaller N's figures.
+        for n in args.links:
+            for kind in args.contenders:
+                if kind == "relay":
+                    continue  # no restore: it keeps nothing
                 c = make(kind)
                 print(f"[{c.name}] restore N={n} x{args.reps}", file=sys.stderr, flush=True)
-                results.setdefault(c.name, {})[f"restore_{n}"] = await measure_restore(c, bench, prober, args.reps, n)
-                await c.close()
-                await disconnect_all(bus, bench)
-        if args.keep_logs:
+                fig = Figures(results, c.name, f"restore_{n}")
+                await measured(c, fig, f"restore N={n}",
+                               lambda: measure_restore(c, bench, prober, args.reps, n, fig, args.timeout))
+        if args.keep_logs or any(r.get("errors") for r in results.values()):
             print(f"restore_bench: logs kept in {work}", file=sys.stderr)
             work = None
         return results
@@ -858,8 +954,23 @@ async def run(args) -> dict:
         if bus:
             await quiet_disconnect(bus)
         await bench.stop()
+        save_logs(workdir)
         if work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def save_logs(work: str) -> None:
+    """In the real-BlueZ VM the work directory is in the guest's /tmp (relinkd's
+    SQLite store and the bench's socket do not belong on the 9p share), gone
+    with the VM: its logs are copied to run-vm's log directory."""
+    logdir = os.environ.get("RELINK_REALBLUEZ_LOGDIR")
+    if not (IN_GUEST and logdir and os.path.isdir(work)):
+        return
+    dest = os.path.join(logdir, "restore-bench")
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(work):
+        if name.endswith(".log"):
+            shutil.copy(os.path.join(work, name), dest)
 
 
 def in_range_key(period_ms: float) -> str:
@@ -871,7 +982,10 @@ def report(results: dict, args) -> None:
     delivery = {"process": "relinkd client: Central1.Event signals, in its own process",
                 "signal": "relinkd client: Central1.Event signals, in the bench's process",
                 "poll": f"relinkd Events polled every {args.poll_ms:g} ms"}[args.relinkd_client]
-    print(f"\nms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds), "
+    where = {"mock": "simulated bench (BlueZoo)",
+             "bluez": "real bluetoothd 5.66 and btvirt controllers in the VM of bench/realbluez"}[args.backend]
+    print(f"\n{where}; relinkd {args.relinkd}")
+    print(f"ms, median (min-max) of {args.reps_in_range} (back in range, {args.rounds} alternating rounds), "
           f"{args.once_reps} (state sent once; of those delivered; missed: not at the client {args.once_wait:g} s "
           f"after it was on the bus) and {args.reps} (restore); "
           f"restore probes every {args.restore_probe_ms:g} ms; {delivery}; bench connect timeout "
@@ -879,52 +993,101 @@ def report(results: dict, args) -> None:
     header = f"{'measure':<34}" + "".join(f"{n:>26}" for n in names)
     print(header)
     print("-" * len(header))
-    rows = [row for period in (args.probe_ms if args.reps_in_range else []) for row in (
-                (f"back in range, probe {period:g} ms", in_range_key(period)),
-                (f"  mean; 90th percentile", in_range_key(period) + "#tail"),
-                (f"  of which after link up", in_range_key(period) + "_after_link_up"),
-                (f"  after the first value on the bus", in_range_key(period) + "_after_first_value_on_bus"),
-                (f"  values dropped (total)", in_range_key(period) + "_dropped"))] + \
-           ([("state sent once at re-arm", "once"),
-             ("  bluetoothd put it on the bus", "once_to_bus"),
-             ("  after it was on the bus", "once_after_bus"),
-             ("  missed (lost for good)", "once_missed")] if args.once_reps else []) + \
-           [(f"restart -> {n} link(s) restored", f"restore_{n}") for n in args.links]
-    for label, key in rows:
+    for label, key in table_rows(args, results):
         cell = (fmt_count if key.endswith(("_dropped", "_missed")) else fmt_tail if key.endswith("#tail")
-                else fmt)
+                else fmt_failed if key.endswith("_failed") else fmt_sum if key.endswith("_count") else fmt)
         key = key.removesuffix("#tail")
         print(f"{label:<34}" + "".join(f"{cell(results[n][key]) if results[n].get(key) else 'n/a':>26}"
                                        for n in names))
     if len(args.links) >= 2:
         print()
-        for n in (n for n in names if f"restore_{args.links[0]}" in results[n]):
+        for n in names:
+            if not all(results[n].get(f"restore_{k}") for k in args.links):
+                continue
             meds = [statistics.median(results[n][f"restore_{k}"]) for k in args.links]
             a, b, r2 = fit(args.links, meds)
             print(f"{n}: restore median ~ {a * 1000:.0f} ms + {b * 1000:.1f} ms x N (r^2 {r2:.3f})")
+    for n in names:
+        for error in results[n].get("errors", []):
+            print(f"{n}: FAILED {error}")
 
 
-def main() -> int:
+def table_rows(args, results: dict) -> list[tuple[str, str]]:
+    """(label, results key) of each row; a key ending in #tail is printed as
+    the mean and 90th percentile. Rows of failures, and of link-up stamps
+    taken from ServicesResolved, only when some contender has one."""
+    def some(key: str) -> bool:
+        return any(r.get(key) for r in results.values())
+
+    def failed(key: str) -> list[tuple[str, str]]:
+        return [("  FAILED (no value in the bound)", key + "_failed")] if some(key + "_failed") else []
+
+    rows = []
+    for period in (args.probe_ms if args.reps_in_range else []):
+        key = in_range_key(period)
+        rows += [(f"back in range, probe {period:g} ms", key),
+                 ("  mean; 90th percentile", key + "#tail"),
+                 ("  of which after link up", key + "_after_link_up")]
+        if some(key + "_up_from_resolved_count"):  # real bluetoothd: no Connected=true signal
+            rows.append(("  link up seen as ServicesResolved", key + "_up_from_resolved_count"))
+        rows += [("  after the first value on the bus", key + "_after_first_value_on_bus"),
+                 ("  values dropped (total)", key + "_dropped")] + failed(key)
+    if args.once_reps:
+        rows += [("state sent once at re-arm", "once"),
+                 ("  bluetoothd put it on the bus", "once_to_bus"),
+                 ("  after it was on the bus", "once_after_bus"),
+                 ("  missed (lost for good)", "once_missed")] + failed("once")
+    for n in args.links:
+        rows += [(f"restart -> {n} link(s) restored", f"restore_{n}")] + failed(f"restore_{n}")
+    return rows
+
+
+def fmt_sum(xs: list[int]) -> str:
+    return f"{sum(xs)} time(s)"
+
+
+def fmt_failed(xs: list[int]) -> str:
+    """Failed samples: each ended a contender's turn (its later samples of
+    that turn were not taken)."""
+    return f"{sum(xs)} turn(s)"
+
+
+# Defaults that differ by backend: on real bluetoothd in the emulated VM a
+# sample takes seconds, not milliseconds, and each lock needs a controller.
+DEFAULTS = {
+    "mock": {"reps": 9, "reps_in_range": 15, "once_reps": 15, "links": "1,2,4,8", "probe_ms": "2,20",
+             "contenders": "relinkd,bleak"},
+    "bluez": {"reps": 5, "reps_in_range": 6, "once_reps": 4, "links": "1,2,4", "probe_ms": "20",
+              "contenders": "relinkd,bleak,relay"},
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", choices=tuple(DEFAULTS), default="mock",
+                   help="mock: the simulated bench (BlueZoo), here; bluez: real bluetoothd 5.66 with btvirt "
+                        "controllers, run inside the VM of bench/realbluez (booted by this script: one "
+                        "controller per lock plus hci0; btvirt allows 16 in all)")
     p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
-    p.add_argument("--reps", type=int, default=9, help="restore repetitions per N")
+    p.add_argument("--reps", type=int, help="restore repetitions per N (default: mock 9, bluez 5)")
     p.add_argument("--rounds", type=int, default=3,
                    help="back in range: the contenders alternate this many rounds of samples")
-    p.add_argument("--reps-in-range", type=int, default=15,
+    p.add_argument("--reps-in-range", type=int,
                    help="back-in-range repetitions (the bench completes a pending Connect on a "
-                        "50 ms poll, so this figure needs more samples)")
-    p.add_argument("--links", default="1,2,4,8", help="comma-separated N for the restore runs")
-    p.add_argument("--contenders", default="relinkd,bleak",
-                   help="comma-separated: relinkd, bleak, relay (relay.c, the floor for any agent; back "
+                        "50 ms poll, so this figure needs more samples; default: mock 15, bluez 6)")
+    p.add_argument("--links", help="comma-separated N for the restore runs (default: mock 1,2,4,8, bluez 1,2,4)")
+    p.add_argument("--contenders", help="default: mock relinkd,bleak, bluez relinkd,bleak,relay; "
+                        "comma-separated: relinkd, bleak, relay (relay.c, the floor for any agent; back "
                         "in range only), relinkd=PATH (another relinkd build, for an A/B "
                         "comparison); a relinkd kind may end in @process, @signal or @poll (its client, "
                         "see --relinkd-client)")
-    p.add_argument("--probe-ms", default="2,20",
-                   help="comma-separated probe periods for the back-in-range samples (each its own row)")
+    p.add_argument("--probe-ms",
+                   help="comma-separated probe periods for the back-in-range samples (each its own row; "
+                        "default: mock 2,20, bluez 20)")
     p.add_argument("--restore-probe-ms", type=float, default=20, help="probe period of the restore runs")
-    p.add_argument("--once-reps", type=int, default=15,
+    p.add_argument("--once-reps", type=int,
                    help="samples of the lock that sends its state once as notifications are enabled "
-                        "again (0: none)")
+                        "again (0: none; default: mock 15, bluez 4)")
     p.add_argument("--once-wait", type=float, default=2.0,
                    help="seconds after the state reached the bus before it counts as missed")
     p.add_argument("--relinkd-client", choices=CLIENT_MODES, default="process",
@@ -938,12 +1101,97 @@ def main() -> int:
     p.add_argument("--away", type=float, default=1.0, help="seconds out of range after the drop is seen")
     p.add_argument("--connect-timeout", type=float, default=20.0,
                    help="the bench's LE connect timeout (real kernels: 20 s)")
+    p.add_argument("--timeout", type=float, default=60,
+                   help="seconds a sample waits for its value before the contender's turn counts as failed")
+    p.add_argument("--vm-timeout", type=float, default=5400, help="bluez: seconds for the whole VM run")
     p.add_argument("--keep-logs", action="store_true", help="keep the work directory (logs)")
     p.add_argument("--json", help="also write the raw figures (seconds) here")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    for name, value in DEFAULTS[args.backend].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     args.links = [int(x) for x in args.links.split(",")]
     args.probe_ms = [float(x) for x in args.probe_ms.split(",")]
     args.contenders = args.contenders.split(",")
+    if args.backend == "bluez" and max(args.links) > MAX_LOCKS:
+        p.error(f"--links: at most {MAX_LOCKS} locks on the bluez backend (btvirt: 16 controllers, "
+                "one is the central)")
+    return args
+
+
+# btvirt's emulator keeps at most 16 controllers (MAX_BTDEV_ENTRIES); hci0 is
+# the central.
+MAX_LOCKS = 15
+
+
+def guest_argv(args, argv: list[str], logdir: str) -> list[str]:
+    """This script's command line inside the VM: the same arguments, with
+    --json written into the VM's log directory (the only place the guest
+    writes through to the host) and an absolute --relinkd."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--json":
+            skip = True
+        elif not a.startswith("--json="):
+            out.append(a)
+    out += ["--relinkd", os.path.abspath(args.relinkd)]
+    if args.json:
+        out += ["--json", os.path.join(logdir, "figures.json")]
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    return [python, os.path.abspath(__file__), *out]
+
+
+def in_vm(args, argv: list[str]) -> int:
+    """--backend bluez on the host: boot the real-BlueZ VM (run-vm, one
+    controller per lock plus hci0, no bluetoothd: the bench starts its own)
+    and run this script with the same arguments in it; its table comes out
+    on stdout. Samples the host's load average meanwhile (the VM is emulated:
+    its figures depend on it) and prints it after the run."""
+    if not os.access(args.relinkd, os.X_OK):
+        print(f"restore_bench: {args.relinkd} missing (swift build -c release --product relinkd)", file=sys.stderr)
+        return 2
+    logdir = os.path.join(ROOT, ".cache", "realbluez", "logs", "restore-bench")
+    shutil.rmtree(logdir, ignore_errors=True)
+    os.makedirs(logdir)
+    cmd = [os.path.join(ROOT, "bench", "realbluez", "run-vm"), "--no-bluetoothd",
+           "--controllers", str(max(args.links) + 1), "--logdir", logdir, "--timeout", f"{args.vm_timeout:g}",
+           "--", *guest_argv(args, argv, logdir)]
+    loads: list[float] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while True:
+            with open("/proc/loadavg") as f:
+                loads.append(float(f.read().split()[0]))
+            if done.wait(10):
+                return
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.time()
+    print(f"restore_bench: booting the real-BlueZ VM ({max(args.links) + 1} controllers), logs in {logdir}",
+          file=sys.stderr, flush=True)
+    vm = subprocess.Popen(cmd, cwd=ROOT)
+    # run-vm takes qemu (in a session of its own) down when it gets SIGTERM.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, _frame: vm.send_signal(signal.SIGTERM))
+    status = vm.wait()
+    done.set()
+    sampler.join()
+    print(f"\nhost: {os.cpu_count()} cores, load average (1 min) during the run "
+          f"{min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f}, {len(loads)} samples), "
+          f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))}-{time.strftime('%H:%M UTC', time.gmtime())}")
+    if args.json and os.path.exists(os.path.join(logdir, "figures.json")):
+        shutil.copy(os.path.join(logdir, "figures.json"), args.json)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.backend == "bluez" and not IN_GUEST:
+        return in_vm(args, sys.argv[1:] if argv is None else argv)
+
     async def guarded() -> dict:
         # SIGTERM/SIGINT cancel the run, which unwinds through its cleanup.
         task = asyncio.current_task()
@@ -960,7 +1208,8 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": {k: v for k, v in vars(args).items()}, "results": results}, f, indent=1)
-    return 0
+    # A contender that failed is a result (in the table), but not a clean run.
+    return FAILED_STATUS if any(r.get("errors") for r in results.values()) else 0
 
 
 if __name__ == "__main__":

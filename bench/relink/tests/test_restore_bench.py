@@ -62,6 +62,66 @@ def test_the_tail_row_is_the_mean_and_the_nearest_rank_90th_percentile():
     assert restore_bench.fmt_tail(late).split() == ["22.7;", "40.0"]
 
 
+def test_the_bluez_backend_has_its_own_defaults_and_a_bound_on_locks():
+    mock = restore_bench.parse_args([])
+    assert (mock.backend, mock.links, mock.probe_ms, mock.contenders) == ("mock", [1, 2, 4, 8], [2.0, 20.0],
+                                                                          ["relinkd", "bleak"])
+    real = restore_bench.parse_args(["--backend", "bluez", "--reps", "2"])
+    assert (real.reps, real.links, real.probe_ms, real.contenders) == (2, [1, 2, 4], [20.0],
+                                                                       ["relinkd", "bleak", "relay"])
+    with pytest.raises(SystemExit):  # btvirt: 16 controllers, one of them the central
+        restore_bench.parse_args(["--backend", "bluez", "--links", "1,16"])
+
+
+def test_inside_the_vm_the_same_arguments_run_with_json_in_the_vm_log_directory():
+    argv = ["--backend", "bluez", "--json", "/host/out.json", "--links=1,2", "--relinkd", "rel/relinkd"]
+    args = restore_bench.parse_args(argv)
+    guest = restore_bench.guest_argv(args, argv, "/logs")
+    assert guest[1] == os.path.join(ROOT, "bench", "relink", "restore_bench.py")
+    rest = guest[2:]
+    assert "/host/out.json" not in rest and rest[-2:] == ["--json", "/logs/figures.json"]
+    inside = restore_bench.parse_args(rest)
+    assert (inside.relinkd, inside.links) == (os.path.abspath("rel/relinkd"), [1, 2])  # the VM's cwd may differ
+
+
+def test_a_failed_turn_is_a_row_of_the_table_and_keeps_the_samples_before_it(capsys):
+    results: dict = {}
+    fig = restore_bench.Figures(results, "bleak-retry-connector", "in_range_20ms")
+    fig[""].extend([1.5, 2.5])
+    fig.fail("BenchFailure: no probe from links [0] in 60 s")
+    restore_bench.Figures(results, "relinkd", "in_range_20ms")[""].extend([1.0, 1.2, 1.1])
+    args = restore_bench.parse_args(["--backend", "bluez", "--links", "1", "--once-reps", "0"])
+    rows = restore_bench.table_rows(args, results)
+    assert ("  FAILED (no value in the bound)", "in_range_20ms_failed") in rows
+    assert not any(key.startswith("restore_1_") for _, key in rows)  # no failure there: no row
+    restore_bench.report(results, args)
+    out = capsys.readouterr().out
+    failed = next(line for line in out.splitlines() if "FAILED (no value" in line)
+    assert "1 turn(s)" in failed and "n/a" in failed  # relinkd did not fail
+    assert "2000.0 (1500-2500)" in out and "1100.0 (1000-1200)" in out
+    assert "bleak-retry-connector: FAILED in_range_20ms: BenchFailure: no probe" in out
+
+
+def test_the_link_watch_takes_services_resolved_for_the_link_up_when_no_connected_signal_came():
+    from dbus_fast import Message, MessageType, Variant
+
+    path = "/org/bluez/hci0/dev_00_AA_01_01_00_01"
+    watch = restore_bench.LinkWatch(None, path)
+
+    def device(**props):
+        watch._on(Message(message_type=MessageType.SIGNAL, path=path, interface="org.freedesktop.DBus.Properties",
+                          member="PropertiesChanged", signature="sa{sv}as",
+                          body=["org.bluez.Device1", {k: Variant("b", v) for k, v in props.items()}, []]))
+
+    device(Connected=True)                  # the mock, and real bluetoothd at times
+    device(ServicesResolved=True)           # the same link: not a second link-up
+    assert (watch.ups.qsize(), watch.fallbacks) == (1, 0)
+    device(Connected=False, ServicesResolved=False)
+    device(ServicesResolved=True)           # real bluetoothd 5.66 after Device1.Connect
+    device(ServicesResolved=True)
+    assert (watch.ups.qsize(), watch.fallbacks) == (2, 1)
+
+
 def processes_mentioning(marker: str) -> list[str]:
     """Processes whose command line or environment contains marker."""
     found = []
