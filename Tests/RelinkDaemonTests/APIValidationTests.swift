@@ -65,7 +65,10 @@ import Testing
         Case(method: "Scan", arguments: [.array(.string, []), opts(["allow_duplicates": .uint32(1)])], error: invalid),
         Case(method: "Scan", arguments: [.array(.string, []), opts(["window": .uint32(1)])], error: invalid),
         Case(method: "Read", arguments: [lock, service, characteristic], error: "org.relink.Error.UnknownPeripheral"),
-        Case(method: "Write", arguments: [lock, service, characteristic, .array(.byte, Array(repeating: .byte(1), count: 513)), empty], error: invalid),
+        // Up to 4096 bytes are read and then checked against the link (here: no such peripheral); more is malformed.
+        Case(method: "Write", arguments: [lock, service, characteristic, .array(.byte, Array(repeating: .byte(1), count: 513)), empty],
+             error: "org.relink.Error.UnknownPeripheral"),
+        Case(method: "Write", arguments: [lock, service, characteristic, .array(.byte, Array(repeating: .byte(1), count: 4097)), empty], error: invalid),
         Case(method: "Write", arguments: [lock, service, characteristic, .array(.byte, [.byte(1)]), opts(["with_response": .string("no")])], error: invalid),
         Case(method: "Events", arguments: [.uint64(0), .uint32(0)], error: invalid),
         Case(method: "Events", arguments: [.uint64(0), .uint32(10_001)], error: invalid),

@@ -451,6 +451,8 @@ def expected_errors(call: Call, known_paths: set[str]) -> set[str] | None:
         return {R + "UnknownPeripheral"}
     if why == "already exists":
         return {R + "AlreadyExists"}
+    if why == "value > 512 bytes":   # up to 4096 bytes are read, and refused as too long for the link
+        return {R + "ValueTooLong", R + "InvalidArguments"}
     if why == "unknown identifier":   # Unregister of a name never registered (maybe malformed)
         return {R + "UnknownIdentifier", R + "InvalidArguments"}
     return {R + "InvalidArguments"}
