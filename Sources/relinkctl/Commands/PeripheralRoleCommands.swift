@@ -19,6 +19,38 @@ enum JSONFile {
     }
 }
 
+/// A command that makes `PeripheralManager1` calls on an identifier:
+/// its calls are built and checked in `validate()`, before relinkd is
+/// called, and sent in order by ``send()``.
+protocol PeripheralRoleCall: AsyncParsableCommand {
+    /// The global options.
+    var global: GlobalOptions { get }
+    /// The identifier.
+    var target: IdentifierArgument { get }
+    /// The calls, checked.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall]
+}
+
+extension PeripheralRoleCall {
+    /// Checks the calls before relinkd is called.
+    mutating func validate() throws {
+        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try calls() }
+    }
+
+    /// Sends the calls in order, on one connection.
+    /// - Returns: the calls sent.
+    /// - Throws: ``RelinkClientError``: the first error relinkd replied, or unreachable.
+    @discardableResult
+    func send() async throws -> [RelinkPeripheralManagerCall] {
+        let identifier = target.identifier, calls = try calls()
+        try await global.withManager(identifier: identifier) { manager in
+            for call in calls { _ = try await manager.peripheralManager(identifier, call) }
+        }
+        return calls
+    }
+}
+
 /// `relinkctl peripheral-role ID`: `PeripheralManager1.State`.
 struct PeripheralRoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "peripheral-role",
@@ -62,16 +94,17 @@ struct PeripheralRoleCommand: AsyncParsableCommand {
 
 /// `relinkctl publish ID FILE`: `AddService` for the service (or each of
 /// the list of services) in FILE.
-struct PublishCommand: AsyncParsableCommand {
+struct PublishCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "publish",
                                                     abstract: "Publish GATT services from a JSON file (one service or a list).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
     @Argument(help: "A JSON file: one service or a list of services (docs/api/PeripheralManager1.md).") var file: String
 
-    /// The services of the file, each checked as relinkd checks it alone.
+    /// `AddService` for each service of the file, each checked as relinkd
+    /// checks it alone, and all of them together.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
-    func services() throws(RelinkClientError) -> [PublishedService] {
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall] {
         let text = try JSONFile.text(file)
         let services: [PublishedService]
         do {
@@ -79,35 +112,28 @@ struct PublishCommand: AsyncParsableCommand {
         } catch {
             throw ArgumentCheck.invalid("\(error)")
         }
-        for service in services { _ = try RelinkPeripheralManagerCall.addService(service).arguments() }
+        let calls = services.map(RelinkPeripheralManagerCall.addService)
+        for call in calls { _ = try call.arguments() }
         // Together too (a UUID twice in the file); includes are relinkd's to check.
         do { try PublishedService.validate(services.map { PublishedService(uuid: $0.uuid, isPrimary: $0.isPrimary, characteristics: $0.characteristics) }) } catch {
             throw ArgumentCheck.invalid("\(error)")
         }
-        return services
-    }
-
-    /// Checks the file before relinkd is called.
-    mutating func validate() throws {
-        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try services() }
+        return calls
     }
 
     /// Calls `AddService` for each service, in the file's order.
     func run() async throws {
-        let identifier = target.identifier, services = try services()
-        try await global.withManager(identifier: identifier) { manager in
-            for service in services { try await manager.peripheralManager(identifier, .addService(service)) }
-        }
+        let uuids = try await send().compactMap { call -> String? in if case .addService(let service) = call { service.uuid.string } else { nil } }
         if global.json {
-            Output.json(["identifier": identifier, "published": services.map { $0.uuid.string }])
+            Output.json(["identifier": target.identifier, "published": uuids])
         } else {
-            Output.line("\(identifier): published \(services.map { $0.uuid.string }.joined(separator: ", "))")
+            Output.line("\(target.identifier): published \(uuids.joined(separator: ", "))")
         }
     }
 }
 
 /// `relinkctl unpublish ID [UUID] [--all]`: `RemoveService` or `RemoveAllServices`.
-struct UnpublishCommand: AsyncParsableCommand {
+struct UnpublishCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "unpublish", abstract: "Remove a published service, or all of them.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
@@ -116,38 +142,32 @@ struct UnpublishCommand: AsyncParsableCommand {
 
     /// The call: one service, or all.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a bad UUID, or neither or both of UUID and `--all`.
-    func call() throws(RelinkClientError) -> RelinkPeripheralManagerCall {
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall] {
         switch (service, all) {
         case (let uuid?, false):
-            do { return .removeService(try BluetoothUUID(parsing: uuid)) } catch { throw ArgumentCheck.invalid("\(error)") }
-        case (nil, true): return .removeAllServices
+            do { return [.removeService(try BluetoothUUID(parsing: uuid))] } catch { throw ArgumentCheck.invalid("\(error)") }
+        case (nil, true): return [.removeAllServices]
         default: throw ArgumentCheck.invalid("give a service UUID or --all, not both or neither")
         }
     }
 
-    /// Checks the arguments before relinkd is called.
-    mutating func validate() throws {
-        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try call() }
-    }
-
     /// Calls `RemoveService` or `RemoveAllServices`.
     func run() async throws {
-        let identifier = target.identifier, call = try call()
-        try await global.withManager(identifier: identifier) { manager in _ = try await manager.peripheralManager(identifier, call) }
-        let removed: Any = if case .removeService(let uuid) = call { uuid.string } else { "all" }
+        let identifier = target.identifier
+        let removed: Any = if case .removeService(let uuid)? = try await send().first { uuid.string } else { "all" }
         if global.json { Output.json(["identifier": identifier, "removed": removed]) } else { Output.line("\(identifier): removed \(removed)") }
     }
 }
 
 /// `relinkctl advertise ID FILE`: `StartAdvertising` with the advertisement in FILE.
-struct AdvertiseCommand: AsyncParsableCommand {
+struct AdvertiseCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "advertise",
                                                     abstract: "Advertise (replacing what was advertised) from a JSON file.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
     @Argument(help: "A JSON file: the advertisement (docs/api/PeripheralManager1.md).") var file: String
 
-    /// The advertisement, checked (31 bytes, no UUID twice).
+    /// The advertisement of the file.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
     func advertisement() throws(RelinkClientError) -> PeripheralAdvertisement {
         let advertisement: PeripheralAdvertisement
@@ -156,21 +176,21 @@ struct AdvertiseCommand: AsyncParsableCommand {
         } catch {
             throw ArgumentCheck.invalid("\(error)")
         }
-        _ = try RelinkPeripheralManagerCall.startAdvertising(advertisement).arguments()
         return advertisement
     }
 
-    /// Checks the file before relinkd is called.
-    mutating func validate() throws {
-        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try advertisement() }
+    /// `StartAdvertising`, checked (31 bytes, no UUID twice).
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`).
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall] {
+        let call = RelinkPeripheralManagerCall.startAdvertising(try advertisement())
+        _ = try call.arguments()
+        return [call]
     }
 
     /// Calls `StartAdvertising`.
     func run() async throws {
         let identifier = target.identifier, advertisement = try advertisement()
-        try await global.withManager(identifier: identifier) { manager in
-            _ = try await manager.peripheralManager(identifier, .startAdvertising(advertisement))
-        }
+        try await send()
         if global.json {
             Output.json(["identifier": identifier, "advertising": Output.parsed(advertisement.json), "bytes": advertisement.encodedLength])
         } else {
@@ -180,21 +200,24 @@ struct AdvertiseCommand: AsyncParsableCommand {
 }
 
 /// `relinkctl stop-advertising ID`: `StopAdvertising`.
-struct StopAdvertisingCommand: AsyncParsableCommand {
+struct StopAdvertisingCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "stop-advertising", abstract: "Stop advertising.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
 
+    /// `StopAdvertising`.
+    func calls() -> [RelinkPeripheralManagerCall] { [.stopAdvertising] }
+
     /// Calls `StopAdvertising`.
     func run() async throws {
         let identifier = target.identifier
-        try await global.withManager(identifier: identifier) { manager in _ = try await manager.peripheralManager(identifier, .stopAdvertising) }
+        try await send()
         if global.json { Output.json(["identifier": identifier, "advertising": false]) } else { Output.line("\(identifier): not advertising") }
     }
 }
 
 /// `relinkctl respond ID REQUEST [HEX] [--error NAME]`: `Respond` or `RespondWithError`.
-struct RespondCommand: AsyncParsableCommand {
+struct RespondCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "respond",
                                                     abstract: "Answer a read-request (with a value) or a write-request, or either with an ATT error.")
     @OptionGroup var global: GlobalOptions
@@ -206,7 +229,7 @@ struct RespondCommand: AsyncParsableCommand {
     /// The call: a value, or an ATT error.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): not hex, over
     ///   512 bytes, an unknown ATT error name, or both a value and `--error`.
-    func call() throws(RelinkClientError) -> RelinkPeripheralManagerCall {
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall] {
         let call: RelinkPeripheralManagerCall
         switch (hex, attError) {
         case (_?, _?): throw ArgumentCheck.invalid("give a value or --error, not both")
@@ -219,18 +242,13 @@ struct RespondCommand: AsyncParsableCommand {
             call = .respond(request: request, value: try RelinkArguments.hexBytes(hex ?? ""))
         }
         _ = try call.arguments()
-        return call
-    }
-
-    /// Checks the arguments before relinkd is called.
-    mutating func validate() throws {
-        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try call() }
+        return [call]
     }
 
     /// Calls `Respond` or `RespondWithError`.
     func run() async throws {
-        let identifier = target.identifier, call = try call()
-        try await global.withManager(identifier: identifier) { manager in _ = try await manager.peripheralManager(identifier, call) }
+        let identifier = target.identifier
+        try await send()
         if global.json {
             Output.json(["identifier": identifier, "request": request, "error": attError.map { $0 as Any } ?? NSNull()])
         } else {
@@ -241,7 +259,7 @@ struct RespondCommand: AsyncParsableCommand {
 
 /// `relinkctl update ID SERVICE CHAR HEX`: `UpdateValue`; a full queue is
 /// `UpdateQueueFull` (exit 1): try again after a `ready-to-update` event.
-struct UpdateCommand: AsyncParsableCommand {
+struct UpdateCommand: PeripheralRoleCall {
     static let configuration = CommandConfiguration(commandName: "update", abstract: "Send a value to the centrals subscribed to a characteristic.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
@@ -251,26 +269,20 @@ struct UpdateCommand: AsyncParsableCommand {
 
     /// The call.
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): a bad UUID, not hex, over 512 bytes.
-    func call() throws(RelinkClientError) -> RelinkPeripheralManagerCall {
+    func calls() throws(RelinkClientError) -> [RelinkPeripheralManagerCall] {
         let key: CharacteristicKey
         do { key = CharacteristicKey(service: try BluetoothUUID(parsing: service), characteristic: try BluetoothUUID(parsing: characteristic)) } catch {
             throw ArgumentCheck.invalid("\(error)")
         }
         let call = RelinkPeripheralManagerCall.updateValue(key, value: try RelinkArguments.hexBytes(hex))
         _ = try call.arguments()
-        return call
-    }
-
-    /// Checks the arguments before relinkd is called.
-    mutating func validate() throws {
-        try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try call() }
+        return [call]
     }
 
     /// Calls `UpdateValue`.
     func run() async throws {
-        let identifier = target.identifier, call = try call()
-        try await global.withManager(identifier: identifier) { manager in _ = try await manager.peripheralManager(identifier, call) }
-        guard case .updateValue(let key, let value) = call else { return }
+        let identifier = target.identifier
+        guard case .updateValue(let key, let value)? = try await send().first else { return }
         if global.json {
             Output.json(["identifier": identifier, "service": key.service.string, "characteristic": key.characteristic.string,
                          "sent": RelinkArguments.hex(value)])
