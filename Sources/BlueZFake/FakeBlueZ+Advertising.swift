@@ -22,21 +22,12 @@ extension FakeBlueZ {
     /// types them (doc/org.bluez.Device.rst); a property whose value is
     /// unknown or empty is left out, as bluetoothd leaves it out.
     public static func advertisingProperties(_ data: AdvertisingData) -> InterfaceProperties {
-        func bytes(_ b: [UInt8]) -> DBusValue { .variant(.array(.byte, b.map { .byte($0) })) }
         var props: InterfaceProperties = [:]
-        if !data.manufacturerData.isEmpty {
-            props["ManufacturerData"] = .dictionary(key: .uint16, value: .variant, data.manufacturerData.sorted { $0.key < $1.key }.map {
-                .init(.uint16($0.key), bytes($0.value))
-            })
-        }
-        if !data.serviceData.isEmpty {
-            props["ServiceData"] = .dictionary(key: .string, value: .variant, data.serviceData.sorted { $0.key < $1.key }.map {
-                .init(.string($0.key.string), bytes($0.value))
-            })
-        }
+        if !data.manufacturerData.isEmpty { props["ManufacturerData"] = data.dbusManufacturerData }
+        if !data.serviceData.isEmpty { props["ServiceData"] = data.dbusServiceData }
         if !data.raw.isEmpty {
             props["AdvertisingData"] = .dictionary(key: .byte, value: .variant, data.raw.sorted { $0.key < $1.key }.map {
-                .init(.byte($0.key), bytes($0.value))
+                .init(.byte($0.key), AdvertisingData.dbusBytes($0.value))
             })
         }
         if let tx = data.txPower { props["TxPower"] = .int16(tx) }

@@ -51,6 +51,10 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let unknownDescriptor = Name(.unknownDescriptor)
         /// The link is up but its services are not resolved yet.
         public static let servicesNotResolved = Name(.servicesNotResolved)
+        /// `org.relink.Error.UnknownRequest`: the peripheral role has no such request waiting.
+        public static let unknownRequest = Name(.unknownRequest)
+        /// `org.relink.Error.UpdateQueueFull`: the peripheral role's update queue is full.
+        public static let updateQueueFull = Name(.updateQueueFull)
     }
 
     /// The D-Bus error name (relinkd's `org.relink.Error.*`, or the bus's).

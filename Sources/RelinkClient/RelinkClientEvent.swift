@@ -40,6 +40,16 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let adapterState = Kind(.adapterState)
         /// `services-changed`: a connected peripheral's GATT database changed.
         public static let servicesChanged = Kind(.servicesChanged)
+        /// `read-request`: a remote central reads a characteristic of the peripheral role.
+        public static let readRequest = Kind(.readRequest)
+        /// `write-request`: a remote central wrote a characteristic of the peripheral role.
+        public static let writeRequest = Kind(.writeRequest)
+        /// `subscribed`: a remote central subscribed to a characteristic.
+        public static let subscribed = Kind(.subscribed)
+        /// `unsubscribed`: a remote central unsubscribed.
+        public static let unsubscribed = Kind(.unsubscribed)
+        /// `ready-to-update`: an update refused with `UpdateQueueFull` may be sent again.
+        public static let readyToUpdate = Kind(.readyToUpdate)
     }
 
     /// Grows by one per event of the identifier (gaps only where the
@@ -84,6 +94,14 @@ public struct RelinkClientEvent: Sendable, Hashable {
     /// (CoreBluetooth's `peripheral(_:didModifyServices:)`).
     public var gattDatabase: GattDatabase? {
         if case .servicesChanged(_, let database)? = payload { return database }
+        return nil
+    }
+
+    /// The peripheral role's event (a read or write request, a
+    /// subscription, room for updates), for the kinds of
+    /// ``RelinkPeripheralManager``; nil for the central role's kinds.
+    public var peripheralManagerEvent: PeripheralManagerEvent? {
+        if case .peripheralManager(let event)? = payload { return event }
         return nil
     }
 }

@@ -71,6 +71,11 @@ public struct RelinkRestoredState: Sendable, Hashable {
     /// from a relinkd that does not send it, or with a state this library
     /// does not know.
     public var adapterStatus: AdapterStatus?
+    /// The identifier's peripheral role (`peripheral_manager`): published
+    /// services, the advertisement, cached values and subscribed centrals
+    /// (CoreBluetooth's `peripheralManager:willRestoreState:`). Nil from a
+    /// relinkd without the peripheral role.
+    public var peripheralManager: PeripheralManagerRecord?
 
     /// Decodes the `restored` dictionary.
     /// - Throws: ``RelinkClientError`` (`Failed`) when a key relinkd
@@ -112,6 +117,9 @@ public struct RelinkRestoredState: Sendable, Hashable {
             droppedRange = nil
         }
         adapterStatus = Self.adapterStatus(state: try r.optional("adapter_state"), roles: try r.value("adapter_roles", default: []))
+        peripheralManager = try (r.optional("peripheral_manager", String.self)).map { json throws(RelinkClientError) in
+            try RelinkManager.peripheralManagerRecord(json, "Register (peripheral_manager)")
+        }
     }
 
     /// An adapter status from its wire names: nil without a state or with

@@ -22,6 +22,8 @@ struct Relinkctl: AsyncParsableCommand {
             UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
             EventsCommand.self, ForgetCommand.self,
             PeripheralsCommand.self,
+            PeripheralRoleCommand.self, PublishCommand.self, UnpublishCommand.self, AdvertiseCommand.self, StopAdvertisingCommand.self,
+            RespondCommand.self, UpdateCommand.self,
         ])
 
     @OptionGroup var global: GlobalOptions

@@ -82,4 +82,24 @@ struct PeripheralRolePolicyTests {
         #expect(ad.encodedLength == 3 + 4 + 8)
         #expect(throws: DomainError.self) { try PeripheralAdvertisement(serviceUUIDs: [Self.service, Self.service]).validate() }
     }
+
+    /// The advertisement's manufacturer data, service data and appearance are
+    /// an `AdvertisingData` (one type for both roles); a record stored before
+    /// that (phase 1, the same flat JSON keys) still reads, and is written back
+    /// byte for byte.
+    @Test func advertisementDataIsTheCentralRolesAdvertisingDataAndTheStoredFormReads() throws {
+        let stored = #"{"advertisement":{"appearance":961,"connectable":true,"discoverable":true,"includeTxPower":false,"# +
+            #""localName":"S","manufacturerData":[{"company":76,"data":[2,21]}],"# +
+            #""serviceData":[{"data":[90],"uuid":"0000180f-0000-1000-8000-00805f9b34fb"}],"# +
+            #""serviceUUIDs":["0000180f-0000-1000-8000-00805f9b34fb"]},"cachedValues":[],"services":[],"subscribers":[]}"#
+        let record = try PeripheralManagerRecord(json: stored)
+        let ad = try #require(record.advertisement)
+        #expect(ad.data == AdvertisingData(manufacturerData: [76: [2, 21]], serviceData: [Self.service: [90]], appearance: 961))
+        #expect(ad.localName == "S" && ad.serviceUUIDs == [Self.service])
+        #expect(record.json == stored)
+        try ad.validate()
+        var withTx = ad
+        withTx.data.txPower = 4
+        #expect(throws: DomainError.self) { try withTx.validate() }
+    }
 }

@@ -125,17 +125,13 @@ extension HostedApplication {
         var values: [String: DBusValue] = [
             "Type": .string(ad.connectable ? "peripheral" : "broadcast"),
             "ServiceUUIDs": .array(.string, ad.serviceUUIDs.map { .string($0.string) }),
-            "ManufacturerData": .dictionary(key: .uint16, value: .variant, ad.manufacturerData.sorted { $0.key < $1.key }.map {
-                .init(.uint16($0.key), .variant(.array(.byte, $0.value.map { .byte($0) })))
-            }),
-            "ServiceData": .dictionary(key: .string, value: .variant, ad.serviceData.sorted { $0.key < $1.key }.map {
-                .init(.string($0.key.string), .variant(.array(.byte, $0.value.map { .byte($0) })))
-            }),
+            "ManufacturerData": ad.data.dbusManufacturerData,
+            "ServiceData": ad.data.dbusServiceData,
             "Includes": .array(.string, ad.includeTxPower ? [.string("tx-power")] : []),
             "Discoverable": .boolean(ad.discoverable),
         ]
         if let name = ad.localName { values["LocalName"] = .string(name) }
-        if let appearance = ad.appearance { values["Appearance"] = .uint16(appearance) }
+        if let appearance = ad.data.appearance { values["Appearance"] = .uint16(appearance) }
         return values
     }
 

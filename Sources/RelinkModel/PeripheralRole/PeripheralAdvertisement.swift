@@ -2,19 +2,21 @@
 /// (CoreBluetooth's `startAdvertising` dictionary, and what BlueZ's
 /// `LEAdvertisement1` offers): relinkd registers it with bluetoothd.
 ///
-/// Defined here for the peripheral role alone; the advertising data of
-/// `discovered` events (issue 22) is a separate, central-side type for now.
+/// Its manufacturer data, service data and appearance are an
+/// ``AdvertisingData``, the one type for advertising data in both roles
+/// (what a central sees in `discovered` events, what a program advertises
+/// here); the rest is what only an advertiser says: the Local Name, the
+/// service UUID list, and the switches bluetoothd turns into the Flags, the
+/// TX power field and the advertising type.
 public struct PeripheralAdvertisement: Sendable, Hashable {
     /// The Local Name (`CBAdvertisementDataLocalNameKey`).
     public var localName: String?
     /// Service UUIDs (`CBAdvertisementDataServiceUUIDsKey`).
     public var serviceUUIDs: [BluetoothUUID]
-    /// Manufacturer-specific data by company identifier.
-    public var manufacturerData: [UInt16: [UInt8]]
-    /// Service data by service UUID.
-    public var serviceData: [BluetoothUUID: [UInt8]]
-    /// The GAP appearance, if any.
-    public var appearance: UInt16?
+    /// Manufacturer data, service data and appearance. Its `txPower`,
+    /// `flags` and `raw` are not advertised as given (bluetoothd fills the TX
+    /// power and the Flags itself): ``validate()`` refuses them.
+    public var data: AdvertisingData
     /// Whether the controller's TX power level is included.
     public var includeTxPower: Bool
     /// Whether the advertisement says "LE General Discoverable".
@@ -23,14 +25,11 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     public var connectable: Bool
 
     /// An advertisement.
-    public init(localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [], manufacturerData: [UInt16: [UInt8]] = [:],
-                serviceData: [BluetoothUUID: [UInt8]] = [:], appearance: UInt16? = nil, includeTxPower: Bool = false,
-                discoverable: Bool = true, connectable: Bool = true) {
+    public init(localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [], data: AdvertisingData = AdvertisingData(),
+                includeTxPower: Bool = false, discoverable: Bool = true, connectable: Bool = true) {
         self.localName = localName
         self.serviceUUIDs = serviceUUIDs
-        self.manufacturerData = manufacturerData
-        self.serviceData = serviceData
-        self.appearance = appearance
+        self.data = data
         self.includeTxPower = includeTxPower
         self.discoverable = discoverable
         self.connectable = connectable
@@ -45,14 +44,15 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     /// length each), appearance (4), TX power (3), the Local Name (2 +
     /// length).
     public var encodedLength: Int {
+        func isShort(_ uuid: BluetoothUUID) -> Bool { uuid.shortValue.map { $0 <= 0xFFFF } ?? false }
         var length = discoverable || connectable ? 3 : 0
-        let short = serviceUUIDs.filter { $0.shortValue.map { $0 <= 0xFFFF } ?? false }
-        let long = serviceUUIDs.count - short.count
-        if !short.isEmpty { length += 2 + 2 * short.count }
+        let short = serviceUUIDs.filter(isShort).count
+        let long = serviceUUIDs.count - short
+        if short > 0 { length += 2 + 2 * short }
         if long > 0 { length += 2 + 16 * long }
-        for (_, bytes) in manufacturerData { length += 4 + bytes.count }
-        for (uuid, bytes) in serviceData { length += 2 + (uuid.shortValue.map { $0 <= 0xFFFF } ?? false ? 2 : 16) + bytes.count }
-        if appearance != nil { length += 4 }
+        for (_, bytes) in data.manufacturerData { length += 4 + bytes.count }
+        for (uuid, bytes) in data.serviceData { length += 2 + (isShort(uuid) ? 2 : 16) + bytes.count }
+        if data.appearance != nil { length += 4 }
         if includeTxPower { length += 3 }
         if let localName { length += 2 + localName.utf8.count }
         return length
@@ -60,9 +60,14 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
 
     /// Checks what a controller would refuse.
     /// - Throws: ``DomainError/invalidOptions(_:)`` naming the problem:
-    ///   duplicate service UUIDs, or more than ``legacyLimit`` bytes.
+    ///   duplicate service UUIDs, a TX power level, flags or raw AD
+    ///   structures in ``data`` (bluetoothd writes those itself), or more
+    ///   than ``legacyLimit`` bytes.
     public func validate() throws(DomainError) {
         guard Set(serviceUUIDs).count == serviceUUIDs.count else { throw .invalidOptions("the advertisement lists a service UUID twice") }
+        guard data.txPower == nil, data.flags == nil, data.raw.isEmpty else {
+            throw .invalidOptions("an advertisement's TX power, flags and raw AD structures are bluetoothd's: use includeTxPower and discoverable")
+        }
         guard encodedLength <= Self.legacyLimit else {
             throw .invalidOptions("the advertisement needs \(encodedLength) bytes and a legacy advertisement holds \(Self.legacyLimit)")
         }

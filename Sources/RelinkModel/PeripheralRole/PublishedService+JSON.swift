@@ -59,6 +59,9 @@ extension PublishedService: Codable {
                   characteristics: try c.decodeIfPresent([PublishedCharacteristic].self, forKey: .characteristics) ?? [])
     }
 
+    /// The compact JSON of one service (sorted keys), what `AddService` takes.
+    public var json: String { compactJSON(self) }
+
     /// The compact JSON of a list of services (sorted keys).
     public static func json(_ services: [PublishedService]) -> String { compactJSON(services) }
 
@@ -141,18 +144,18 @@ extension PeripheralAdvertisement: Codable {
         try c.encodeIfPresent(localName, forKey: .localName)
         try c.encode(serviceUUIDs, forKey: .serviceUUIDs)
         var m = c.nestedUnkeyedContainer(forKey: .manufacturerData)
-        for (company, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+        for (company, data) in self.data.manufacturerData.sorted(by: { $0.key < $1.key }) {
             var entry = m.nestedContainer(keyedBy: PublishedKey.self)
             try entry.encode(company, forKey: .company)
             try entry.encode(data, forKey: .data)
         }
         var s = c.nestedUnkeyedContainer(forKey: .serviceData)
-        for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) {
+        for (uuid, data) in self.data.serviceData.sorted(by: { $0.key < $1.key }) {
             var entry = s.nestedContainer(keyedBy: PublishedKey.self)
             try entry.encode(uuid, forKey: .uuid)
             try entry.encode(data, forKey: .data)
         }
-        try c.encodeIfPresent(appearance, forKey: .appearance)
+        try c.encodeIfPresent(data.appearance, forKey: .appearance)
         try c.encode(includeTxPower, forKey: .includeTxPower)
         try c.encode(discoverable, forKey: .discoverable)
         try c.encode(connectable, forKey: .connectable)
@@ -190,8 +193,8 @@ extension PeripheralAdvertisement: Codable {
             }
         }
         self.init(localName: try c.decodeIfPresent(String.self, forKey: .localName), serviceUUIDs: services,
-                  manufacturerData: manufacturer, serviceData: serviceData,
-                  appearance: try c.decodeIfPresent(UInt16.self, forKey: .appearance),
+                  data: AdvertisingData(manufacturerData: manufacturer, serviceData: serviceData,
+                                        appearance: try c.decodeIfPresent(UInt16.self, forKey: .appearance)),
                   includeTxPower: try c.decodeIfPresent(Bool.self, forKey: .includeTxPower) ?? false,
                   discoverable: try c.decodeIfPresent(Bool.self, forKey: .discoverable) ?? true,
                   connectable: try c.decodeIfPresent(Bool.self, forKey: .connectable) ?? true)
