@@ -197,4 +197,30 @@ struct WriteStreamTests {
         #expect(stream.hasSocket)
         await d.stop()
     }
+
+    /// The write limits an event carries (`connected` or `restored`).
+    static func limits(_ payload: EventPayload?) -> WriteLimits? {
+        switch payload {
+        case .connected(_, _, _, let limits)?, .restored(_, _, _, let limits)?: limits
+        default: nil
+        }
+    }
+
+    @Test func connectedAndRestoredCarryTheLinksWriteLimits() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.band(mtu: 185), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await T.linked(first)
+        let connected = try #require(try await first.events(T.id).first { $0.kind == "connected" })
+        #expect(Self.limits(connected.payload) == WriteLimits(mtu: 185), "connected: \(String(describing: connected.payload))")
+        #expect(Self.limits(connected.payload)?.withoutResponse == 182)
+        await first.stop()
+
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        try await eventually("restored stored") { try await second.events(T.id).contains { $0.kind == "restored" } }
+        let restored = try #require(try await second.events(T.id).first { $0.kind == "restored" })
+        #expect(Self.limits(restored.payload) == WriteLimits(mtu: 185), "restored: \(String(describing: restored.payload))")
+        await second.stop()
+    }
 }
