@@ -86,4 +86,13 @@ public struct RelinkClientEvent: Sendable, Hashable {
         if case .servicesChanged(_, let database)? = payload { return database }
         return nil
     }
+
+    /// The link's largest value per write type, for a `connected` or
+    /// `restored` event that carries them (the MTU was known).
+    public var writeLimits: WriteLimits? {
+        switch payload {
+        case .connected(_, _, _, let limits)?, .restored(_, _, _, let limits)?: limits
+        default: nil
+        }
+    }
 }
