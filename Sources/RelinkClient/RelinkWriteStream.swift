@@ -119,14 +119,18 @@ public final class RelinkWriteStream: Sendable {
     /// (`WriteQueueFull`, or `NotConnected` while the link is down): a
     /// writer that sends every value through it loses none that relinkd
     /// refused. It waits as long as the link stays down.
+    /// - Returns: how many times relinkd refused it before it went out.
     /// - Throws: ``RelinkClientError``: as ``write(_:)`` but for the two it waits on.
-    public func writeWhenReady(_ value: [UInt8]) async throws(RelinkClientError) {
+    @discardableResult
+    public func writeWhenReady(_ value: [UInt8]) async throws(RelinkClientError) -> Int {
+        var refusals = 0
         while true {
             await waitUntilReady()
             do {
-                return try await write(value)
+                try await write(value)
+                return refusals
             } catch where (error.name == .writeQueueFull || error.name == .notConnected) && !gate.state.withLock({ $0.ended }) {
-                continue
+                refusals += 1
             }
         }
     }
