@@ -41,7 +41,9 @@ public final class RelinkWriteStream: Sendable {
             var readySignals = 0
             /// Closed by ``RelinkWriteStream/close()``, or the signal subscription ended.
             var ended = false
-            var waiters: [CheckedContinuation<Void, Never>] = []
+            /// Tasks in ``RelinkWriteStream/waitUntilReady()``, by a number of their own.
+            var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+            var nextWaiter = 0
         }
         let state = Mutex(State())
 
@@ -52,8 +54,8 @@ public final class RelinkWriteStream: Sendable {
                     s.canSend = true
                     s.readySignals += 1
                 }
-                defer { s.waiters = [] }
-                return s.waiters
+                defer { s.waiters = [:] }
+                return s.waiters.values
             }
             for w in waiters { w.resume() }
         }
@@ -103,15 +105,24 @@ public final class RelinkWriteStream: Sendable {
     /// Returns when a write may fit again: at once when
     /// ``canSendWriteWithoutResponse``, else at relinkd's `ReadyToWrite`
     /// signal (CoreBluetooth's `peripheralIsReadyToSendWriteWithoutResponse`),
-    /// or when the stream ended (a write then says why).
+    /// when the stream ended (a write then says why), or when the calling
+    /// task is cancelled.
     public func waitUntilReady() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = gate.state.withLock { s in
-                if s.canSend || s.ended { return true }
-                s.waiters.append(c)
-                return false
+        let id = gate.state.withLock { s in
+            defer { s.nextWaiter += 1 }
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = gate.state.withLock { s in
+                    if s.canSend || s.ended || Task.isCancelled { return true }
+                    s.waiters[id] = c
+                    return false
+                }
+                if now { c.resume() }
             }
-            if now { c.resume() }
+        } onCancel: {
+            gate.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -120,12 +131,14 @@ public final class RelinkWriteStream: Sendable {
     /// writer that sends every value through it loses none that relinkd
     /// refused. It waits as long as the link stays down.
     /// - Returns: how many times relinkd refused it before it went out.
-    /// - Throws: ``RelinkClientError``: as ``write(_:)`` but for the two it waits on.
+    /// - Throws: ``RelinkClientError``: as ``write(_:)`` but for the two it
+    ///   waits on; `Failed` when the task is cancelled while it waits.
     @discardableResult
     public func writeWhenReady(_ value: [UInt8]) async throws(RelinkClientError) -> Int {
         var refusals = 0
         while true {
             await waitUntilReady()
+            if Task.isCancelled { throw RelinkClientError(.failed, "Cancelled while waiting for ReadyToWrite; the value was not written.") }
             do {
                 try await write(value)
                 return refusals
