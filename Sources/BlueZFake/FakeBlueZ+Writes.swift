@@ -25,6 +25,10 @@ extension FakeBlueZ {
               c.flags.contains("write-without-response"), c.offersAcquireWrite else {
             throw BlueZError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
+        guard !c.acquireWriteMethodMissing else {
+            throw BlueZError(name: DBusError.Name.unknownMethod.rawValue,
+                             message: "org.bluez.GattCharacteristic1.AcquireWrite with signature \"a{sv}\" could not be found")
+        }
         guard acquiredWrites[key] == nil else { throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Write acquired") }
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {

@@ -77,6 +77,9 @@ public struct FakeCharacteristic: Sendable, Hashable {
     /// `AcquireWrite` for it (real bluetoothd always does; false plays one
     /// that does not, so writes go through `WriteValue`).
     public var offersAcquireWrite = true
+    /// With ``offersAcquireWrite``: shows `WriteAcquired` but has no
+    /// `AcquireWrite` method (`UnknownMethod`), as BlueZoo does.
+    public var acquireWriteMethodMissing = false
 
     /// A characteristic.
     public init(uuid: BluetoothUUID, flags: [String] = ["read", "notify"], value: [UInt8] = [], descriptors: [FakeDescriptor] = []) {

@@ -55,6 +55,11 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let unknownRequest = Name(.unknownRequest)
         /// `org.relink.Error.UpdateQueueFull`: the peripheral role's update queue is full.
         public static let updateQueueFull = Name(.updateQueueFull)
+        /// The value is longer than the largest the link takes for its write type.
+        public static let valueTooLong = Name(.valueTooLong)
+        /// A write stream refused a write without response: it does not fit
+        /// now; `ReadyToWrite` follows (``RelinkWriteStream/waitUntilReady()``).
+        public static let writeQueueFull = Name(.writeQueueFull)
     }
 
     /// The D-Bus error name (relinkd's `org.relink.Error.*`, or the bus's).

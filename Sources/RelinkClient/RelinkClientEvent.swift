@@ -104,4 +104,13 @@ public struct RelinkClientEvent: Sendable, Hashable {
         if case .peripheralManager(let event)? = payload { return event }
         return nil
     }
+
+    /// The link's largest value per write type, for a `connected` or
+    /// `restored` event that carries them (the MTU was known).
+    public var writeLimits: WriteLimits? {
+        switch payload {
+        case .connected(_, _, _, let limits)?, .restored(_, _, _, let limits)?: limits
+        default: nil
+        }
+    }
 }

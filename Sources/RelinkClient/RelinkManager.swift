@@ -55,6 +55,9 @@ public final class RelinkManager: Sendable {
     /// The message for an object the bus says does not exist (or is not visible to the caller).
     static func unknownMessage(_ path: ObjectPath, _ name: RelinkClientError.Name) -> String {
         let element = path.rawValue.split(separator: "/").last.map(String.init) ?? path.rawValue
+        if path.rawValue.hasPrefix(APIPath.writeStreamPrefix) {
+            return "The write stream \(path.rawValue) is closed, or relinkd restarted since it was opened: open a new one."
+        }
         if name == .unknownPeripheral {
             return "No peripheral \(APIPath.peripheralUUID(of: path) ?? element) is known to relinkd (or visible to you)."
         }

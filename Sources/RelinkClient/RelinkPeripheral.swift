@@ -34,6 +34,12 @@ public struct RelinkPeripheral: Sendable, Hashable {
     public var services: [String]
     /// Unix milliseconds.
     public var lastSeen: UInt64
+    /// The link's ATT MTU; 0 while not connected with services resolved.
+    public var mtu: UInt16
+    /// The largest value of a write with response (512, a long write); 0 while not connected.
+    public var maximumWriteWithResponse: UInt16
+    /// The largest value of a write without response (MTU − 3); 0 while not connected.
+    public var maximumWriteWithoutResponse: UInt16
 
     /// Decodes the properties of one Peripheral1 object.
     /// - Throws: ``RelinkClientError`` (`Failed`) when `Id` is missing or a
@@ -55,7 +61,29 @@ public struct RelinkPeripheral: Sendable, Hashable {
         rssi = try r.value(Peripheral1Property.rssi.rawValue, default: 0)
         services = try r.value(Peripheral1Property.services.rawValue, default: [])
         lastSeen = try r.value(Peripheral1Property.lastSeen.rawValue, default: 0)
+        mtu = try r.value(Peripheral1Property.mtu.rawValue, default: 0)
+        maximumWriteWithResponse = try r.value(Peripheral1Property.maximumWriteWithResponse.rawValue, default: 0)
+        maximumWriteWithoutResponse = try r.value(Peripheral1Property.maximumWriteWithoutResponse.rawValue, default: 0)
     }
+
+    /// The largest value one write of `type` may carry on the link now
+    /// (CoreBluetooth's `maximumWriteValueLength(for:)`): 512 with response
+    /// (a long write), MTU − 3 without; 0 while not connected (as the
+    /// properties were read: read the peripheral again after `connected`).
+    public func maximumWriteValueLength(for type: RelinkWriteType) -> Int {
+        switch type {
+        case .withResponse: Int(maximumWriteWithResponse)
+        case .withoutResponse: Int(maximumWriteWithoutResponse)
+        }
+    }
+}
+
+/// The type of a characteristic write (CoreBluetooth's `CBCharacteristicWriteType`).
+public enum RelinkWriteType: Sendable, Hashable, CaseIterable {
+    /// A Write Request: the peripheral confirms it (longer values by the long-write procedure).
+    case withResponse
+    /// A Write Command: not confirmed, one ATT packet (MTU − 3 bytes at most).
+    case withoutResponse
 }
 
 /// The properties of an identifier's `org.relink.Central1` object.

@@ -68,6 +68,8 @@ enum JSONForms {
             "advertising_name": p.advertisingName, "advertising_name_seen": p.advertisingNameSeen, "gap_name": p.gapName,
             "gap_name_seen": p.gapNameSeen, "name": p.name, "name_source": p.nameSource, "connected": p.connected,
             "rssi": Int(p.rssi), "services": p.services, "last_seen": p.lastSeen,
+            "mtu": Int(p.mtu), "maximum_write_with_response": Int(p.maximumWriteWithResponse),
+            "maximum_write_without_response": Int(p.maximumWriteWithoutResponse),
         ]
     }
 }

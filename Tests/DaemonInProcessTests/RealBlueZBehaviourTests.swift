@@ -169,7 +169,7 @@ extension RealBlueZBehaviourTests {
         await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 66, 1])
         try await eventually("values flow again") { T.values(try await d.events(T.id)).contains([0, 66, 1]) }
         let connected = try await d.events(T.id).compactMap { event -> ConnectRoute? in
-            if case .connected(_, _, let route)? = event.payload { route } else { nil }
+            if case .connected(_, _, let route, _)? = event.payload { route } else { nil }
         }
         #expect(connected.last == .knownIdentifier, "the link is relinkd's own: \(connected)")
         try await d.submit(.cancel(T.id, T.band))

@@ -56,7 +56,7 @@ struct RestoreCycleTests {
         let events = try await d.events(Self.id)
         #expect(Self.values(events) == (1...20).map { [0, 60, $0] }, "each value once, in order")
         #expect(events.first?.kind == "connected")
-        if case .connected(_, let address, let route)? = events.first?.payload {
+        if case .connected(_, let address, let route, _)? = events.first?.payload {
             #expect(address == Self.band && route == .knownIdentifier)
         } else {
             Issue.record("the first event is not connected: \(events.first.map { "\($0)" } ?? "none")")
@@ -96,7 +96,7 @@ struct RestoreCycleTests {
         try await d.submit(.connect(Self.id, Self.band, try Self.options()))
         try await eventually("connected by scan, stored") { try await d.events(Self.id).contains { $0.kind == "connected" } }
         let events = try await d.events(Self.id)
-        guard case .connected(_, _, let route)? = events.last(where: { $0.kind == "connected" })?.payload else {
+        guard case .connected(_, _, let route, _)? = events.last(where: { $0.kind == "connected" })?.payload else {
             Issue.record("no connected event: \(events.map(\.kind))")
             return
         }
@@ -114,7 +114,7 @@ struct RestoreCycleTests {
         try await d.submit(.connect(Self.id, Self.band, try Self.options([.alreadyConnected])))
         try await eventually("adopted, stored") { try await d.events(Self.id).contains { $0.kind == "connected" } }
         let events = try await d.events(Self.id)
-        guard case .connected(_, _, let route)? = events.first(where: { $0.kind == "connected" })?.payload else {
+        guard case .connected(_, _, let route, _)? = events.first(where: { $0.kind == "connected" })?.payload else {
             Issue.record("no connected event: \(events.map(\.kind))")
             return
         }

@@ -20,8 +20,8 @@ struct SharedLinkTests {
     static func routes(_ kind: String, _ events: [(kind: String, payload: EventPayload?)]) -> [ConnectRoute] {
         events.compactMap { event in
             switch event.payload {
-            case .connected(_, _, let route)? where kind == "connected": route
-            case .restored(_, _, let route)? where kind == "restored": route
+            case .connected(_, _, let route, _)? where kind == "connected": route
+            case .restored(_, _, let route, _)? where kind == "restored": route
             default: nil
             }
         }

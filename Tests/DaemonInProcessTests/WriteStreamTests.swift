@@ -197,4 +197,67 @@ struct WriteStreamTests {
         #expect(stream.hasSocket)
         await d.stop()
     }
+
+    /// The write limits an event carries (`connected` or `restored`).
+    static func limits(_ payload: EventPayload?) -> WriteLimits? {
+        switch payload {
+        case .connected(_, _, _, let limits)?, .restored(_, _, _, let limits)?: limits
+        default: nil
+        }
+    }
+
+    @Test func connectedAndRestoredCarryTheLinksWriteLimits() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.band(mtu: 185), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await T.linked(first)
+        let connected = try #require(try await first.events(T.id).first { $0.kind == "connected" })
+        #expect(Self.limits(connected.payload) == WriteLimits(mtu: 185), "connected: \(String(describing: connected.payload))")
+        #expect(Self.limits(connected.payload)?.withoutResponse == 182)
+        await first.stop()
+
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        try await eventually("restored stored") { try await second.events(T.id).contains { $0.kind == "restored" } }
+        let restored = try #require(try await second.events(T.id).first { $0.kind == "restored" })
+        #expect(Self.limits(restored.payload) == WriteLimits(mtu: 185), "restored: \(String(describing: restored.payload))")
+        await second.stop()
+    }
+
+    @Test func aBluetoothdWithoutTheAcquireWriteMethodGetsWriteValueCommands() async throws {
+        let fake = FakeBlueZ()
+        var band = Self.band()
+        band.services[0].characteristics[1].acquireWriteMethodMissing = true  // as BlueZoo: WriteAcquired shown, no method
+        await fake.add(band, known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        let stream = try await Self.open(d, Readiness())
+        #expect(stream.transport == .writeCommand)
+        for n in 0..<3 { try stream.write(Self.value(n)) }
+        var received: [[UInt8]] = []
+        try await eventually("the peripheral received the three values") {
+            received += await fake.takeWrites(T.band, service: T.heartRate, characteristic: Self.control)
+            return received.count >= 3
+        }
+        #expect(received.map(Self.number) == [0, 1, 2])
+        await d.stop()
+    }
+
+    @Test func closingAWriteCommandStreamStillSendsWhatItAccepted() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Self.band(acquire: false), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        let stream = try await Self.open(d, Readiness())
+        for n in 0..<5 { try stream.write(Self.value(n)) }  // each reply: relinkd has it to send
+        await d.daemon.closeWriteStream(stream.path)
+        #expect(throws: RelinkError.self) { try stream.write(Self.value(5)) }
+        var received: [[UInt8]] = []
+        try await eventually("the five accepted values reached the peripheral") {
+            received += await fake.takeWrites(T.band, service: T.heartRate, characteristic: Self.control)
+            return received.count >= 5
+        }
+        #expect(received.map(Self.number) == Array(0..<5))
+        await d.stop()
+    }
 }

@@ -22,7 +22,7 @@ import RelinkModel
         let change = try #require(gapChange)
         return [
             .discovered(peripheral: peripheral, advertisement: Advertisement(address: address, localName: "RLK-7F3A", serviceUUIDs: [service], rssi: -61)),
-            .connected(peripheral: peripheral, address: address, route: .knownIdentifier),
+            .connected(peripheral: peripheral, address: address, route: .knownIdentifier, limits: WriteLimits(mtu: 247)),
             .restored(peripheral: peripheral, address: address, route: .knownIdentifier),
             .failedToConnect(peripheral: peripheral, reason: failure),
             .disconnected(peripheral: peripheral, reason: nil),
@@ -101,6 +101,10 @@ import RelinkModel
         #expect(advertisement["rssi"] as? Int == -61)
         let connected = try #require(try Self.json(samples[1]).1["connected"] as? [String: Any])
         #expect(connected["route"] as? String == "knownIdentifier")
+        #expect(connected["mtu"] as? Int == 247 && connected["maximumWriteWithResponse"] as? Int == 512
+                && connected["maximumWriteWithoutResponse"] as? Int == 244, "the write limits, when known")
+        let restored = try #require(try Self.json(samples[2]).1["restored"] as? [String: Any])
+        #expect(restored["mtu"] == nil && restored["maximumWriteWithoutResponse"] == nil, "unknown limits are left out")
         let failed = try #require(try Self.json(samples[3]).1["failedToConnect"] as? [String: Any])
         #expect((failed["reason"] as? [String: Any])?["failureClass"] as? String == "timeout")
         let disconnected = try #require(try Self.json(samples[4]).1["disconnected"] as? [String: Any])

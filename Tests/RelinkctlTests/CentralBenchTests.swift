@@ -113,6 +113,59 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func writeLimitsAndAStreamWhoseWriterIsRefusedThenWaitsForReady() async throws {
+        try await CtlHarness.with { h in
+            let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus), reattach: false)
+            let uuid = try await central.connect(peripheral: CtlHarness.lockAddress, options: .init(services: [CtlHarness.lockService]))
+            var events = central.events.makeAsyncIterator()
+            var connected: RelinkClientEvent?
+            while connected == nil {
+                guard let e = await events.next() else { Issue.record("stream ended"); return }
+                if e.kind == .connected { connected = e }
+            }
+            // The sizes: in the connected event and on the peripheral alike.
+            let limits = try #require(connected?.writeLimits, "connected carries the write limits: \(connected?.payloadJSON ?? "")")
+            let manager = try await RelinkManager.connect(to: .address(h.bus))
+            defer { manager.close() }
+            let peripheral = try await manager.peripheral(uuid)
+            #expect(peripheral.maximumWriteValueLength(for: .withoutResponse) == limits.withoutResponse)
+            #expect(peripheral.maximumWriteValueLength(for: .withResponse) == 512)
+
+            let stream = try await central.openWriteStream(peripheral: uuid, service: CtlHarness.lockService, characteristic: CtlHarness.lockCommand)
+            #expect(stream.maximumLength == limits.withoutResponse && stream.canSendWriteWithoutResponse)
+            let before = try await h.bench.get("lock")["writes"]?.intValue ?? 0
+            // A writer that ignores back-pressure is refused, typed, soon.
+            var accepted = 0
+            var refusal: RelinkClientError?
+            while refusal == nil, accepted < 500 {
+                do throws(RelinkClientError) {
+                    try await stream.write(Array("lock".utf8))
+                    accepted += 1
+                } catch {
+                    refusal = error
+                }
+            }
+            #expect(refusal?.name == .writeQueueFull, "\(String(describing: refusal)) after \(accepted) writes")
+            #expect(!stream.canSendWriteWithoutResponse)
+            await stream.waitUntilReady()
+            #expect(stream.canSendWriteWithoutResponse, "ReadyToWrite came")
+            // One that waits loses nothing.
+            for _ in 0..<40 { try await stream.writeWhenReady(Array("unlock".utf8)) }
+            accepted += 40
+            try await stream.close()
+            try await eventually(timeout: .seconds(20), "the lock received every accepted value") {
+                (try await h.bench.get("lock")["writes"]?.intValue ?? 0) >= before + accepted
+            }
+            #expect(try await h.bench.get("lock")["writes"]?.intValue == before + accepted)
+            do throws(RelinkClientError) {
+                try await stream.write(Array("lock".utf8))
+                Issue.record("a write after Close succeeded")
+            } catch {
+                #expect(error.name == .unknownIdentifier && error.message.contains("write stream"), "\(error)")
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(2))) func reattachesAfterRelinkdIsKilledAndGoesOnWithTheStream() async throws {
         try await CtlHarness.with { h in
             let (central, _) = try await RelinkCentral.register(restoreIdentifier: Self.id, bus: .address(h.bus))

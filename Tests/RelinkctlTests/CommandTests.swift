@@ -142,6 +142,48 @@ import Testing
         }
     }
 
+    @Test func peripheralsShowTheLinksSizesAndAStreamOfWritesWithoutResponseComesFromStdin() async throws {
+        try await CtlHarness.with { h in
+            try await h.ok("register", Self.id)
+            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            try await h.waitForEvents(Self.id, kind: "connected")
+            // The link's MTU and largest sizes, plain and --json.
+            let listed = try await h.ok("--json", "peripherals")
+            let lock = try #require((try listed.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
+            let mtu = try #require(lock["mtu"] as? Int)
+            #expect(mtu >= 23 && lock["maximum_write_with_response"] as? Int == 512
+                    && lock["maximum_write_without_response"] as? Int == mtu - 3, "\(lock)")
+            let plain = try await h.ok("peripherals")
+            #expect(plain.stdout.contains("mtu \(mtu), largest write 512 with response, \(mtu - 3) without"), "\(plain)")
+
+            // 60 commands streamed from stdin as text (more than relinkd's
+            // queue holds, so some are refused and written again): the
+            // lock receives every one, and the last one holds.
+            let writesBefore = try await h.bench.get("lock")["writes"]?.intValue ?? 0
+            let lines = (0..<60).map { $0 % 2 == 0 ? "lock" : "unlock" }
+            let streamed = try await CtlProcess.run(["--bus-address", h.bus, "--json", "write", Self.id, CtlHarness.lockAddress,
+                                                     CtlHarness.lockService, CtlHarness.lockCommand, "--without-response", "--stream", "--text"],
+                                                    stdin: lines.joined(separator: "\n\n") + "\n")
+            #expect(streamed.status == 0, "\(streamed)")
+            let counts = try streamed.jsonObject()
+            #expect(counts["values"] as? Int == 60 && counts["bytes"] as? Int == 300 && counts["maximum_length"] as? Int == mtu - 3, "\(counts)")
+            try await eventually(timeout: .seconds(20), "the lock received all 60 streamed commands") {
+                (try await h.bench.get("lock")["writes"]?.intValue ?? 0) >= writesBefore + 60
+            }
+            #expect(try await h.bench.get("lock")["writes"]?.intValue == writesBefore + 60, "none lost, none twice")
+            let read = try await h.ok("read", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            #expect(read.stdout == "756e6c6f636b6564\n", "\(read)")  // "unlocked"
+            print("relinkctl write --stream: \(counts["refused"] ?? "?") of 60 refused and written again")
+            // Hex lines; a bad line is named, with relinkd's exit code for a bad argument.
+            let hex = try await CtlProcess.run(["--bus-address", h.bus, "write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService,
+                                                CtlHarness.lockCommand, "--without-response", "--stream"], stdin: "6c6f636b\nzz\n")
+            #expect(hex.status == 1 && hex.stderr.contains("stdin line 2"), "\(hex)")
+            // Usage: --stream needs --without-response and no HEX argument.
+            let usage = try await h.ctl("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "--stream")
+            #expect(usage.status == 2, "\(usage)")
+        }
+    }
+
     @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)

@@ -31,7 +31,9 @@ enum CtlProcess {
     static var executable: URL { BuildProducts.executable("relinkctl") }
 
     /// Runs relinkctl with `arguments` (nothing added) and waits for it (at most `timeout`, then SIGKILL).
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> CtlResult {
+    /// `stdin`: what relinkctl reads on its standard input (nothing: `/dev/null`).
+    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
+                    timeout: Duration = .seconds(30)) async throws -> CtlResult {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkctl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -44,7 +46,13 @@ enum CtlProcess {
         p.arguments = arguments
         p.standardOutput = out
         p.standardError = err
-        p.standardInput = FileHandle.nullDevice
+        if let stdin {
+            let inURL = directory.appendingPathComponent("in")
+            try Data(stdin.utf8).write(to: inURL)
+            p.standardInput = try FileHandle(forReadingFrom: inURL)
+        } else {
+            p.standardInput = FileHandle.nullDevice
+        }
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = nil
         env.merge(environment) { $1 }

@@ -21,6 +21,10 @@ import RelinkModel
 //   `AdapterRole` wire names;
 // * a GATT database (`services-changed`): `GattDatabase`'s one JSON form
 //   (RelinkModel), under `database`;
+// * write limits (`connected`, `restored`; added within format 2, left out
+//   when the link's MTU is unknown): `mtu`, `maximumWriteWithResponse`,
+//   `maximumWriteWithoutResponse`, numbers (`Peripheral1`'s properties of
+//   the same names); a reader takes `mtu` and derives the other two;
 // * optional fields are left out when unknown, never `null`.
 
 extension EventPayload {
@@ -34,6 +38,7 @@ extension EventPayload {
         case errorName, failureClass, message, service
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
         case adapter, roles, state
+        case mtu, maximumWriteWithResponse, maximumWriteWithoutResponse
         case readRequest, writeRequest, subscribed, unsubscribed, readyToUpdate, request, central, offset, withResponse
     }
 
@@ -64,9 +69,14 @@ extension EventPayload {
                 try ad.encodeIfPresent(advertisement.rssi, forKey: .rssi)
                 try ad.encode(advertisement.serviceUUIDs.sorted().map(\.string), forKey: .serviceUUIDs)
                 try Self.encodeData(advertisement.data, in: &ad)
-            case .connected(_, let address, let route), .restored(_, let address, let route):
+            case .connected(_, let address, let route, let limits), .restored(_, let address, let route, let limits):
                 try Self.encodeAddress(address, in: &body, forKey: .address)
                 try body.encode(route.rawValue, forKey: .route)
+                if let limits {
+                    try body.encode(limits.mtu, forKey: .mtu)
+                    try body.encode(limits.withResponse, forKey: .maximumWriteWithResponse)
+                    try body.encode(limits.withoutResponse, forKey: .maximumWriteWithoutResponse)
+                }
             case .failedToConnect(_, let reason):
                 try Self.encodeFailure(reason, in: &body)
             case .disconnected(_, let reason):
@@ -121,8 +131,9 @@ extension EventPayload {
                 guard let route = ConnectRoute(rawValue: text) else {
                     throw DecodingError.dataCorruptedError(forKey: .route, in: body, debugDescription: "unknown route \(text)")
                 }
-                payload = kind == .connected ? .connected(peripheral: p, address: address, route: route)
-                    : .restored(peripheral: p, address: address, route: route)
+                let limits = try body.decodeIfPresent(Int.self, forKey: .mtu).map { WriteLimits(mtu: $0) }
+                payload = kind == .connected ? .connected(peripheral: p, address: address, route: route, limits: limits)
+                    : .restored(peripheral: p, address: address, route: route, limits: limits)
             case .failedToConnect:
                 payload = .failedToConnect(peripheral: try peripheral(), reason: try Self.decodeFailure(body))
             case .disconnected:

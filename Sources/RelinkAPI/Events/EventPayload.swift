@@ -15,10 +15,12 @@ public enum EventPayload: Sendable, Hashable {
 
     /// `discovered`: a scan saw a peripheral.
     case discovered(peripheral: PeripheralID, advertisement: Advertisement)
-    /// `connected`: the link is up, services resolved.
-    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
-    /// `restored`: after a relinkd restart, a link that was up is up again.
-    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// `connected`: the link is up, services resolved; `limits`, the
+    /// largest value per write type, when the link's MTU is known.
+    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute, limits: WriteLimits? = nil)
+    /// `restored`: after a relinkd restart, a link that was up is up again;
+    /// `limits` as `connected`.
+    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute, limits: WriteLimits? = nil)
     /// `failed-to-connect`: the intent gave up.
     case failedToConnect(peripheral: PeripheralID, reason: ConnectionFailure)
     /// `disconnected`: a link that was up went down (no reason when the client asked).
@@ -68,7 +70,7 @@ public enum EventPayload: Sendable, Hashable {
     /// is about none.
     public var peripheral: PeripheralID? {
         switch self {
-        case .discovered(let p, _), .connected(let p, _, _), .restored(let p, _, _), .failedToConnect(let p, _),
+        case .discovered(let p, _), .connected(let p, _, _, _), .restored(let p, _, _, _), .failedToConnect(let p, _),
              .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
              .servicesChanged(let p, _):
             p

@@ -7,8 +7,8 @@ extension EventPayload {
     init(_ event: RelinkEvent) {
         switch event {
         case .discovered(let p, let advertisement): self = .discovered(peripheral: p, advertisement: advertisement)
-        case .connected(let p, let address, let route): self = .connected(peripheral: p, address: address, route: route)
-        case .restored(let p, let address, let route): self = .restored(peripheral: p, address: address, route: route)
+        case .connected(let p, let address, let route, let limits): self = .connected(peripheral: p, address: address, route: route, limits: limits)
+        case .restored(let p, let address, let route, let limits): self = .restored(peripheral: p, address: address, route: route, limits: limits)
         case .failedToConnect(let p, let reason): self = .failedToConnect(peripheral: p, reason: reason)
         case .disconnected(let p, let reason): self = .disconnected(peripheral: p, reason: reason)
         case .valueNotified(let p, let key, let value): self = .valueNotified(peripheral: p, characteristic: key, value: value)

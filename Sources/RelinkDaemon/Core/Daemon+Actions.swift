@@ -80,7 +80,7 @@ extension Daemon {
             // A registration releases every device; otherwise this one.
             if !(await applyAutoConnect(renew: false)) { await releaseFromAutoConnect([address.string]) }
         case .emit(let event):
-            try await emit(event, to: [intent.identifier])
+            try await emit(await withWriteLimits(event), to: [intent.identifier])
         case .persist(let record):
             try await persist(record)
         case .log(let decision):
@@ -330,6 +330,23 @@ extension Daemon {
                     }
                 }
             }
+        }
+    }
+
+    /// A `connected` or `restored` event with its link's largest values per
+    /// write type, from the MTU bluetoothd reports now (the state machine
+    /// does not know it); other events, and a link whose MTU is unknown, as
+    /// they are.
+    func withWriteLimits(_ event: RelinkEvent) async -> RelinkEvent {
+        switch event {
+        case .connected(let p, let address, let route, nil), .restored(let p, let address, let route, nil):
+            let mirror = await bluez.mirror
+            guard let device = mirror.devices.first(where: { Self.address(of: $0) == address }),
+                  let limits = mirror.writeLimits(of: device.path) else { return event }
+            if case .connected = event { return .connected(peripheral: p, address: address, route: route, limits: limits) }
+            return .restored(peripheral: p, address: address, route: route, limits: limits)
+        default:
+            return event
         }
     }
 

@@ -37,12 +37,18 @@ extension Daemon {
         }
         var limits = mirror.writeLimits(of: devicePath)
         var socket: UnixFD?
-        let transport: WriteStream.Transport = c.offersAcquireWrite ? .acquired : .writeCommand
+        var transport: WriteStream.Transport = c.offersAcquireWrite ? .acquired : .writeCommand
         if transport == .acquired {
             do {
                 let acquired = try await bluez.acquireWrite(path)
                 socket = acquired.socket
                 limits = WriteLimits(mtu: acquired.mtu)
+            } catch let error as BlueZError where error.name == DBusError.Name.unknownMethod.rawValue {
+                // A bluetoothd-alike that shows `WriteAcquired` but has no
+                // `AcquireWrite` (BlueZoo): its `WriteValue` commands do.
+                logger.notice("no AcquireWrite method: writing commands through WriteValue", metadata: .journal([
+                    .peripheral: "\(peripheral)", .characteristic: "\(key.characteristic)", .error: "\(error)"]))
+                transport = .writeCommand
             } catch {
                 throw APIInterfaces.gattError(error, "AcquireWrite")
             }

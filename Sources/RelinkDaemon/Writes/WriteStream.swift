@@ -156,12 +156,14 @@ final class WriteStream: Sendable {
     private func drain() async {
         while true {
             let (value, wake): ([UInt8]?, Bool) = state.withLock { s in
-                guard !s.ended, !s.commands.isEmpty else {
+                // A closed stream still sends what it accepted: a write's
+                // reply said the value was relinkd's to send.
+                guard !s.commands.isEmpty else {
                     s.draining = false
                     return (nil, false)
                 }
                 let value = s.commands.removeFirst()
-                let wake = s.refused && s.limits != nil
+                let wake = s.refused && s.limits != nil && !s.ended
                 if wake { s.refused = false }
                 return (value, wake)
             }
@@ -226,14 +228,14 @@ final class WriteStream: Sendable {
     }
 
     /// Ends the stream: the socket is closed (BlueZ releases the
-    /// characteristic's `WriteAcquired`), later writes are refused.
+    /// characteristic's `WriteAcquired`), later writes are refused; the
+    /// `write-command` queue is still sent, in order (the values were accepted).
     func close() {
         state.withLock { s in
             s.ended = true
             s.writable?.cancel()
             s.writable = nil
             s.socket = nil
-            s.commands.removeAll()
         }
     }
 }

@@ -7,7 +7,7 @@
 /// attribute value, 512 bytes. A write without response is one ATT Write
 /// Command and must fit in one packet: MTU − 3 bytes (the opcode and the
 /// handle take 3).
-public struct WriteLimits: Sendable, Hashable, CustomStringConvertible {
+public struct WriteLimits: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The longest attribute value (Core spec Vol 3 Part F 3.2.9), the bound
     /// of a long write.
     public static let maximumAttributeLength = 512
@@ -24,6 +24,12 @@ public struct WriteLimits: Sendable, Hashable, CustomStringConvertible {
     /// BlueZ can report: a value out of it is a peer's or bluetoothd's bug).
     public init(mtu: Int) {
         self.mtu = min(max(mtu, Self.defaultMTU), Self.largestMTU)
+    }
+
+    /// Decodes `{"mtu": n}`, clamped as ``init(mtu:)`` does.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(mtu: try c.decode(Int.self, forKey: .mtu))
     }
 
     /// Largest value of a write with response (long writes included).

@@ -5,12 +5,14 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// A scan of the identifier saw a peripheral (coalesced per peripheral
     /// unless the scan allows duplicates).
     case discovered(peripheral: PeripheralID, advertisement: Advertisement)
-    /// The link is up and services are resolved.
-    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    /// The link is up and services are resolved. `limits`: the link's
+    /// largest values per write type, when known (the state machine emits
+    /// nil; relinkd fills them from bluetoothd's MTU as it stores the event).
+    case connected(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute, limits: WriteLimits? = nil)
     /// After a relinkd restart, a link that was up before it is up again
     /// (adopted, not torn down): the first connection is reported this way
     /// instead of `connected`.
-    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute)
+    case restored(peripheral: PeripheralID, address: BluetoothAddress, route: ConnectRoute, limits: WriteLimits? = nil)
     /// The intent gave up (deadline, or a failure no retry can fix).
     case failedToConnect(peripheral: PeripheralID, reason: ConnectionFailure)
     /// A link that was reported up went down; reason nil when the client
@@ -37,7 +39,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// (``adapterStateChanged(adapter:status:)``).
     public var peripheral: PeripheralID? {
         switch self {
-        case .discovered(let peripheral, _), .connected(let peripheral, _, _), .restored(let peripheral, _, _),
+        case .discovered(let peripheral, _), .connected(let peripheral, _, _, _), .restored(let peripheral, _, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
              .servicesChanged(let peripheral, _):

@@ -15,7 +15,10 @@ struct PeripheralsCommand: AsyncParsableCommand {
         }
         for p in list {
             let name = p.name.isEmpty ? "" : " \"\(p.name)\" (\(p.nameSource))"
-            Output.line("\(p.id) \(p.address) \(p.connected ? "connected" : "disconnected")\(name)")
+            // The link's sizes, when it is up with its MTU known.
+            let sizes = p.mtu == 0 ? "" : " mtu \(p.mtu), largest write \(p.maximumWriteValueLength(for: .withResponse))"
+                + " with response, \(p.maximumWriteValueLength(for: .withoutResponse)) without"
+            Output.line("\(p.id) \(p.address) \(p.connected ? "connected" : "disconnected")\(name)\(sizes)")
         }
     }
 }
