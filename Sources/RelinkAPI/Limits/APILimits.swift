@@ -1,4 +1,4 @@
-public import RelinkModel
+import RelinkModel
 /// The limits of relinkd's methods (docs/api/errors.md, "Limits"): relinkd
 /// refuses what breaks them with `InvalidArguments`, and the client library
 /// checks them before sending, so both say the same.
