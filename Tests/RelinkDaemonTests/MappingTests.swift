@@ -134,6 +134,11 @@ import RelinkModel
             // A kind added within format 2 was never written the old way.
             if case .adapterStateChanged = event { continue }
             if case .peripheralManager = event { continue }
+            if case .servicesChanged = event { continue }
+            // Nor were the write sizes `connected` and `restored` carry within format 2.
+            var event = event
+            if case .connected(let p, let a, let r, _) = event { event = .connected(peripheral: p, address: a, route: r) }
+            if case .restored(let p, let a, let r, _) = event { event = .restored(peripheral: p, address: a, route: r) }
             let wire = try StoreMapping.payload(event)
             var before = String(decoding: try Self.synthesized(event), as: UTF8.self)
             if case .nameUpdated(_, let update) = event {
