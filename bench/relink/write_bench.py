@@ -1,0 +1,188 @@
+"""Writes without response through relinkd (issue 22, item 5's figure), on one
+simulated bench, beside a program writing straight to bluetoothd.
+
+  .venv/bin/python bench/relink/write_bench.py --relinkd .build/release/relinkd [--count 2000] [--rounds 3]
+
+The bench's lock is connected (by relinkd, for an identifier); its command
+characteristic takes writes without response and counts them. In each
+round, alternating which goes first:
+  * floor:   `WriteValue(value, {type: command})` on the characteristic's
+             bluetoothd object, one call after another (what a program
+             talking to bluetoothd does without AcquireWrite);
+  * relinkd: `Central1.OpenWriteStream`, then `WriteStream1.Write` for each
+             value; on `WriteQueueFull` it waits for the `ReadyToWrite`
+             signal and writes the same value again (the documented way).
+Each side's rate is --count values over the time from the first write to
+the lock's counter having grown by all of them; lost = accepted writes the
+lock never counted (goal 0). The bench's BlueZoo has no `AcquireWrite`, so
+relinkd's stream uses its `WriteValue`-command queue here (docs/api/
+WriteStream1.md): this measures relinkd's stream against the same transport,
+not the socket path of real bluetoothd.
+
+Every process started here is stopped on exit.
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import restore_bench  # noqa: E402
+from restore_bench import Bench, BenchFailure, die_with_parent  # noqa: E402
+from relinkd_client import central_path  # noqa: E402
+
+IDENTIFIER = "writebench"
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+VALUE = b"lock"
+
+
+class Run:
+    def __init__(self, bench: Bench, bus: MessageBus):
+        self.bench = bench
+        self.bus = bus
+        self.connected = asyncio.Event()
+        self.ready = asyncio.Event()
+
+    def on_message(self, msg: Message) -> None:
+        if msg.message_type != MessageType.SIGNAL:
+            return
+        if msg.interface == "org.relink.Central1" and msg.member == "Event" and msg.body[1] in ("connected", "restored"):
+            self.connected.set()
+        elif msg.interface == "org.relink.WriteStream1" and msg.member == "ReadyToWrite":
+            self.ready.set()
+
+    async def call(self, dest: str, path: str, iface: str, member: str, sig: str = "", body=None):
+        reply = await self.bus.call(Message(destination=dest, path=path, interface=iface, member=member,
+                                            signature=sig, body=body or []))
+        if reply.message_type == MessageType.ERROR:
+            raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
+        return reply.body
+
+    async def writes(self) -> int:
+        return int((await self.bench.cmd("get", peripheral="lock0"))["writes"])
+
+    async def counted(self, target: int, timeout: float = 60) -> float:
+        """When the lock's counter reached `target` (polled every 2 ms, bounded)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            n = await self.writes()
+            if n >= target:
+                return time.monotonic()
+            if time.monotonic() > deadline:
+                raise BenchFailure(f"the lock counted {n} writes, {target} expected")
+            await asyncio.sleep(0.002)  # polling the bench, bounded by the deadline
+
+    async def floor(self, char_path: str, count: int) -> tuple[float, int]:
+        before = await self.writes()
+        t0 = time.monotonic()
+        for _ in range(count):
+            await self.call("org.bluez", char_path, "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}",
+                            [VALUE, {"type": Variant("s", "command")}])
+        t1 = await self.counted(before + count)
+        return count / (t1 - t0), 0
+
+    async def relinkd(self, address: str, count: int) -> tuple[float, int, int]:
+        stream, _limit = await self.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1",
+                                         "OpenWriteStream", "sss", [address, LOCK_SERVICE, LOCK_COMMAND])
+        before = await self.writes()
+        refused = 0
+        t0 = time.monotonic()
+        sent = 0
+        while sent < count:
+            self.ready.clear()
+            reply = await self.bus.call(Message(destination="org.relink", path=stream, interface="org.relink.WriteStream1",
+                                                member="Write", signature="ay", body=[VALUE]))
+            if reply.message_type == MessageType.ERROR:
+                if reply.error_name != "org.relink.Error.WriteQueueFull":
+                    raise BenchFailure(f"Write: {reply.error_name} {reply.body}")
+                refused += 1
+                await asyncio.wait_for(self.ready.wait(), 30)
+                continue
+            sent += 1
+        t1 = await self.counted(before + count)
+        await self.call("org.relink", stream, "org.relink.WriteStream1", "Close")
+        lost = before + count - await self.writes()
+        return count / (t1 - t0), max(lost, 0), refused
+
+
+async def run(args) -> dict:
+    work = tempfile.mkdtemp(prefix="relink-writebench-")
+    bench = Bench(1, 5.0, work)
+    relinkd = None
+    bus = None
+    try:
+        await bench.start()
+        bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
+        r = Run(bench, bus)
+        bus.add_message_handler(r.on_message)
+        address = bench.address("lock0")
+        log = open(os.path.join(work, "relinkd.log"), "ab")
+        relinkd = await asyncio.create_subprocess_exec(
+            args.relinkd, "--bus-address", bench.bus, "--state-directory", os.path.join(work, "state"),
+            "--log-destination", "stderr", "--log-level", "info", stdin=asyncio.subprocess.DEVNULL,
+            stdout=log, stderr=log, preexec_fn=die_with_parent)
+        for _ in range(600):
+            try:
+                await r.call("org.relink", "/org/relink", "org.relink.Manager1", "Register", "sa{sv}", [IDENTIFIER, {}])
+                break
+            except BenchFailure:
+                await asyncio.sleep(0.05)  # relinkd not on the bus yet: poll, bounded by the loop
+        else:
+            raise BenchFailure("relinkd never answered Register")
+        await r.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1", "Connect", "sa{sv}",
+                     [address, {"services": Variant("as", [LOCK_SERVICE])}])
+        await asyncio.wait_for(r.connected.wait(), 60)
+        [objects] = await r.call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        device = restore_bench.device_path(bench, "lock0")
+        char_path = next(p for p, ifaces in objects.items() if p.startswith(device + "/")
+                         and ifaces.get("org.bluez.GattCharacteristic1", {}).get("UUID", Variant("s", "")).value == LOCK_COMMAND)
+        results = {"floor": [], "relinkd": [], "lost": [], "refused": []}
+        for rnd in range(args.rounds):
+            order = ["floor", "relinkd"] if rnd % 2 == 0 else ["relinkd", "floor"]
+            for who in order:
+                if who == "floor":
+                    rate, _ = await r.floor(char_path, args.count)
+                    results["floor"].append(rate)
+                else:
+                    rate, lost, refused = await r.relinkd(address, args.count)
+                    results["relinkd"].append(rate)
+                    results["lost"].append(lost)
+                    results["refused"].append(refused)
+        return results
+    finally:
+        if relinkd and relinkd.returncode is None:
+            relinkd.kill()
+            await relinkd.wait()
+        if bus:
+            bus.disconnect()
+        await bench.stop()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--relinkd", required=True)
+    p.add_argument("--count", type=int, default=2000, help="writes per side and round")
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    res = asyncio.run(run(args))
+
+    def fmt(xs: list[float]) -> str:
+        return f"median {statistics.median(xs):.0f}/s (min {min(xs):.0f}, max {max(xs):.0f}, n={len(xs)})"
+    print(f"{args.count} writes without response per side and round, {args.rounds} rounds, alternating order")
+    print(f"relinkd WriteStream1.Write (waits for ReadyToWrite when refused): {fmt(res['relinkd'])}")
+    print(f"floor: WriteValue type=command straight to bluetoothd:            {fmt(res['floor'])}")
+    print(f"relinkd: values lost {sum(res['lost'])}; refused (then written again) per round {res['refused']}")
+    return 0 if sum(res["lost"]) == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
