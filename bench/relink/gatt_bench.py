@@ -27,20 +27,15 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
-from dbus_fast import BusType, Message, MessageType, Variant
-from dbus_fast.aio import MessageBus
+from dbus_fast import Message, MessageType
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import restore_bench  # noqa: E402
-from restore_bench import Bench, BenchFailure, die_with_parent  # noqa: E402
-from relinkd_client import central_path  # noqa: E402
-
-IDENTIFIER = "gattbench"
-LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+from restore_bench import BenchFailure  # noqa: E402
+from lock_session import LOCK, LockSession  # noqa: E402
 
 
 def counts_of_database(text: str) -> tuple[int, int, int]:
@@ -61,9 +56,9 @@ def counts_of_objects(objects: dict, device: str) -> tuple[int, int, int]:
 
 
 class Run:
-    def __init__(self, bench: Bench, bus: MessageBus):
-        self.bench = bench
-        self.bus = bus
+    def __init__(self, session: LockSession):
+        self.s = session
+        self.call = session.call
         self.events: asyncio.Queue = asyncio.Queue()
         self.link_up: asyncio.Queue = asyncio.Queue()
         self.device = ""
@@ -79,13 +74,6 @@ class Run:
               and msg.body[1]["Connected"].value):
             self.link_up.put_nowait(t)
 
-    async def call(self, dest: str, path: str, iface: str, member: str, sig: str = "", body=None):
-        reply = await self.bus.call(Message(destination=dest, path=path, interface=iface, member=member,
-                                            signature=sig, body=body or []))
-        if reply.message_type == MessageType.ERROR:
-            raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
-        return reply.body
-
     async def wait_event(self, kind: str, timeout: float = 60) -> float:
         deadline = time.monotonic() + timeout
         while True:
@@ -97,7 +85,7 @@ class Run:
                 return t
 
     async def relinkd_database(self, address: str) -> tuple[float, tuple[int, int, int]]:
-        [text] = await self.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1", "GattDatabase", "s", [address])
+        [text] = await self.call("org.relink", self.s.central, "org.relink.Central1", "GattDatabase", "s", [address])
         counts = counts_of_database(text)
         return time.monotonic(), counts
 
@@ -108,42 +96,24 @@ class Run:
 
 
 async def run(args) -> dict:
-    work = tempfile.mkdtemp(prefix="relink-gattbench-")
-    bench = Bench(1, 5.0, work)
-    relinkd = None
-    bus = None
+    session = LockSession(args.relinkd, "gattbench", "relink-gattbench-")
+    r = Run(session)
     try:
-        await bench.start()
-        bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
-        r = Run(bench, bus)
-        bus.add_message_handler(r.on_message)
-        address = bench.address("lock0")
-        r.device = restore_bench.device_path(bench, "lock0")
+        await session.start(r.on_message)
+        bench = session.bench
+        address = session.address
+        r.device = restore_bench.device_path(bench, LOCK)
         await r.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
                      [f"type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',path='{r.device}'"])
-        log = open(os.path.join(work, "relinkd.log"), "ab")
-        relinkd = await asyncio.create_subprocess_exec(
-            args.relinkd, "--bus-address", bench.bus, "--state-directory", os.path.join(work, "state"),
-            "--log-destination", "stderr", "--log-level", "info", stdin=asyncio.subprocess.DEVNULL,
-            stdout=log, stderr=log, preexec_fn=die_with_parent)
-        for _ in range(600):
-            try:
-                await r.call("org.relink", "/org/relink", "org.relink.Manager1", "Register", "sa{sv}", [IDENTIFIER, {}])
-                break
-            except BenchFailure:
-                await asyncio.sleep(0.05)  # relinkd not on the bus yet: poll, bounded by the loop
-        else:
-            raise BenchFailure("relinkd never answered Register")
-        await r.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1", "Connect", "sa{sv}",
-                     [address, {"services": Variant("as", [LOCK_SERVICE])}])
+        await session.connect_lock()
         await r.wait_event("connected")
         results = {"relinkd": [], "floor": [], "link_to_connected": [], "counts": []}
         for rep in range(args.reps):
-            await bench.cmd("out_of_range", peripheral="lock0")
+            await bench.cmd("out_of_range", peripheral=LOCK)
             await r.wait_event("disconnected")
             while not r.link_up.empty():
                 r.link_up.get_nowait()
-            await bench.cmd("in_range", peripheral="lock0")
+            await bench.cmd("in_range", peripheral=LOCK)
             t0 = await r.wait_event("connected")
             # Both asked as soon as `connected` is in hand, one after the
             # other, in alternating order; each timed from its own start.
@@ -162,12 +132,7 @@ async def run(args) -> dict:
                 results["link_to_connected"].append(t0 - r.link_up.get_nowait())
         return results
     finally:
-        if relinkd and relinkd.returncode is None:
-            relinkd.kill()
-            await relinkd.wait()
-        if bus:
-            bus.disconnect()
-        await bench.stop()
+        await session.close()
 
 
 def fmt(xs: list[float]) -> str:

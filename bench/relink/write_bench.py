@@ -27,28 +27,25 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 
-from dbus_fast import BusType, Message, MessageType, Variant
-from dbus_fast.aio import MessageBus
+from dbus_fast import Message, MessageType, Variant
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import restore_bench  # noqa: E402
-from restore_bench import Bench, BenchFailure, die_with_parent  # noqa: E402
-from relinkd_client import central_path  # noqa: E402
+from restore_bench import BenchFailure  # noqa: E402
+from lock_session import LOCK, LOCK_SERVICE, LockSession  # noqa: E402
 
-IDENTIFIER = "writebench"
-LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
 VALUE = b"lock"
 
 
 class Run:
-    def __init__(self, bench: Bench, bus: MessageBus):
-        self.bench = bench
-        self.bus = bus
+    def __init__(self, session: LockSession):
+        self.s = session
+        self.bench = session.bench
+        self.call = session.call
         self.connected = asyncio.Event()
         self.ready = asyncio.Event()
 
@@ -60,15 +57,8 @@ class Run:
         elif msg.interface == "org.relink.WriteStream1" and msg.member == "ReadyToWrite":
             self.ready.set()
 
-    async def call(self, dest: str, path: str, iface: str, member: str, sig: str = "", body=None):
-        reply = await self.bus.call(Message(destination=dest, path=path, interface=iface, member=member,
-                                            signature=sig, body=body or []))
-        if reply.message_type == MessageType.ERROR:
-            raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
-        return reply.body
-
     async def writes(self) -> int:
-        return int((await self.bench.cmd("get", peripheral="lock0"))["writes"])
+        return int((await self.bench.cmd("get", peripheral=LOCK))["writes"])
 
     async def counted(self, target: int, timeout: float = 60) -> float:
         """When the lock's counter reached `target` (polled every 2 ms, bounded)."""
@@ -91,7 +81,7 @@ class Run:
         return count / (t1 - t0), 0
 
     async def relinkd(self, address: str, count: int) -> tuple[float, int, int]:
-        stream, _limit = await self.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1",
+        stream, _limit = await self.call("org.relink", self.s.central, "org.relink.Central1",
                                          "OpenWriteStream", "sss", [address, LOCK_SERVICE, LOCK_COMMAND])
         before = await self.writes()
         refused = 0
@@ -99,7 +89,7 @@ class Run:
         sent = 0
         while sent < count:
             self.ready.clear()
-            reply = await self.bus.call(Message(destination="org.relink", path=stream, interface="org.relink.WriteStream1",
+            reply = await self.s.bus.call(Message(destination="org.relink", path=stream, interface="org.relink.WriteStream1",
                                                 member="Write", signature="ay", body=[VALUE]))
             if reply.message_type == MessageType.ERROR:
                 if reply.error_name != "org.relink.Error.WriteQueueFull":
@@ -115,34 +105,16 @@ class Run:
 
 
 async def run(args) -> dict:
-    work = tempfile.mkdtemp(prefix="relink-writebench-")
-    bench = Bench(1, 5.0, work)
-    relinkd = None
-    bus = None
+    session = LockSession(args.relinkd, "writebench", "relink-writebench-")
+    r = Run(session)
     try:
-        await bench.start()
-        bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
-        r = Run(bench, bus)
-        bus.add_message_handler(r.on_message)
-        address = bench.address("lock0")
-        log = open(os.path.join(work, "relinkd.log"), "ab")
-        relinkd = await asyncio.create_subprocess_exec(
-            args.relinkd, "--bus-address", bench.bus, "--state-directory", os.path.join(work, "state"),
-            "--log-destination", "stderr", "--log-level", "info", stdin=asyncio.subprocess.DEVNULL,
-            stdout=log, stderr=log, preexec_fn=die_with_parent)
-        for _ in range(600):
-            try:
-                await r.call("org.relink", "/org/relink", "org.relink.Manager1", "Register", "sa{sv}", [IDENTIFIER, {}])
-                break
-            except BenchFailure:
-                await asyncio.sleep(0.05)  # relinkd not on the bus yet: poll, bounded by the loop
-        else:
-            raise BenchFailure("relinkd never answered Register")
-        await r.call("org.relink", central_path(IDENTIFIER), "org.relink.Central1", "Connect", "sa{sv}",
-                     [address, {"services": Variant("as", [LOCK_SERVICE])}])
+        await session.start(r.on_message)
+        bench = session.bench
+        address = session.address
+        await session.connect_lock()
         await asyncio.wait_for(r.connected.wait(), 60)
         [objects] = await r.call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        device = restore_bench.device_path(bench, "lock0")
+        device = restore_bench.device_path(bench, LOCK)
         char_path = next(p for p, ifaces in objects.items() if p.startswith(device + "/")
                          and ifaces.get("org.bluez.GattCharacteristic1", {}).get("UUID", Variant("s", "")).value == LOCK_COMMAND)
         results = {"floor": [], "relinkd": [], "lost": [], "refused": []}
@@ -159,12 +131,7 @@ async def run(args) -> dict:
                     results["refused"].append(refused)
         return results
     finally:
-        if relinkd and relinkd.returncode is None:
-            relinkd.kill()
-            await relinkd.wait()
-        if bus:
-            bus.disconnect()
-        await bench.stop()
+        await session.close()
 
 
 def main() -> int:

@@ -1,0 +1,76 @@
+"""What gatt_bench.py and write_bench.py share: one bench with one lock, a
+release relinkd on its bus, and one identifier registered with a
+connection intent on the lock; D-Bus calls that raise on an error reply.
+
+Every process started here is stopped by `close()` (and dies with this
+process: PR_SET_PDEATHSIG)."""
+
+import asyncio
+import os
+import tempfile
+
+from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+from restore_bench import Bench, BenchFailure, die_with_parent
+from relinkd_client import central_path
+
+LOCK = "lock0"
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+
+
+class LockSession:
+    def __init__(self, relinkd: str, identifier: str, prefix: str):
+        self.binary = relinkd
+        self.identifier = identifier
+        self.work = tempfile.mkdtemp(prefix=prefix)
+        self.bench = Bench(1, 5.0, self.work)
+        self.bus: MessageBus | None = None
+        self.relinkd: asyncio.subprocess.Process | None = None
+
+    @property
+    def central(self) -> str:
+        return central_path(self.identifier)
+
+    @property
+    def address(self) -> str:
+        return self.bench.address(LOCK)
+
+    async def call(self, dest: str, path: str, iface: str, member: str, sig: str = "", body=None):
+        reply = await self.bus.call(Message(destination=dest, path=path, interface=iface, member=member,
+                                            signature=sig, body=body or []))
+        if reply.message_type == MessageType.ERROR:
+            raise BenchFailure(f"{member}: {reply.error_name} {reply.body}")
+        return reply.body
+
+    async def start(self, on_message) -> None:
+        """The bench, a bus connection handing every message to
+        `on_message`, relinkd, and the identifier registered."""
+        await self.bench.start()
+        self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
+        self.bus.add_message_handler(on_message)
+        with open(os.path.join(self.work, "relinkd.log"), "ab") as log:
+            self.relinkd = await asyncio.create_subprocess_exec(
+                self.binary, "--bus-address", self.bench.bus, "--state-directory", os.path.join(self.work, "state"),
+                "--log-destination", "stderr", "--log-level", "info", stdin=asyncio.subprocess.DEVNULL,
+                stdout=log, stderr=log, preexec_fn=die_with_parent)
+        for _ in range(600):
+            try:
+                await self.call("org.relink", "/org/relink", "org.relink.Manager1", "Register", "sa{sv}", [self.identifier, {}])
+                return
+            except BenchFailure:
+                await asyncio.sleep(0.05)  # relinkd not on the bus yet: poll, bounded by the loop
+        raise BenchFailure("relinkd never answered Register")
+
+    async def connect_lock(self) -> None:
+        """The identifier's connection intent on the lock (the caller waits for `connected`)."""
+        await self.call("org.relink", self.central, "org.relink.Central1", "Connect", "sa{sv}",
+                        [self.address, {"services": Variant("as", [LOCK_SERVICE])}])
+
+    async def close(self) -> None:
+        if self.relinkd and self.relinkd.returncode is None:
+            self.relinkd.kill()
+            await self.relinkd.wait()
+        if self.bus:
+            self.bus.disconnect()
+        await self.bench.stop()
