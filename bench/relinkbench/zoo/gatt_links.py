@@ -19,6 +19,7 @@ from bluezoo.exceptions import DBusBluezFailedError, DBusBluezNotSupportedError
 from bluezoo.gatt import (GattCharacteristicClientLink, GattDescriptorClientLink,
                           GattServiceClientLink)
 from bluezoo.log import logger
+from .att_errors import central_error
 from bluezoo.utils import (create_background_task, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
@@ -135,7 +136,10 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
-        value = await self.client.ReadValue(self._options(options))
+        try:
+            value = await self.client.ReadValue(self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=False) from None
         if value != self.value:
             await self.Value.set_async(value)
         return value
@@ -145,7 +149,10 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
-        await self.client.WriteValue(value, self._options(options))
+        try:
+            await self.client.WriteValue(value, self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=True) from None
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
@@ -217,4 +224,7 @@ class BenchDescriptorLink(GattDescriptorClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.characteristic.service.device):
             raise DBusBluezFailedError("Not connected")
-        await self.client.WriteValue(value, self._options(options))
+        try:
+            await self.client.WriteValue(value, self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=True) from None
