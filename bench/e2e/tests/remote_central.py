@@ -103,6 +103,10 @@ class RemoteCentral(Caller):
         except DBusCallError:
             return False
 
+    def forget(self, address: str) -> None:
+        """RemoveDevice: the next discovery needs a new advertisement report."""
+        self.error_of(self.adapter, ADAPTER, "RemoveDevice", "o", [self.device_path(address)], destination=BLUEZ)
+
     def disconnect(self, address: str) -> None:
         self.error_of(self.device_path(address), DEVICE, "Disconnect", destination=BLUEZ)
 
