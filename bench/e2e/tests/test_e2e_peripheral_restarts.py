@@ -21,7 +21,7 @@ from pbench_fixtures import (COMMAND, DYNAMIC, IDENTIFIER, LOCAL_NAME, RELINKD_A
                              Hub, start_bench)
 from remote_central import PeripheralProgram, RemoteCentral, full_uuid
 
-RESTARTS = ("relinkd-sigkill", "relinkd-sigterm", "reboot", "bluetoothd-restart", "power-cycle")
+RESTARTS = ("relinkd-sigkill", "relinkd-sigterm", "reboot", "bluetoothd-restart", "bluetoothd-sigterm", "power-cycle")
 ROLE_EVENTS = ("read-request", "write-request", "subscribed", "unsubscribed", "ready-to-update")
 CENTRAL_STATES = ("advertising-only", "central-connected", "central-subscribed")
 
@@ -55,6 +55,11 @@ def restart(hub: Hub, kind: str) -> None:
         relinkd.start()
     elif kind == "bluetoothd-restart":
         bench.cmd("restart_bluez", signal="KILL")
+    elif kind == "bluetoothd-sigterm":
+        # bluetoothd calls Release on the advertisement and powers the adapter off as it exits (patch 17).
+        bench.cmd("restart_bluez", signal="TERM")
+        wait_until(lambda: "bluetoothd released the advertisement" in relinkd.log_tail(400), 10,
+                   "relinkd told of the Release")
     elif kind == "power-cycle":
         bench.cmd("power_cycle_central")
     else:
