@@ -151,3 +151,81 @@ def test_an_update_past_the_window_is_refused_then_ready_to_update_follows(hub):
     # Calls made without waiting for each reply are taken in any order (relinkd
     # runs its D-Bus handlers concurrently): each accepted value once, none refused.
     assert sorted(c.notifications(hub.path(STREAM))) == accepted, "none lost or doubled"
+
+
+def test_bluetoothctl_as_the_remote_central(hub):
+    """bluetoothctl, on the remote central's adapter: scan, connect, read, write, notify."""
+    from benchproc import Bluetoothctl
+    program = hub.program
+    ctl = Bluetoothctl(hub.bench, controller=pbench_address(hub))
+    try:
+        start = ctl.mark()
+        ctl.send("scan on")
+        ctl.expect(rf"\[NEW\] Device {RELINKD_ADDRESS} {LOCAL_NAME}", 15, start)
+        ctl.run("scan off", r"Discovery stopped|Discovering: no")
+        ctl.run(f"connect {RELINKD_ADDRESS}", r"Connection successful", 15)
+        ctl.run("menu gatt", r"Menu gatt")
+        ctl.run(f"select-attribute {full_uuid(STATIC)}", r"char[0-9a-f]{4}\]#")
+        ctl.run("read", r"53 31\s+S1")
+        ctl.run(f"select-attribute {DYNAMIC}", r"char[0-9a-f]{4}\]#")
+        start = ctl.mark()
+        ctl.send("read")
+        ev = program.wait_event("read-request")
+        program.pm("Respond", "tay", [request_of(ev), b"hi"])
+        ctl.expect(r"68 69\s+hi", 10, start)
+        ctl.run(f"select-attribute {COMMAND}", r"char[0-9a-f]{4}\]#")
+        ctl.send('write "0x07 0x08"')
+        ev = program.wait_event("write-request", after=ev[0])
+        assert ev[2]["writeRequest"]["value"] == [7, 8]
+        if ev[2]["writeRequest"]["request"]:
+            program.pm("Respond", "tay", [request_of(ev), b""])
+        ctl.run(f"select-attribute {STREAM}", r"char[0-9a-f]{4}\]#")
+        ctl.run("notify on", r"Notify started")
+        program.wait_event("subscribed", after=ev[0])
+        start = ctl.mark()
+        program.update(SERVICE, STREAM, b"ok!")
+        ctl.expect(r"6f 6b 21\s+ok!", 10, start)
+        ctl.run("back", r"Menu main")
+        ctl.run(f"disconnect {RELINKD_ADDRESS}", r"Connected: no|Successful disconnected")
+    finally:
+        ctl.close()
+
+
+def test_bleak_as_the_remote_central(hub):
+    """bleak on the remote central's adapter: find by name, connect, read, write, notify."""
+    import os
+    import subprocess
+    import threading
+
+    from e2e_harness import VENV_PY, die_with_parent
+    program = hub.program
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bleak_central.py")
+    proc = subprocess.Popen([VENV_PY, script, hub.bench.peripherals["remote"]["adapter"], LOCAL_NAME,
+                             full_uuid(STATIC), COMMAND, STREAM, "3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=hub.bench.env(), text=True,
+                            preexec_fn=die_with_parent)
+    lines: list[dict] = []
+    reader = threading.Thread(target=lambda: [lines.append(json.loads(l)) for l in proc.stdout], daemon=True)
+    reader.start()
+
+    def step(name: str) -> dict:
+        return wait_until(lambda: next((l for l in lines if l["event"] in (name, "error")), None), 30,
+                          f"bleak's {name} step: {lines}")
+    try:
+        assert step("found")["address"] == RELINKD_ADDRESS
+        assert SERVICE in step("services")["services"]
+        assert step("read")["value"] == b"S1".hex()
+        ev = program.wait_event("write-request")
+        assert ev[2]["writeRequest"]["value"] == [9]
+        program.pm("Respond", "tay", [request_of(ev), b""])
+        step("written")
+        step("subscribed")
+        program.wait_event("subscribed", after=ev[0])
+        for v in (b"a", b"b", b"c"):
+            program.update(SERVICE, STREAM, v)
+        assert step("notified")["values"] == ["61", "62", "63"]
+        assert proc.wait(20) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
