@@ -157,6 +157,7 @@ def test_bluetoothctl_as_the_remote_central(hub):
     """bluetoothctl, on the remote central's adapter: scan, connect, read, write, notify."""
     from benchproc import Bluetoothctl
     program = hub.program
+    hub.central.forget(RELINKD_ADDRESS)  # an earlier test's central knew it: bluetoothctl must find it [NEW]
     ctl = Bluetoothctl(hub.bench, controller=pbench_address(hub))
     try:
         start = ctl.mark()
