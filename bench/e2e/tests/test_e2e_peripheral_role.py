@@ -230,3 +230,32 @@ def test_bleak_as_the_remote_central(hub):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_two_identifiers_on_one_adapter_advertise_their_own_names_and_share_the_gap_name(hub):
+    """Each identifier's advertisement carries its own localName; the GAP
+    Device Name (0x2A00) a connected central reads is the adapter's one
+    Alias: relinkd does not change it (docs/api/PeripheralManager1.md)."""
+    other = PeripheralProgram(hub.bench.bus, "org.example.other")
+    try:
+        other.advertise({"localName": "Other-2", "connectable": True})
+        c = hub.central
+        c.forget(RELINKD_ADDRESS)
+        names = set()
+
+        def both() -> bool:
+            c.error_of(c.adapter, "org.bluez.Adapter1", "StartDiscovery", destination="org.bluez")
+            try:
+                names.add(c.get(c.device_path(RELINKD_ADDRESS), "org.bluez.Device1", "Name"))
+            except DBusCallError:
+                pass
+            return {LOCAL_NAME, "Other-2"} <= names
+        wait_until(both, 15, f"both advertised names in the central's reports: {names}")
+        c.error_of(c.adapter, "org.bluez.Adapter1", "StopDiscovery", destination="org.bluez")
+        c.connect(RELINKD_ADDRESS)
+        alias = c.call("/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get", "ss",
+                       ["org.bluez.Adapter1", "Alias"], destination="org.bluez")[0]
+        gap = c.char_path(RELINKD_ADDRESS, "1800", "2a00")
+        assert c.read(gap).decode() == alias == "relink-bench central"
+    finally:
+        other.close()
