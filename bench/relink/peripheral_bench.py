@@ -46,6 +46,10 @@ from remote_central import PeripheralProgram, RemoteCentral  # noqa: E402
 FLOOR_SERVICE = "8e7f3b00-4b2c-4d1e-9a3f-72656c696e6b"
 FLOOR_STREAM = "8e7f3b03-4b2c-4d1e-9a3f-72656c696e6b"
 FLOOR_NAME = "Floor-1"
+# Values the floor program keeps on their way at once (relinkd's update window is 16).
+WINDOW = 64
+# UpdateValue calls the pipelined program keeps on their way at once.
+PIPELINE = 16
 
 
 class TimedCentral(RemoteCentral):
@@ -101,21 +105,28 @@ class FloorProgram(Caller):
                     raise RuntimeError(f"{member}: {reply.error_name} {reply.body}")
         self._run(setup(), 20)
 
-    def send(self, values: list[bytes]) -> float:
-        """Emits every value as fast as the loop can; returns the first send time."""
+    def send(self, values: list[bytes], delivered=None) -> float:
+        """Emits every value as fast as the loop can, with at most WINDOW on
+        their way (sent, not yet at the central: `delivered()` counts them);
+        returns the first send time. (dbus-fast drops its connection when it
+        writes into a full socket, which an unbounded burst reaches.)"""
         async def go() -> float:
+            start = delivered() if delivered else 0
             t0 = time.perf_counter()
-            for v in values:
+            for n, v in enumerate(values):
+                while delivered is not None and n - (delivered() - start) >= WINDOW:
+                    await asyncio.sleep(0.0002)
                 self.char.set_value(v)
                 await asyncio.sleep(0)
             return t0
         return self._run(go(), 300)
 
 
-def update_calls(program: PeripheralProgram, values: list[bytes]) -> tuple[float, int]:
-    """UpdateValue for each value, one call after another; after each
-    UpdateQueueFull, wait for ready-to-update and send the value again.
-    Returns the first send time and the number of refusals."""
+def update_calls(program: PeripheralProgram, values: list[bytes], in_flight: int = 1) -> tuple[float, int]:
+    """UpdateValue for each value, `in_flight` calls at a time (1: one call
+    after another, the order kept); after an UpdateQueueFull, wait for
+    ready-to-update and send the value again. Returns the first send time
+    and the number of refusals."""
     async def go() -> tuple[float, int]:
         ready = asyncio.Event()
 
@@ -124,20 +135,32 @@ def update_calls(program: PeripheralProgram, values: list[bytes]) -> tuple[float
                 ready.set()
         program.bus.add_message_handler(on)
         refused = 0
-        t0 = time.perf_counter()
-        try:
-            for v in values:
+        gate = asyncio.Semaphore(in_flight)
+
+        async def one(v: bytes) -> None:
+            nonlocal refused
+            async with gate:
                 while True:
                     ready.clear()
                     reply = await program.bus.call(Message(destination="org.relink", path=program.path,
                                                            interface="org.relink.PeripheralManager1", member="UpdateValue",
                                                            signature="ssay", body=[SERVICE, STREAM, v]))
                     if reply.message_type != MessageType.ERROR:
-                        break
+                        return
                     if reply.error_name != "org.relink.Error.UpdateQueueFull":
                         raise RuntimeError(f"UpdateValue: {reply.error_name} {reply.body}")
                     refused += 1
-                    await asyncio.wait_for(ready.wait(), 10)
+                    try:
+                        await asyncio.wait_for(ready.wait(), 1)
+                    except asyncio.TimeoutError:
+                        pass   # another caller took the ready event: try again
+        t0 = time.perf_counter()
+        try:
+            if in_flight == 1:
+                for v in values:
+                    await one(v)
+            else:
+                await asyncio.gather(*(one(v) for v in values))
         finally:
             program.bus.remove_message_handler(on)
         return t0, refused
@@ -148,10 +171,12 @@ def values(count: int, tag: int) -> list[bytes]:
     return [bytes([tag]) + i.to_bytes(4, "little") for i in range(count)]
 
 
-def check_order(central: TimedCentral, path: str, start: int, sent: list[bytes]) -> int:
-    """How many of the sent values are missing or out of place."""
+def check_order(central: TimedCentral, path: str, start: int, sent: list[bytes], ordered: bool = True) -> int:
+    """How many of the sent values are missing, doubled or (when `ordered`) out of place."""
     with central.cond:
         got = [v for _, v in central.arrivals[path][start:start + len(sent)]]
+    if not ordered:
+        got, sent = sorted(got), sorted(sent)
     return sum(1 for a, b in zip(got, sent) if a != b) + abs(len(got) - len(sent))
 
 
@@ -221,23 +246,23 @@ def throughput_section(args, bench: BenchProcess, relinkd: RelinkdProc, probe: C
         central.start_notify(floor_path)
         program.wait_event("subscribed")
 
-        rows = {"relinkd": [], "floor": []}
-        lost = {"relinkd": 0, "floor": 0}
-        refusals = []
+        sides = ("relinkd", "pipelined", "floor")
+        rows = {side: [] for side in sides}
+        lost = {side: 0 for side in sides}
+        refusals = {"relinkd": [], "pipelined": []}
         for r in range(args.rounds):
-            order = ("relinkd", "floor") if r % 2 == 0 else ("floor", "relinkd")
-            for side in order:
-                path = hub_path if side == "relinkd" else floor_path
+            for side in sides[r % 3:] + sides[:r % 3]:
+                path = floor_path if side == "floor" else hub_path
                 sent = values(args.count, r)
                 start = central.received(path)
-                if side == "relinkd":
-                    t0, refused = update_calls(program, sent)
-                    refusals.append(refused)
+                if side == "floor":
+                    t0 = floor.send(sent, lambda: central.received(floor_path))
                 else:
-                    t0 = floor.send(sent)
+                    t0, refused = update_calls(program, sent, 1 if side == "relinkd" else PIPELINE)
+                    refusals[side].append(refused)
                 t1 = central.wait_count(path, start + len(sent), 120)
                 rows[side].append(len(sent) / (t1 - t0))
-                lost[side] += check_order(central, path, start, sent)
+                lost[side] += check_order(central, path, start, sent, ordered=side != "pipelined")
         lat = {"relinkd": latency(central, hub_path, lambda v: program.update(SERVICE, STREAM, v), args.latency),
                "floor": latency(central, floor_path, lambda v: floor.send([v]), args.latency)}
     finally:
@@ -251,11 +276,13 @@ def throughput_section(args, bench: BenchProcess, relinkd: RelinkdProc, probe: C
 
     def pct(xs, q):
         return sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
-    out = [f"notifications: {args.count} values x {args.rounds} rounds per side, alternating which goes first",
+    out = [f"notifications: {args.count} values x {args.rounds} rounds per side, rotating which goes first",
            "| side | notifications/s, median (min-max) | lost or out of order |", "|---|---|---|",
            f"| relinkd, `UpdateValue` then bluetoothd | {med(rows['relinkd'])} | {lost['relinkd']} of {args.count * args.rounds} |",
-           f"| floor, `PropertiesChanged` straight to bluetoothd | {med(rows['floor'])} | {lost['floor']} of {args.count * args.rounds} |",
-           f"relinkd's UpdateQueueFull refusals per round: {refusals}",
+           f"| relinkd, {PIPELINE} `UpdateValue` calls on their way at once (order not kept) | {med(rows['pipelined'])} | {lost['pipelined']} of {args.count * args.rounds} (lost or doubled) |",
+           f"| floor, `PropertiesChanged` straight to bluetoothd ({WINDOW} on their way at most) | {med(rows['floor'])} | {lost['floor']} of {args.count * args.rounds} |",
+           f"relinkd's UpdateQueueFull refusals per round: one call at a time {refusals['relinkd']}, "
+           f"{PIPELINE} at once {refusals['pipelined']}",
            "",
            f"latency of one value, send to the central's PropertiesChanged, {args.latency} values one at a time (ms)",
            "| side | median | p90 | max |", "|---|---|---|---|"]

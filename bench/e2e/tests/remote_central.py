@@ -10,6 +10,7 @@ registers the identifier (and so is attached) and collects its events."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from concurrent.futures import Future
@@ -152,7 +153,6 @@ class RemoteCentral(Caller):
         return self._submit(path, "WriteValue", "aya{sv}", [value, {"type": Variant("s", "request")}])
 
     def _submit(self, path: str, member: str, signature: str, body: list) -> Future:
-        import asyncio
         msg = Message(destination=BLUEZ, path=path, interface=GATT_CHAR, member=member, signature=signature, body=body)
         return asyncio.run_coroutine_threadsafe(self.bus.call(msg), self.loop)
 
