@@ -18,7 +18,7 @@ import pytest
 
 from e2e_harness import wait_until
 from pbench_fixtures import (COMMAND, DYNAMIC, IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS, SERVICE, STATIC, STREAM,
-                             Hub, start_bench)
+                             Hub)
 from remote_central import PeripheralProgram, RemoteCentral, full_uuid
 
 RESTARTS = ("relinkd-sigkill", "relinkd-sigterm", "reboot", "bluetoothd-restart", "bluetoothd-sigterm", "power-cycle")
@@ -26,18 +26,6 @@ ROLE_EVENTS = ("read-request", "write-request", "subscribed", "unsubscribed", "r
 CENTRAL_STATES = ("advertising-only", "central-connected", "central-subscribed")
 
 
-@pytest.fixture(scope="module")
-def pbench():
-    b = start_bench()
-    yield b
-    b.stop()
-
-
-@pytest.fixture
-def hub(pbench):
-    h = Hub(pbench)
-    yield h
-    h.close()
 
 
 def restart(hub: Hub, kind: str) -> None:

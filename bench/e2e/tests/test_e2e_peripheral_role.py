@@ -13,22 +13,10 @@ from dbus_fast import Message
 
 from e2e_harness import DBusCallError, wait_until
 from pbench_fixtures import (CACHED, COMMAND, DYNAMIC, IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS, SERVICE,
-                             STATIC, STREAM, Hub, start_bench)
+                             STATIC, STREAM, Hub)
 from remote_central import PeripheralProgram, RemoteCentral, full_uuid
 
 
-@pytest.fixture(scope="module")
-def pbench():
-    b = start_bench()
-    yield b
-    b.stop()
-
-
-@pytest.fixture
-def hub(pbench):
-    h = Hub(pbench)
-    yield h
-    h.close()
 
 
 def request_of(event: tuple) -> int:

@@ -10,10 +10,8 @@ import os
 import shutil
 import tempfile
 
-import pytest
-
 from e2e_harness import ROOT, ExampleClient, Relinkd, wait_until
-from pbench_fixtures import RELINKD_ADDRESS, start_bench
+from pbench_fixtures import RELINKD_ADDRESS
 from remote_central import RemoteCentral, full_uuid
 
 SERVICE = "8e7f4a00-4b2c-4d1e-9a3f-72656c696e6b"
@@ -26,12 +24,6 @@ class SensorClient(ExampleClient):
     module = "relink_sensor"
     directory = os.path.join(ROOT, "examples", "python-sensor")
 
-
-@pytest.fixture(scope="module")
-def pbench():
-    b = start_bench()
-    yield b
-    b.stop()
 
 
 def lines_of(client: ExampleClient, kind: str) -> list[dict]:

@@ -37,19 +37,19 @@ def att_code(name: str, write: bool) -> int:
     return TO_ATT.get(name, 0x0E)
 
 
+# The central's bluetoothd's error for an ATT code (create_gatt_dbus_error).
+CENTRAL_ERRORS = {
+    0x02: (DBusBluezNotPermittedError, "Read not permitted"),
+    0x03: (DBusBluezNotPermittedError, "Write not permitted"),
+    0x07: (DBusBluezInvalidArgumentsError, "Invalid offset"),
+    0x0D: (DBusBluezInvalidArgumentsError, "Invalid Length"),
+    0x08: (DBusBluezNotAuthorizedError, "Not Authorized"),
+    0x06: (DBusBluezNotSupportedError, "Operation is not supported"),
+}
+
+
 def central_error(e: Exception, write: bool) -> Exception:
     """What the central's bluetoothd answers its client for the program's error `e`."""
     code = att_code(error_name(e), write)
-    if code == 0x02:
-        return DBusBluezNotPermittedError("Read not permitted")
-    if code == 0x03:
-        return DBusBluezNotPermittedError("Write not permitted")
-    if code == 0x07:
-        return DBusBluezInvalidArgumentsError("Invalid offset")
-    if code == 0x0D:
-        return DBusBluezInvalidArgumentsError("Invalid Length")
-    if code == 0x08:
-        return DBusBluezNotAuthorizedError("Not Authorized")
-    if code == 0x06:
-        return DBusBluezNotSupportedError("Operation is not supported")
-    return DBusBluezFailedError(f"Operation failed with ATT error: 0x{code:02x}")
+    error, text = CENTRAL_ERRORS.get(code, (DBusBluezFailedError, f"Operation failed with ATT error: 0x{code:02x}"))
+    return error(text)

@@ -37,16 +37,14 @@ from typing import Any
 
 from dbus_fast import Message, MessageType
 
-from relink_example.program import Output
-from relink_example.relink import Relink, RelinkError
+from relink_example.program import RELINKD_GONE, Output
+from relink_example.relink import Central, Relink, RelinkError
 
 PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 SERVICE = "8e7f4a00-4b2c-4d1e-9a3f-72656c696e6b"
 LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 UPTIME = "8e7f4a01-4b2c-4d1e-9a3f-72656c696e6b"
 COMMAND = "8e7f4a02-4b2c-4d1e-9a3f-72656c696e6b"
-RELINKD_GONE = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
-                "org.freedesktop.DBus.Error.NameHasNoOwner")
 
 SENSOR_SERVICE = {
     "uuid": SERVICE, "primary": True,
@@ -153,20 +151,19 @@ class Sensor:
                 await asyncio.wait_for(self.ready.wait(), 30)
 
     async def ack(self) -> None:
-        if self.last > self.acked:
-            try:
-                await self.relink.call(self.path, "org.relink.Central1", "Ack", "t", [self.last])
-            except RelinkError as e:
-                if e.name not in RELINKD_GONE:
-                    raise
-                return
-            self.acked = self.last
-            self.out("acked", f"ack: through #{self.last}", sequence=self.last)
+        if self.last <= self.acked:
+            return
+        try:
+            await Central(self.relink, self.path).ack(self.last)
+        except RelinkError as e:
+            if e.name not in RELINKD_GONE:
+                raise
+            return   # relinkd is away: it replays what was not acked when we register again
+        self.acked = self.last
+        self.out("acked", f"ack: through #{self.last}", sequence=self.last)
 
     async def run(self, stop: asyncio.Event) -> int:
-        self.relink = await Relink.connect(self.args.bus)
-        self.relink.on_message(self.on_message)
-        await self.relink.watch_owner()
+        self.relink = await Relink.attach(self.args.bus, self.on_message)
         await self.register()
         next_update = time.monotonic() + self.args.interval
         stopper = asyncio.ensure_future(stop.wait())
