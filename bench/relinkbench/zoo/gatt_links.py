@@ -123,7 +123,11 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def _on_client_properties(self, properties: dict[str, Any]):
         if "Value" in properties and self.armed and _link_up(self.device):
             await self.Value.set_async(properties["Value"])
-            create_background_task(self._confirm())
+            # Patch 20: Confirm only for an indication, which is what the
+            # central's bluetoothd enables when the characteristic cannot notify.
+            flags = self.client.Flags.get([]) or []
+            if "indicate" in flags and "notify" not in flags:
+                create_background_task(self._confirm())
 
     async def _confirm(self):
         try:
