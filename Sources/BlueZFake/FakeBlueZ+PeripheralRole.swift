@@ -20,6 +20,10 @@ struct FakeHosting: Sendable {
     var subscribed: Set<HostedKey> = []
     /// Values the remote central received, by root and characteristic.
     var received: [HostedKey: [[UInt8]]] = [:]
+    /// `notifyHosted` calls made; the first of them waits for a second
+    /// while `holdingFirstNotification` (``FakeBlueZ/holdFirstNotification()``).
+    var notifyCalls = 0
+    var holdingFirstNotification = false
 }
 
 /// A hosted characteristic: its application's root and its key.
@@ -78,6 +82,11 @@ extension FakeBlueZ {
     public func notifyHosted(root: ObjectPath, _ key: CharacteristicKey, _ value: [UInt8]) async throws {
         guard hosting.exported[root]?.characteristicPath(of: key) != nil else {
             throw BlueZError(name: "org.bluez.Error.DoesNotExist", message: "\(key) is not hosted at \(root)")
+        }
+        hosting.notifyCalls += 1
+        if hosting.holdingFirstNotification {
+            hosting.holdingFirstNotification = false
+            await waitForASecondNotification()
         }
         let hosted = HostedKey(root: root, key: key)
         guard hosting.applications.contains(root), hosting.subscribed.contains(hosted) else { return }

@@ -34,6 +34,9 @@ def parse(argv) -> argparse.Namespace:
                    help="add a band peripheral named NAME (repeatable)")
     p.add_argument("--beacon", action=AddPeripheral, const="beacon", metavar="NAME",
                    help="add a broadcast-only beacon named NAME (iBeacon and Eddystone data; repeatable)")
+    p.add_argument("--remote-central", action=AddPeripheral, const="remote", metavar="NAME",
+                   help="add an adapter with no program on it, for a remote central a test "
+                        "drives itself (relinkd's peripheral role, issue 23; repeatable)")
     p.add_argument("--backend", choices=("mock", "bluez"), default="mock",
                    help="mock: private bus + patched BlueZoo (default); bluez: real bluetoothd "
                         "inside the real-BlueZ VM (bench/realbluez/README.md)")

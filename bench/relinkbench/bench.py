@@ -18,12 +18,17 @@ from .dbusclient import BusClient
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ADV_PREFIX = {"lock": "RLK", "band": "HRM", "beacon": "BCN"}
+ADV_PREFIX = {"lock": "RLK", "band": "HRM", "beacon": "BCN", "remote": "RMT"}
 ADV_SUFFIXES = {"lock": ["7F3A", "7F3B", "7F3C", "7F3D"], "band": ["2C41", "2C42", "2C43", "2C44"],
-                "beacon": ["0001", "0002", "0003", "0004"]}
+                "beacon": ["0001", "0002", "0003", "0004"], "remote": ["0001", "0002", "0003", "0004"]}
 GAP_NAMES = {"lock": ["Front Door", "Back Door", "Garage", "Shed"],
              "band": ["Wrist Band", "Wrist Band 2", "Wrist Band 3", "Wrist Band 4"],
-             "beacon": ["Beacon", "Beacon 2", "Beacon 3", "Beacon 4"]}
+             "beacon": ["Beacon", "Beacon 2", "Beacon 3", "Beacon 4"],
+             "remote": ["Remote Central", "Remote Central 2", "Remote Central 3", "Remote Central 4"]}
+# Kinds that are only an adapter, with no program on it: a remote central
+# (issue 23) drives its adapter itself, as a third-party client (bleak,
+# bluetoothctl, plain org.bluez calls) would.
+PROGRAMLESS = ("remote",)
 
 
 class BenchError(Exception):
@@ -126,7 +131,8 @@ class Bench:
         self.dir = tempfile.mkdtemp(prefix="relink-bench-", dir=self.opts.parent_dir)
         await self.start_bus()
         await self.start_zoo()
-        await asyncio.gather(*(self.start_peripheral(s) for s in self.peripherals.values()))
+        await asyncio.gather(*(self.start_peripheral(s) for s in self.peripherals.values()
+                               if s.kind not in PROGRAMLESS))
 
     async def start_bus(self) -> None:
         """A private dbus-daemon, and the launcher's connection to it."""
@@ -230,6 +236,8 @@ class Bench:
             spec.registered.clear()
 
     async def start_peripheral(self, spec: PeripheralSpec) -> None:
+        if spec.kind in PROGRAMLESS:
+            raise BenchError(f"{spec.name} is a {spec.kind}: an adapter with no program")
         if spec.child is not None and spec.child.running:
             raise BenchError(f"peripheral {spec.name} is already running")
         spec.registered.clear()

@@ -116,7 +116,7 @@ class BenchProcess:
 class Bluetoothctl:
     """bluetoothctl with commands piped into its stdin and its output watched."""
 
-    def __init__(self, bench: BenchProcess):
+    def __init__(self, bench: BenchProcess, controller: Optional[str] = None):
         self.proc = subprocess.Popen(["bluetoothctl"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      env=bench.env(), bufsize=0)
@@ -125,8 +125,15 @@ class Bluetoothctl:
         threading.Thread(target=self._read, daemon=True).start()
         self.expect(r"Agent registered|\[bluetooth\]", timeout=15)
         # Every adapter of the bench is on the bus: make the central the default.
-        central = bench.info["central"]["address"]
-        self.run(f"select {central}", rf"Controller {central} .*\[default\]", timeout=10)
+        # (A remote central of relinkd's peripheral role selects its own adapter.)
+        central = controller or bench.info["central"]["address"]
+        if controller is None:
+            self.run(f"select {central}", rf"Controller {central} .*\[default\]", timeout=10)
+        else:
+            # Another adapter: select prints nothing when it is not the default yet.
+            self.expect(rf"Controller {central}", timeout=10)
+            self.send(f"select {central}")
+            self.run("show", rf"Controller {central} \(public\)", timeout=10)
 
     def _read(self) -> None:
         assert self.proc.stdout

@@ -18,6 +18,9 @@ struct PeripheralRoleState {
     var waiting: [UInt64: (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool)] = [:]
     /// Each identifier's update flow control.
     var windows: [RestoreIdentifier: UpdateWindow] = [:]
+    /// Each identifier's accepted updates not yet handed to the bus, in
+    /// order; the first is being sent (``Daemon/sendNextUpdate(_:)``).
+    var outgoing: [RestoreIdentifier: [QueuedUpdate]] = [:]
 }
 
 /// An input of the peripheral role (``DaemonInput/peripheralRole(_:)``).
@@ -127,6 +130,7 @@ extension Daemon {
             ]))
             waiting.reply.resume(returning: .error(.unlikelyError))
         case .updateSent(let id):
+            updateSent(id)
             guard peripheralRole.windows[id]?.sent() == true else { return }
             try? emitGathered(.peripheralManager(.readyToUpdate), to: [id])
         }
@@ -322,13 +326,7 @@ extension Daemon {
             peripheralRole.records[id] = record
             enqueueGathered(RestoreBatch.Request(mutations: [.putPeripheralManager(id, record)]))
         }
-        let bluez = self.bluez, root = Self.hostedRoot(id), logger = self.logger
-        loop.spawned.append {
-            do { try await bluez.notifyHosted(root: root, key, value) } catch {
-                logger.warning("an update could not be sent", metadata: .journal([.restoreID: "\(id)", .characteristic: "\(key)", .error: "\(error)"]))
-            }
-            return [.peripheralRole(.updateSent(id))]
-        }
+        enqueueUpdate(id, QueuedUpdate(key: key, value: value))
     }
 
     /// `Register`'s `peripheral_manager` entry: the restored peripheral

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(BENCH, "tests"))
 sys.path.insert(0, BENCH)   # relinkbench (the bench's bus configuration)
 from benchproc import BenchProcess  # noqa: E402
 from e2e_harness import Caller, LockClient, Relinkd  # noqa: E402
+from pbench_fixtures import Hub, start_bench  # noqa: E402
 
 
 def disconnect_all(bench) -> None:
@@ -76,3 +77,21 @@ def clients():
     yield start
     for c in started:
         c.kill9()
+
+
+@pytest.fixture(scope="module")
+def pbench():
+    """A bench for relinkd's peripheral role (issue 23): hci0 for relinkd,
+    a program-less adapter for the remote central."""
+    b = start_bench()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def hub(pbench):
+    """relinkd with a fresh store, the hub published and advertised by a
+    program, and the remote central (pbench_fixtures.Hub)."""
+    h = Hub(pbench)
+    yield h
+    h.close()

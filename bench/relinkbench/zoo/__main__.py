@@ -8,7 +8,7 @@ import sys
 
 from ..proc import die_with_parent
 from .config import CONFIG, RssiModel
-from . import patch
+from . import patch, term
 
 
 def main(argv=None) -> int:
@@ -48,6 +48,7 @@ def main(argv=None) -> int:
     loop.run_until_complete(bluezoo.startup(
         bus="system", adapters=[BluetoothAddress(a) for a in args.adapters],
         auto_enable=True, scan_interval=args.scan_interval))
+    term.exit_like_bluetoothd_on_sigterm(loop)
     loop.run_forever()
     return 0
 

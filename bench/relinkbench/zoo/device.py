@@ -332,13 +332,16 @@ class BenchDevice(Device):
             await self.Name.set_async(name)
             self._alias_follows_name()
 
-    async def _teardown(self, notify_peer: bool) -> None:
+    async def _teardown(self) -> None:
         """Take the link down: ServicesResolved, then Connected, go false."""
         if not self.connected:
             return
+        # Patch 19: however the link went down, the peripheral's bluetoothd
+        # clears a non-bonded central's CCCDs and calls StopNotify on the
+        # program (gatt-database.c: att_disconnected, clear_ccc_state).
         for link in list(self.services.values()):
             if isinstance(link, BenchCharLink):
-                await link.disarm(remote=notify_peer)
+                await link.disarm(remote=True)
         peer = self.peer
         if peer is not None and peer.connected:
             await peer.ServicesResolved.set_async(False)
@@ -365,7 +368,7 @@ class BenchDevice(Device):
             self.cancel_reason = "br-connection-canceled"
             self.connecting_task.cancel()
         self.lost_task.cancel()
-        await self._teardown(notify_peer=True)
+        await self._teardown()
 
     def link_lost(self) -> None:
         """The peer vanished: values stop at once; the central notices after
@@ -376,7 +379,7 @@ class BenchDevice(Device):
 
         async def after_timeout():
             await asyncio.sleep(CONFIG.supervision_timeout)
-            await self._teardown(notify_peer=False)
+            await self._teardown()
 
         self.lost_task = asyncio.create_task(after_timeout())
 

@@ -19,6 +19,7 @@ from bluezoo.exceptions import DBusBluezFailedError, DBusBluezNotSupportedError
 from bluezoo.gatt import (GattCharacteristicClientLink, GattDescriptorClientLink,
                           GattServiceClientLink)
 from bluezoo.log import logger
+from .att_errors import central_error
 from bluezoo.utils import (create_background_task, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
@@ -122,7 +123,11 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def _on_client_properties(self, properties: dict[str, Any]):
         if "Value" in properties and self.armed and _link_up(self.device):
             await self.Value.set_async(properties["Value"])
-            create_background_task(self._confirm())
+            # Patch 20: Confirm only for an indication, which is what the
+            # central's bluetoothd enables when the characteristic cannot notify.
+            flags = self.client.Flags.get([]) or []
+            if "indicate" in flags and "notify" not in flags:
+                create_background_task(self._confirm())
 
     async def _confirm(self):
         try:
@@ -135,7 +140,10 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
-        value = await self.client.ReadValue(self._options(options))
+        try:
+            value = await self.client.ReadValue(self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=False) from None
         if value != self.value:
             await self.Value.set_async(value)
         return value
@@ -145,7 +153,10 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
-        await self.client.WriteValue(value, self._options(options))
+        try:
+            await self.client.WriteValue(value, self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=True) from None
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
@@ -217,4 +228,7 @@ class BenchDescriptorLink(GattDescriptorClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.characteristic.service.device):
             raise DBusBluezFailedError("Not connected")
-        await self.client.WriteValue(value, self._options(options))
+        try:
+            await self.client.WriteValue(value, self._options(options))
+        except sdbus.SdBusBaseError as e:
+            raise central_error(e, write=True) from None

@@ -22,6 +22,8 @@ class BenchService(BluezMockService):
         self.control.export_to_dbus("/org/relinkbench")
         self.janitor = asyncio.create_task(self._expire_temporary_devices())
         self.auto_connector = asyncio.create_task(self._auto_connect())
+        # Reports made of each adapter, to rotate its advertisements (patch 18).
+        self.advertising_turns: dict[str, int] = {}
 
     async def cleanup(self):
         self.janitor.cancel()
@@ -114,7 +116,11 @@ class BenchService(BluezMockService):
         return None
 
     def _report(self, peer: BenchAdapter) -> Optional[AdvReport]:
-        adv = next(iter(peer.advertisements.values()))
+        # Patch 18: an adapter with several advertisements sends each in turn.
+        advs = list(peer.advertisements.values())
+        turn = self.advertising_turns.get(peer.address, 0)
+        self.advertising_turns[peer.address] = turn + 1
+        adv = advs[turn % len(advs)]
         # BlueZoo's rule: the advertisement's Discoverable, else the adapter's.
         if not adv.Discoverable.get(peer.discoverable):
             return None

@@ -309,9 +309,7 @@ class Program:
             self.out("acked", f"ack: through #{self.last}", sequence=self.last)
 
     async def run(self, stop: asyncio.Event) -> int:
-        self.relink = await Relink.connect(self.args.bus)
-        self.relink.on_message(self.on_message)
-        await self.relink.watch_owner()
+        self.relink = await Relink.attach(self.args.bus, self.on_message)
         await self.register()
         stopper = asyncio.ensure_future(stop.wait())
         closed = asyncio.ensure_future(self.relink.bus.wait_for_disconnect())

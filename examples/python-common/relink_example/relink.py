@@ -58,6 +58,15 @@ class Relink:
         await bus.connect()
         return cls(bus)
 
+    @classmethod
+    async def attach(cls, address: str | None, handler: Callable[[Message], None]) -> "Relink":
+        """Connects, hands every incoming message to `handler` and asks for
+        relinkd's NameOwnerChanged (what each example program starts with)."""
+        relink = await cls.connect(address)
+        relink.on_message(handler)
+        await relink.watch_owner()
+        return relink
+
     def on_message(self, handler: Callable[[Message], None]) -> None:
         """`handler` sees every incoming message, in the order they arrive
         (replies included); it must not block."""

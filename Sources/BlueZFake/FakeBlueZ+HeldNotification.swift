@@ -1,0 +1,19 @@
+extension FakeBlueZ {
+    /// Holds the next `notifyHosted` call until another one is made (or
+    /// 100,000 yields passed): a client that hands updates to the bus
+    /// concurrently then has them delivered out of order, as a real bus
+    /// connection's actor may take them; one that sends them one at a time
+    /// is merely slowed.
+    public func holdFirstNotification() {
+        hosting.notifyCalls = 0
+        hosting.holdingFirstNotification = true
+    }
+
+    func waitForASecondNotification() async {
+        var yields = 0
+        while hosting.notifyCalls < 2, yields < 100_000 {
+            yields += 1
+            await Task.yield()
+        }
+    }
+}

@@ -1,0 +1,1 @@
+"""relink-sensor: an example program of relinkd's peripheral role."""
