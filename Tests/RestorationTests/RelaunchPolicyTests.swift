@@ -117,3 +117,41 @@ struct RelaunchPolicyTests {
 private func id(_ value: String) -> RestoreIdentifier {
     do { return try RestoreIdentifier(value) } catch { preconditionFailure("\(error)") }
 }
+
+/// Who may have relinkd start a program: the activation file's `User=`.
+@Suite("Launch permission")
+struct LaunchPermissionTests {
+    static let file = """
+        # the example lock
+        [D-BUS Service]
+        Name=org.example.Lock
+        Exec=/usr/bin/python3 /opt/lock.py
+        User=alice
+        SystemdService=example-lock.service
+        [Other]
+        User=root
+        """
+
+    @Test func theActivationFileIsRead() throws {
+        let parsed = DBusActivationFile(parsing: Self.file)
+        let file = try #require(parsed)
+        #expect(file.name == "org.example.Lock" && file.exec == "/usr/bin/python3 /opt/lock.py" && file.user == "alice")
+        #expect(file.systemdService == "example-lock.service")
+        #expect(DBusActivationFile(parsing: "[D-BUS Service]\nExec=/bin/true\n") == nil, "no Name=")
+    }
+
+    @Test func onlyTheUserTheFileNamesOrRootMayHaveItStarted() {
+        let file = DBusActivationFile(parsing: Self.file)
+        let name = "org.example.Lock"
+        #expect(LaunchPermission.decide(busName: name, uid: 1000, userName: "alice", file: file) == .allowed)
+        #expect(LaunchPermission.decide(busName: name, uid: 0, userName: "root", file: file) == .allowed)
+        #expect(LaunchPermission.decide(busName: name, uid: 0, userName: "root", file: nil) == .allowed)
+        guard case .refused(let why) = LaunchPermission.decide(busName: name, uid: 1001, userName: "bob", file: file) else {
+            Issue.record("bob may not start alice's program"); return
+        }
+        #expect(why.contains("alice"))
+        let noUser = DBusActivationFile(parsing: "[D-BUS Service]\nName=org.example.Lock\nExec=/bin/true\n")
+        #expect(LaunchPermission.decide(busName: name, uid: 1000, userName: "alice", file: noUser) != .allowed, "runs as the bus's user")
+        #expect(LaunchPermission.decide(busName: name, uid: 1000, userName: "alice", file: nil) != .allowed, "no file found")
+    }
+}

@@ -27,6 +27,16 @@ public struct RelaunchLimits: Sendable, Hashable {
     }
 }
 
+/// How the bus answered `StartServiceByName`.
+public enum LaunchStartOutcome: Sendable, Hashable {
+    /// The bus started the program (`DBUS_START_REPLY_SUCCESS`).
+    case started
+    /// The name already had an owner (`DBUS_START_REPLY_ALREADY_RUNNING`): nothing was started.
+    case alreadyRunning
+    /// The bus could not start it (the error's name and message).
+    case failed(String)
+}
+
 /// When relinkd starts a program by its D-Bus activatable name
 /// (docs/relaunch.md), and when it stops trying.
 ///
@@ -71,16 +81,6 @@ public struct RelaunchPolicy<Instant: InstantProtocol>: Sendable where Instant.D
             case .limited: "limited"
             }
         }
-    }
-
-    /// How the bus answered `StartServiceByName`.
-    public enum StartOutcome: Sendable, Hashable {
-        /// The bus started the program (`DBUS_START_REPLY_SUCCESS`).
-        case started
-        /// The name already had an owner (`DBUS_START_REPLY_ALREADY_RUNNING`): nothing was started.
-        case alreadyRunning
-        /// The bus could not start it (the error's name and message).
-        case failed(String)
     }
 
     /// What the daemon carries out.
@@ -133,7 +133,7 @@ public struct RelaunchPolicy<Instant: InstantProtocol>: Sendable where Instant.D
     }
 
     /// The bus answered the `StartServiceByName` of `busName`.
-    public mutating func startAnswered(_ busName: String, _ outcome: StartOutcome, now: Instant) -> [Action] {
+    public mutating func startAnswered(_ busName: String, _ outcome: LaunchStartOutcome, now: Instant) -> [Action] {
         guard var target = targets[busName], target.phase == .starting else { return [] }
         defer { targets[busName] = target }
         switch outcome {
