@@ -31,6 +31,8 @@ struct StatusSnapshot: Sendable {
     var unreadableRows: [UnreadableRow]
     /// Whether the store takes writes (``UnstoredEvents/Health``).
     var store: UnstoredEvents.Health
+    /// Launch specs and where each program's starts are (docs/relaunch.md).
+    var relaunch = RelaunchStatus()
 
     /// The document for `caller`: the identifiers it may see (all of them
     /// for root), and the store-wide entries.
@@ -61,8 +63,10 @@ struct StatusSnapshot: Sendable {
                 }
                 connections.append(entry)
             }
-            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
-                        "scanning": scanIntents[id] != nil])
+            var entry: [String: Any] = ["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
+                                        "scanning": scanIntents[id] != nil]
+            if let launch = relaunch.entry(id) { entry["launch"] = launch }
+            ids.append(entry)
         }
         let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
         let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
@@ -97,7 +101,7 @@ extension Daemon {
                        discovering: core.scans.isScanning, identifiers: core.identifiers,
                        owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
                        scanIntents: core.scanIntents, quarantined: store.quarantined, unreadableRows: health.unreadableRows,
-                       store: writes.unstored.health)
+                       store: writes.unstored.health, relaunch: RelaunchStatus(state: api.relaunch, now: clock.now))
     }
 
     /// Asks the loop for a ``StatusSnapshot``. It is answered as the next
