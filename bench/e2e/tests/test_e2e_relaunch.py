@@ -4,7 +4,8 @@ example lock client (examples/python-lock) registers with a launch spec
 (`--bus-name`, `--wake-on value-notified`). It is SIGKILLed, relinkd is
 SIGKILLed and started again, a lock value is pushed: relinkd has the bus
 start the client, which gets the restored state with the launch reason and
-then the value, once. A program that exits at once is started at most 5
+then the value, once; a link back after an absence relaunches it the same
+way, `connected` as the reason. A program that exits at once is started at most 5
 times in the 30 s window (RelaunchLimits.standard), and `Status` says so."""
 
 import json
@@ -103,6 +104,46 @@ def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_v
         assert root.name_owner(NAME) is not None, "the relaunched client owns its name"
         assert "relaunch-registered" in d.log_tail(400)
     finally:
+        owner = root.name_owner(NAME)
+        if owner:
+            pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
+                            destination="org.freedesktop.DBus")[0]
+            os.kill(pid, 9)
+        d.kill9()
+        os.unlink(service)
+        disconnect_all(bench)
+
+
+def test_a_link_back_after_an_absence_relaunches_the_client_with_connected_as_the_reason(bench, workdir, root):
+    out = os.path.join(workdir, "client.jsonl")
+    argv = [LAUNCHER, "--bus", bench.bus, "--identifier", IDENT, "--address", LOCK_ADDRESS, "--json",
+            "--output", out, "--bus-name", NAME, "--wake-on", "connected"]
+    service = write_activation_file(bench, NAME, " ".join(argv))
+    d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    try:
+        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
+                   "the first run's lock connected")
+        bench.cmd("out_of_range", peripheral="lock")
+        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "disconnected" for l in lines(out)), 30,
+                   "the link lost, in the first run's hands")
+        first.kill()
+        first.wait(10)
+        wait_until(lambda: root.name_owner(NAME) is None, 10, "the client's bus name released")
+        before = len(lines(out))
+        assert root.name_owner(NAME) is None, "`disconnected` does not wake this spec"
+        bench.cmd("in_range", peripheral="lock")
+        wait_until(lambda: any(l["type"] == "launch-reason" for l in lines(out)[before:]), 60,
+                   "the relaunched client's launch reason")
+        second = lines(out)[before:]
+        reason = next(l for l in second if l["type"] == "launch-reason")["launch_reason"]
+        assert reason == {"bus_name": NAME, "identifiers": [IDENT], "events": ["connected"]}
+        wait_until(lambda: [l["kind"] for l in lines(out)[before:] if l["type"] == "event"][-1:] == ["connected"], 20,
+                   "the connected event in its hands")
+        kinds = [l["kind"] for l in lines(out)[before:] if l["type"] == "event"]
+        assert kinds == ["connected"], f"only the unacknowledged event, once: {kinds}"
+    finally:
+        bench.cmd("in_range", peripheral="lock")
         owner = root.name_owner(NAME)
         if owner:
             pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
