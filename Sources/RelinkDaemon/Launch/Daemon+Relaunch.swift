@@ -58,7 +58,7 @@ extension Daemon {
             return
         }
         guard let spec = api.relaunch.specs[id], spec.wakes(on: kind), api.attachments[id]?.isEmpty ?? true, env.launcher != nil else { return }
-        perform(api.relaunch.policy.eventWaiting(id, kind: kind, busName: spec.busName, now: clock.now))
+        performRelaunch(api.relaunch.policy.eventWaiting(id, kind: kind, busName: spec.busName, now: clock.now))
     }
 
     /// The bus answered a start, or a timer fired.
@@ -74,9 +74,9 @@ extension Daemon {
                     .busName: "\(name)", .decision: "relaunch-started",
                 ]))
             }
-            perform(api.relaunch.policy.startAnswered(name, outcome, now: clock.now))
+            performRelaunch(api.relaunch.policy.startAnswered(name, outcome, now: clock.now))
         case .timer(let name):
-            perform(api.relaunch.policy.timerFired(name, now: clock.now))
+            performRelaunch(api.relaunch.policy.timerFired(name, now: clock.now))
         }
     }
 
@@ -122,7 +122,7 @@ extension Daemon {
     }
 
     /// Carries out the policy's actions.
-    private func perform(_ actions: [RelaunchPolicy<DaemonClock.Instant>.Action]) {
+    private func performRelaunch(_ actions: [RelaunchPolicy<DaemonClock.Instant>.Action]) {
         guard let launcher = env.launcher else { return }
         let clock = self.clock
         for action in actions {
