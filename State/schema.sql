@@ -109,4 +109,13 @@ CREATE TABLE peripheral_manager (
     updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 6;
+-- v9: each identifier's launch spec (docs/relaunch.md): the bus name relinkd
+-- has the bus start, and the event kinds that wake it (a JSON array; empty: all).
+CREATE TABLE launch_spec (
+    identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    bus_name TEXT NOT NULL CHECK (length(bus_name) BETWEEN 3 AND 255),
+    wake_on TEXT NOT NULL CHECK (json_valid(wake_on) AND json_type(wake_on) = 'array'),
+    updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 9;

@@ -63,6 +63,19 @@ for source in "$srcdir"/*.service "$srcdir"/*.socket "$srcdir"/*.timer "$srcdir"
     fi
 done
 
+# The example lock's unit for relaunch (docs/relaunch.md): started by the bus
+# through SystemdService=; checked here since no systemd runs as PID 1 on CI.
+for unit in "$here"/examples/python-lock/relaunch/*.service; do
+    grep -q '^\[D-BUS Service\]' "$unit" && continue
+    out=$(systemd-analyze verify --man=no "$unit" 2>&1)
+    if [ $? -ne 0 ] || [ -n "$(printf '%s\n' "$out" | grep -F "$(basename "$unit")")" ]; then
+        printf '%s\n' "$out"
+        fail "systemd-analyze verify $(basename "$unit")"
+    else
+        echo "ok: systemd-analyze verify examples/python-lock/relaunch/$(basename "$unit")"
+    fi
+done
+
 out=$(systemd-analyze security --offline=true --threshold="$threshold" \
     "$prefix/lib/systemd/system/relinkd.service" 2>&1)
 rc=$?

@@ -55,6 +55,8 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         public static let unknownRequest = Name(.unknownRequest)
         /// `org.relink.Error.UpdateQueueFull`: the peripheral role's update queue is full.
         public static let updateQueueFull = Name(.updateQueueFull)
+        /// `org.relink.Error.NotActivatable`: the bus cannot start the launch spec's bus name.
+        public static let notActivatable = Name(.notActivatable)
         /// The value is longer than the largest the link takes for its write type.
         public static let valueTooLong = Name(.valueTooLong)
         /// A write stream refused a write without response: it does not fit

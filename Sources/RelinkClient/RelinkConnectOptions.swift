@@ -135,18 +135,24 @@ public struct RelinkRegisterOptions: Sendable, Hashable {
     /// (1 to 100,000); nil leaves the bound as it is (1,000 for a new
     /// identifier). A lower bound drops the oldest at once.
     public var eventLimit: UInt32?
+    /// How relinkd starts this program when an event comes while it is not
+    /// running (`launch`, docs/relaunch.md); nil leaves the identifier's
+    /// spec as it is.
+    public var launch: LaunchSpec?
 
     /// Options; the defaults keep the identifier's settings and replay.
-    public init(nameRule: NameRule? = nil, replay: Bool = true, eventLimit: UInt32? = nil) {
+    public init(nameRule: NameRule? = nil, replay: Bool = true, eventLimit: UInt32? = nil, launch: LaunchSpec? = nil) {
         self.nameRule = nameRule
         self.replay = replay
         self.eventLimit = eventLimit
+        self.launch = launch
     }
 
     var dictionary: [String: DBusValue] {
         var out: [String: DBusValue] = ["replay": .boolean(replay)]
         if let nameRule { out["name_rule"] = .string(nameRule.rawValue) }
         if let eventLimit { out["event_limit"] = .uint32(eventLimit) }
+        if let launch { out["launch"] = LaunchOptions.value(launch) }
         return out
     }
 }

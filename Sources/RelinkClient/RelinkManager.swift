@@ -88,6 +88,18 @@ public final class RelinkManager: Sendable {
         return (path, try RelinkRestoredState(restored))
     }
 
+    /// `Manager1.SetLaunch`: how relinkd starts the identifier's program
+    /// when an event comes while no client of it is attached (nil removes
+    /// it; docs/relaunch.md).
+    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`,
+    ///   `NotActivatable` (the bus cannot start that name), `NotPermitted`
+    ///   (the caller could not start it), `StoreFailed`; unreachable.
+    public func setLaunch(_ identifier: String, _ spec: LaunchSpec?) async throws(RelinkClientError) {
+        try RelinkArguments.checkIdentifier(identifier)
+        _ = try await call(APIPath.manager, RelinkNames.manager, Manager1Member.setLaunch.rawValue,
+                           [.string(identifier), LaunchOptions.value(spec)])
+    }
+
     /// `Manager1.Unregister` ("forget"): cancels the identifier's scan,
     /// intents and subscriptions and deletes it with its outbox.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `StoreFailed`; unreachable.

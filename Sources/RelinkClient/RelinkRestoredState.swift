@@ -76,6 +76,11 @@ public struct RelinkRestoredState: Sendable, Hashable {
     /// (CoreBluetooth's `peripheralManager:willRestoreState:`). Nil from a
     /// relinkd without the peripheral role.
     public var peripheralManager: PeripheralManagerRecord?
+    /// Why relinkd had this program started (`launch_reason`, like
+    /// CoreBluetooth's `UIApplicationLaunchOptionsBluetoothCentralsKey`): the
+    /// identifiers and event kinds that asked for it. Nil when the program
+    /// was not started by relinkd (docs/relaunch.md).
+    public var launchReason: LaunchReason?
 
     /// Decodes the `restored` dictionary.
     /// - Throws: ``RelinkClientError`` (`Failed`) when a key relinkd
@@ -120,6 +125,7 @@ public struct RelinkRestoredState: Sendable, Hashable {
         peripheralManager = try (r.optional("peripheral_manager", String.self)).map { json throws(RelinkClientError) in
             try RelinkManager.peripheralManagerRecord(json, "Register (peripheral_manager)")
         }
+        launchReason = restored["launch_reason"].flatMap { LaunchOptions.reason(in: $0.unwrapped) }
     }
 
     /// An adapter status from its wire names: nil without a state or with

@@ -108,6 +108,9 @@ public enum JournalField: String, CaseIterable, Sendable {
     case request = "RELINK_REQUEST"
     /// The ATT error relinkd answered a central with (``ATTError``'s name).
     case attError = "RELINK_ATT_ERROR"
+    /// Relaunch: the D-Bus activatable name relinkd has the bus start for
+    /// an identifier's program (docs/relaunch.md).
+    case busName = "RELINK_BUS_NAME"
 
     // The restore store.
 

@@ -45,6 +45,8 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case unknownRequest = "org.relink.Error.UnknownRequest"
     /// Peripheral role: too many updates on their way; wait for `ready-to-update`.
     case updateQueueFull = "org.relink.Error.UpdateQueueFull"
+    /// Relaunch: the bus cannot start that name (it is not among its activatable names).
+    case notActivatable = "org.relink.Error.NotActivatable"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -66,7 +68,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
-        .unknownRequest, .updateQueueFull,
+        .unknownRequest, .updateQueueFull, .notActivatable,
     ]
 
     /// The full D-Bus error name.

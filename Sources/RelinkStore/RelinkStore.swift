@@ -25,7 +25,7 @@ public final class RelinkStore: Sendable {
     /// False after a crash, and for a new or quarantined database.
     public let openedAfterCleanStop: Bool
 
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The state directory's lock (`relink.lock`), released by `close()` or at deinit.
     private let lock: StateDirectoryLock
     private let committer: GroupCommitter

@@ -54,6 +54,9 @@ enum JSONForms {
             "scanning": s.scanning,
             "last_sequence": s.lastSequence, "acknowledged": s.acknowledged, "dropped_events": s.droppedEvents,
         ]
+        if let reason = s.launchReason {
+            document["launch_reason"] = ["bus_name": reason.busName, "identifiers": reason.identifiers.map(\.rawValue), "events": reason.events] as [String: Any]
+        }
         if let adapter = s.adapterStatus {
             document["adapter_state"] = adapter.state.rawValue
             document["adapter_roles"] = adapter.roles.map(\.rawValue)

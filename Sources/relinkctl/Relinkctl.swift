@@ -20,7 +20,7 @@ struct Relinkctl: AsyncParsableCommand {
             StatusCommand.self, ListCommand.self, ShowCommand.self, RegisterCommand.self, ScanCommand.self,
             StopScanCommand.self, ConnectCommand.self, CancelCommand.self, SubscribeCommand.self,
             UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
-            EventsCommand.self, ForgetCommand.self,
+            EventsCommand.self, ForgetCommand.self, LaunchCommand.self,
             PeripheralsCommand.self,
             PeripheralRoleCommand.self, PublishCommand.self, UnpublishCommand.self, AdvertiseCommand.self, StopAdvertisingCommand.self,
             RespondCommand.self, UpdateCommand.self,

@@ -32,6 +32,10 @@ struct Relinkd: AsyncParsableCommand {
     @Option(name: .long, help: "auto, journal or stderr.")
     var logDestination: String = "auto"
 
+    @Option(name: .customLong("launch-service-directory"),
+            help: "A service directory of the bus, where relinkd reads activation files to check who may have a program relaunched (repeatable; default: the system bus's standard ones). See docs/relaunch.md.")
+    var launchServiceDirectories: [String] = []
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
@@ -79,7 +83,8 @@ struct Relinkd: AsyncParsableCommand {
         // a slow start-up with a large store would.
         let hold = hooks ? ProcessInfo.processInfo.environment["RELINK_TEST_HOLD_STARTUP"].flatMap(Double.init).map { Duration.seconds($0) } : nil
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
-                                             controlInterface: control, startUpHold: hold)
+                                             controlInterface: control, startUpHold: hold,
+                                             launchServiceDirectories: launchServiceDirectories.isEmpty ? BusLauncher.systemServiceDirectories : launchServiceDirectories)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)

@@ -31,13 +31,13 @@ final class InProcessDaemon: Sendable {
     /// Starts a daemon and waits until it is ready (restored from the store).
     /// `clock`: the daemon's timers' clock (``DaemonClock/manual()`` to move
     /// time by hand).
-    init(fake: FakeBlueZ, directory: String, clock: DaemonClock = .continuous) async throws {
+    init(fake: FakeBlueZ, directory: String, clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil) async throws {
         self.fake = fake
         self.directory = directory
         var logger = Logger(label: "relinkd.inprocess")
         logger.logLevel = ProcessInfo.processInfo.environment["RELINK_TEST_LOG"] == "1" ? .debug : .critical
         store = try RelinkStore(directory: directory, logger: logger)
-        daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger, clock: clock)
+        daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger, clock: clock, launcher: launcher)
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
         let daemon = self.daemon
         task = Task {
@@ -79,6 +79,12 @@ final class InProcessDaemon: Sendable {
         try await daemon.storedEvents(id, after: 0, limit: 1000).map { event in
             (event.kind, EventKind(rawValue: event.kind).flatMap { try? EventPayload(kind: $0, json: event.payload) })
         }
+    }
+
+    /// A client API call as `caller` (root unless given).
+    @discardableResult
+    func api(_ request: APIRequest, as caller: APICaller = APICaller(name: ":1.100", uid: 0)) async throws -> APIResult {
+        try await daemon.submit(request, from: caller).get()
     }
 
     /// The state name `Status` gives the identifier's intent for `address`.

@@ -139,8 +139,10 @@ class Bench:
         socket_path = os.path.join(self.dir, "bus")
         self.bus_address = f"unix:path={socket_path}"
         conf = os.path.join(self.dir, "bus.conf")
+        services = os.path.join(self.dir, "services")
+        os.makedirs(services, exist_ok=True)
         with open(conf, "w") as f:
-            f.write(busconf.render(socket_path))
+            f.write(busconf.render(socket_path, services))
         self.dbus = Child("dbus-daemon", ["dbus-daemon", f"--config-file={conf}", "--nofork",
                                           "--nopidfile", "--nosyslog"],
                           self._env(), self._log("dbus-daemon"))

@@ -22,9 +22,11 @@ CONFIG_TEMPLATE = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus C
     <allow eavesdrop="true"/>
   </policy>
   <limit name="max_replies_per_connection">4096</limit>
+  <!-- Activation files tests write (relaunch, docs/relaunch.md): DIR/services. -->
+  <servicedir>{services}</servicedir>
 </busconfig>
 """
 
 
-def render(socket_path: str) -> str:
-    return CONFIG_TEMPLATE.format(socket=socket_path)
+def render(socket_path: str, services: str) -> str:
+    return CONFIG_TEMPLATE.format(socket=socket_path, services=services)

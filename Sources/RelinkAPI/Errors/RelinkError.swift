@@ -46,6 +46,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     /// Peripheral role: the update does not fit; a `ready-to-update` event
     /// follows when there is room.
     case updateQueueFull(String)
+    /// Relaunch: the bus cannot start the bus name given (no activation file for it).
+    case notActivatable(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -85,6 +87,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownRequest
         /// `org.relink.Error.UpdateQueueFull`.
         case updateQueueFull
+        /// `org.relink.Error.NotActivatable`.
+        case notActivatable
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -107,6 +111,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .writeQueueFull: .writeQueueFull
             case .unknownRequest: .unknownRequest
             case .updateQueueFull: .updateQueueFull
+            case .notActivatable: .notActivatable
             }
         }
 
@@ -148,6 +153,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .writeQueueFull: self = .writeQueueFull(message)
         case .unknownRequest: self = .unknownRequest(message)
         case .updateQueueFull: self = .updateQueueFull(message)
+        case .notActivatable: self = .notActivatable(message)
         }
     }
 
@@ -172,6 +178,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .writeQueueFull: .writeQueueFull
         case .unknownRequest: .unknownRequest
         case .updateQueueFull: .updateQueueFull
+        case .notActivatable: .notActivatable
         }
     }
 
@@ -184,7 +191,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
-             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m):
+             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m):
             m
         }
     }

@@ -23,6 +23,8 @@ public enum Manager1Member: String, Sendable, CaseIterable {
     case unregister = "Unregister"
     /// The caller's identifiers and their objects.
     case listIdentifiers = "ListIdentifiers"
+    /// Sets or removes an identifier's launch spec (docs/relaunch.md).
+    case setLaunch = "SetLaunch"
 }
 
 /// Properties of `org.relink.Manager1`.

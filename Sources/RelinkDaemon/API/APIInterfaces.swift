@@ -32,28 +32,8 @@ struct APIInterfaces: Sendable {
     var manager: DBusInterface {
         let daemon = self.daemon, identity = self.identity
         return DBusInterface(RelinkNames.manager, methods: [
-            method(Manager1Member.register.rawValue, [DBusArgument("identifier", .string), DBusArgument("options", .dictionary(key: .string, value: .variant))],
-                   [DBusArgument("central", .objectPath), DBusArgument("restored", .dictionary(key: .string, value: .variant))]) { a throws(RelinkError) in
-                let id = try a.identifier(0)
-                let o = try a.options(1, allowed: ["name_rule": .string, "replay": .boolean, "event_limit": .uint32])
-                var rule: NamePreference?
-                switch o["name_rule"] {
-                case .string("gap")?: rule = .gapName
-                case .string("advertising")?: rule = .advertisingName
-                case nil: rule = nil
-                default: throw .invalidArguments("name_rule must be gap or advertising")
-                }
-                var replay = true
-                if case .boolean(let b)? = o["replay"] { replay = b }
-                var eventLimit: Int?
-                if case .uint32(let n)? = o["event_limit"] {
-                    guard (1...StoreMapping.maximumEventLimit).contains(Int(n)) else {
-                        throw .invalidArguments("event_limit must be 1...\(StoreMapping.maximumEventLimit), got \(n)")
-                    }
-                    eventLimit = Int(n)
-                }
-                return .register(id, nameRule: rule, replay: replay, eventLimit: eventLimit)
-            },
+            registerMethod,
+            setLaunchMethod,
             method(Manager1Member.unregister.rawValue, [DBusArgument("identifier", .string)]) { a throws(RelinkError) in .unregister(try a.identifier(0)) },
             method(Manager1Member.listIdentifiers.rawValue, [], [DBusArgument("identifiers", .array(.structure([.string, .objectPath])))]) { _ throws(RelinkError) in .listIdentifiers },
         ], properties: [

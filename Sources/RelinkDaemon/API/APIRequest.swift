@@ -27,6 +27,8 @@ enum APIRequest: Sendable {
     case unwatch(RestoreIdentifier)
     /// A `PeripheralManager1` call.
     case peripheralManager(RestoreIdentifier, PeripheralManagerRequest)
+    /// `Manager1.SetLaunch` (or `Register`'s `launch` option), checked off the loop; nil removes it.
+    case setLaunch(RestoreIdentifier, LaunchSpec?)
 }
 
 /// What the loop answers to an API call.

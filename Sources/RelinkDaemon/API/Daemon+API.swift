@@ -141,6 +141,9 @@ extension Daemon {
             return APIResult()
         case .peripheralManager(let id, let request):
             return try await peripheralManager(try visible(id, to: caller), request)
+        case .setLaunch(let id, let spec):
+            try await setLaunch(try visible(id, to: caller), spec)
+            return APIResult()
         }
     }
 
@@ -163,7 +166,7 @@ extension Daemon {
         }
         try attach(caller, to: id)
         let cursor = api.outboxes[id] ?? OutboxCursor(limit: RestoreIdentifierRecord.defaultOutboxLimit)
-        let restored = await restoredState(id, new: created, cursor: cursor)
+        let restored = await restoredState(id, new: created, cursor: cursor, launchReason: launchReason(registering: id))
         logger.info("client registered", metadata: .journal([
             .restoreID: "\(id)", .client: "\(caller.name)", .callerUID: "\(caller.uid)", .new: "\(created)",
         ]))
@@ -219,6 +222,7 @@ extension Daemon {
             if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         }
         await peripheralRoleUnregistered(id)
+        relaunchForget(id)
         core.identifiers.remove(id)
         core.namePreferences[id] = nil
         let audience = audience(ofOwner: api.owners[id] ?? 0)

@@ -60,6 +60,7 @@ extension Daemon {
             api.sequencers[id]?.committed(Set(sequences))
         }
         for id in touched { outboxChanged(id) }
+        relaunchCommitted(mutations)
     }
 
     /// Called by ``drainCommits()`` when a request's commit failed: its

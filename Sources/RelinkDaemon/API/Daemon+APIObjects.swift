@@ -216,7 +216,7 @@ extension Daemon {
     // MARK: Restored state
 
     /// `Register`'s `restored` dictionary.
-    func restoredState(_ id: RestoreIdentifier, new: Bool, cursor: OutboxCursor) async -> DBusValue {
+    func restoredState(_ id: RestoreIdentifier, new: Bool, cursor: OutboxCursor, launchReason: LaunchReason? = nil) async -> DBusValue {
         let intents = core.machines.filter { $0.key.identifier == id }
         let subscriptions = core.planner.subscriptions.filter { $0.identifier == id }
         let wanted = Set(intents.keys.map(\.peripheral)).union(subscriptions.map(\.peripheral)).sorted()
@@ -242,7 +242,9 @@ extension Daemon {
         }
         let scan = core.scanIntents[id]
         let adapter = core.adapter.current ?? AdapterStatus(.bluetoothdMissing)
-        return Self.dict([
+        var launch: [String: DBusValue] = [:]
+        if let launchReason { launch["launch_reason"] = LaunchOptions.reasonValue(launchReason) }
+        return Self.dict(launch.merging([
             "new": .boolean(new),
             "adapter_state": .string(adapter.state.rawValue),
             "adapter_roles": .array(.string, adapter.roles.map { .string($0.rawValue) }),
@@ -256,7 +258,7 @@ extension Daemon {
             "dropped_events": .uint64(UInt64(max(0, cursor.droppedTotal))),
             "dropped_range": .structure([.uint64(UInt64(max(0, cursor.droppedRange?.lowerBound ?? 0))),
                                          .uint64(UInt64(max(0, cursor.droppedRange?.upperBound ?? 0)))]),
-        ])
+        ]) { $1 })
     }
 
     /// A scan's options as `Scan` takes them: `allow_duplicates` and its

@@ -67,15 +67,16 @@ public actor Daemon {
     /// - Parameters:
     ///   - adapter: the adapter's name, e.g. `hci0`.
     ///   - clock: the machines' and timers' clock; real time unless a test moves it.
+    ///   - launcher: how programs are started for their launch spec (nil: none is).
     /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
     public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger,
-                clock: DaemonClock = .continuous) throws(RelinkError) {
+                clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil) throws(RelinkError) {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {
             throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
         }
-        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock)
+        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock, launcher: launcher)
         let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
         inputs = stream
         inputContinuation = DaemonInbox(continuation)
@@ -134,6 +135,7 @@ public actor Daemon {
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             try await whenRestored()
             guard !Task.isCancelled else { group.cancelAll(); return }
+            await openRelaunch()  // reachable now: a program started from here on can register
             onReady(statusSummary)
             startSpawned(in: &group)
             var pending = inputs.makeAsyncIterator()
@@ -262,6 +264,8 @@ public actor Daemon {
             await gattDatabaseSettled(peripheral, generation: generation)
         case .peripheralRole(let input):
             await handlePeripheralRole(input)
+        case .relaunch(let input):
+            relaunchInput(input)
         }
         await drainImmediate()
         await flushAutoConnect()

@@ -58,6 +58,8 @@ enum DaemonInput: Sendable {
     case gattDatabaseSettled(PeripheralID, generation: UInt64)
     /// The peripheral role: bluetoothd's requests, answer bounds, updates sent.
     case peripheralRole(PeripheralRoleInput)
+    /// Relaunch: the bus answered a start, or a relaunch timer fired.
+    case relaunch(RelaunchInput)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

@@ -24,6 +24,8 @@ struct DaemonEnvironment: Sendable {
     let logger: Logger
     /// The machines' and timers' clock (real time in relinkd).
     let clock: DaemonClock
+    /// How programs are started for their launch spec; nil: relinkd starts none.
+    let launcher: (any ProgramLauncher)?
 }
 
 /// The machines and the core's policies: what relinkd decides with.
@@ -105,4 +107,19 @@ struct HealthLog {
     /// Stored rows the start-up load could not read: kept in the store, not
     /// loaded, journalled, and shown in `Status`.
     var unreadableRows: [UnreadableRow] = []
+}
+
+/// Relaunch (docs/relaunch.md): each identifier's launch spec and the
+/// core's policy of when to start its program.
+struct RelaunchState {
+    /// The stored launch specs, by identifier.
+    var specs: [RestoreIdentifier: LaunchSpec] = [:]
+    /// When to start, when to stop trying (``RelaunchPolicy``).
+    var policy = RelaunchPolicy<DaemonClock.Instant>()
+    /// False until relinkd owns its bus name: a program started before
+    /// could not register. Events meanwhile wait in ``held``.
+    var open = false
+    /// The kinds of the events committed, per identifier, before relinkd
+    /// was reachable: weighed when it is.
+    var held: [RestoreIdentifier: Set<String>] = [:]
 }

@@ -29,6 +29,8 @@ struct StatusSnapshot: Sendable {
     var scanIntents: [RestoreIdentifier: ScanIntent]
     /// The store's side of the document.
     var store: StoreView
+    /// Launch specs and where each program's starts are (docs/relaunch.md).
+    var relaunch = RelaunchStatus()
 
     /// What `Status` says of the store as a whole, for every caller.
     struct StoreView: Sendable {
@@ -69,8 +71,10 @@ struct StatusSnapshot: Sendable {
                 }
                 connections.append(entry)
             }
-            ids.append(["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
-                        "scanning": scanIntents[id] != nil])
+            var entry: [String: Any] = ["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
+                                        "scanning": scanIntents[id] != nil]
+            if let launch = relaunch.entry(id) { entry["launch"] = launch }
+            ids.append(entry)
         }
         let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
         let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
@@ -106,7 +110,8 @@ extension Daemon {
                        owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
                        scanIntents: core.scanIntents,
                        store: .init(quarantined: store.quarantined, unreadableRows: health.unreadableRows,
-                                    health: writes.unstored.health))
+                                    health: writes.unstored.health),
+                       relaunch: RelaunchStatus(state: api.relaunch, now: clock.now))
     }
 
     /// Asks the loop for a ``StatusSnapshot``. It is answered as the next

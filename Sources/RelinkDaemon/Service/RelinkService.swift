@@ -41,10 +41,14 @@ public struct RelinkService: Service {
     ///   - startUpHold: test hook: start-up waits this long (or until
     ///     relinkd stops) before the store is loaded, as a slow start-up
     ///     would; nil in production (relinkd: `RELINK_TEST_HOLD_STARTUP`).
+    ///   - launchServiceDirectories: the bus's service directories, where
+    ///     the relaunch's permission rule reads activation files (docs/relaunch.md).
     public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
-                identity: CallerIdentity = .bus, controlInterface: Bool = false, startUpHold: Duration? = nil) async throws {
+                identity: CallerIdentity = .bus, controlInterface: Bool = false, startUpHold: Duration? = nil,
+                launchServiceDirectories: [String] = BusLauncher.systemServiceDirectories) async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
-        let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger)
+        let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger,
+                                launcher: BusLauncher(connection: connection, serviceDirectories: launchServiceDirectories))
         if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)

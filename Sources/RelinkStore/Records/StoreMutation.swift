@@ -52,6 +52,9 @@ public enum StoreMutation: Hashable, Sendable {
     /// Records an identifier's peripheral role, replacing the one before;
     /// an empty record (no services, not advertising) removes it.
     case putPeripheralManager(RestoreIdentifier, PeripheralManagerRecord)
+    /// Sets an identifier's launch spec (docs/relaunch.md), replacing the
+    /// one before; nil removes it.
+    case putLaunchSpec(RestoreIdentifier, LaunchSpec?)
 }
 
 /// What a committed `apply(_:)` produced.

@@ -62,6 +62,9 @@ struct MutationApplier {
                     INSERT INTO peripheral_manager (identifier, state, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
                     """).execute(arguments: [id.rawValue, record.json, Date().storedMilliseconds])
+            case .putLaunchSpec(let id, let spec):
+                try requireIdentifier(id)
+                try LaunchSpecRows(db: db).put(id, spec)
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

@@ -24,11 +24,18 @@ struct ShowCommand: AsyncParsableCommand {
             var doc = JSONForms.properties(props)
             doc["object"] = path.rawValue
             doc["connections"] = connections
+            if let launch = entry?["launch"] { doc["launch"] = launch }
             Output.json(doc)
             return
         }
         Output.line("Object: \(path.rawValue)")
         for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.value(props[key] ?? .string("")))") }
         for c in connections { Output.line("Connection: \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")") }
+        if let launch = entry?["launch"] as? [String: Any] {
+            // docs/relaunch.md: the spec and where its starts are (state, starts in the window, last error).
+            let wake = (launch["wake_on"] as? [String]).map { $0.isEmpty ? "every event" : $0.joined(separator: ", ") } ?? "every event"
+            Output.line("Launch: \(launch["bus_name"] ?? "?") on \(wake); \(launch["state"] ?? "idle"), \(launch["starts_in_window"] ?? 0) starts in the window"
+                        + ((launch["last_error"] as? String).map { ", last error: \($0)" } ?? ""))
+        }
     }
 }

@@ -163,10 +163,11 @@ def event_value(payload: dict) -> Optional[bytes]:
 class Relinkd:
     """The relinkd binary on `bus` with its store in `state_dir`."""
 
-    def __init__(self, bus: str, state_dir: str, log_path: str):
+    def __init__(self, bus: str, state_dir: str, log_path: str, extra: Optional[list[str]] = None):
         self.bus = bus
         self.state_dir = state_dir
         self.log_path = log_path
+        self.extra = extra or []
         self.proc: Optional[subprocess.Popen] = None
 
     def start(self, timeout: float = 30.0) -> "Relinkd":
@@ -178,7 +179,7 @@ class Relinkd:
         env["RELINK_CONTROL_INTERFACE"] = "1"  # the tests use relinkd's test interface, Control1 (root only)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([RELINKD, "--bus-address", self.bus, "--state-directory", self.state_dir,
-                                      "--log-destination", "stderr", "--log-level", "debug"],
+                                      "--log-destination", "stderr", "--log-level", "debug", *self.extra],
                                      stdout=log, stderr=log, env=env, preexec_fn=die_with_parent)
         log.close()
         probe = Caller(self.bus)

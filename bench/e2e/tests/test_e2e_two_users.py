@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 
 import pytest
-from dbus_fast import Message, MessageType
+from dbus_fast import Message, MessageType, Variant
 
 from benchproc import BenchProcess
 from e2e_fuzzgen import Generator
@@ -163,7 +163,8 @@ class Scenario:
     def __init__(self, bench, runtime: str, work: str):
         self.bench = bench
         self.runtime = runtime
-        self.relinkd = Relinkd(bench.bus, os.path.join(work, "state"), os.path.join(work, "relinkd.log"))
+        self.relinkd = Relinkd(bench.bus, os.path.join(work, "state"), os.path.join(work, "relinkd.log"),
+                               ["--launch-service-directory", os.path.join(bench.dir, "services")])
         self.others: list[OtherUser] = []
         self.alice = None
         self.root = None
@@ -384,3 +385,35 @@ def test_root_sees_and_changes_both(scenario):
     assert root.central(BOB_ID, "Scanning") is False
     assert scenario.alice.terminate() == 0
     assert not any(l["type"] in ("contract", "error") for l in scenario.alice.snapshot()), scenario.alice.dump()
+
+
+def test_a_user_may_have_relinkd_start_only_a_program_the_bus_runs_as_that_user(scenario):
+    """docs/relaunch.md#permissions: the activation file's User= must be the
+    caller's (root may name any); a name the bus cannot start is NotActivatable."""
+    services = os.path.join(scenario.bench.dir, "services")
+    users = {"org.relink.e2e.Bobs": "User=relink-e2e\n", "org.relink.e2e.Roots": "User=root\n", "org.relink.e2e.Nobodys": ""}
+    for name, user in users.items():
+        with open(os.path.join(services, f"{name}.service"), "w") as f:
+            f.write(f"[D-BUS Service]\nName={name}\nExec=/bin/true\n{user}")
+    root = scenario.root
+    wait_until(lambda: set(users) <= set(root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "ListActivatableNames",
+                                                   destination="org.freedesktop.DBus")[0]), 10, "the bus read the files")
+
+    def set_launch(who, identifier, name):
+        spec = {"bus_name": {"$v": ["s", name]}, "wake_on": {"$v": ["as", ["write-request"]]}}
+        return who.error("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [identifier, spec])
+    try:
+        assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Bobs") is None
+        assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Roots") == "org.relink.Error.NotPermitted"
+        assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Nobodys") == "org.relink.Error.NotPermitted"
+        assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Missing") == "org.relink.Error.NotActivatable"
+        assert set_launch(scenario.bob, ALICE_ID, "org.relink.e2e.Bobs") == "org.relink.Error.UnknownIdentifier"
+        status = json.loads(root.get("/org/relink", MANAGER, "Status"))
+        bob = next(i for i in status["identifiers"] if i["id"] == BOB_ID)
+        assert bob["launch"]["bus_name"] == "org.relink.e2e.Bobs", "the refused calls changed nothing"
+        root.call("/org/relink", MANAGER, "SetLaunch", "sa{sv}",
+                  [BOB_ID, {"bus_name": Variant("s", "org.relink.e2e.Roots"), "wake_on": Variant("as", ["write-request"])}])
+    finally:
+        root.call("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [BOB_ID, {"bus_name": Variant("s", "")}])
+        for name in users:
+            os.unlink(os.path.join(services, f"{name}.service"))

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dbus_fast import Message, MessageType
+from dbus_fast import Message, MessageType, Variant
 
 from .events import Event
 from .relink import Central, Relink, RelinkError
@@ -67,16 +67,19 @@ class Target:
 
 
 class Output:
-    """Human-readable lines, or one JSON object per line with --json."""
+    """Human-readable lines, or one JSON object per line with --json; also
+    appended to a file with --output (a program the bus started has no
+    terminal: docs/relaunch.md)."""
 
-    def __init__(self, as_json: bool):
+    def __init__(self, as_json: bool, path: str | None = None):
         self.as_json = as_json
+        self.file = open(path, "a", buffering=1) if path else None
 
     def __call__(self, line_type: str, text: str, **fields: Any) -> None:
-        if self.as_json:
-            print(json.dumps({"type": line_type, **fields}), flush=True)
-        else:
-            print(text, flush=True)
+        line = json.dumps({"type": line_type, **fields}) if self.as_json else text
+        print(line, flush=True)
+        if self.file is not None:
+            self.file.write(line + "\n")
 
 
 class Contract(Exception):
@@ -129,7 +132,13 @@ class Program:
     async def register(self) -> None:
         assert self.relink is not None
         self.reply_seen = False
-        path, restored = await self.relink.register(self.args.identifier)
+        options = None
+        if self.args.bus_name:
+            # Relaunch: relinkd has the bus start this program by that name
+            # when an event comes while it is not running (docs/relaunch.md).
+            options = {"launch": Variant("a{sv}", {"bus_name": Variant("s", self.args.bus_name),
+                                                   "wake_on": Variant("as", list(self.args.wake_on))})}
+        path, restored = await self.relink.register(self.args.identifier, options)
         self.central = Central(self.relink, path)
         self.print_restored(restored)
         self.last = max(self.last, int(restored.get("acknowledged", 0)))
@@ -200,6 +209,11 @@ class Program:
             lines.append(f"  peripheral {p.get('id')} {p.get('address')} {p.get('name')!r}: "
                          f"{p.get('state')}, subscriptions: {subs}")
         self.out("restored", "\n".join(lines), identifier=self.args.identifier, restored=r)
+        reason = r.get("launch_reason")
+        if reason:
+            # Like UIApplicationLaunchOptionsBluetoothCentralsKey: why relinkd had this program started.
+            self.out("launch-reason", f"launched by relinkd: {', '.join(reason.get('events', []))} for "
+                     f"{', '.join(reason.get('identifiers', []))}", launch_reason=reason)
         if r.get("dropped_events"):
             self.out("warning", f"warning: relinkd dropped {r['dropped_events']} events past its bound",
                      dropped_events=r["dropped_events"])
@@ -310,6 +324,9 @@ class Program:
 
     async def run(self, stop: asyncio.Event) -> int:
         self.relink = await Relink.attach(self.args.bus, self.on_message)
+        if self.args.bus_name:
+            # The bus's StartServiceByName is answered once the name is owned.
+            await self.relink.bus.request_name(self.args.bus_name)
         await self.register()
         stopper = asyncio.ensure_future(stop.wait())
         closed = asyncio.ensure_future(self.relink.bus.wait_for_disconnect())
@@ -364,11 +381,17 @@ def parse(argv: list[str], prog: str, description: str, default_identifier: str)
     p.add_argument("--scan-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="give up a scan that found nothing after this long (default 30; 0: never)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--output", metavar="FILE", help="also append every line to FILE")
+    p.add_argument("--bus-name", metavar="NAME",
+                   help="own this D-Bus name and ask relinkd to have the bus start the program by it when an "
+                        "event comes while it is not running (its activation file: docs/relaunch.md)")
+    p.add_argument("--wake-on", action="append", default=[], metavar="KIND",
+                   help="with --bus-name: an event kind that wakes it (repeatable; default: every event)")
     return p.parse_args(argv)
 
 
 async def amain(target: Target, args: argparse.Namespace) -> int:
-    out = Output(args.json)
+    out = Output(args.json, args.output)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -1,0 +1,67 @@
+public import DBus
+public import RelinkModel
+
+/// The wire form of a launch spec (`Manager1.SetLaunch`'s `spec`,
+/// `Register`'s `launch` option) and of a launch reason (`Register`'s
+/// restored `launch_reason`): one parser and one writer, for relinkd,
+/// relinkctl and the client library (docs/relaunch.md).
+public enum LaunchOptions {
+    /// `bus_name` (s): the activatable name; `""` removes the spec.
+    public static let busNameKey = "bus_name"
+    /// `wake_on` (as): event kinds that wake the program; absent or empty: every event.
+    public static let wakeOnKey = "wake_on"
+    /// The keys a spec takes, with their types.
+    public static let keys: [String: DBusType] = [busNameKey: .string, wakeOnKey: .array(.string)]
+
+    /// The spec in `options` (already checked against ``keys``); nil when
+    /// `bus_name` is `""` (remove the spec).
+    /// - Throws: ``RelinkError/invalidArguments(_:)`` for a missing or
+    ///   malformed bus name (a unique `:1.x` name included) or an unknown
+    ///   event kind.
+    public static func spec(in options: [String: DBusValue]) throws(RelinkError) -> LaunchSpec? {
+        guard case .string(let name)? = options[busNameKey] else { throw .invalidArguments("the launch spec needs \(busNameKey) (s)") }
+        var kinds: [String] = []
+        if case .array(_, let items)? = options[wakeOnKey] {
+            for case .string(let kind) in items {
+                guard EventKind(rawValue: kind) != nil else {
+                    throw .invalidArguments("unknown event kind \(DomainError.echo(kind)) in \(wakeOnKey) (known: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                }
+                kinds.append(kind)
+            }
+        }
+        if name.isEmpty { return nil }
+        guard !name.hasPrefix(":"), DBusNames.isValidBusName(name) else {
+            throw .invalidArguments("bus_name \(DomainError.echo(name)) is not a well-known D-Bus name")
+        }
+        return LaunchSpec(busName: name, wakeOn: kinds)
+    }
+
+    /// A spec as `SetLaunch` takes it (nil: the removal, `bus_name` `""`).
+    public static func value(_ spec: LaunchSpec?) -> DBusValue {
+        dictionary([busNameKey: .string(spec?.busName ?? ""), wakeOnKey: .array(.string, (spec?.wakeOn ?? []).map { .string($0) })])
+    }
+
+    /// `launch_reason` in `Register`'s restored state: `bus_name` s,
+    /// `identifiers` as, `events` as (kinds).
+    public static func reasonValue(_ reason: LaunchReason) -> DBusValue {
+        dictionary([busNameKey: .string(reason.busName), "identifiers": .array(.string, reason.identifiers.map { .string($0.rawValue) }),
+                    "events": .array(.string, reason.events.map { .string($0) })])
+    }
+
+    /// The launch reason in a restored state's `launch_reason` value; nil when malformed.
+    public static func reason(in value: DBusValue) -> LaunchReason? {
+        guard case .dictionary(_, _, let entries) = value else { return nil }
+        var fields: [String: DBusValue] = [:]
+        for entry in entries { if case .string(let key) = entry.key, case .variant(let v) = entry.value { fields[key] = v } }
+        guard case .string(let name)? = fields[busNameKey] else { return nil }
+        func strings(_ key: String) -> [String] {
+            guard case .array(_, let items)? = fields[key] else { return [] }
+            return items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        }
+        return LaunchReason(busName: name, identifiers: strings("identifiers").compactMap { try? RestoreIdentifier($0) }, events: strings("events"))
+    }
+
+    private static func dictionary(_ values: [String: DBusValue]) -> DBusValue {
+        .dictionary(key: .string, value: .variant, values.sorted { $0.key < $1.key }.map { .init(.string($0.key), .variant($0.value)) })
+    }
+}

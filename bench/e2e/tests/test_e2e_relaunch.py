@@ -1,0 +1,186 @@
+"""Relaunch by D-Bus activation (docs/relaunch.md), with real processes: the
+bench's private dbus-daemon reads activation files from DIR/services; the
+example lock client (examples/python-lock) registers with a launch spec
+(`--bus-name`, `--wake-on value-notified`). It is SIGKILLed, relinkd is
+SIGKILLed and started again, a lock value is pushed: relinkd has the bus
+start the client, which gets the restored state with the launch reason and
+then the value, once; a link back after an absence relaunches it the same
+way, `connected` as the reason. A program that exits at once is started at most 5
+times in the 30 s window (RelaunchLimits.standard), and `Status` says so."""
+
+import json
+import os
+
+import subprocess
+
+from conftest import disconnect_all
+from dbus_fast import Variant
+from e2e_harness import CENTRAL, EXAMPLE, MANAGER, Caller, Relinkd, wait_until
+
+NAME = "org.relink.example.Lock"
+IDENT = "relaunch-lock"
+LOCK_ADDRESS = "00:00:00:00:00:02"
+LAUNCHER = os.path.join(EXAMPLE, "relink-lock")
+
+
+def services_dir(bench) -> str:
+    """The bench bus's service directory (relinkbench/busconf.py)."""
+    return os.path.join(os.path.dirname(bench.bus.split("=", 1)[1]), "services")
+
+
+def write_activation_file(bench, name: str, exec_line: str) -> str:
+    path = os.path.join(services_dir(bench), f"{name}.service")
+    with open(path, "w") as f:
+        f.write(f"[D-BUS Service]\nName={name}\nExec={exec_line}\n")
+    return path
+
+
+def lines(path: str) -> list[dict]:
+    try:
+        with open(path) as f:
+            return [json.loads(l) for l in f if l.strip()]
+    except OSError:
+        return []
+
+
+def push(bench, text: str) -> None:
+    bench.cmd("push", peripheral="lock", value=text.encode().hex())
+
+
+def status_entry(root: Caller, identifier: str) -> dict:
+    status = json.loads(root.get("/org/relink", MANAGER, "Status"))
+    return next((i for i in status["identifiers"] if i["id"] == identifier), {})
+
+
+def link_state(root: Caller, identifier: str) -> str:
+    connections = status_entry(root, identifier).get("connections", [])
+    return connections[0]["state"] if connections else "none"
+
+
+def status_launch(root: Caller, identifier: str) -> dict:
+    return status_entry(root, identifier).get("launch", {})
+
+
+def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_value_once(bench, workdir, root):
+    out = os.path.join(workdir, "client.jsonl")
+    argv = [LAUNCHER, "--bus", bench.bus, "--identifier", IDENT, "--address", LOCK_ADDRESS, "--json",
+            "--output", out, "--bus-name", NAME, "--wake-on", "value-notified"]
+    service = write_activation_file(bench, NAME, " ".join(argv))
+    d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    try:
+        # The first run, started by hand: registers with its launch spec, connects, subscribes.
+        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
+                   "the first run's lock connected")
+        wait_until(lambda: push(bench, "live") or any(l.get("value") == "live" for l in lines(out)), 20,
+                   "a live value in the first run", 0.5)
+        assert status_launch(root, IDENT)["bus_name"] == NAME
+        # Both SIGKILLed (relinkd first: a value still on its way after the
+        # client's death would rightly have it started again at once).
+        d.kill9()
+        first.kill()
+        first.wait(10)
+        wait_until(lambda: root.name_owner(NAME) is None, 10, "the client's bus name released")
+        before = len(lines(out))
+        d.start()
+        wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
+        assert root.name_owner(NAME) is None, "`restored` does not wake this spec: nothing started\n" + d.log_tail(60)
+        # The lock notifies: no client is attached, so relinkd has the bus start it.
+        wait_until(lambda: push(bench, "door-open") or len(root.events(IDENT)) > 0 and
+                   any(k == "value-notified" for _, k, _ in root.events(IDENT)), 20, "the value stored", 0.5)
+        wait_until(lambda: any(l["type"] == "launch-reason" for l in lines(out)[before:]), 30,
+                   "the relaunched client's launch reason")
+        wait_until(lambda: any(l.get("value") == "door-open" for l in lines(out)[before:]), 20,
+                   "the value in the relaunched client's hands")
+        second = lines(out)[before:]
+        kinds = [l["type"] for l in second]
+        assert kinds.index("restored") < kinds.index("launch-reason") < kinds.index("event"), kinds
+        reason = next(l for l in second if l["type"] == "launch-reason")["launch_reason"]
+        assert reason == {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]}
+        values = [l.get("value") for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
+        assert values.count("door-open") == 1, values
+        seqs = [l["sequence"] for l in second if l["type"] == "event"]
+        assert len(seqs) == len(set(seqs)), f"an event twice: {seqs}"
+        assert root.name_owner(NAME) is not None, "the relaunched client owns its name"
+        assert "relaunch-registered" in d.log_tail(400)
+    finally:
+        owner = root.name_owner(NAME)
+        if owner:
+            pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
+                            destination="org.freedesktop.DBus")[0]
+            os.kill(pid, 9)
+        d.kill9()
+        os.unlink(service)
+        disconnect_all(bench)
+
+
+def test_a_link_back_after_an_absence_relaunches_the_client_with_connected_as_the_reason(bench, workdir, root):
+    out = os.path.join(workdir, "client.jsonl")
+    argv = [LAUNCHER, "--bus", bench.bus, "--identifier", IDENT, "--address", LOCK_ADDRESS, "--json",
+            "--output", out, "--bus-name", NAME, "--wake-on", "connected"]
+    service = write_activation_file(bench, NAME, " ".join(argv))
+    d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    try:
+        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
+                   "the first run's lock connected")
+        bench.cmd("out_of_range", peripheral="lock")
+        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "disconnected" for l in lines(out)), 30,
+                   "the link lost, in the first run's hands")
+        first.kill()
+        first.wait(10)
+        wait_until(lambda: root.name_owner(NAME) is None, 10, "the client's bus name released")
+        before = len(lines(out))
+        assert root.name_owner(NAME) is None, "`disconnected` does not wake this spec"
+        bench.cmd("in_range", peripheral="lock")
+        wait_until(lambda: any(l["type"] == "launch-reason" for l in lines(out)[before:]), 60,
+                   "the relaunched client's launch reason")
+        second = lines(out)[before:]
+        reason = next(l for l in second if l["type"] == "launch-reason")["launch_reason"]
+        assert reason == {"bus_name": NAME, "identifiers": [IDENT], "events": ["connected"]}
+        wait_until(lambda: [l["kind"] for l in lines(out)[before:] if l["type"] == "event"][-1:] == ["connected"], 20,
+                   "the connected event in its hands")
+        kinds = [l["kind"] for l in lines(out)[before:] if l["type"] == "event"]
+        assert kinds == ["connected"], f"only the unacknowledged event, once: {kinds}"
+    finally:
+        bench.cmd("in_range", peripheral="lock")
+        owner = root.name_owner(NAME)
+        if owner:
+            pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
+                            destination="org.freedesktop.DBus")[0]
+            os.kill(pid, 9)
+        d.kill9()
+        os.unlink(service)
+        disconnect_all(bench)
+
+
+def test_a_program_that_exits_at_once_is_started_at_most_five_times_in_the_window(bench, workdir, root):
+    name = "org.relink.example.Crash"
+    starts = os.path.join(workdir, "starts")
+    service = write_activation_file(bench, name, f"/bin/sh -c \"echo start >> {starts}; exit 1\"")
+    d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    try:
+        central = root.call("/org/relink", MANAGER, "Register", "sa{sv}", ["crash-loop", {}])[0]
+        root.call("/org/relink", MANAGER, "SetLaunch", "sa{sv}",
+                  ["crash-loop", {"bus_name": Variant("s", name), "wake_on": Variant("as", ["value-notified"])}])
+        root.call(central, CENTRAL, "Connect", "sa{sv}", [LOCK_ADDRESS, {}])
+        root.call(central, CENTRAL, "Subscribe", "sss", [LOCK_ADDRESS, "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b",
+                                                         "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"])
+        wait_until(lambda: any(k == "connected" for _, k, _ in root.events("crash-loop")), 30, "the lock connected")
+        root.call(central, CENTRAL, "Unwatch")   # no client attached any more
+        wait_until(lambda: push(bench, "knock") or any(k == "value-notified" for _, k, _ in root.events("crash-loop")),
+                   20, "a value stored", 0.5)
+        # Retries after 0.5, 1, 2 and 4 s; the sixth would be due at about 15.5 s: limited.
+        wait_until(lambda: status_launch(root, "crash-loop").get("state") == "limited", 40, "the start limit reached")
+        with open(starts) as f:
+            count = len(f.read().split())
+        assert count == 5, f"started {count} times"
+        launch = status_launch(root, "crash-loop")
+        assert launch["starts_in_window"] == 5 and "Spawn" in launch.get("last_error", ""), launch
+        log = d.log_tail(2000)
+        assert "relaunch-limit-reached" in log and name in log
+    finally:
+        d.kill9()
+        os.unlink(service)
+        disconnect_all(bench)
+
