@@ -109,6 +109,15 @@ public enum JournalField: String, CaseIterable, Sendable {
     /// The ATT error relinkd answered a central with (``ATTError``'s name).
     case attError = "RELINK_ATT_ERROR"
 
+    // Transfers.
+
+    /// A durable transfer's identifier (its UUID).
+    case transfer = "RELINK_TRANSFER"
+    /// The bytes of a transfer the peripheral confirmed.
+    case offset = "RELINK_OFFSET"
+    /// A transfer's length in bytes.
+    case length = "RELINK_LENGTH"
+
     // The restore store.
 
     /// The path of the restore store's database.

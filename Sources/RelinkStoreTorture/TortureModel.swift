@@ -75,6 +75,8 @@ public struct TortureModel: Sendable, Equatable {
         case .putGattDatabase(let peripheral, let database): if peripherals[peripheral] != nil { gattDatabases[peripheral] = database }
         case .putPeripheralManager(let id, let record):
             if identifiers[id] != nil { peripheralManagers[id] = record.isEmpty ? nil : record }
+        case .putTransfer, .setTransferOffset, .removeTransfer:
+            break  // the workload makes no transfers
         }
     }
 

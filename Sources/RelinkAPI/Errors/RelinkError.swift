@@ -46,6 +46,9 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     /// Peripheral role: the update does not fit; a `ready-to-update` event
     /// follows when there is room.
     case updateQueueFull(String)
+    /// The identifier has no transfer of that identifier under way
+    /// (never started, or ended: completed, failed, cancelled).
+    case unknownTransfer(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -85,6 +88,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownRequest
         /// `org.relink.Error.UpdateQueueFull`.
         case updateQueueFull
+        /// `org.relink.Error.UnknownTransfer`.
+        case unknownTransfer
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -107,6 +112,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .writeQueueFull: .writeQueueFull
             case .unknownRequest: .unknownRequest
             case .updateQueueFull: .updateQueueFull
+            case .unknownTransfer: .unknownTransfer
             }
         }
 
@@ -148,6 +154,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .writeQueueFull: self = .writeQueueFull(message)
         case .unknownRequest: self = .unknownRequest(message)
         case .updateQueueFull: self = .updateQueueFull(message)
+        case .unknownTransfer: self = .unknownTransfer(message)
         }
     }
 
@@ -172,6 +179,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .writeQueueFull: .writeQueueFull
         case .unknownRequest: .unknownRequest
         case .updateQueueFull: .updateQueueFull
+        case .unknownTransfer: .unknownTransfer
         }
     }
 
@@ -184,7 +192,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
-             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m):
+             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m),
+             .unknownTransfer(let m):
             m
         }
     }

@@ -79,6 +79,12 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case readDescriptor = "ReadDescriptor"
     /// Writes a descriptor on a live link.
     case writeDescriptor = "WriteDescriptor"
+    /// Starts a durable transfer (chunked writes to one characteristic).
+    case startTransfer = "StartTransfer"
+    /// Lists the identifier's transfers under way.
+    case transfers = "Transfers"
+    /// Cancels a transfer.
+    case cancelTransfer = "CancelTransfer"
 }
 
 /// Properties of `org.relink.Central1`.

@@ -27,6 +27,8 @@ enum APIRequest: Sendable {
     case unwatch(RestoreIdentifier)
     /// A `PeripheralManager1` call.
     case peripheralManager(RestoreIdentifier, PeripheralManagerRequest)
+    /// A transfer call (`StartTransfer`, `Transfers`, `CancelTransfer`).
+    case transfer(RestoreIdentifier, TransferRequest)
 }
 
 /// What the loop answers to an API call.

@@ -141,6 +141,8 @@ extension Daemon {
             return APIResult()
         case .peripheralManager(let id, let request):
             return try await peripheralManager(try visible(id, to: caller), request)
+        case .transfer(let id, let request):
+            return try await transferCall(try visible(id, to: caller), request)
         }
     }
 
@@ -219,6 +221,7 @@ extension Daemon {
             if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         }
         await peripheralRoleUnregistered(id)
+        transfersUnregistered(id)
         core.identifiers.remove(id)
         core.namePreferences[id] = nil
         let audience = audience(ofOwner: api.owners[id] ?? 0)
@@ -255,7 +258,7 @@ extension Daemon {
     }
 
     /// The characteristic's BlueZ object on the current link.
-    private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
+    func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
         guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
         guard let characteristic = await bluez.mirror.characteristic(

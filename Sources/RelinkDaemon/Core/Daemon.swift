@@ -262,6 +262,8 @@ public actor Daemon {
             await gattDatabaseSettled(peripheral, generation: generation)
         case .peripheralRole(let input):
             await handlePeripheralRole(input)
+        case .transfer(let input):
+            await handleTransfer(input)
         }
         await drainImmediate()
         await flushAutoConnect()

@@ -58,6 +58,8 @@ enum DaemonInput: Sendable {
     case gattDatabaseSettled(PeripheralID, generation: UInt64)
     /// The peripheral role: bluetoothd's requests, answer bounds, updates sent.
     case peripheralRole(PeripheralRoleInput)
+    /// A transfer's chunk came back from BlueZ, or its retry delay passed.
+    case transfer(TransferInput)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

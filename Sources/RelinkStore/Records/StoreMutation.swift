@@ -52,6 +52,12 @@ public enum StoreMutation: Hashable, Sendable {
     /// Records an identifier's peripheral role, replacing the one before;
     /// an empty record (no services, not advertising) removes it.
     case putPeripheralManager(RestoreIdentifier, PeripheralManagerRecord)
+    /// Stores a new transfer with its bytes (its identifier and peripheral must exist).
+    case putTransfer(TransferRecord)
+    /// Moves a transfer's confirmed offset; nothing for a transfer that is gone.
+    case setTransferOffset(TransferID, confirmed: Int)
+    /// Forgets a transfer with its bytes; nothing for one that is gone.
+    case removeTransfer(TransferID)
 }
 
 /// What a committed `apply(_:)` produced.

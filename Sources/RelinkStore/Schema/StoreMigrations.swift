@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV6.userVersion
+    static let latestUserVersion = MigrationV7.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -24,6 +24,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV6.identifier) { db in
             try db.execute(sql: MigrationV6.sql)
+        }
+        migrator.registerMigration(MigrationV7.identifier) { db in
+            try db.execute(sql: MigrationV7.sql)
         }
         return migrator
     }

@@ -62,6 +62,12 @@ struct MutationApplier {
                     INSERT INTO peripheral_manager (identifier, state, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
                     """).execute(arguments: [id.rawValue, record.json, Date().storedMilliseconds])
+            case .putTransfer(let transfer):
+                try requireIdentifier(transfer.identifier)
+                try requirePeripheral(transfer.peripheral)
+                try putTransfer(transfer)
+            case .setTransferOffset(let id, let confirmed): try setTransferOffset(id, confirmed)
+            case .removeTransfer(let id): try removeTransfer(id)
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)
