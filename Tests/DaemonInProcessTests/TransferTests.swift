@@ -50,25 +50,6 @@ struct TransferTests {
         await fake.takeRequests(T.band, service: T.heartRate, characteristic: W.control)
     }
 
-    /// The bytes a peripheral received, as relinkd sent them: the data from
-    /// the start, where a write may start again at an earlier chunk's
-    /// offset (sent again after a crash); nil when they are not that.
-    /// Returns the bytes received twice.
-    static func duplicates(in writes: [[UInt8]], of data: [UInt8]) -> Int? {
-        var position = 0, twice = 0
-        for write in writes {
-            if data[position...].starts(with: write) {
-                position += write.count
-                continue
-            }
-            // Sent again from an earlier offset.
-            guard let start = stride(from: position - 1, through: 0, by: -1).first(where: { data[$0...].starts(with: write) }) else { return nil }
-            twice += min(position, start + write.count) - start
-            position = max(position, start + write.count)
-        }
-        return position == data.count ? twice : nil
-    }
-
     @Test func chunksOfTheLargestSizeEachSentOnceThePreviousIsConfirmedArriveWholeInOrder() async throws {
         let d = try await Self.linkedBand()
         await d.fake.holdWrites(after: 2)
@@ -169,7 +150,7 @@ struct TransferTests {
             try await Self.transferEvents(second).contains { if case .completed = $0 { true } else { false } }
         }
         let received = await Self.requests(fake)
-        let twice = try #require(Self.duplicates(in: received, of: Self.data), "the data in order, a chunk at most sent again")
+        let twice = try #require(TransferLog.duplicates(in: received, of: Self.data), "the data in order, a chunk at most sent again")
         #expect(twice == Self.chunk, "the chunk unconfirmed at the stop is sent again: \(twice) bytes")
         await second.stop()
     }
