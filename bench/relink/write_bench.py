@@ -58,18 +58,11 @@ class Run:
             self.ready.set()
 
     async def writes(self) -> int:
-        return int((await self.bench.cmd("get", peripheral=LOCK))["writes"])
+        return await self.s.lock_field("writes")
 
-    async def counted(self, target: int, timeout: float = 60) -> float:
-        """When the lock's counter reached `target` (polled every 2 ms, bounded)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            n = await self.writes()
-            if n >= target:
-                return time.monotonic()
-            if time.monotonic() > deadline:
-                raise BenchFailure(f"the lock counted {n} writes, {target} expected")
-            await asyncio.sleep(0.002)  # polling the bench, bounded by the deadline
+    async def counted(self, target: int) -> float:
+        """When the lock's counter reached `target`."""
+        return await self.s.lock_reached("writes", target)
 
     async def floor(self, char_path: str, count: int) -> tuple[float, int]:
         before = await self.writes()
