@@ -40,9 +40,23 @@ import Testing
             #expect(lines.dropLast().allSatisfy { $0.hasPrefix("transfer ") && $0.hasSuffix("%)") }, "plain lines, no bar: \(plain)")
             #expect(try #require(TransferLog.values(inFile: log)).flatMap { $0 } == data)
 
+            // Followed across a relinkd SIGKILL: relinkctl watches again when
+            // relinkd is back, and the resumed transfer's end reaches it.
+            try await h.bench.send(BenchCommand("firmware_log", ["peripheral": .string("lock"), "path": .string(log)]))
+            let follower = try CtlFollower(["--bus-address", h.bus, "transfer"] + target + ["--no-response", "--resume", "--chunk-size", "20"])
+            try await eventually(timeout: .seconds(30), "a third of the file arrived") {
+                ((try? await h.bench.get("lock"))?["firmware_bytes"]?.intValue ?? 0) >= data.count / 3
+            }
+            h.killRelinkd()
+            try await h.startRelinkd()
+            let followed = try await follower.lines(timeout: .seconds(60)) { $0.last?.contains("completed") == true }
+            #expect(followed.last?.hasSuffix("completed: \(data.count) bytes") == true, "\(followed) \(follower.stderr)")
+            #expect(follower.stop() == 0)
+            #expect(TransferLog.duplicates(in: try #require(TransferLog.values(inFile: log)), of: data) != nil, "whole, resent chunks aside")
+
             let detached = try await ok(["transfer"] + target + ["--detach"])
             #expect(detached.stdout.trimmingCharacters(in: .whitespacesAndNewlines).count == 36, "\(detached)")
-            try await h.waitForEvents(Self.id, kind: "transfer-completed", count: 3)
+            try await h.waitForEvents(Self.id, kind: "transfer-completed", count: 4)
         }
     }
 

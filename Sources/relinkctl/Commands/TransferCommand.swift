@@ -4,6 +4,7 @@ import Foundation
 import RelinkAPI
 import RelinkClient
 import RelinkModel
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -63,19 +64,42 @@ struct TransferCommand: AsyncParsableCommand {
             let transfer = try await manager.startTransfer(identifier, peripheral: target.peripheral, service: target.service,
                                                            characteristic: target.characteristic, data: data, options: options)
             guard !detach else { return (transfer, TransferEvent?.none) }
+            let owners = try await manager.relinkdOwnerChanges()
             try await manager.watch(identifier, after: last)
             let bar = ProgressBar(transfer: transfer, length: data.count, json: global.json)
-            for try await (from, event) in signals where from == path {
-                guard let e = event.transferEvent, e.status.transfer == transfer else { continue }
-                switch e {
-                case .progress(let status): bar.show(status.offset)
-                case .completed, .failed:
-                    bar.finish(e)
-                    return (transfer, e)
+            let seen = LastSeen(last)
+            return try await withThrowingTaskGroup(of: TransferEvent?.self) { group in
+                // A relinkd that comes back (a restart; a transfer with
+                // --resume goes on) forgot this attachment: watch again
+                // from the last event seen, so none is missed.
+                group.addTask {
+                    for try await change in owners where change.newOwner != nil {
+                        try? await manager.watch(identifier, after: seen.value.load(ordering: .relaxed))
+                    }
+                    return nil
                 }
+                group.addTask {
+                    for try await (from, event) in signals where from == path {
+                        seen.value.max(event.sequence, ordering: .relaxed)
+                        guard let e = event.transferEvent, e.status.transfer == transfer else { continue }
+                        switch e {
+                        case .progress(let status): bar.show(status.offset)
+                        case .completed, .failed:
+                            bar.finish(e)
+                            return e
+                        }
+                    }
+                    return nil
+                }
+                let end = try await group.next() ?? nil
+                group.cancelAll()
+                signals.cancel()
+                guard let end else {
+                    throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue),
+                                            "The connection to the bus ended; transfer \(transfer) goes on in relinkd (relinkctl events \(identifier)).")
+                }
+                return (transfer, end)
             }
-            throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue),
-                                    "The connection to the bus ended; transfer \(transfer) goes on in relinkd (relinkctl events \(identifier)).")
         }
         if global.json {
             var document = target.json.merging(["transfer": transfer.description, "length": data.count]) { $1 }
@@ -92,6 +116,13 @@ struct TransferCommand: AsyncParsableCommand {
             throw RelinkClientError(.init(reason.errorName), "transfer \(transfer) failed at byte \(status.offset) of \(status.length): \(reason.message)")
         }
     }
+}
+
+/// The sequence number of the last event a follower saw.
+final class LastSeen: Sendable {
+    /// The number.
+    let value: Atomic<UInt64>
+    init(_ value: UInt64) { self.value = Atomic(value) }
 }
 
 /// The progress of one transfer on stdout: a bar redrawn in place on a
