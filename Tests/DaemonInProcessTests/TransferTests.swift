@@ -7,7 +7,7 @@ import Logging
 import RelinkAPI
 @testable import RelinkDaemon
 import RelinkModel
-import RelinkStore
+@testable import RelinkStore
 import Testing
 
 /// Durable transfers (issue 22 item 6) against the fake bluetoothd: chunks
@@ -115,6 +115,24 @@ struct TransferTests {
         let received = await Self.requests(d.fake)
         #expect(received.flatMap { $0 } == Self.data, "from the last confirmed chunk on, nothing lost or doubled")
         #expect(try await Self.transferEvents(d).allSatisfy { if case .failed = $0 { false } else { true } })
+        await d.stop()
+    }
+
+    @Test func onASlowDiskTheTransferRunsAtMostTheWindowAheadOfItsStoredOffset() async throws {
+        let d = try await Self.linkedBand()
+        let data = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
+        let transfer = try await Self.start(d, resume: true, data: data)
+        let release = d.store.stallWritesForTesting()
+        try await eventually("the transfer waits for its offset's commit") {
+            guard let t = await d.daemon.writeStreams.transfers.running[transfer] else { return false }
+            return !t.inFlight && t.record.confirmed > Daemon.transferUnstoredWindow
+        }
+        let received = await Self.requests(d.fake).flatMap { $0 }
+        #expect(received.count <= Daemon.transferUnstoredWindow + 2 * Self.chunk && received.count < data.count,
+                "at most the window beyond the stored offset while the disk is slow: \(received.count) bytes")
+        release()
+        try await eventually("transfer-completed") { try await Self.transferEvents(d).contains { if case .completed = $0 { true } else { false } } }
+        #expect(received + (await Self.requests(d.fake).flatMap { $0 }) == data)
         await d.stop()
     }
 

@@ -146,6 +146,7 @@ public actor Daemon {
                 startSpawned(in: &group)
             }
             loop.waiting = false
+            storeTransferOffsets()
             await flushCommits()  // values gathered but not yet committed
             group.cancelAll()
         }
@@ -225,6 +226,7 @@ public actor Daemon {
             flushQueuedCommits()
         case .commitsDone:
             drainCommits()
+            await transfersCommitted()
         case .control(let request, let reply):
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)

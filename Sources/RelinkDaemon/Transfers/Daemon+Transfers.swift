@@ -19,6 +19,11 @@ extension Daemon {
     static let transferRetryDelay: Duration = .seconds(1)
     /// Failed attempts in a row, the link staying up, before the transfer fails.
     static let transferRetryLimit = 5
+    /// How far a transfer's confirmed offset may run ahead of the one in
+    /// the store: beyond it, the next chunk waits for the offset's commit.
+    /// What a crash may make the peripheral receive twice is at most this
+    /// and the chunk in flight.
+    static let transferUnstoredWindow = 8 * 1024
 
     /// A transfer call: `StartTransfer`, `Transfers`, `CancelTransfer`.
     func transferCall(_ id: RestoreIdentifier, _ request: TransferRequest) async throws(RelinkError) -> APIResult {
@@ -92,6 +97,7 @@ extension Daemon {
     /// or fails when it did not ask for `resume`.
     func pumpTransfer(_ transfer: TransferID) async {
         guard var t = writeStreams.transfers.running[transfer], !t.inFlight, !t.retryPending else { return }
+        guard t.unstored <= Self.transferUnstoredWindow else { return }  // the offset's commit first (transfersCommitted)
         guard let device = await linkedDevice(of: t.record.peripheral), device.servicesResolved else {
             if !t.record.resume { failTransfer(transfer, Self.linkLost(t.record)) }
             return
@@ -166,24 +172,45 @@ extension Daemon {
             logger.info("transfer completed", metadata: transferFields(t.record))
             return
         }
-        // The offset's store write joins the next group commit: the loop
-        // does not wait for the disk, and chunks confirmed meanwhile share
-        // it (what a crash may send again: docs/api/Central1.md).
-        var mutations: [StoreMutation] = [.setTransferOffset(transfer, confirmed: end)]
         if clock.now - t.lastProgress >= Self.transferProgressInterval {
             t.lastProgress = clock.now
-            do {
-                let request = try Self.eventRequest(.transfer(.progress(t.record.status)), to: [t.record.identifier])
-                mutations += request.mutations
-                enqueueGathered(RestoreBatch.Request(mutations: mutations, notes: request.notes))
-                mutations = []
-            } catch {
-                logger.error("cannot send transfer-progress", metadata: transferFields(t.record).merging(.journal([.error: "\(error)"])) { $1 })
-            }
+            emitTransfer(.progress(t.record.status), removing: false, of: t.record)
         }
-        if !mutations.isEmpty { enqueueGathered(RestoreBatch.Request(mutations: mutations)) }
         writeStreams.transfers.running[transfer] = t
+        storeTransferOffset(transfer)
         await pumpTransfer(transfer)
+    }
+
+    /// Stores a transfer's confirmed offset, one commit in flight per
+    /// transfer: the loop does not wait for the disk, and the chunks
+    /// confirmed while a commit is on its way share the next one (what a
+    /// crash may make the peripheral receive twice: docs/api/Central1.md).
+    /// `all`: also while one is on its way (relinkd stopping).
+    func storeTransferOffset(_ transfer: TransferID, all: Bool = false) {
+        guard var t = writeStreams.transfers.running[transfer] else { return }
+        if let storing = t.storing, writes.inFlight[storing.ticket] == nil {
+            t.stored = max(t.stored, storing.offset)  // a failed commit was journalled; the next writes a later offset
+            t.storing = nil
+        }
+        if t.record.confirmed > max(t.stored, t.storing?.offset ?? 0), t.storing == nil || all {
+            let ticket = submit(RestoreBatch.Request(mutations: [.setTransferOffset(transfer, confirmed: t.record.confirmed)]))
+            t.storing = (ticket, t.record.confirmed)
+        }
+        writeStreams.transfers.running[transfer] = t
+    }
+
+    /// Commits came back: each transfer's offset is stored further, and a
+    /// transfer that waited for its offset's commit goes on.
+    func transfersCommitted() async {
+        for transfer in writeStreams.transfers.running.keys.sorted() where writeStreams.transfers.running[transfer]?.storing != nil {
+            storeTransferOffset(transfer)
+            await pumpTransfer(transfer)
+        }
+    }
+
+    /// relinkd stops: every confirmed offset goes to the store with the last commits.
+    func storeTransferOffsets() {
+        for transfer in writeStreams.transfers.running.keys.sorted() { storeTransferOffset(transfer, all: true) }
     }
 
     /// Tries the chunk again after ``transferRetryDelay``; fails the

@@ -30,6 +30,20 @@ struct RunningTransfer: Sendable {
     /// The link went down since the chunk in flight was sent: its failure
     /// is the drop's, even when the link is back by the time it comes.
     var linkDropped = false
+    /// The confirmed offset known to be in the store.
+    var stored: Int
+    /// The commit of a newer offset on its way to the store (its ticket).
+    var storing: (ticket: UInt64, offset: Int)?
+
+    /// A transfer as started or loaded: its offset is the stored one.
+    init(record: TransferRecord, lastProgress: DaemonClock.Instant) {
+        self.record = record
+        self.lastProgress = lastProgress
+        stored = record.confirmed
+    }
+
+    /// Confirmed bytes not known to be in the store yet.
+    var unstored: Int { record.confirmed - stored }
 }
 
 /// A transfer call of the client API, its arguments validated.
