@@ -51,7 +51,7 @@ struct TransferTests {
     }
 
     @Test func chunksOfTheLargestSizeEachSentOnceThePreviousIsConfirmedArriveWholeInOrder() async throws {
-        let d = try await Self.linkedBand()
+        let d = try await Self.linkedBand(clock: .manual())  // no time passes: no progress event
         await d.fake.holdWrites(after: 2)
         let transfer = try await Self.start(d)
         try await eventually("the third chunk waits for its answer") { await d.fake.heldWrites == 1 }
