@@ -76,6 +76,29 @@ import RelinkModel
         #expect(tracker.nameSeen("HRM-NEW", at: t1) == NameChange(source: .advertising, previous: "HRM-2C41", current: "HRM-NEW"))
     }
 
+    /// The CI faults run of session 11 on bluetoothd 5.66: at a
+    /// reconnection the `Connected=true` signal did not come (issue 20
+    /// finding 2), so the GAP name BlueZ wrote into `Name` as it connected
+    /// was seen "while disconnected" and relabelled advertising; once
+    /// `Connected` was known, the next advertisement received while
+    /// connected was taken as the connection's first `Name` change and
+    /// relabelled GAP. Each name flipped (relinkd.log of that run, lines
+    /// 24, 35, 76 and 86).
+    @Test func aNameKeepsItsSourceWhenConnectedIsNotSignalled() {
+        var tracker = NameTracker()
+        #expect(tracker.nameSeen("HRM-2C41", at: t0)?.source == .advertising)
+        tracker.connectedChanged(true)
+        #expect(tracker.nameSeen("Wrist Band", at: t0)?.source == .gap)
+        tracker.connectedChanged(false)
+        // Reconnected, but no Connected=true: BlueZ's GAP name again.
+        #expect(tracker.nameSeen("Wrist Band", at: t1) == nil)
+        tracker.connectedChanged(true)
+        // An advertisement received while connected.
+        #expect(tracker.nameSeen("HRM-2C41", at: t1) == nil)
+        #expect(tracker.names.gapName == "Wrist Band")
+        #expect(tracker.names.advertisingName == "HRM-2C41")
+    }
+
     @Test func sameNameAgainIsNoChangeButUpdatesSeen() {
         var tracker = NameTracker()
         _ = tracker.nameSeen("A", at: t0)

@@ -22,9 +22,9 @@ public actor BlueZClient {
     private var sink: (@Sendable (BlueZEvent) -> Void)?
 
     /// The current copy of bluetoothd's object tree.
-    public private(set) var mirror = Mirror()
+    public internal(set) var mirror = Mirror()
     /// The unique name of the current bluetoothd, if any.
-    public private(set) var owner: String?
+    public internal(set) var owner: String?
     /// Discovery wanted per adapter, re-applied after resets and power-ups.
     var wantedDiscovery: [ObjectPath: DiscoveryFilter] = [:]
     /// Adapters on which the current bluetoothd accepted relink's
@@ -54,7 +54,7 @@ public actor BlueZClient {
     /// True while the bus refuses relinkd's calls to bluetoothd
     /// (`AccessDenied`): ``run()`` asks again every ``refusedRecheck``
     /// (a reloaded D-Bus policy is not signalled).
-    private(set) var refused = false
+    var refused = false
     /// The adapters upper layers watch (``watchAdapter(_:)``).
     private var adapterStatus = AdapterStatusReporter()
     private var waiterCounter: UInt64 = 0
@@ -156,135 +156,6 @@ public actor BlueZClient {
     func nextWaiterID() -> UInt64 {
         waiterCounter += 1
         return waiterCounter
-    }
-
-    // MARK: Resynchronisation
-
-    func ownerChanged(_ newOwner: String?) async {
-        if let newOwner, !newOwner.isEmpty {
-            guard newOwner != owner else { return }
-            logger.notice("bluetoothd has a new owner; rebuilding the mirror", metadata: [JournalField.event.rawValue: "bluetoothd-restarted", "owner": "\(newOwner)"])
-            await resync(reason: .bluetoothdRestarted)
-        } else {
-            logger.warning("bluetoothd left the bus", metadata: .journal([.event: "bluetoothd-lost"]))
-            owner = nil
-            refused = false  // whether the next one lets relinkd in is asked when it comes
-            discoverySessions = []
-            mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
-            emit(.serviceLost)
-        }
-    }
-
-    /// Drops the mirror and rebuilds it from `GetManagedObjects`, then
-    /// re-registers the auto-connect profile and re-applies discovery.
-    ///
-    /// Signals that arrive meanwhile are held and applied afterwards only
-    /// if bluetoothd sent them after the snapshot: otherwise a new
-    /// bluetoothd's start-up signals (adapter powered, devices added) would
-    /// be seen twice, once live and once in the rebuilt mirror, and upper
-    /// layers would reconnect or restart discovery twice.
-    func resync(reason: ResetReason) async {
-        let names = mirror.knownNames
-        let wasRefused = refused
-        discoverySessions = []  // a new (or no) bluetoothd has no session of ours
-        resyncing = true
-        defer { resyncing = false }
-        guard let snapshot = await fetchManagedObjects() else {
-            if reason == .initial, owner == nil, !refused {
-                logger.warning("bluetoothd is not on the bus (org.bluez has no owner); waiting for it",
-                               metadata: .journal([.event: "bluetoothd-lost"]))
-            }
-            owner = nil
-            heldSignals = []
-            mirror = Mirror(managedObjects: [:], knownNames: names)
-            if wasRefused && refused && reason == .accessGranted { return }  // still refused: nothing changed
-            emit(.serviceLost)
-            return
-        }
-        mirror = Mirror(managedObjects: snapshot.objects, knownNames: names)
-        emit(.reset(reason))
-        while !heldSignals.isEmpty {
-            let held = heldSignals
-            heldSignals = []
-            for message in held where message.sender == owner && message.serial > snapshot.serial {
-                await applyNow(message)
-            }
-        }
-        resyncing = false
-        for adapter in mirror.adapters where adapter.powered {
-            await reapply(adapter: adapter.path)
-        }
-        resumeWaiters()
-    }
-
-    /// Reads bluetoothd's objects again if the bus refused relinkd's calls.
-    func recheckIfRefused() async {
-        guard refused, !resyncing else { return }
-        await resync(reason: .accessGranted)
-    }
-
-    /// Delays between attempts to read a new bluetoothd's objects: a
-    /// bluetoothd that has just taken its name may not export `/` yet.
-    static let resyncRetryDelays: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200),
-                                                .milliseconds(400), .milliseconds(800), .milliseconds(1600), .milliseconds(3200)]
-
-    /// `GetManagedObjects` of the current bluetoothd, retried while it owns
-    /// its name; nil when there is no bluetoothd or it never answered.
-    private func fetchManagedObjects() async -> (objects: ManagedObjects, serial: UInt32)? {
-        var delays = Self.resyncRetryDelays.makeIterator()
-        while true {
-            do {
-                owner = try await connection.nameOwner(of: BlueZInterface.service)
-                guard owner != nil else { return nil }
-                let reply = try await connection.callBlueZ(
-                    path: .root, interface: BlueZInterface.objectManager,
-                    method: "GetManagedObjects", timeout: .seconds(10))
-                guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
-                let objects = try body.managedObjects()
-                if refused {
-                    logger.notice("the bus lets relinkd call bluetoothd again", metadata: .journal([.event: "bluetoothd-access-granted"]))
-                }
-                refused = false
-                return (objects: objects, serial: reply.serial)
-            } catch is CancellationError {
-                return nil
-            } catch let error as DBusError where error.name == .accessDenied {
-                // The D-Bus policy: retrying at once changes nothing.
-                if !refused {
-                    logger.error("the bus refuses relinkd's calls to bluetoothd (D-Bus policy); asking again every \(refusedRecheck)",
-                                 metadata: .journal([.event: "bluetoothd-access-denied", .error: "\(error)"]))
-                }
-                refused = true
-                return nil
-            } catch {
-                guard let delay = delays.next() else {
-                    logger.error("cannot read bluetoothd's objects; waiting for it to restart",
-                                 metadata: .journal([.event: "bluetoothd-unreadable", .error: "\(error)"]))
-                    return nil
-                }
-                logger.debug("bluetoothd's objects not readable yet; retrying", metadata: [JournalField.error.rawValue: "\(error)", "delay": "\(delay)"])
-                do { try await Task.sleep(for: delay) } catch { return nil }
-            }
-        }
-    }
-
-    /// Re-registers what bluetoothd forgets for an adapter.
-    func reapply(adapter: ObjectPath) async {
-        if let profile = autoConnect {
-            do {
-                try await profile.register(on: adapter, connection: connection)
-                autoConnectRegistrations.append((owner, adapter))
-            } catch {
-                logger.warning("cannot register the auto-connect profile", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
-            }
-        }
-        if let filter = wantedDiscovery[adapter] {
-            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch let e as BlueZError where e.errorClass == .inProgress {
-                // Refused as busy: being retried, and said so (applyDiscovery).
-            } catch {
-                logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])
-            }
-        }
     }
 
     // MARK: Applying signals

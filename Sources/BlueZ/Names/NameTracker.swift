@@ -7,7 +7,12 @@ public import RelinkModel
 ///
 /// The rule, from `src/device.c` and `profiles/gap/gas.c` (bluez-facts.md):
 /// * a `Name` seen while the device is **not connected** is its advertising
-///   name (only discovery writes `Name` then);
+///   name (only discovery writes `Name` then), unless it is the known GAP
+///   name and not the known advertising name: that is BlueZ's GAP name of
+///   a connection whose `Connected=true` was not signalled (bluetoothd
+///   5.66, issue 20 findings 2 and 5), and the name keeps its source. (The cost:
+///   a device that starts advertising its GAP name keeps its older
+///   advertising name in relink.)
 /// * a `Name` change while **connected** is the GAP name read by BlueZ's GAP
 ///   plugin, unless it came from an advertisement received while connected
 ///   (bluetoothd's background scan for auto-connect reports them; seen on
@@ -40,7 +45,12 @@ public struct NameTracker: Sendable, Hashable {
     /// The device's `Name` property was seen with this value.
     /// - Returns: the change it makes to one of the names, if any.
     public mutating func nameSeen(_ name: String, at date: Date) -> NameChange? {
-        guard connected else { return setAdvertising(name, at: date) }
+        guard connected else {
+            if name == names.gapName, name != names.advertisingName {
+                return setGAP(name, source: names.gapNameSource ?? .nameAfterConnect, at: date)
+            }
+            return setAdvertising(name, at: date)
+        }
         if let gap = characteristicNameThisConnection ?? inferredNameThisConnection {
             return gap == name ? setGAP(name, source: names.gapNameSource ?? .nameAfterConnect, at: date) : setAdvertising(name, at: date)
         }

@@ -10,20 +10,51 @@ public import RelinkModel
 public struct HostedApplication: Sendable, Hashable {
     /// Where the application's object manager is exported.
     public var root: ObjectPath
-    /// The services, in order.
+    /// The services, in export order: as published, except that an
+    /// included service comes before the services that include it
+    /// (``includedFirst(_:)``).
     public var services: [PublishedService]
     /// The advertisement, while advertising.
     public var advertisement: PeripheralAdvertisement?
 
-    /// An application.
+    /// An application; `services` are put in export order
+    /// (``includedFirst(_:)``).
     public init(root: ObjectPath, services: [PublishedService], advertisement: PeripheralAdvertisement?) {
         self.root = root
-        self.services = services
+        self.services = Self.includedFirst(services)
         self.advertisement = advertisement
     }
 
-    /// `service<i>` under the root.
-    public func servicePath(_ index: Int) -> ObjectPath { (try? root.appending("service\(index)")) ?? root }
+    /// The services in the published order, except that each included
+    /// service is moved before the first service that includes it.
+    /// bluetoothd (5.66, `gatt-database.c` `include_services()`) adds an
+    /// application's services in the order of its objects and fails an
+    /// include of a service it has not added yet: the include is then
+    /// missing on the remote central's side (seen on the real-bluetoothd
+    /// bench with the bench lock, session 12). In a cycle of includes the
+    /// service met again is left where it already is.
+    public static func includedFirst(_ services: [PublishedService]) -> [PublishedService] {
+        var ordered: [PublishedService] = []
+        var placed = Set<BluetoothUUID>()
+        var visiting = Set<BluetoothUUID>()
+        func place(_ service: PublishedService) {
+            guard !placed.contains(service.uuid), visiting.insert(service.uuid).inserted else { return }
+            for included in service.includedServices {
+                if let target = services.first(where: { $0.uuid == included }) { place(target) }
+            }
+            ordered.append(service)
+            placed.insert(service.uuid)
+        }
+        services.forEach(place)
+        return ordered
+    }
+
+    /// `service<iii>` under the root, zero-padded so that bluetoothd, which
+    /// takes the objects in path order, takes them in export order.
+    public func servicePath(_ index: Int) -> ObjectPath {
+        let digits = String(index)
+        return (try? root.appending("service" + String(repeating: "0", count: max(0, 3 - digits.count)) + digits)) ?? root
+    }
     /// `service<i>/char<j>`.
     public func characteristicPath(_ service: Int, _ index: Int) -> ObjectPath {
         (try? servicePath(service).appending("char\(index)")) ?? root

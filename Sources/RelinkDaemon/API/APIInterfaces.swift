@@ -209,6 +209,13 @@ struct APIInterfaces: Sendable {
     static func gattError(_ error: any Error, _ operation: String) -> RelinkError {
         let failure = FailureMapping.failure(error)
         let text = "\(operation) failed: \(failure.errorName)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
+        // The peripheral's ATT 0x0D (Invalid Attribute Value Length), as
+        // BlueZ names it: the value is too long for this characteristic,
+        // which may take less than the link's largest value.
+        if failure.errorName == "org.bluez.Error.InvalidValueLength"
+            || (failure.errorName == "org.bluez.Error.InvalidArguments" && failure.message == "Invalid Length") {
+            return .valueTooLong("\(text) (the peripheral refused the value's length)")
+        }
         switch failure.failureClass {
         case .notSupported: return .notSupported(text)
         case .notPermitted: return .notPermitted(text)

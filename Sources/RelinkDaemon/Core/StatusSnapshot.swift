@@ -27,10 +27,18 @@ struct StatusSnapshot: Sendable {
     var failures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)]
     var planner: SubscriptionPlanner
     var scanIntents: [RestoreIdentifier: ScanIntent]
-    var quarantined: [QuarantinedFile]
-    var unreadableRows: [UnreadableRow]
-    /// Whether the store takes writes (``UnstoredEvents/Health``).
-    var store: UnstoredEvents.Health
+    /// The store's side of the document.
+    var store: StoreView
+
+    /// What `Status` says of the store as a whole, for every caller.
+    struct StoreView: Sendable {
+        /// The databases moved aside when relinkd started.
+        var quarantined: [QuarantinedFile]
+        /// Stored rows that no longer decode, kept aside in the file.
+        var unreadableRows: [UnreadableRow]
+        /// Whether the store takes writes (``UnstoredEvents/Health``).
+        var health: UnstoredEvents.Health
+    }
 
     /// The document for `caller`: the identifiers it may see (all of them
     /// for root), and the store-wide entries.
@@ -67,9 +75,9 @@ struct StatusSnapshot: Sendable {
         let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
         let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
                                      "adapter_state": adapterStatus.state.rawValue, "adapter_roles": adapterStatus.roles.map(\.rawValue),
-                                     "quarantined": Self.quarantineEntries(quarantined),
-                                     "store": store.entry,
-                                     "unreadable_rows": unreadableRows.filter { row in
+                                     "quarantined": Self.quarantineEntries(store.quarantined),
+                                     "store": store.health.entry,
+                                     "unreadable_rows": store.unreadableRows.filter { row in
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
@@ -96,8 +104,9 @@ extension Daemon {
         StatusSnapshot(ready: isReady, adapter: adapterName, adapterStatus: core.adapter.current,
                        discovering: core.scans.isScanning, identifiers: core.identifiers,
                        owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
-                       scanIntents: core.scanIntents, quarantined: store.quarantined, unreadableRows: health.unreadableRows,
-                       store: writes.unstored.health)
+                       scanIntents: core.scanIntents,
+                       store: .init(quarantined: store.quarantined, unreadableRows: health.unreadableRows,
+                                    health: writes.unstored.health))
     }
 
     /// Asks the loop for a ``StatusSnapshot``. It is answered as the next

@@ -35,9 +35,10 @@ def test_real_bluetoothd_smoke(vm_ready):
         f"real-BlueZ smoke tests: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
 
 
-@pytest.mark.xfail(reason="session 9's final code: passed in 2 of 3 runs; in the third relinkd had values back after "
-                   "every fault played, but the bench could not play the bluetoothd SIGTERM restart; kept "
-                   "non-strict until that is fixed and more CI runs have passed", strict=False)
+@pytest.mark.xfail(reason="session 11's CI runs: values back after every fault each time, but the names check failed "
+                   "in 2 of 3 (a reconnection's Connected=true not signalled relabelled both names; fixed in "
+                   "session 12, NameTrackerTests.aNameKeepsItsSourceWhenConnectedIsNotSignalled); kept "
+                   "non-strict until more CI runs have passed", strict=False)
 def test_relinkd_faults_on_real_bluetoothd(vm_ready):
     text, logdir = run_in_vm("faults", "test_relinkd_faults_guest.py")
     result = summary(text)

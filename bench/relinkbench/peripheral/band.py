@@ -35,6 +35,11 @@ class Band(Peripheral):
     def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str,
                  rate: float = 2.0, streaming: bool = True):
         super().__init__(name, adapter, adv_name, gap_name)
+        # The included service first: bluetoothd 5.66 adds an application's
+        # services in order and fails an include of one not added yet
+        # (gatt-database.c include_services(), docs/real-bluez.md).
+        battery = self.add_service(BATTERY, primary=False)
+        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([80]))
         svc = self.add_service(HEART_RATE)
         self.counter = 0
         self.bpm = 60
@@ -46,8 +51,6 @@ class Band(Peripheral):
         # uint8 (0x04), exponent 0, unitless (0x2700), Bluetooth SIG namespace, no description
         self.add_descriptor(location, PRESENTATION_FORMAT, ["read"], bytes([0x04, 0, 0x00, 0x27, 0x01, 0, 0]))
         self.add_descriptor(location, BAND_CONFIG, ["read", "write"], bytes([1]))
-        battery = self.add_service(BATTERY, primary=False)
-        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([80]))
         svc.includes = [battery.path]
         self.task = None
 

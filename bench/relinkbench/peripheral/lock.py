@@ -28,6 +28,11 @@ class Lock(Peripheral):
     def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str):
         self.locked = True
         super().__init__(name, adapter, adv_name, gap_name)
+        # The included service first: bluetoothd 5.66 adds an application's
+        # services in order and fails an include of one not added yet
+        # (gatt-database.c include_services(), docs/real-bluez.md).
+        battery = self.add_service(BATTERY, primary=False)
+        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([90]))
         svc = self.add_service(LOCK_SERVICE)
         self.state_char = self.add_char(svc, LOCK_STATE, ["read", "notify"], self._state_bytes())
         self.command_char = self.add_char(svc, LOCK_COMMAND, ["write", "write-without-response"],
@@ -41,8 +46,6 @@ class Lock(Peripheral):
         # utf8s (0x19), exponent 0, unitless (0x2700), Bluetooth SIG namespace, no description
         self.add_descriptor(self.state_char, PRESENTATION_FORMAT, ["read"], bytes([0x19, 0, 0x00, 0x27, 0x01, 0, 0]))
         self.add_descriptor(self.state_char, LOCK_CONFIG, ["read", "write"], bytes([30]))
-        battery = self.add_service(BATTERY, primary=False)
-        self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([90]))
         svc.includes = [battery.path]
 
     def advertised_uuids(self) -> list[str]:
