@@ -13,7 +13,7 @@ import time
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from restore_bench import Bench, BenchFailure, die_with_parent
+from restore_bench import Bench, BenchFailure, device_path, die_with_parent
 from relinkd_client import central_path
 
 LOCK = "lock0"
@@ -71,6 +71,16 @@ class LockSession:
             except BenchFailure:
                 await asyncio.sleep(0.05)  # relinkd not on the bus yet: poll, bounded by the loop
         raise BenchFailure("relinkd never answered Register")
+
+    async def lock_characteristic(self, uuid: str) -> tuple[str, dict]:
+        """The lock's characteristic `uuid` on bluetoothd: its object path and properties."""
+        [objects] = await self.call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        device = device_path(self.bench, LOCK)
+        for path, ifaces in objects.items():
+            props = ifaces.get("org.bluez.GattCharacteristic1", {})
+            if path.startswith(device + "/") and props.get("UUID", Variant("s", "")).value == uuid:
+                return path, props
+        raise BenchFailure(f"the lock has no characteristic {uuid} on bluetoothd")
 
     async def lock_field(self, field: str) -> int:
         """A number of the lock's state (`get`), e.g. `writes`."""

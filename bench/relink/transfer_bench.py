@@ -39,7 +39,6 @@ from dbus_fast import Message, MessageType, Variant
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import restore_bench  # noqa: E402
 from restore_bench import BenchFailure  # noqa: E402
 from lock_session import LOCK, LOCK_SERVICE, LockSession  # noqa: E402
 
@@ -159,11 +158,8 @@ async def run(args) -> dict:
         await session.start(r.on_message)
         await session.connect_lock()
         await asyncio.wait_for(r.connected.wait(), 60)
-        [objects] = await r.call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        device = restore_bench.device_path(session.bench, LOCK)
-        char_path = next(p for p, ifaces in objects.items() if p.startswith(device + "/")
-                         and ifaces.get("org.bluez.GattCharacteristic1", {}).get("UUID", Variant("s", "")).value == LOCK_FIRMWARE)
-        mtu = objects[char_path]["org.bluez.GattCharacteristic1"].get("MTU", Variant("q", 23)).value
+        char_path, props = await session.lock_characteristic(LOCK_FIRMWARE)
+        mtu = props.get("MTU", Variant("q", 23)).value
         chunk = min(mtu - 3, 512)
         data = random.Random(22).randbytes(args.size)
         results: dict = {"chunk": chunk}
