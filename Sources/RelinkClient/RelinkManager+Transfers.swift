@@ -1,4 +1,10 @@
 import DBus
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 public import RelinkModel
 import RelinkAPI
 
@@ -73,16 +79,45 @@ extension RelinkManager {
     ///   `ValueTooLong`, `InProgress`, `StoreFailed`; unreachable.
     public func startTransfer(_ identifier: String, peripheral: String, service: String, characteristic: String, data: [UInt8],
                               options: RelinkTransferOptions = .init()) async throws(RelinkClientError) -> TransferID {
-        guard !data.isEmpty, data.count <= TransferRecord.maximumLength else {
-            throw .invalid("A transfer takes 1 to \(TransferRecord.maximumLength) bytes, not \(data.count).")
+        guard !data.isEmpty, data.count <= TransferRecord.maximumInlineLength else {
+            throw .invalid("A transfer of bytes takes 1 to \(TransferRecord.maximumInlineLength) bytes, not \(data.count) (a larger one: from a file).")
         }
+        return try await start(identifier, Central1Member.startTransfer.rawValue, try gattArguments(peripheral, service, characteristic)
+            + [.array(.byte, data.map(DBusValue.byte))], options)
+    }
+
+    /// `Central1.StartTransferFromFile` with the file at `path` (1 byte to
+    /// 16 MiB), passed as a descriptor; relinkd reads it whole before it
+    /// replies. Over a bus that cannot pass descriptors, a file of at most
+    /// 1 MiB goes as bytes (`StartTransfer`).
+    /// - Throws: ``RelinkClientError``: `InvalidArguments` (also before sending: the file
+    ///   cannot be opened, is empty, too large), and as ``startTransfer(_:peripheral:service:characteristic:data:options:)``.
+    public func startTransfer(_ identifier: String, peripheral: String, service: String, characteristic: String, fileAt path: String,
+                              options: RelinkTransferOptions = .init()) async throws(RelinkClientError) -> TransferID {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .invalid("Cannot open \(RelinkArguments.echo(path)) (errno \(errno)).") }
+        let file = UnixFD(takingOwnershipOf: fd)
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 1, info.st_size <= TransferRecord.maximumLength else {
+            throw .invalid("\(RelinkArguments.echo(path)) must be a regular file of 1 to \(TransferRecord.maximumLength) bytes.")
+        }
+        guard connection.canPassUnixFDs else {
+            guard let contents = FileManager.default.contents(atPath: path) else { throw .invalid("Cannot read \(RelinkArguments.echo(path)).") }
+            return try await startTransfer(identifier, peripheral: peripheral, service: service, characteristic: characteristic,
+                                           data: [UInt8](contents), options: options)
+        }
+        return try await start(identifier, Central1Member.startTransferFromFile.rawValue, try gattArguments(peripheral, service, characteristic)
+            + [.unixFD(file)], options)
+    }
+
+    private func start(_ identifier: String, _ method: String, _ arguments: [DBusValue],
+                       _ options: RelinkTransferOptions) async throws(RelinkClientError) -> TransferID {
         if let size = options.chunkSize, !(1...WriteLimits.maximumAttributeLength).contains(size) {
             throw .invalid("The chunk size must be 1 to \(WriteLimits.maximumAttributeLength), not \(size).")
         }
-        let reply = try await central(identifier, Central1Member.startTransfer.rawValue, try gattArguments(peripheral, service, characteristic)
-            + [.array(.byte, data.map(DBusValue.byte)), options.dictionary.variantDictionary])
-        let text = try decode(reply, "StartTransfer", String.self)
-        do { return try TransferID(parsing: text) } catch { throw .badReply("StartTransfer", "\(error)") }
+        let reply = try await central(identifier, method, arguments + [options.dictionary.variantDictionary])
+        let text = try decode(reply, method, String.self)
+        do { return try TransferID(parsing: text) } catch { throw .badReply(method, "\(error)") }
     }
 
     /// `Central1.Transfers`: the identifier's transfers under way, oldest first.
@@ -113,6 +148,15 @@ extension RelinkCentral {
                               options: RelinkTransferOptions = .init()) async throws(RelinkClientError) -> TransferID {
         try await connected().startTransfer(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic,
                                             data: data, options: options)
+    }
+
+    /// ``startTransfer(peripheral:service:characteristic:data:options:)`` with
+    /// the file at `path` (1 byte to 16 MiB), passed as a descriptor.
+    /// - Throws: ``RelinkClientError``: as ``RelinkManager/startTransfer(_:peripheral:service:characteristic:fileAt:options:)``.
+    public func startTransfer(peripheral: String, service: String, characteristic: String, fileAt path: String,
+                              options: RelinkTransferOptions = .init()) async throws(RelinkClientError) -> TransferID {
+        try await connected().startTransfer(restoreIdentifier, peripheral: peripheral, service: service, characteristic: characteristic,
+                                            fileAt: path, options: options)
     }
 
     /// The identifier's transfers under way.

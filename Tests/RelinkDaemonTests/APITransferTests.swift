@@ -1,6 +1,9 @@
 import BenchSupport
 import DBus
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Durable transfers end to end (issue 22 item 6): relinkd on the bench
@@ -94,6 +97,40 @@ import Testing
             #expect(failed.payload.contains("\"offset\":"), "\(failed.payload)")
             let offset = failed.payload.components(separatedBy: "\"offset\":").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? -1
             #expect(offset >= 0 && offset <= reached && offset % chunk == 0, "the stored offset \(offset) of \(reached) bytes received")
+        }
+    }
+
+    @Test func aFileOverOneMiBPassedAsADescriptorArrivesWhole() async throws {
+        try await Harness.with { h in
+            let (client, central, log) = try await Self.prepared(h)
+            defer { client.close() }
+            let data = Self.file(2 << 20)
+            let path = h.directory + "/image.bin"
+            try Data(data).write(to: URL(fileURLWithPath: path))
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            #expect(fd >= 0)
+            let file = UnixFD(takingOwnershipOf: fd)
+            let transfer = try await client.central(central, "StartTransferFromFile", [
+                .string(Harness.lockAddress), .string(Harness.lockService), .string(Self.firmware), .unixFD(file),
+                APIClient.options(["with_response": .boolean(false)]),
+            ]).decode(String.self)
+            try FileManager.default.removeItem(atPath: path)  // relinkd read it whole before it replied
+            try await h.waitForEvents("transfer-completed", count: 1, timeout: .seconds(120))
+            #expect(try await h.events("transfer-completed").first?.payload.contains(transfer) == true)
+            #expect(try Self.received(log).flatMap { $0 } == data, "every byte once, in order")
+            // A pipe is no regular file.
+            var ends: [Int32] = [-1, -1]
+            #expect(pipe(&ends) == 0)
+            let reader = UnixFD(takingOwnershipOf: ends[0]), writer = UnixFD(takingOwnershipOf: ends[1])
+            do {
+                try await client.central(central, "StartTransferFromFile", [
+                    .string(Harness.lockAddress), .string(Harness.lockService), .string(Self.firmware), .unixFD(reader), APIClient.options(),
+                ])
+                Issue.record("a pipe was taken")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.relink.Error.InvalidArguments", "\(error)")
+            }
+            _ = writer
         }
     }
 

@@ -81,6 +81,8 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case writeDescriptor = "WriteDescriptor"
     /// Starts a durable transfer (chunked writes to one characteristic).
     case startTransfer = "StartTransfer"
+    /// Starts a durable transfer of a file's bytes (a descriptor).
+    case startTransferFromFile = "StartTransferFromFile"
     /// Lists the identifier's transfers under way.
     case transfers = "Transfers"
     /// Cancels a transfer.

@@ -38,9 +38,13 @@ public struct TransferID: Sendable, Hashable, Codable, Comparable, CustomStringC
 /// it outlives its client and, when asked (`resume`), a relinkd restart or
 /// a link drop.
 public struct TransferRecord: Sendable, Hashable, Codable {
-    /// The largest transfer relinkd takes, in bytes (the bytes travel in one
-    /// D-Bus message and are kept in the store until the transfer ends).
-    public static let maximumLength = 1 << 20
+    /// The largest transfer relinkd takes, in bytes (16 MiB, from a file;
+    /// the bytes are kept in the store until the transfer ends).
+    public static let maximumLength = 16 << 20
+    /// The largest transfer whose bytes travel in the call itself
+    /// (`StartTransfer`'s `ay`, 1 MiB); a larger one comes as a file
+    /// (`StartTransferFromFile`).
+    public static let maximumInlineLength = 1 << 20
 
     /// Its identifier.
     public let id: TransferID

@@ -16,7 +16,8 @@ struct TransferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer", abstract: "Write a file to a characteristic in chunks, durably (an OTA firmware update).",
         discussion: """
-            relinkd writes the file (at most 1 MiB) in chunks of the link's largest single-packet value, each \
+            relinkd writes the file (at most 16 MiB, passed as a descriptor and read whole by relinkd before it \
+            replies) in chunks of the link's largest single-packet value, each \
             once the one before is confirmed, and keeps going if relinkctl stops (Central1.StartTransfer). \
             relinkctl follows its events: a progress bar on a terminal, a line per progress event otherwise; \
             it exits 0 when the transfer completed, 1 when it failed (the error names the offset reached). \
@@ -30,22 +31,24 @@ struct TransferCommand: AsyncParsableCommand {
     @Option(name: .customLong("chunk-size"), help: "The largest chunk, 1 to 512 (default: the link's ATT MTU - 3).") var chunkSize: Int?
     @Flag(help: "Start the transfer and exit without following it.") var detach = false
 
-    /// The file's bytes.
-    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): unreadable, empty, over 1 MiB.
-    func data() throws(RelinkClientError) -> [UInt8] {
-        guard let contents = FileManager.default.contents(atPath: file) else {
-            throw RelinkClientError(.invalidArguments, "Cannot read \(RelinkArguments.echo(file)).")
+    /// The file's length.
+    /// - Throws: ``RelinkClientError`` (`InvalidArguments`): not a readable regular file, empty, over 16 MiB.
+    func length() throws(RelinkClientError) -> Int {
+        guard FileManager.default.isReadableFile(atPath: file),
+              let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+              attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? Int else {
+            throw RelinkClientError(.invalidArguments, "Cannot read \(RelinkArguments.echo(file)) (a regular file).")
         }
-        guard !contents.isEmpty, contents.count <= TransferRecord.maximumLength else {
-            throw RelinkClientError(.invalidArguments, "\(RelinkArguments.echo(file)) is \(contents.count) bytes: a transfer takes 1 to \(TransferRecord.maximumLength).")
+        guard size >= 1, size <= TransferRecord.maximumLength else {
+            throw RelinkClientError(.invalidArguments, "\(RelinkArguments.echo(file)) is \(size) bytes: a transfer takes 1 to \(TransferRecord.maximumLength).")
         }
-        return [UInt8](contents)
+        return size
     }
 
     /// Checks the file and the chunk size before relinkd is called.
     mutating func validate() throws {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in
-            _ = try data()
+            _ = try length()
             if let chunkSize, !(1...WriteLimits.maximumAttributeLength).contains(chunkSize) {
                 throw RelinkClientError(.invalidArguments, "--chunk-size must be 1 to \(WriteLimits.maximumAttributeLength), not \(chunkSize).")
             }
@@ -54,7 +57,7 @@ struct TransferCommand: AsyncParsableCommand {
 
     /// Starts the transfer, then (unless `--detach`) follows its events to its end.
     func run() async throws {
-        let data = try data()
+        let length = try length()
         let options = RelinkTransferOptions(withResponse: !noResponse, resume: resume, chunkSize: chunkSize)
         let identifier = target.identifier
         let path = try APIPath.central(for: identifier).rawValue
@@ -62,11 +65,11 @@ struct TransferCommand: AsyncParsableCommand {
             let signals = try await manager.eventSignals()
             let last = try await manager.centralProperties(identifier).lastSequence
             let transfer = try await manager.startTransfer(identifier, peripheral: target.peripheral, service: target.service,
-                                                           characteristic: target.characteristic, data: data, options: options)
+                                                           characteristic: target.characteristic, fileAt: file, options: options)
             guard !detach else { return (transfer, TransferEvent?.none) }
             let owners = try await manager.relinkdOwnerChanges()
             try await manager.watch(identifier, after: last)
-            let bar = ProgressBar(transfer: transfer, length: data.count, json: global.json)
+            let bar = ProgressBar(transfer: transfer, length: length, json: global.json)
             let seen = LastSeen(last)
             return try await withThrowingTaskGroup(of: TransferEvent?.self) { group in
                 // A relinkd that comes back (a restart; a transfer with
@@ -102,7 +105,7 @@ struct TransferCommand: AsyncParsableCommand {
             }
         }
         if global.json {
-            var document = target.json.merging(["transfer": transfer.description, "length": data.count]) { $1 }
+            var document = target.json.merging(["transfer": transfer.description, "length": length]) { $1 }
             if let end {
                 document["offset"] = end.status.offset
                 document["outcome"] = end.name
