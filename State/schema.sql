@@ -109,7 +109,28 @@ CREATE TABLE peripheral_manager (
     updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
--- v9: each identifier's launch spec (docs/relaunch.md): the bus name relinkd
+-- v7: durable transfers (Central1.StartTransfer): the confirmed offset in a
+-- small row, the bytes apart (an offset update never rewrites them).
+CREATE TABLE transfer (
+    id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 16),
+    identifier TEXT NOT NULL REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    peripheral_id BLOB NOT NULL REFERENCES peripheral(id) ON DELETE CASCADE,
+    service_uuid BLOB NOT NULL CHECK (length(service_uuid) = 16),
+    characteristic_uuid BLOB NOT NULL CHECK (length(characteristic_uuid) = 16),
+    length INTEGER NOT NULL CHECK (length >= 1),
+    confirmed INTEGER NOT NULL CHECK (confirmed >= 0 AND confirmed <= length),
+    with_response INTEGER NOT NULL CHECK (with_response IN (0, 1)),
+    resume INTEGER NOT NULL CHECK (resume IN (0, 1)),
+    chunk_size INTEGER CHECK (chunk_size BETWEEN 1 AND 512),
+    created_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE transfer_data (
+    transfer_id BLOB NOT NULL PRIMARY KEY REFERENCES transfer(id) ON DELETE CASCADE,
+    data BLOB NOT NULL
+) STRICT;
+
+-- v8: each identifier's launch spec (docs/relaunch.md): the bus name relinkd
 -- has the bus start, and the event kinds that wake it (a JSON array; empty: all).
 CREATE TABLE launch_spec (
     identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
@@ -118,4 +139,4 @@ CREATE TABLE launch_spec (
     updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 8;

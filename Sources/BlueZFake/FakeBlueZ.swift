@@ -104,6 +104,8 @@ public actor FakeBlueZ: BlueZPort {
     var acquiredWrites: [Key: UnixFD] = [:]
     /// Values received without response, per characteristic, in order.
     var receivedWrites: [Key: [[UInt8]]] = [:]
+    /// Write requests received and writes held (``holdWrites(after:)``).
+    var writeLog = FakeWriteLog()
     /// `Device1.Connect` calls waiting for a kept link to be dropped.
     var heldConnects: [BluetoothAddress: [CheckedContinuation<Void, Never>]] = [:]
 
@@ -203,9 +205,11 @@ public actor FakeBlueZ: BlueZPort {
     /// Stores the value (the peripheral "receives" it).
     public func write(_ characteristic: ObjectPath, _ value: [UInt8], withResponse: Bool, timeout: Duration) async throws {
         let (key, _) = try characteristicKey(characteristic)
+        let answered = await passWriteGate()
         guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
         guard acquiredWrites[key] == nil else { throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Write acquired") }
-        if !withResponse { receivedWrites[key, default: []].append(value) }
+        if withResponse { writeLog.requests[key, default: []].append(value) } else { receivedWrites[key, default: []].append(value) }
+        guard answered else { throw BlueZError(name: "org.freedesktop.DBus.Error.NoReply", message: "the caller stopped waiting") }
         setValue(key, value)
     }
 

@@ -50,6 +50,12 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let unsubscribed = Kind(.unsubscribed)
         /// `ready-to-update`: an update refused with `UpdateQueueFull` may be sent again.
         public static let readyToUpdate = Kind(.readyToUpdate)
+        /// `transfer-progress`.
+        public static let transferProgress = Kind(.transferProgress)
+        /// `transfer-completed`.
+        public static let transferCompleted = Kind(.transferCompleted)
+        /// `transfer-failed`.
+        public static let transferFailed = Kind(.transferFailed)
     }
 
     /// Grows by one per event of the identifier (gaps only where the
@@ -94,6 +100,13 @@ public struct RelinkClientEvent: Sendable, Hashable {
     /// (CoreBluetooth's `peripheral(_:didModifyServices:)`).
     public var gattDatabase: GattDatabase? {
         if case .servicesChanged(_, let database)? = payload { return database }
+        return nil
+    }
+
+    /// A transfer's progress, completion or failure (naming the offset
+    /// reached), for the `transfer-*` kinds.
+    public var transferEvent: TransferEvent? {
+        if case .transfer(let event)? = payload { return event }
         return nil
     }
 

@@ -29,6 +29,10 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     /// any advertisement carries, or had a mask of another length (the
     /// reason says which).
     case invalidDataPrefix(String)
+    /// A transfer identifier was not a UUID.
+    case invalidTransferID(String)
+    /// A transfer was empty, too long, or had a bad offset or chunk size.
+    case invalidTransfer(String)
 
     /// How many characters of a rejected value a message shows.
     public static let echoLimit = 64
@@ -63,6 +67,10 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid adapter role \(Self.echo(value)): expected one of \(AdapterRole.allCases.map(\.rawValue).joined(separator: ", "))"
         case .invalidDataPrefix(let reason):
             "invalid advertising data prefix: \(reason)"
+        case .invalidTransferID(let value):
+            "invalid transfer identifier \(Self.echo(value)): expected a UUID"
+        case .invalidTransfer(let reason):
+            "invalid transfer: \(reason)"
         }
     }
 }

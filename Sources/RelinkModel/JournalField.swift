@@ -112,6 +112,15 @@ public enum JournalField: String, CaseIterable, Sendable {
     /// an identifier's program (docs/relaunch.md).
     case busName = "RELINK_BUS_NAME"
 
+    // Transfers.
+
+    /// A durable transfer's identifier (its UUID).
+    case transfer = "RELINK_TRANSFER"
+    /// The bytes of a transfer the peripheral confirmed.
+    case offset = "RELINK_OFFSET"
+    /// A transfer's length in bytes.
+    case length = "RELINK_LENGTH"
+
     // The restore store.
 
     /// The path of the restore store's database.

@@ -47,6 +47,8 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case updateQueueFull = "org.relink.Error.UpdateQueueFull"
     /// Relaunch: the bus cannot start that name (it is not among its activatable names).
     case notActivatable = "org.relink.Error.NotActivatable"
+    /// The identifier has no transfer of that identifier under way.
+    case unknownTransfer = "org.relink.Error.UnknownTransfer"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -63,12 +65,15 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case linkLost = "org.relink.Error.LinkLost"
     /// The link went down before it was fully up.
     case disconnected = "org.relink.Error.Disconnected"
+    /// relinkd stopped (or was killed) during a transfer that did not ask
+    /// to be resumed (`transfer-failed`).
+    case interrupted = "org.relink.Error.Interrupted"
 
     /// The method errors, in the order of docs/api/errors.md.
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
-        .unknownRequest, .updateQueueFull, .notActivatable,
+        .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer,
     ]
 
     /// The full D-Bus error name.

@@ -188,6 +188,21 @@ public final class RelinkStore: Sendable {
         try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
     }
 
+    /// Test hook: the writer stalls (a slow disk) from when this returns
+    /// until the returned closure is called: commits wait, queued.
+    func stallWritesForTesting() -> @Sendable () -> Void {
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        let pool = self.pool
+        DispatchQueue.global().async {
+            try? pool.barrierWriteWithoutTransaction { _ in
+                entered.signal()
+                gate.wait()
+            }
+        }
+        entered.wait()
+        return { gate.signal() }
+    }
+
     /// Test hook: makes the writer connection refuse writes (`SQLITE_READONLY`).
     func setQueryOnlyForTesting(_ on: Bool) throws {
         try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(on ? 1 : 0)") }

@@ -77,6 +77,8 @@ public struct TortureModel: Sendable, Equatable {
             if identifiers[id] != nil { peripheralManagers[id] = record.isEmpty ? nil : record }
         case .putLaunchSpec:
             break  // not in `StoredState`: read by `RelinkStore.launchSpecs()` (the workload sets none)
+        case .putTransfer, .setTransferOffset, .removeTransfer:
+            break  // the workload makes no transfers
         }
     }
 

@@ -19,7 +19,7 @@ struct Relinkctl: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, ListCommand.self, ShowCommand.self, RegisterCommand.self, ScanCommand.self,
             StopScanCommand.self, ConnectCommand.self, CancelCommand.self, SubscribeCommand.self,
-            UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
+            UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, TransferCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
             EventsCommand.self, ForgetCommand.self, LaunchCommand.self,
             PeripheralsCommand.self,
             PeripheralRoleCommand.self, PublishCommand.self, UnpublishCommand.self, AdvertiseCommand.self, StopAdvertisingCommand.self,

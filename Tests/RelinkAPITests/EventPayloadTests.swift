@@ -9,6 +9,11 @@ struct EventPayloadTests {
     static let address = (try? BluetoothAddress(parsing: "00:00:00:00:00:02")) ?? BluetoothAddress.placeholder
     static let key = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
 
+    static func transfer(offset: Int) -> TransferStatus {
+        TransferStatus(transfer: TransferID(UUID(uuidString: "5F0C2B1E-8E54-4B8A-9D2B-0E6E1B1C7A10") ?? UUID()), peripheral: peripheral,
+                       characteristic: key, offset: offset, length: 262_144)
+    }
+
     static var samples: [EventPayload] {
         var names = PeripheralNames()
         let change = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000)) ?? NameChange(source: .gap, previous: nil, current: "Band")
@@ -45,6 +50,10 @@ struct EventPayloadTests {
                                                 descriptors: [GattDatabase.Descriptor(uuid: GattDatabase.userDescription, flags: ["read"])]),
                 ]),
             ], readAt: Date(timeIntervalSince1970: 1_767_225_600))),
+            .transfer(.progress(transfer(offset: 4880))),
+            .transfer(.completed(transfer(offset: 262_144))),
+            .transfer(.failed(transfer(offset: 244), reason: ConnectionFailure(
+                .transient, errorName: "org.relink.Error.LinkLost", message: "the link went down at byte 244 of 262144"))),
         ]
     }
 

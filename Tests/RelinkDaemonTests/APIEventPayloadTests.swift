@@ -40,6 +40,19 @@ import RelinkModel
             .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.unsubscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.readyToUpdate),
+        ] + transferSamples(CharacteristicKey(service: service, characteristic: characteristic))
+    }
+
+    static func transferSamples(_ key: CharacteristicKey) -> [RelinkEvent] {
+        let status = { (offset: Int) in
+            TransferStatus(transfer: TransferID(UUID(uuidString: "5F0C2B1E-8E54-4B8A-9D2B-0E6E1B1C7A10") ?? UUID()), peripheral: peripheral,
+                           characteristic: key, offset: offset, length: 262_144)
+        }
+        return [
+            .transfer(.progress(status(48_860))),
+            .transfer(.completed(status(262_144))),
+            .transfer(.failed(status(97_720), reason: ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost",
+                                                                         message: "the link went down at byte 97720 of 262144"))),
         ]
     }
 
@@ -52,7 +65,8 @@ import RelinkModel
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
-                            "subscriptionFailed", "adapterState", "servicesChanged", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate"]
+                            "subscriptionFailed", "adapterState", "servicesChanged", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
+                            "transferProgress", "transferCompleted", "transferFailed"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)

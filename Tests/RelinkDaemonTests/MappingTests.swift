@@ -135,6 +135,7 @@ import RelinkModel
             if case .adapterStateChanged = event { continue }
             if case .peripheralManager = event { continue }
             if case .servicesChanged = event { continue }
+            if case .transfer = event { continue }
             // Nor were the write sizes `connected` and `restored` carry within format 2.
             var event = event
             if case .connected(let p, let a, let r, _) = event { event = .connected(peripheral: p, address: a, route: r) }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import RelinkModel
 
-/// Migration v9: launch specs are durable, replaced, removed, and go with
+/// Migration v8: launch specs are durable, replaced, removed, and go with
 /// their identifier.
 @Suite("Launch specs in the store")
 struct LaunchSpecStoreTests {

@@ -33,9 +33,8 @@ from dbus_fast import Message, MessageType, Variant
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import restore_bench  # noqa: E402
 from restore_bench import BenchFailure  # noqa: E402
-from lock_session import LOCK, LOCK_SERVICE, LockSession  # noqa: E402
+from lock_session import LOCK_SERVICE, LockSession  # noqa: E402
 
 LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
 VALUE = b"lock"
@@ -58,18 +57,11 @@ class Run:
             self.ready.set()
 
     async def writes(self) -> int:
-        return int((await self.bench.cmd("get", peripheral=LOCK))["writes"])
+        return await self.s.lock_field("writes")
 
-    async def counted(self, target: int, timeout: float = 60) -> float:
-        """When the lock's counter reached `target` (polled every 2 ms, bounded)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            n = await self.writes()
-            if n >= target:
-                return time.monotonic()
-            if time.monotonic() > deadline:
-                raise BenchFailure(f"the lock counted {n} writes, {target} expected")
-            await asyncio.sleep(0.002)  # polling the bench, bounded by the deadline
+    async def counted(self, target: int) -> float:
+        """When the lock's counter reached `target`."""
+        return await self.s.lock_reached("writes", target)
 
     async def floor(self, char_path: str, count: int) -> tuple[float, int]:
         before = await self.writes()
@@ -109,14 +101,10 @@ async def run(args) -> dict:
     r = Run(session)
     try:
         await session.start(r.on_message)
-        bench = session.bench
         address = session.address
         await session.connect_lock()
         await asyncio.wait_for(r.connected.wait(), 60)
-        [objects] = await r.call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        device = restore_bench.device_path(bench, LOCK)
-        char_path = next(p for p, ifaces in objects.items() if p.startswith(device + "/")
-                         and ifaces.get("org.bluez.GattCharacteristic1", {}).get("UUID", Variant("s", "")).value == LOCK_COMMAND)
+        char_path, _ = await session.lock_characteristic(LOCK_COMMAND)
         results = {"floor": [], "relinkd": [], "lost": [], "refused": []}
         for rnd in range(args.rounds):
             order = ["floor", "relinkd"] if rnd % 2 == 0 else ["relinkd", "floor"]

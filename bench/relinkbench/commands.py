@@ -17,6 +17,7 @@ FORWARDED = {
     "set_advertising": ("lock", "band", "beacon"),
     "push": ("lock", "band"),
     "notify_on_subscribe": ("lock",),
+    "firmware_log": ("lock",),
     "start_stream": ("band",),
     "stop_stream": ("band",),
     "set_rate": ("band",),
@@ -36,6 +37,8 @@ HELP = {
             "(silent: only set it)",
     "notify_on_subscribe": "peripheral, on=true|false: lock sends its state when a central "
                            "enables notifications (each CCCD write)",
+    "firmware_log": "peripheral (lock), path: log every value its firmware characteristic receives "
+                    "to the file (4-byte little-endian length, then the bytes) and count them from 0",
     "start_stream": "peripheral[, rate]: band starts notifying",
     "stop_stream": "peripheral: band stops notifying",
     "set_rate": "peripheral, rate: band notifications per second",

@@ -48,6 +48,9 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case updateQueueFull(String)
     /// Relaunch: the bus cannot start the bus name given (no activation file for it).
     case notActivatable(String)
+    /// The identifier has no transfer of that identifier under way
+    /// (never started, or ended: completed, failed, cancelled).
+    case unknownTransfer(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -89,6 +92,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case updateQueueFull
         /// `org.relink.Error.NotActivatable`.
         case notActivatable
+        /// `org.relink.Error.UnknownTransfer`.
+        case unknownTransfer
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -112,6 +117,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .unknownRequest: .unknownRequest
             case .updateQueueFull: .updateQueueFull
             case .notActivatable: .notActivatable
+            case .unknownTransfer: .unknownTransfer
             }
         }
 
@@ -154,6 +160,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .unknownRequest: self = .unknownRequest(message)
         case .updateQueueFull: self = .updateQueueFull(message)
         case .notActivatable: self = .notActivatable(message)
+        case .unknownTransfer: self = .unknownTransfer(message)
         }
     }
 
@@ -179,6 +186,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .unknownRequest: .unknownRequest
         case .updateQueueFull: .updateQueueFull
         case .notActivatable: .notActivatable
+        case .unknownTransfer: .unknownTransfer
         }
     }
 
@@ -191,7 +199,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .invalidArguments(let m), .unknownIdentifier(let m), .unknownPeripheral(let m), .unknownCharacteristic(let m), .notPermitted(let m),
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
-             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m):
+             .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m),
+             .unknownTransfer(let m):
             m
         }
     }

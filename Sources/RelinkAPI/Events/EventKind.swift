@@ -30,6 +30,12 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case unsubscribed
     /// Peripheral role: there is room for updates again.
     case readyToUpdate = "ready-to-update"
+    /// A transfer's chunks were confirmed (at a bounded rate).
+    case transferProgress = "transfer-progress"
+    /// A transfer's every byte was confirmed.
+    case transferCompleted = "transfer-completed"
+    /// A transfer ended before its end.
+    case transferFailed = "transfer-failed"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -49,6 +55,9 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .subscribed: "subscribed"
         case .unsubscribed: "unsubscribed"
         case .readyToUpdate: "readyToUpdate"
+        case .transferProgress: "transferProgress"
+        case .transferCompleted: "transferCompleted"
+        case .transferFailed: "transferFailed"
         }
     }
 }

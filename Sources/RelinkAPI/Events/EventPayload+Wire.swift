@@ -40,6 +40,7 @@ extension EventPayload {
         case adapter, roles, state
         case mtu, maximumWriteWithResponse, maximumWriteWithoutResponse
         case readRequest, writeRequest, subscribed, unsubscribed, readyToUpdate, request, central, offset, withResponse
+        case transferProgress, transferCompleted, transferFailed, transfer, length
     }
 
     /// The payload with its explicit `Codable`.
@@ -62,6 +63,8 @@ extension EventPayload {
                 try body.encode(database, forKey: .database)
             case .peripheralManager(let event):
                 try Self.encodePeripheralManager(event, in: &body)
+            case .transfer(let event):
+                try Self.encodeTransfer(event, in: &body)
             case .discovered(_, let advertisement):
                 var ad = body.nestedContainer(keyedBy: Key.self, forKey: .advertisement)
                 try Self.encodeAddress(advertisement.address, in: &ad, forKey: .address)
@@ -148,6 +151,8 @@ extension EventPayload {
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
             case .readRequest, .writeRequest, .subscribed, .unsubscribed, .readyToUpdate:
                 payload = .peripheralManager(try Self.decodePeripheralManager(kind, body))
+            case .transferProgress, .transferCompleted, .transferFailed:
+                payload = .transfer(try Self.decodeTransfer(kind, body, peripheral: try peripheral()))
             case .adapterState:
                 payload = .adapterState(adapter: try body.decode(String.self, forKey: .adapter), status: try Self.decodeAdapterStatus(body))
             case .nameUpdated:
@@ -313,26 +318,26 @@ extension EventPayload {
                                         kind: BluetoothAddress.Kind(parsing: n.decode(String.self, forKey: .type)))
         }
 
-        private static func encodeCharacteristic(_ key: CharacteristicKey, in c: inout KeyedEncodingContainer<Key>) throws {
+        static func encodeCharacteristic(_ key: CharacteristicKey, in c: inout KeyedEncodingContainer<Key>) throws {
             var n = c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
             try n.encode(key.characteristic.string, forKey: .characteristic)
             try n.encode(key.service.string, forKey: .service)
         }
 
-        private static func decodeCharacteristic(_ c: KeyedDecodingContainer<Key>) throws -> CharacteristicKey {
+        static func decodeCharacteristic(_ c: KeyedDecodingContainer<Key>) throws -> CharacteristicKey {
             let n = try c.nestedContainer(keyedBy: Key.self, forKey: .characteristic)
             return CharacteristicKey(service: try BluetoothUUID(parsing: n.decode(String.self, forKey: .service)),
                                      characteristic: try BluetoothUUID(parsing: n.decode(String.self, forKey: .characteristic)))
         }
 
-        private static func encodeFailure(_ f: ConnectionFailure, in c: inout KeyedEncodingContainer<Key>) throws {
+        static func encodeFailure(_ f: ConnectionFailure, in c: inout KeyedEncodingContainer<Key>) throws {
             var r = c.nestedContainer(keyedBy: Key.self, forKey: .reason)
             try r.encode(f.errorName, forKey: .errorName)
             try r.encode(f.failureClass.rawValue, forKey: .failureClass)
             try r.encode(f.message, forKey: .message)
         }
 
-        private static func decodeFailure(_ c: KeyedDecodingContainer<Key>) throws -> ConnectionFailure {
+        static func decodeFailure(_ c: KeyedDecodingContainer<Key>) throws -> ConnectionFailure {
             let r = try c.nestedContainer(keyedBy: Key.self, forKey: .reason)
             let text = try r.decode(String.self, forKey: .failureClass)
             guard let failureClass = FailureClass(rawValue: text) else {

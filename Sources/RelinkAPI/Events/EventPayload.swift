@@ -41,6 +41,9 @@ public enum EventPayload: Sendable, Hashable {
     /// `read-request`, `write-request`, `subscribed`, `unsubscribed`,
     /// `ready-to-update`: the identifier's peripheral role; about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
+    /// `transfer-progress`, `transfer-completed`, `transfer-failed`: a
+    /// transfer the identifier started.
+    case transfer(TransferEvent)
 
     /// The event's kind.
     public var kind: EventKind {
@@ -63,6 +66,12 @@ public enum EventPayload: Sendable, Hashable {
             case .unsubscribed: .unsubscribed
             case .readyToUpdate: .readyToUpdate
             }
+        case .transfer(let event):
+            switch event {
+            case .progress: .transferProgress
+            case .completed: .transferCompleted
+            case .failed: .transferFailed
+            }
         }
     }
 
@@ -74,6 +83,8 @@ public enum EventPayload: Sendable, Hashable {
              .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
              .servicesChanged(let p, _):
             p
+        case .transfer(let event):
+            event.status.peripheral
         case .adapterState, .peripheralManager:
             nil
         }

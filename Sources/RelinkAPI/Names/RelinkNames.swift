@@ -81,6 +81,14 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case readDescriptor = "ReadDescriptor"
     /// Writes a descriptor on a live link.
     case writeDescriptor = "WriteDescriptor"
+    /// Starts a durable transfer (chunked writes to one characteristic).
+    case startTransfer = "StartTransfer"
+    /// Starts a durable transfer of a file's bytes (a descriptor).
+    case startTransferFromFile = "StartTransferFromFile"
+    /// Lists the identifier's transfers under way.
+    case transfers = "Transfers"
+    /// Cancels a transfer.
+    case cancelTransfer = "CancelTransfer"
 }
 
 /// Properties of `org.relink.Central1`.

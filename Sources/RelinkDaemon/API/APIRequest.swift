@@ -29,6 +29,8 @@ enum APIRequest: Sendable {
     case peripheralManager(RestoreIdentifier, PeripheralManagerRequest)
     /// `Manager1.SetLaunch` (or `Register`'s `launch` option), checked off the loop; nil removes it.
     case setLaunch(RestoreIdentifier, LaunchSpec?)
+    /// A transfer call (`StartTransfer`, `Transfers`, `CancelTransfer`).
+    case transfer(RestoreIdentifier, TransferRequest)
 }
 
 /// What the loop answers to an API call.

@@ -144,6 +144,8 @@ extension Daemon {
         case .setLaunch(let id, let spec):
             try await setLaunch(try visible(id, to: caller), spec)
             return APIResult()
+        case .transfer(let id, let request):
+            return try await transferCall(try visible(id, to: caller), request)
         }
     }
 
@@ -223,6 +225,7 @@ extension Daemon {
         }
         await peripheralRoleUnregistered(id)
         relaunchForget(id)
+        transfersUnregistered(id)
         core.identifiers.remove(id)
         core.namePreferences[id] = nil
         let audience = audience(ofOwner: api.owners[id] ?? 0)
@@ -259,7 +262,7 @@ extension Daemon {
     }
 
     /// The characteristic's BlueZ object on the current link.
-    private func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
+    func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
         guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
         guard let characteristic = await bluez.mirror.characteristic(

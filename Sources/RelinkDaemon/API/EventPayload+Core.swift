@@ -16,6 +16,7 @@ extension EventPayload {
         case .adapterStateChanged(let adapter, let status): self = .adapterState(adapter: adapter, status: status)
         case .servicesChanged(let p, let database): self = .servicesChanged(peripheral: p, database: database)
         case .peripheralManager(let event): self = .peripheralManager(event)
+        case .transfer(let event): self = .transfer(event)
         case .nameUpdated(let p, let update):
             self = .nameUpdated(peripheral: p, update: NameUpdatePayload(
                 change: update.change,

@@ -88,6 +88,7 @@ extension Daemon {
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
                 await writeLinkChanged(peripheral, device: device)
+                await transfersLinkChanged(peripheral)
             }
             switch (property, new) {
             case ("Connected", .boolean(true)?):

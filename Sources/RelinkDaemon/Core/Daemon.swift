@@ -148,6 +148,7 @@ public actor Daemon {
                 startSpawned(in: &group)
             }
             loop.waiting = false
+            storeTransferOffsets()
             await flushCommits()  // values gathered but not yet committed
             group.cancelAll()
         }
@@ -227,6 +228,7 @@ public actor Daemon {
             flushQueuedCommits()
         case .commitsDone:
             drainCommits()
+            await transfersCommitted()
         case .control(let request, let reply):
             await flushCommits()  // the call sees, and comes after, every gathered write
             let result = await handleControl(request)
@@ -266,6 +268,8 @@ public actor Daemon {
             await handlePeripheralRole(input)
         case .relaunch(let input):
             relaunchInput(input)
+        case .transfer(let input):
+            await handleTransfer(input)
         }
         await drainImmediate()
         await flushAutoConnect()

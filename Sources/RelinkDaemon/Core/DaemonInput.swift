@@ -60,6 +60,8 @@ enum DaemonInput: Sendable {
     case peripheralRole(PeripheralRoleInput)
     /// Relaunch: the bus answered a start, or a relaunch timer fired.
     case relaunch(RelaunchInput)
+    /// A transfer's chunk came back from BlueZ, or its retry delay passed.
+    case transfer(TransferInput)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

@@ -12,6 +12,8 @@ struct WriteStreamTable: Sendable {
     var limits: [PeripheralID: WriteLimits] = [:]
     /// The next stream's number (its object path).
     var next: UInt64 = 1
+    /// The durable transfers under way (relinkd's own chunked writes).
+    var transfers = TransferTable()
 }
 
 extension Daemon {

@@ -139,8 +139,8 @@ struct StoreOpener {
     /// `quick_check`, the identifiers and the peripherals, on three readers at once.
     static func checkAndLoad(_ pool: DatabasePool) -> (Result<BadStateReason?, any Error>, Result<StoredState, StoreError>) {
         let integrity = Mutex<Result<BadStateReason?, any Error>>(.success(nil))
-        let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow], [RestoreIdentifier: PeripheralManagerRecord]), StoreError>>(
-            .success(([], [], [:])))
+        let identifiers = Mutex<Result<([StoredState.Identifier], [UnreadableRow], [RestoreIdentifier: PeripheralManagerRecord], [TransferRecord]),
+                                       StoreError>>(.success(([], [], [:], [])))
         let peripherals = Mutex<Result<([PeripheralRecord], [UnreadableRow], [String: AdapterStatus], [PeripheralID: GattDatabase]), StoreError>>(
             .success(([], [], [:], [:])))
         DispatchQueue.concurrentPerform(iterations: 3) { part in
@@ -153,7 +153,8 @@ struct StoreOpener {
                     let loader = StateLoader(db: db)
                     let (ids, unreadable) = try loader.identifiers()
                     let (managers, unreadableManagers) = try loader.peripheralManagers()
-                    return (ids, unreadable + unreadableManagers, managers)
+                    let (transfers, unreadableTransfers) = try loader.transfers()
+                    return (ids, unreadable + unreadableManagers + unreadableTransfers, managers, transfers)
                 } }.mapError(StoreError.from)
                 identifiers.withLock { $0 = result }
             default:
@@ -173,6 +174,7 @@ struct StoreOpener {
             var state = StoredState(identifiers: ids.0, peripherals: rows.0, unreadable: ids.1 + rows.1, adapterStates: rows.2,
                                     gattDatabases: rows.3)
             state.peripheralManagers = ids.2
+            state.transfers = ids.3
             loaded = .success(state)
         case (.failure(let error), _), (_, .failure(let error)): loaded = .failure(error)
         }

@@ -55,6 +55,12 @@ public enum StoreMutation: Hashable, Sendable {
     /// Sets an identifier's launch spec (docs/relaunch.md), replacing the
     /// one before; nil removes it.
     case putLaunchSpec(RestoreIdentifier, LaunchSpec?)
+    /// Stores a new transfer with its bytes (its identifier and peripheral must exist).
+    case putTransfer(TransferRecord)
+    /// Moves a transfer's confirmed offset; nothing for a transfer that is gone.
+    case setTransferOffset(TransferID, confirmed: Int)
+    /// Forgets a transfer with its bytes; nothing for one that is gone.
+    case removeTransfer(TransferID)
 }
 
 /// What a committed `apply(_:)` produced.

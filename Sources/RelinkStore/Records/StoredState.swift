@@ -34,6 +34,8 @@ public struct StoredState: Hashable, Sendable, Codable {
     public var gattDatabases: [PeripheralID: GattDatabase]
     /// Each identifier's peripheral role.
     public var peripheralManagers: [RestoreIdentifier: PeripheralManagerRecord] = [:]
+    /// The transfers still under way, oldest first.
+    public var transfers: [TransferRecord] = []
 
     /// The loaded state.
     public init(identifiers: [Identifier], peripherals: [PeripheralRecord], unreadable: [UnreadableRow] = [],

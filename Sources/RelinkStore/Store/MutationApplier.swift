@@ -65,6 +65,12 @@ struct MutationApplier {
             case .putLaunchSpec(let id, let spec):
                 try requireIdentifier(id)
                 try LaunchSpecRows(db: db).put(id, spec)
+            case .putTransfer(let transfer):
+                try requireIdentifier(transfer.identifier)
+                try requirePeripheral(transfer.peripheral)
+                try putTransfer(transfer)
+            case .setTransferOffset(let id, let confirmed): try setTransferOffset(id, confirmed)
+            case .removeTransfer(let id): try removeTransfer(id)
             }
         }
         return StoreCommit(appendedSequences: appended, outboxEffects: effects)

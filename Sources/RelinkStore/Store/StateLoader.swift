@@ -18,10 +18,13 @@ struct StateLoader {
         let (adapters, unreadableAdapters) = try adapterStates()
         let (databases, unreadableDatabases) = try gattDatabases()
         let (managers, unreadableManagers) = try peripheralManagers()
+        let (transfers, unreadableTransfers) = try transfers()
         var state = StoredState(identifiers: identifiers, peripherals: peripherals,
-                                unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters + unreadableDatabases + unreadableManagers,
+                                unreadable: unreadableIdentifiers + unreadablePeripherals + unreadableAdapters + unreadableDatabases + unreadableManagers
+                                    + unreadableTransfers,
                                 adapterStates: adapters, gattDatabases: databases)
         state.peripheralManagers = managers
+        state.transfers = transfers
         return state
     }
 
@@ -179,7 +182,7 @@ struct StateLoader {
     /// cannot decode (`StoreError.corruptRow`) is listed in `unreadable`
     /// with the text of its first column (its identifier) and skipped;
     /// any other error ends the load.
-    private func rows(_ sql: String, arguments: StatementArguments = [], table: String, into unreadable: inout [UnreadableRow],
+    func rows(_ sql: String, arguments: StatementArguments = [], table: String, into unreadable: inout [UnreadableRow],
                       _ body: (RawColumns, inout RawIdentifierCache) throws -> Void) throws {
         let statement = try db.makeStatement(sql: sql)
         let columns = RawColumns(statement)

@@ -34,6 +34,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// An event of the identifier's peripheral role (a central's request,
     /// a subscription, room for updates); about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
+    /// A transfer the identifier started moved on, completed or failed.
+    case transfer(TransferEvent)
 
     /// The peripheral the event is about; nil for an event about none
     /// (``adapterStateChanged(adapter:status:)``).
@@ -44,6 +46,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
              .servicesChanged(let peripheral, _):
             peripheral
+        case .transfer(let event):
+            event.status.peripheral
         case .adapterStateChanged, .peripheralManager:
             nil
         }
@@ -63,6 +67,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .adapterStateChanged: "adapter-state"
         case .servicesChanged: "services-changed"
         case .peripheralManager(let event): event.name
+        case .transfer(let event): event.name
         }
     }
 }

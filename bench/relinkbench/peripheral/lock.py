@@ -1,6 +1,9 @@
 """The lock: advertises "RLK-xxxx", GAP name "Front Door"; lock service with a
-lock-state characteristic (read, notify: "locked"/"unlocked") and a command
-characteristic (write, write-without-response: "lock"/"unlock")."""
+lock-state characteristic (read, notify: "locked"/"unlocked"), a command
+characteristic (write, write-without-response: "lock"/"unlock") and a
+firmware characteristic (write, write-without-response) that takes any
+bytes and records every value it received, in order (issue 22 item 6:
+transfers), in memory and, after `firmware_log`, in a file."""
 
 from typing import Any
 
@@ -9,6 +12,7 @@ from .base import CommandError, Peripheral
 LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_FIRMWARE = "8e7f1a03-4b2c-4d1e-9a3f-72656c696e6b"
 MANUFACTURER_ID = 0xFFFF  # "no company", for tests
 # Issue 22: a descriptor of each kind on the state, and an included service.
 USER_DESCRIPTION = "00002901-0000-1000-8000-00805f9b34fb"
@@ -33,6 +37,11 @@ class Lock(Peripheral):
         self.state_char = self.add_char(svc, LOCK_STATE, ["read", "notify"], self._state_bytes())
         self.command_char = self.add_char(svc, LOCK_COMMAND, ["write", "write-without-response"],
                                           on_write=self._on_command)
+        self.firmware_char = self.add_char(svc, LOCK_FIRMWARE, ["write", "write-without-response"],
+                                           on_write=self._on_firmware)
+        self.firmware_count = 0
+        self.firmware_bytes = 0
+        self.firmware_log = None
         self.add_descriptor(self.state_char, USER_DESCRIPTION, ["read"], b"Lock state")
         # utf8s (0x19), exponent 0, unitless (0x2700), Bluetooth SIG namespace, no description
         self.add_descriptor(self.state_char, PRESENTATION_FORMAT, ["read"], bytes([0x19, 0, 0x00, 0x27, 0x01, 0, 0]))
@@ -61,10 +70,19 @@ class Lock(Peripheral):
         self.set_locked(text == "lock")
         self.emit({"event": "lock_command", "peripheral": self.name, "command": text})
 
+    async def _on_firmware(self, value: bytes, options: dict) -> None:
+        self.firmware_count += 1
+        self.firmware_bytes += len(value)
+        if self.firmware_log is not None:
+            # One record per value: its length (4 bytes, little-endian), its bytes.
+            self.firmware_log.write(len(value).to_bytes(4, "little") + value)
+            self.firmware_log.flush()
+
     def state(self) -> dict[str, Any]:
         return {"locked": self.locked, "state": self._state_bytes().decode(),
                 "writes": self.command_char.writes, "confirms": self.state_char.confirms,
-                "notify_on_subscribe": self.state_char.notify_on_subscribe}
+                "notify_on_subscribe": self.state_char.notify_on_subscribe,
+                "firmware_writes": self.firmware_count, "firmware_bytes": self.firmware_bytes}
 
     async def command(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
         if cmd == "push":
@@ -80,6 +98,15 @@ class Lock(Peripheral):
             else:
                 self.set_locked(self.locked)
             return {"value": self.state_char.value.hex()}
+        if cmd == "firmware_log":
+            path = args.get("path")
+            if not isinstance(path, str) or not path:
+                raise CommandError("path must be a file path")
+            if self.firmware_log is not None:
+                self.firmware_log.close()
+            self.firmware_log = open(path, "wb")
+            self.firmware_count = self.firmware_bytes = 0
+            return {"path": path}
         if cmd == "notify_on_subscribe":
             on = args.get("on")
             if not isinstance(on, bool):
