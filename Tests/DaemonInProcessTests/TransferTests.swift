@@ -121,8 +121,13 @@ struct TransferTests {
     @Test func onASlowDiskTheTransferRunsAtMostTheWindowAheadOfItsStoredOffset() async throws {
         let d = try await Self.linkedBand()
         let data = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
+        // The first chunk waits at BlueZ until the disk is slow: otherwise a
+        // loaded machine may let the whole transfer end before the stall.
+        await d.fake.holdWrites(after: 0)
         let transfer = try await Self.start(d, resume: true, data: data)
+        try await eventually("the first chunk waits") { await d.fake.heldWrites == 1 }
         let release = d.store.stallWritesForTesting()
+        await d.fake.releaseWrites()
         try await eventually("the transfer waits for its offset's commit") {
             guard let t = await d.daemon.writeStreams.transfers.running[transfer] else { return false }
             return !t.inFlight && t.record.confirmed > Daemon.transferUnstoredWindow
