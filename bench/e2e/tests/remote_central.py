@@ -218,6 +218,18 @@ class PeripheralProgram(Caller):
         return wait_until(lambda: next((e for e in self.events() if e[1] == kind and e[0] > after), None),
                           timeout, f"a {kind} event for {self.identifier}")
 
+    def leave(self, observer: Caller) -> None:
+        """Closes the program's connection and waits until the bus has let
+        its name go (seen from `observer`'s connection): relinkd then has
+        the bus's NameOwnerChanged before any later call a central makes,
+        and treats the identifier as having no program (a write made just
+        after a bare close could still be handed to the gone program, which
+        never answers: ATT 0x0E after relinkd's 10 s bound, seen once under
+        load)."""
+        name = self.unique_name
+        self.close()
+        wait_until(lambda: observer.name_owner(name) is None, 10, "the bus letting the program's name go")
+
     def ack_all(self) -> None:
         evs = self.events()
         if evs:

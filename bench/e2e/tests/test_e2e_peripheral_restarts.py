@@ -77,7 +77,7 @@ def test_the_peripheral_role_survives(hub, kind, state):
             c.start_notify(hub.path(STREAM))
             hub.program.wait_event("subscribed")
     hub.program.ack_all()
-    hub.program.close()
+    hub.program.leave(c)
     hub.program = None
     if state != "advertising-only":
         # Acknowledged to the central by relinkd (no program attached): it must reach the program.

@@ -85,7 +85,7 @@ def test_without_a_program_cached_reads_are_answered_and_writes_wait_for_it(hub)
     program.wait_event("subscribed")
     program.update(SERVICE, CACHED, b"\x2a")
     program.ack_all()
-    program.close()
+    program.leave(c)
     hub.program = None
 
     # No program: the cached value, ATT 0x0E for the dynamic one, writes accepted.
