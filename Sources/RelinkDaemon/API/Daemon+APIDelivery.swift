@@ -148,13 +148,15 @@ extension Daemon {
         api.attachments[id]?[client]?.cursor = cursor
     }
 
-    /// Detaches a client that left the bus.
-    func clientLeft(_ name: String) {
+    /// Detaches a client that left the bus; where it was an identifier's
+    /// last, its centrals' unanswered requests are answered without it.
+    func clientLeft(_ name: String) async {
         api.noteLeft(name)
         closeWriteStreams(of: name)
         for id in api.attachments.keys where api.attachments[id]?[name] != nil {
             api.attachments[id]?[name] = nil
             logger.debug("client detached", metadata: .journal([.restoreID: "\(id)", .client: "\(name)"]))
+            if !clientAttached(id) { await answerRequestsOfAGoneProgram(id) }
         }
     }
 }

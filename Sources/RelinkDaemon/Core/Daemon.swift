@@ -248,7 +248,7 @@ public actor Daemon {
         case .outboxWindowEnded(let id):
             outboxWindowEnded(id)
         case .clientLeft(let name):
-            clientLeft(name)
+            await clientLeft(name)
         case .stallForTesting(let duration):
             logger.warning("test hook: the loop stalls", metadata: ["duration": "\(duration)"])
             // Blocks this loop on purpose; nothing else runs on it meanwhile.

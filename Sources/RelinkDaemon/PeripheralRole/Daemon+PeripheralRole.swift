@@ -15,7 +15,7 @@ struct PeripheralRoleState {
     /// Requests handed to programs and not yet answered.
     var pending = PendingRequests<ContinuousClock.Instant>()
     /// Who waits for each pending request's answer (bluetoothd's call), and what it is.
-    var waiting: [UInt64: (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool)] = [:]
+    var waiting: [UInt64: (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool, offset: Int)] = [:]
     /// Each identifier's update flow control.
     var windows: [RestoreIdentifier: UpdateWindow] = [:]
     /// Each identifier's accepted updates not yet handed to the bus, in
@@ -153,7 +153,7 @@ extension Daemon {
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
-                forward(id, key, isRead: true, reply) { .readRequest(request: $0, central: central, characteristic: key, offset: offset) }
+                forward(id, key, isRead: true, offset: offset, reply) { .readRequest(request: $0, central: central, characteristic: key, offset: offset) }
             }
         case .write(let key, let value, let offset, let withResponse, let central):
             switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: withResponse, in: record, clientAttached: attached) {
@@ -161,7 +161,7 @@ extension Daemon {
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
-                forward(id, key, isRead: false, reply) {
+                forward(id, key, isRead: false, offset: offset, reply) {
                     .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, withResponse: true)
                 }
             case .commitThenAccept:
@@ -204,7 +204,7 @@ extension Daemon {
 
     /// Hands a request to the program: an event with a request number, and
     /// a timer for the answer bound.
-    private func forward(_ id: RestoreIdentifier, _ key: CharacteristicKey, isRead: Bool, _ reply: CheckedContinuation<HostedReply, Never>,
+    private func forward(_ id: RestoreIdentifier, _ key: CharacteristicKey, isRead: Bool, offset: Int, _ reply: CheckedContinuation<HostedReply, Never>,
                          _ event: (UInt64) -> PeripheralManagerEvent) {
         let deadline = clock.now + Self.answerBound
         let number = peripheralRole.pending.add(identifier: id.rawValue, deadline: deadline)
@@ -214,7 +214,7 @@ extension Daemon {
             _ = peripheralRole.pending.answer(number, by: id.rawValue)
             return reply.resume(returning: .error(.unlikelyError))
         }
-        peripheralRole.waiting[number] = (reply, key, isRead)
+        peripheralRole.waiting[number] = (reply, key, isRead, offset)
         let clock = self.clock
         loop.spawned.append {
             do { try await clock.sleep(until: deadline) } catch { return [] }
@@ -282,7 +282,7 @@ extension Daemon {
     }
 
     private func takeRequest(_ number: UInt64, of id: RestoreIdentifier) throws(RelinkError)
-        -> (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool) {
+        -> (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool, offset: Int) {
         guard peripheralRole.pending.answer(number, by: id.rawValue) != nil, let waiting = peripheralRole.waiting.removeValue(forKey: number) else {
             throw .unknownRequest("\(id) has no request \(number) waiting for an answer (never handed out, answered already, or answered by relinkd after \(Self.answerBound))")
         }
