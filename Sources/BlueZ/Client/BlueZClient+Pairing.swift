@@ -21,7 +21,7 @@ public struct PairingAgent: Sendable, Hashable {
     /// An agent at `path`.
     public init(path: ObjectPath) { self.path = path }
 
-    /// Exports the agent object on a connection (again: an old export is replaced).
+    /// Exports the agent object on a connection, unless it is there already.
     func export(on connection: Connection) throws(DBusError) {
         let rejected = DBusError.Name("org.bluez.Error.Rejected")
         func refuse(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = []) -> DBusMethod {
@@ -41,8 +41,9 @@ public struct PairingAgent: Sendable, Hashable {
             refuse("RequestAuthorization", [device]),
             refuse("AuthorizeService", [device, DBusArgument("uuid", .string)]),
         ])
-        try connection.unexport(path)
-        try connection.export(try ExportedObject(path: path, interfaces: [iface]))
+        // Exported once: a pairing under way keeps its agent while another starts.
+        let object = try ExportedObject(path: path, interfaces: [iface])
+        do { try connection.export(object) } catch where error.name == .invalidArgs {}
     }
 
     /// Registers the agent with bluetoothd; "already exists" is success.
