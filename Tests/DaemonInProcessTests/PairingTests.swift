@@ -74,6 +74,12 @@ struct PairingTests {
 
         await fake.setInRange(T.band, true)
         try await eventually("the band connected") { await d.state(T.id, T.band) == "connected" }
+        do {
+            try await d.daemon.pair(T.id, .address(T.band), from: APICaller(name: ":1.10", uid: 1000))
+            Issue.record("another user paired root's identifier's peripheral")
+        } catch { #expect(error.code == .unknownIdentifier, "another user's identifier looks missing") }
+        let pairs = await fake.calls.filter { if case .pair = $0 { true } else { false } }
+        #expect(pairs.isEmpty, "no refused call reached BlueZ")
         await fake.refuseNextPairing(T.band, "org.bluez.Error.AuthenticationRejected")
         #expect(await Self.pairCode(d) == .authenticationFailed)
         let (bonded, trusted) = (await fake.isBonded(T.band), await fake.isTrusted(T.band))
