@@ -73,7 +73,8 @@ extension FakeBlueZ {
     func deviceProperties(_ address: BluetoothAddress) -> InterfaceProperties {
         var props: InterfaceProperties = [
             "Address": .string(address.string), "AddressType": .string(address.kind.rawValue), "Adapter": .objectPath(adapterPath),
-            "Connected": .boolean(false), "ServicesResolved": .boolean(false), "Paired": .boolean(false), "Trusted": .boolean(false),
+            "Connected": .boolean(false), "ServicesResolved": .boolean(false), "Paired": .boolean(pairing.bonds.contains(address)),
+            "Bonded": .boolean(pairing.bonds.contains(address)), "Trusted": .boolean(pairing.trusted.contains(address)),
             "UUIDs": .array(.string, (world[address]?.advertisedServices ?? []).map { .string($0.string) }),
         ]
         if let name = world[address]?.advertisedName {

@@ -47,12 +47,16 @@ public actor FakeBlueZ: BlueZPort {
         case stopDiscovery
         /// A registration of the auto-connect profile.
         case setAutoConnect([String])
+        /// `Device1.Pair`, with the agent registered for it.
+        case pair(String, agent: ObjectPath)
+        /// `Device1.Trusted` set.
+        case setTrusted(String, Bool)
     }
 
     /// The current copy of the fake bluetoothd's objects.
     public internal(set) var mirror = Mirror()
     /// The operations asked for, in order.
-    public private(set) var calls: [Call] = []
+    public internal(set) var calls: [Call] = []
     /// Behaviours to play.
     public var quirks = Quirks()
     /// The adapter's object path.
@@ -106,6 +110,8 @@ public actor FakeBlueZ: BlueZPort {
     var receivedWrites: [Key: [[UInt8]]] = [:]
     /// Write requests received and writes held (``holdWrites(after:)``).
     var writeLog = FakeWriteLog()
+    /// Bonds and trust bluetoothd stores (``FakePairing``).
+    var pairing = FakePairing()
     /// `Device1.Connect` calls waiting for a kept link to be dropped.
     var heldConnects: [BluetoothAddress: [CheckedContinuation<Void, Never>]] = [:]
 

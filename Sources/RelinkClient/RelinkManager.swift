@@ -211,6 +211,14 @@ public final class RelinkManager: Sendable {
         _ = try await central(identifier, Central1Member.cancel.rawValue, [.string(try RelinkArguments.peripheral(peripheral))])
     }
 
+    /// `Central1.Pair`: pairs with (bonds to) a peripheral the identifier
+    /// has a connection intent on and a link to (Just Works), then trusts it.
+    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `NotConnected`,
+    ///   `InProgress`, `NotReady`, `AuthenticationFailed`, `Failed`; unreachable.
+    public func pair(_ identifier: String, peripheral: String) async throws(RelinkClientError) {
+        _ = try await central(identifier, Central1Member.pair.rawValue, [.string(try RelinkArguments.peripheral(peripheral))])
+    }
+
     /// `Central1.Subscribe`: a durable subscription, re-armed after every reconnection.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `AlreadyExists`, `StoreFailed`; unreachable.
     public func subscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {

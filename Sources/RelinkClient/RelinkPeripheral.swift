@@ -40,6 +40,12 @@ public struct RelinkPeripheral: Sendable, Hashable {
     public var maximumWriteWithResponse: UInt16
     /// The largest value of a write without response (MTU − 3); 0 while not connected.
     public var maximumWriteWithoutResponse: UInt16
+    /// BlueZ's `Paired` (`Central1.Pair`).
+    public var paired: Bool
+    /// BlueZ's `Bonded`: the keys are stored and outlive restarts.
+    public var bonded: Bool
+    /// BlueZ's `Trusted`.
+    public var trusted: Bool
 
     /// Decodes the properties of one Peripheral1 object.
     /// - Throws: ``RelinkClientError`` (`Failed`) when `Id` is missing or a
@@ -64,6 +70,9 @@ public struct RelinkPeripheral: Sendable, Hashable {
         mtu = try r.value(Peripheral1Property.mtu.rawValue, default: 0)
         maximumWriteWithResponse = try r.value(Peripheral1Property.maximumWriteWithResponse.rawValue, default: 0)
         maximumWriteWithoutResponse = try r.value(Peripheral1Property.maximumWriteWithoutResponse.rawValue, default: 0)
+        paired = try r.value(Peripheral1Property.paired.rawValue, default: false)
+        bonded = try r.value(Peripheral1Property.bonded.rawValue, default: false)
+        trusted = try r.value(Peripheral1Property.trusted.rawValue, default: false)
     }
 
     /// The largest value one write of `type` may carry on the link now

@@ -49,6 +49,9 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     case notActivatable = "org.relink.Error.NotActivatable"
     /// The identifier has no transfer of that identifier under way.
     case unknownTransfer = "org.relink.Error.UnknownTransfer"
+    /// Pairing failed: the peripheral or bluetoothd rejected, cancelled or
+    /// timed out the authentication (`Central1.Pair`).
+    case authenticationFailed = "org.relink.Error.AuthenticationFailed"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -73,7 +76,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
-        .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer,
+        .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer, .authenticationFailed,
     ]
 
     /// The full D-Bus error name.

@@ -73,6 +73,7 @@ enum JSONForms {
             "rssi": Int(p.rssi), "services": p.services, "last_seen": p.lastSeen,
             "mtu": Int(p.mtu), "maximum_write_with_response": Int(p.maximumWriteWithResponse),
             "maximum_write_without_response": Int(p.maximumWriteWithoutResponse),
+            "paired": p.paired, "bonded": p.bonded, "trusted": p.trusted,
         ]
     }
 }

@@ -16,6 +16,8 @@ public struct Device: Sendable, Hashable {
     public var connected: Bool
     public var servicesResolved: Bool
     public var paired: Bool
+    /// `Bonded`: the pairing's keys are stored (absent on bluetoothd before 5.65: false).
+    public var bonded: Bool
     public var trusted: Bool
     public var rssi: Int16?
     public var uuids: [String]
@@ -35,6 +37,7 @@ public struct Device: Sendable, Hashable {
         connected = p.bool("Connected") ?? false
         servicesResolved = p.bool("ServicesResolved") ?? false
         paired = p.bool("Paired") ?? false
+        bonded = p.bool("Bonded") ?? false
         trusted = p.bool("Trusted") ?? false
         rssi = p.int16("RSSI")
         uuids = p.strings("UUIDs").map { $0.lowercased() }

@@ -65,6 +65,14 @@ public protocol BlueZPort: HostingPort {
     /// Stops discovery.
     /// - Throws: ``BlueZError``.
     func stopDiscovery(adapter: ObjectPath) async throws
+    /// Pairs with a device (`Device1.Pair`) through the caller's own
+    /// `NoInputNoOutput` agent at `agent`, exported and registered first
+    /// (never as the default agent); "already paired" is success.
+    /// - Throws: ``BlueZError`` (BlueZ's `Authentication*`, `InProgress`, `NotConnected`, …).
+    func pair(_ device: ObjectPath, agent: ObjectPath, timeout: Duration) async throws
+    /// Sets a device's `Device1.Trusted`.
+    /// - Throws: ``BlueZError``.
+    func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws
     /// Registers (or re-registers) the background auto-connect profile for `uuids`.
     /// - Throws: ``BlueZError``.
     func setAutoConnect(uuids: [String], root: ObjectPath) async throws

@@ -51,6 +51,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     /// The identifier has no transfer of that identifier under way
     /// (never started, or ended: completed, failed, cancelled).
     case unknownTransfer(String)
+    /// Pairing failed: authentication rejected, cancelled or timed out.
+    case authenticationFailed(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -94,6 +96,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case notActivatable
         /// `org.relink.Error.UnknownTransfer`.
         case unknownTransfer
+        /// `org.relink.Error.AuthenticationFailed`.
+        case authenticationFailed
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -118,6 +122,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .updateQueueFull: .updateQueueFull
             case .notActivatable: .notActivatable
             case .unknownTransfer: .unknownTransfer
+            case .authenticationFailed: .authenticationFailed
             }
         }
 
@@ -161,6 +166,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .updateQueueFull: self = .updateQueueFull(message)
         case .notActivatable: self = .notActivatable(message)
         case .unknownTransfer: self = .unknownTransfer(message)
+        case .authenticationFailed: self = .authenticationFailed(message)
         }
     }
 
@@ -187,6 +193,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .updateQueueFull: .updateQueueFull
         case .notActivatable: .notActivatable
         case .unknownTransfer: .unknownTransfer
+        case .authenticationFailed: .authenticationFailed
         }
     }
 
@@ -200,7 +207,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
              .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m),
-             .unknownTransfer(let m):
+             .unknownTransfer(let m), .authenticationFailed(let m):
             m
         }
     }

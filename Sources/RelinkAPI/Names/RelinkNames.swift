@@ -89,6 +89,8 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case transfers = "Transfers"
     /// Cancels a transfer.
     case cancelTransfer = "CancelTransfer"
+    /// Pairs with (bonds to) a peripheral the identifier has a connection intent on, and trusts it.
+    case pair = "Pair"
 }
 
 /// Properties of `org.relink.Central1`.
@@ -154,6 +156,12 @@ public enum Peripheral1Property: String, Sendable, CaseIterable {
     case maximumWriteWithResponse = "MaximumWriteWithResponse"
     /// The largest value of a write without response (MTU − 3; 0 without a link).
     case maximumWriteWithoutResponse = "MaximumWriteWithoutResponse"
+    /// BlueZ's `Device1.Paired`: the link is (or was) authenticated.
+    case paired = "Paired"
+    /// BlueZ's `Device1.Bonded`: the keys are stored, the bond outlives the link.
+    case bonded = "Bonded"
+    /// BlueZ's `Device1.Trusted`.
+    case trusted = "Trusted"
 }
 
 /// Members of `org.relink.WriteStream1` (docs/api/WriteStream1.md).

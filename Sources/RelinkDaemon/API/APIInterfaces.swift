@@ -146,7 +146,7 @@ struct APIInterfaces: Sendable {
             method(Central1Member.ack.rawValue, [DBusArgument("sequence", .uint64)]) { a throws(RelinkError) in .ack(id, through: try a.uint64(0, "sequence")) },
             method(Central1Member.watch.rawValue, [DBusArgument("after", .uint64)]) { a throws(RelinkError) in .watch(id, after: try a.uint64(0, "after")) },
             method(Central1Member.unwatch.rawValue, []) { _ throws(RelinkError) in .unwatch(id) },
-        ] + gattMethods(id) + transferMethods(id), properties: Self.centralProperties, signals: [
+        ] + gattMethods(id) + transferMethods(id) + pairingMethods(id), properties: Self.centralProperties, signals: [
             DBusSignal(Central1Member.event.rawValue, [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
         ], invalidSignatureError: Self.invalidArguments)
     }
@@ -216,5 +216,7 @@ struct APIInterfaces: Sendable {
         DBusProperty(Peripheral1Property.services.rawValue, .array(.string)), DBusProperty(Peripheral1Property.lastSeen.rawValue, .uint64),
         DBusProperty(Peripheral1Property.mtu.rawValue, .uint16), DBusProperty(Peripheral1Property.maximumWriteWithResponse.rawValue, .uint16),
         DBusProperty(Peripheral1Property.maximumWriteWithoutResponse.rawValue, .uint16),
+        DBusProperty(Peripheral1Property.paired.rawValue, .boolean), DBusProperty(Peripheral1Property.bonded.rawValue, .boolean),
+        DBusProperty(Peripheral1Property.trusted.rawValue, .boolean),
     ])
 }

@@ -60,6 +60,7 @@ final class APIPublisher: Sendable {
     func mayView(_ path: ObjectPath, sender: String) async -> Bool {
         let rule: (owner: UInt32?, viewers: Set<UInt32>?) = state.withLock { ($0.centralOwners[path], $0.peripheralViewers[path]) }
         let isInternal = path.isDescendant(of: Self.controlPath, orSelf: true) || path.isDescendant(of: Self.autoConnectPath, orSelf: true)
+            || path.isDescendant(of: Daemon.agentPath, orSelf: true)
         guard rule.owner != nil || rule.viewers != nil || isInternal else { return true }
         guard let uid = try? await identity.resolve(connection, sender) else { return false }
         if uid == 0 || (isInternal && uid == ownUID) { return true }

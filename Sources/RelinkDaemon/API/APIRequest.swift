@@ -31,6 +31,8 @@ enum APIRequest: Sendable {
     case setLaunch(RestoreIdentifier, LaunchSpec?)
     /// A transfer call (`StartTransfer`, `Transfers`, `CancelTransfer`).
     case transfer(RestoreIdentifier, TransferRequest)
+    /// `Pair`'s check: the device to pair over (done outside the loop).
+    case pairTarget(RestoreIdentifier, PeripheralRef)
 }
 
 /// What the loop answers to an API call.

@@ -146,6 +146,8 @@ extension Daemon {
             return APIResult()
         case .transfer(let id, let request):
             return try await transferCall(try visible(id, to: caller), request)
+        case .pairTarget(let id, let ref):
+            return try await pairTarget(try visible(id, to: caller), ref)
         }
     }
 

@@ -181,6 +181,9 @@ extension Daemon {
         values[Peripheral1Property.mtu.rawValue] = .uint16(UInt16(limits?.mtu ?? 0))
         values[Peripheral1Property.maximumWriteWithResponse.rawValue] = .uint16(UInt16(limits?.withResponse ?? 0))
         values[Peripheral1Property.maximumWriteWithoutResponse.rawValue] = .uint16(UInt16(limits?.withoutResponse ?? 0))
+        values[Peripheral1Property.paired.rawValue] = .boolean(device?.paired ?? false)
+        values[Peripheral1Property.bonded.rawValue] = .boolean(device?.bonded ?? false)
+        values[Peripheral1Property.trusted.rawValue] = .boolean(device?.trusted ?? false)
         return values
     }
 
@@ -195,8 +198,7 @@ extension Daemon {
         guard publisher.hasPeripheral(peripheral) else { return publishPeripheral(peripheral, device: device) }
         var values = peripheralValues(peripheral, device: device)
         if device == nil {
-            values["Connected"] = nil
-            values["RSSI"] = nil
+            for key in [Peripheral1Property.connected, .rssi, .paired, .bonded, .trusted] { values[key.rawValue] = nil }
         }
         publisher.updatePeripheral(peripheral, values, to: peripheralAudience(peripheral))
     }

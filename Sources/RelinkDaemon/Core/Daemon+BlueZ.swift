@@ -86,6 +86,7 @@ extension Daemon {
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
+            if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
             if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
                 await writeLinkChanged(peripheral, device: device)
                 await transfersLinkChanged(peripheral)

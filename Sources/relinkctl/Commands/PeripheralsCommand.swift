@@ -18,7 +18,10 @@ struct PeripheralsCommand: AsyncParsableCommand {
             // The link's sizes, when it is up with its MTU known.
             let sizes = p.mtu == 0 ? "" : " mtu \(p.mtu), largest write \(p.maximumWriteValueLength(for: .withResponse))"
                 + " with response, \(p.maximumWriteValueLength(for: .withoutResponse)) without"
-            Output.line("\(p.id) \(p.address) \(p.connected ? "connected" : "disconnected")\(name)\(sizes)")
+            // The bond, as BlueZ keeps it.
+            let bond = [p.paired ? "paired" : nil, p.bonded ? "bonded" : nil, p.trusted ? "trusted" : nil].compactMap { $0 }
+            let bonding = bond.isEmpty ? "" : " " + bond.joined(separator: ",")
+            Output.line("\(p.id) \(p.address) \(p.connected ? "connected" : "disconnected")\(bonding)\(name)\(sizes)")
         }
     }
 }

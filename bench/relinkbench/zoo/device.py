@@ -410,6 +410,17 @@ class BenchDevice(Device):
 
     @sdbus.dbus_property_async_override()
     @dbus_property_async_except_logging
+    def Bonded(self) -> bool:
+        return self.bonded
+
+    @Bonded.setter_private
+    def Bonded_setter(self, value):
+        # Patch 21: BlueZoo's setter stores `self.bond`, so Bonded read
+        # back (GetAll, GetManagedObjects) stays false after a pairing.
+        self.bonded = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
     def Alias(self) -> str:
         return self.user_alias if self.user_alias is not None else self.name_
 
