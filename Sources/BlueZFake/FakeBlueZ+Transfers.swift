@@ -9,6 +9,8 @@ struct FakeWriteLog: Sendable {
     var passing: Int?
     /// Writes held until ``FakeBlueZ/releaseWrites()``.
     var held: [CheckedContinuation<Void, Never>] = []
+    /// The longest value a write may carry (``FakeBlueZ/refuseWrites(longerThan:)``).
+    var longest: Int?
 }
 
 /// Transfers (relinkd's chunked writes): what a peripheral received with
@@ -28,6 +30,13 @@ extension FakeBlueZ {
     /// received, until ``releaseWrites()``.
     public func holdWrites(after count: Int) {
         writeLog.passing = count
+    }
+
+    /// From now on a write longer than `bytes` is refused as the
+    /// peripheral's ATT 0x0D, the way bluetoothd 5.66 reports it
+    /// (`InvalidArguments: Invalid Length`); nil takes any length again.
+    public func refuseWrites(longerThan bytes: Int?) {
+        writeLog.longest = bytes
     }
 
     /// How many writes wait unanswered.

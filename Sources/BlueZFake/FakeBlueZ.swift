@@ -214,6 +214,9 @@ public actor FakeBlueZ: BlueZPort {
         let answered = await passWriteGate()
         guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
         guard acquiredWrites[key] == nil else { throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Write acquired") }
+        if let longest = writeLog.longest, value.count > longest {
+            throw BlueZError(name: "org.bluez.Error.InvalidArguments", message: "Invalid Length")
+        }
         if withResponse { writeLog.requests[key, default: []].append(value) } else { receivedWrites[key, default: []].append(value) }
         guard answered else { throw BlueZError(name: "org.freedesktop.DBus.Error.NoReply", message: "the caller stopped waiting") }
         setValue(key, value)

@@ -192,8 +192,7 @@ struct APIInterfaces: Sendable {
         // The peripheral's ATT 0x0D (Invalid Attribute Value Length), as
         // BlueZ names it: the value is too long for this characteristic,
         // which may take less than the link's largest value.
-        if failure.errorName == "org.bluez.Error.InvalidValueLength"
-            || (failure.errorName == "org.bluez.Error.InvalidArguments" && failure.message == "Invalid Length") {
+        if FailureMapping.isLengthRefusal(failure) {
             return .valueTooLong("\(text) (the peripheral refused the value's length)")
         }
         switch failure.failureClass {

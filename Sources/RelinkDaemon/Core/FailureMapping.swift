@@ -34,4 +34,13 @@ enum FailureMapping {
         }
         return ConnectionFailure(failureClass(bluez.errorClass), errorName: bluez.name, message: bluez.message)
     }
+
+    /// Whether a failed read or write is the peripheral refusing the
+    /// value's length (ATT 0x0D, Invalid Attribute Value Length), as BlueZ
+    /// names it: `InvalidValueLength`, or 5.66's `InvalidArguments` with
+    /// the message "Invalid Length" (seen on the real-bluetoothd bench).
+    static func isLengthRefusal(_ failure: ConnectionFailure) -> Bool {
+        failure.errorName == "org.bluez.Error.InvalidValueLength"
+            || (failure.errorName == "org.bluez.Error.InvalidArguments" && failure.message == "Invalid Length")
+    }
 }

@@ -24,6 +24,10 @@ extension Daemon {
     /// What a crash may make the peripheral receive twice is at most this
     /// and the chunk in flight.
     static let transferUnstoredWindow = 8 * 1024
+    /// The smallest chunk a transfer shrinks to when the peripheral refuses
+    /// lengths (the ATT default MTU's largest value); a refusal at this
+    /// size fails the transfer.
+    static let smallestTransferChunk = 20
 
     /// A transfer call: `StartTransfer`, `Transfers`, `CancelTransfer`.
     func transferCall(_ id: RestoreIdentifier, _ request: TransferRequest) async throws(RelinkError) -> APIResult {
@@ -110,7 +114,8 @@ extension Daemon {
                                                              message: "\(t.record.characteristic) is not on the link"))
             return
         }
-        let chunk = Array(t.record.nextChunk(mirror.writeLimits(of: device.path) ?? WriteLimits(mtu: WriteLimits.defaultMTU)))
+        let chunk = Array(t.record.nextChunk(mirror.writeLimits(of: device.path) ?? WriteLimits(mtu: WriteLimits.defaultMTU))
+            .prefix(t.peerLargest ?? .max))
         guard !chunk.isEmpty else { return }
         t.inFlight = true
         t.linkDropped = false
@@ -154,6 +159,16 @@ extension Daemon {
                 }
                 writeStreams.transfers.running[transfer]?.linkDropped = false
                 if linkUp { await pumpTransfer(transfer) }  // back already
+                return
+            }
+            let sent = end - t.record.confirmed
+            if FailureMapping.isLengthRefusal(failure), sent > Self.smallestTransferChunk {
+                // Too long for this characteristic: smaller chunks from now on.
+                let smaller = max(Self.smallestTransferChunk, sent - max(1, sent / 8))
+                writeStreams.transfers.running[transfer]?.peerLargest = smaller
+                logger.notice("the peripheral refused a chunk's length: smaller chunks", metadata: transferFields(t.record).merging(.journal([
+                    .length: "\(smaller)"])) { $1 })
+                await pumpTransfer(transfer)
                 return
             }
             switch failure.failureClass {

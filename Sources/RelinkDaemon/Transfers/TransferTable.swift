@@ -34,6 +34,10 @@ struct RunningTransfer: Sendable {
     var stored: Int
     /// The commit of a newer offset on its way to the store (its ticket).
     var storing: (ticket: UInt64, offset: Int)?
+    /// The largest chunk to send, once the peripheral refused a longer one
+    /// as too long (ATT 0x0D): a characteristic may take less than the
+    /// link's largest value (bluetoothd 5.66 took 510 of 512 bytes).
+    var peerLargest: Int?
 
     /// A transfer as started or loaded: its offset is the stored one.
     init(record: TransferRecord, lastProgress: DaemonClock.Instant) {
