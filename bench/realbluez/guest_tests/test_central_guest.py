@@ -10,6 +10,7 @@ bluetoothd's AcquireWrite socket (the floor), in LOGDIR/central.json."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ ID = "door"
 LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
 LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_FIRMWARE = "8e7f1a03-4b2c-4d1e-9a3f-72656c696e6b"
 USER_DESCRIPTION = "00002901-0000-1000-8000-00805f9b34fb"
 # bluetoothd's own services on the peripheral's side, not the program's:
 # GAP (hidden by 5.66's client), GATT, and the deviceinfo plugin's 0x180A.
@@ -70,17 +72,19 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
 
 
+FIGURES: dict = {}
+
+
 @pytest.fixture
 def world():
     bench = start_bench("--lock", "lock")
     relinkd = Relinkd()
-    figures: dict = {}
-    yield bench, relinkd, figures
+    yield bench, relinkd, FIGURES
     relinkd.stop()
     stop_bench(bench)
     with open(os.path.join(LOGDIR, "central.json"), "w") as f:
-        json.dump(figures, f, indent=1)
-    print("figures:", json.dumps(figures))
+        json.dump(FIGURES, f, indent=1)
+    print("figures:", json.dumps(FIGURES))
 
 
 def lock_writes(bench) -> int:
@@ -239,3 +243,71 @@ def test_database_descriptors_write_sizes_and_stream_on_real_bluetoothd(world):
     figures["stream_transport"] = opened[-1][opened[-1].find("("):opened[-1].find(")") + 1] if opened else None
     assert opened and "(acquired)" in opened[-1], f"the stream did not use AcquireWrite: {opened}"
     assert figures["stream_lost"] == 0, f"writes lost through relinkd's stream: {figures}"
+
+
+def firmware_records(path: str) -> list[bytes]:
+    """The values the lock's firmware characteristic received, in order."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out, i = [], 0
+    while i + 4 <= len(data):
+        n = int.from_bytes(data[i:i + 4], "little")
+        out.append(data[i + 4:i + 4 + n])
+        i += 4 + n
+    return out
+
+
+def reassemble(records: list[bytes], file: bytes) -> tuple[int, int]:
+    """(bytes of `file` received in order, chunks received again): a record
+    that is not the next part of the file must be one sent before (a
+    chunk sent again after a restart); anything else fails."""
+    offset, again = 0, 0
+    sent: set[tuple[int, int]] = set()
+    for r in records:
+        if file[offset:offset + len(r)] == r:
+            sent.add((offset, len(r)))
+            offset += len(r)
+            continue
+        assert any(file[k:k + n] == r for k, n in sent if n == len(r)), (
+            f"a value at the lock that is no chunk of the file (after {offset} bytes)")
+        again += 1
+    return offset, again
+
+
+@pytest.mark.parametrize("with_response", [True, False], ids=["with-response", "without-response"])
+def test_a_transfer_resumes_across_a_relinkd_sigkill_on_real_bluetoothd(world, with_response):
+    bench, relinkd, figures = world
+    address = bench.address("lock")
+    relinkd.start()
+    ctl_ok("register", ID)
+    ctl_ok("connect", ID, address, "--service", LOCK_SERVICE)
+    wait_for(lambda: any(e.get("kind") == "connected" for e in events(ID)), 30, "connected to the lock")
+    file = os.urandom(64 * 1024)
+    path = os.path.join(LOGDIR, "firmware.bin")
+    with open(path, "wb") as f:
+        f.write(file)
+    log = "/tmp/firmware-log.bin"
+    bench.cmd("firmware_log", peripheral="lock", path=log)
+    args = ["transfer", ID, address, LOCK_SERVICE, LOCK_FIRMWARE, path, "--resume", "--detach"]
+    if not with_response:
+        args.append("--no-response")
+    t0 = time.monotonic()
+    ctl_ok(*args)
+    # SIGKILL relinkd once a quarter of the file is at the lock.
+    wait_for(lambda: bench.cmd("get", peripheral="lock")["firmware_bytes"] >= len(file) // 4, 120,
+             "a quarter of the file at the lock", interval=0.05)
+    relinkd.signal(signal.SIGKILL)
+    relinkd.start()
+    ctl_ok("register", ID)
+
+    def ended():
+        kinds = [e.get("kind") for e in events(ID)]
+        return "transfer-completed" in kinds or "transfer-failed" in kinds
+    wait_for(ended, 300, "the transfer's end after the restart", interval=0.5)
+    kinds = [e for e in events(ID) if e.get("kind") in ("transfer-completed", "transfer-failed")]
+    key = "transfer_with_response" if with_response else "transfer_without_response"
+    figures[key] = {"seconds": round(time.monotonic() - t0, 2), "end": kinds[-1]}
+    assert kinds[-1].get("kind") == "transfer-completed", f"the transfer failed: {kinds[-1]}"
+    received, again = reassemble(firmware_records(log), file)
+    figures[key].update({"bytes_in_order": received, "chunks_again": again})
+    assert received == len(file), f"{received} of {len(file)} bytes reached the lock in order"
