@@ -128,7 +128,9 @@ struct TransferTests {
         try await eventually("the first chunk waits") { await d.fake.heldWrites == 1 }
         let release = d.store.stallWritesForTesting()
         await d.fake.releaseWrites()
-        try await eventually("the transfer waits for its offset's commit") {
+        // About 85 chunks first, each a few task hops: a generous bound, as
+        // in the whole suite the two cooperative threads are shared by hundreds of tasks.
+        try await eventually("the transfer waits for its offset's commit", within: .seconds(120)) {
             guard let t = await d.daemon.writeStreams.transfers.running[transfer] else { return false }
             return !t.inFlight && t.record.confirmed > Daemon.transferUnstoredWindow
         }
@@ -136,7 +138,7 @@ struct TransferTests {
         #expect(received.count <= Daemon.transferUnstoredWindow + 2 * Self.chunk && received.count < data.count,
                 "at most the window beyond the stored offset while the disk is slow: \(received.count) bytes")
         release()
-        try await eventually("transfer-completed") { try await Self.transferEvents(d).contains { if case .completed = $0 { true } else { false } } }
+        try await eventually("transfer-completed", within: .seconds(120)) { try await Self.transferEvents(d).contains { if case .completed = $0 { true } else { false } } }
         #expect(received + (await Self.requests(d.fake).flatMap { $0 }) == data)
         await d.stop()
     }

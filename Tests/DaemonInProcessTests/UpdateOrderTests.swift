@@ -21,7 +21,8 @@ struct UpdateOrderTests {
         await fake.holdFirstNotification()
         let values: [[UInt8]] = (0..<8).map { [UInt8($0)] }
         for value in values { _ = try await PeripheralRoleTests.call(d, .updateValue(level, value)) }
-        try await eventually("every update reached the central") { await fake.received(root, level).count == values.count }
+        // (A generous bound: in the whole suite the two cooperative threads are shared by hundreds of tasks.)
+        try await eventually("every update reached the central", within: .seconds(120)) { await fake.received(root, level).count == values.count }
         #expect(await fake.received(root, level) == values)
     }
 }
