@@ -61,17 +61,43 @@ def status_launch(root: Caller, identifier: str) -> dict:
     return status_entry(root, identifier).get("launch", {})
 
 
-def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_value_once(bench, workdir, root):
+def relaunchable(bench, workdir: str, wake_on: str) -> tuple[str, list[str], str, Relinkd]:
+    """The example lock client's command line (its JSON lines to `out`),
+    its activation file in the bench bus's service directory, and relinkd
+    started: (out, argv, activation file, relinkd)."""
     out = os.path.join(workdir, "client.jsonl")
     argv = [LAUNCHER, "--bus", bench.bus, "--identifier", IDENT, "--address", LOCK_ADDRESS, "--json",
-            "--output", out, "--bus-name", NAME, "--wake-on", "value-notified"]
+            "--output", out, "--bus-name", NAME, "--wake-on", wake_on]
     service = write_activation_file(bench, NAME, " ".join(argv))
     d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    return out, argv, service, d
+
+
+def first_run(argv: list[str], out: str) -> subprocess.Popen:
+    """The client's first run, started by hand, once its lock is connected."""
+    first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
+               "the first run's lock connected")
+    return first
+
+
+def tear_down(bench, root: Caller, d: Relinkd, service: str) -> None:
+    """Kills a relaunched client still on the bus and relinkd, removes the activation file."""
+    owner = root.name_owner(NAME)
+    if owner:
+        pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
+                        destination="org.freedesktop.DBus")[0]
+        os.kill(pid, 9)
+    d.kill9()
+    os.unlink(service)
+    disconnect_all(bench)
+
+
+def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_value_once(bench, workdir, root):
+    out, argv, service, d = relaunchable(bench, workdir, "value-notified")
     try:
         # The first run, started by hand: registers with its launch spec, connects, subscribes.
-        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
-                   "the first run's lock connected")
+        first = first_run(argv, out)
         wait_until(lambda: push(bench, "live") or any(l.get("value") == "live" for l in lines(out)), 20,
                    "a live value in the first run", 0.5)
         assert status_launch(root, IDENT)["bus_name"] == NAME
@@ -104,26 +130,13 @@ def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_v
         assert root.name_owner(NAME) is not None, "the relaunched client owns its name"
         assert "relaunch-registered" in d.log_tail(400)
     finally:
-        owner = root.name_owner(NAME)
-        if owner:
-            pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
-                            destination="org.freedesktop.DBus")[0]
-            os.kill(pid, 9)
-        d.kill9()
-        os.unlink(service)
-        disconnect_all(bench)
+        tear_down(bench, root, d, service)
 
 
 def test_a_link_back_after_an_absence_relaunches_the_client_with_connected_as_the_reason(bench, workdir, root):
-    out = os.path.join(workdir, "client.jsonl")
-    argv = [LAUNCHER, "--bus", bench.bus, "--identifier", IDENT, "--address", LOCK_ADDRESS, "--json",
-            "--output", out, "--bus-name", NAME, "--wake-on", "connected"]
-    service = write_activation_file(bench, NAME, " ".join(argv))
-    d = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log")).start()
+    out, argv, service, d = relaunchable(bench, workdir, "connected")
     try:
-        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: any(l["type"] == "event" and l["kind"] == "connected" for l in lines(out)), 30,
-                   "the first run's lock connected")
+        first = first_run(argv, out)
         bench.cmd("out_of_range", peripheral="lock")
         wait_until(lambda: any(l["type"] == "event" and l["kind"] == "disconnected" for l in lines(out)), 30,
                    "the link lost, in the first run's hands")
@@ -144,14 +157,7 @@ def test_a_link_back_after_an_absence_relaunches_the_client_with_connected_as_th
         assert kinds == ["connected"], f"only the unacknowledged event, once: {kinds}"
     finally:
         bench.cmd("in_range", peripheral="lock")
-        owner = root.name_owner(NAME)
-        if owner:
-            pid = root.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", [owner],
-                            destination="org.freedesktop.DBus")[0]
-            os.kill(pid, 9)
-        d.kill9()
-        os.unlink(service)
-        disconnect_all(bench)
+        tear_down(bench, root, d, service)
 
 
 def test_a_program_that_exits_at_once_is_started_at_most_five_times_in_the_window(bench, workdir, root):
