@@ -36,6 +36,16 @@ struct WriteStreamTests {
         var value: Int { count.withLock { $0 } }
     }
 
+    /// A fake bluetoothd with `band`, and a daemon linked to it (registered,
+    /// connected, subscribed, armed).
+    static func linked(_ band: FakePeripheral) async throws -> (FakeBlueZ, InProcessDaemon) {
+        let fake = FakeBlueZ()
+        await fake.add(band, known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await T.linked(d)
+        return (fake, d)
+    }
+
     static func open(_ d: InProcessDaemon, _ readiness: Readiness) async throws -> WriteStream {
         let reply = await d.daemon.submit(.locate(T.id, .address(T.band), key), from: APICaller(name: ":1.1", uid: 0))
         guard case .success(let located) = reply, let path = located.characteristic else { throw RelinkError.failed("not located: \(reply)") }
@@ -50,10 +60,7 @@ struct WriteStreamTests {
     static func number(_ value: [UInt8]) -> Int { (0..<4).reduce(0) { $0 | Int(value[$1]) << (8 * $1) } }
 
     @Test func theLargestValuePerWriteTypeComesFromTheLinksMTUAndALongerWriteIsRefusedNamingIt() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(mtu: 100), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(Self.band(mtu: 100))
         let peripheral = try #require(await d.daemon.peripheralID(for: T.band))
         try await eventually("the link's write limits are known") { await d.daemon.writeStreams.limits[peripheral] != nil }
         let limits = try #require(await d.daemon.writeStreams.limits[peripheral])
@@ -81,10 +88,7 @@ struct WriteStreamTests {
     }
 
     @Test func aWriterThatIgnoresBackPressureIsRefusedAndOneThatWaitsForReadyLosesNothing() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(Self.band())
         let readiness = Readiness()
         let stream = try await Self.open(d, readiness)
         #expect(stream.transport == .acquired)
@@ -123,10 +127,7 @@ struct WriteStreamTests {
     }
 
     @Test func afterALinkDropTheSocketIsAcquiredAgainAndAWriterRefusedMeanwhileIsTold() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(Self.band())
         let readiness = Readiness()
         let stream = try await Self.open(d, readiness)
         try stream.write(Self.value(1))
@@ -154,10 +155,7 @@ struct WriteStreamTests {
     }
 
     @Test func withoutAcquireWriteTheStreamUsesWriteValueCommandsInOrder() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(acquire: false), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(Self.band(acquire: false))
         let readiness = Readiness()
         let stream = try await Self.open(d, readiness)
         #expect(stream.transport == .writeCommand)
@@ -225,12 +223,9 @@ struct WriteStreamTests {
     }
 
     @Test func aBluetoothdWithoutTheAcquireWriteMethodGetsWriteValueCommands() async throws {
-        let fake = FakeBlueZ()
         var band = Self.band()
         band.services[0].characteristics[1].acquireWriteMethodMissing = true  // as BlueZoo: WriteAcquired shown, no method
-        await fake.add(band, known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(band)
         let stream = try await Self.open(d, Readiness())
         #expect(stream.transport == .writeCommand)
         for n in 0..<3 { try stream.write(Self.value(n)) }
@@ -244,10 +239,7 @@ struct WriteStreamTests {
     }
 
     @Test func closingAWriteCommandStreamStillSendsWhatItAccepted() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(acquire: false), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await T.linked(d)
+        let (fake, d) = try await Self.linked(Self.band(acquire: false))
         let stream = try await Self.open(d, Readiness())
         for n in 0..<5 { try stream.write(Self.value(n)) }  // each reply: relinkd has it to send
         await d.daemon.closeWriteStream(stream.path)

@@ -154,7 +154,7 @@ public enum Peripheral1Property: String, Sendable, CaseIterable {
     case mtu = "MTU"
     /// The largest value of a write with response (512; 0 without a link).
     case maximumWriteWithResponse = "MaximumWriteWithResponse"
-    /// The largest value of a write without response (MTU − 3; 0 without a link).
+    /// The largest value of a write without response (MTU − 3, at most 512; 0 without a link).
     case maximumWriteWithoutResponse = "MaximumWriteWithoutResponse"
     /// BlueZ's `Device1.Paired`: the link is (or was) authenticated.
     case paired = "Paired"
@@ -182,7 +182,7 @@ public enum WriteStream1Property: String, Sendable, CaseIterable {
     case service = "Service"
     /// The characteristic UUID.
     case characteristic = "Characteristic"
-    /// The largest value a `Write` takes now (ATT MTU − 3; 0 while the link is down).
+    /// The largest value a `Write` takes now (ATT MTU − 3, at most 512; 0 while the link is down).
     case maximumLength = "MaximumLength"
     /// `acquired` (BlueZ's AcquireWrite socket) or `write-command` (WriteValue, type command).
     case transport = "Transport"
