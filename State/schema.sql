@@ -139,4 +139,11 @@ CREATE TABLE launch_spec (
     updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 8;
+-- v10: the starts of each relaunched program within the start window.
+CREATE TABLE launch_start (
+    target TEXT NOT NULL CHECK (length(target) BETWEEN 3 AND 255),
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (target, started_at)
+) STRICT, WITHOUT ROWID;
+
+PRAGMA user_version = 10;

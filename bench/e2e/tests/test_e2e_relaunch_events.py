@@ -17,7 +17,9 @@ from e2e_harness import BAND_EXAMPLE, MANAGER, Caller, Relinkd, wait_until
 from relinkbench.waiting import WaitTimeout
 from pbench_fixtures import COMMAND, IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS, SERVICE, Hub
 from remote_central import full_uuid
-from test_e2e_relaunch import lines, status_launch, write_activation_file
+from conftest import disconnect_all
+from test_e2e_relaunch import (crash_loop, link_state, lines, push, start_count, status_launch,
+                                write_activation_file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAND_NAME = "org.relink.example.Band"
@@ -137,3 +139,22 @@ def test_a_centrals_write_relaunches_the_peripheral_program_with_the_reason_then
     finally:
         os.unlink(service)
 
+
+def test_a_crash_loop_is_started_at_most_five_times_in_the_window_across_a_relinkd_restart(bench, workdir, root):
+    starts, service, d = crash_loop(bench, root, workdir, "org.relink.example.CrashRestart")
+    try:
+        wait_until(lambda: start_count(starts) >= 2, 30, "two starts")
+        # relinkd SIGKILLed in the middle of the burst and started again: the
+        # starts it made are in its store (launch_start) and still count.
+        d.kill9()
+        d.start()
+        wait_until(lambda: link_state(root, "crash-loop") == "connected", 30, "the link restored")
+        wait_until(lambda: push(bench, "knock") or status_launch(root, "crash-loop").get("state") == "limited", 40,
+                   "the start limit reached after the restart", 0.5)
+        count = start_count(starts)
+        assert count == 5, f"started {count} times in the window, relinkd restart included\n" + d.log_tail(80)
+        assert status_launch(root, "crash-loop")["starts_in_window"] == 5
+    finally:
+        d.kill9()
+        os.unlink(service)
+        disconnect_all(bench)
