@@ -39,6 +39,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 inner='
 set -eu
+mkdir -p /run/systemd
 mount -t tmpfs relink-systemd /run/systemd
 mkdir -p /run/systemd/system
 if [ "$RELINK_UID" != 0 ]; then

@@ -133,7 +133,7 @@ extension Daemon {
     ///   programs; the launcher's `NotActivatable`, `NotPermitted`.
     nonisolated func checkLaunch(_ spec: LaunchSpec, for caller: APICaller) async throws(RelinkError) {
         guard let launcher = env.launcher else { throw .notSupported("this relinkd starts no programs") }
-        try await launcher.check(spec.busName, uid: caller.uid)
+        try await launcher.check(spec, uid: caller.uid)
     }
 
     /// Carries out the policy's actions.
@@ -143,11 +143,13 @@ extension Daemon {
         for action in actions {
             switch action {
             case .start(let reason):
-                logger.notice("relaunch: asking the bus to start the program", metadata: .journal([
+                logger.notice("relaunch: asking the bus (or the systemd manager) to start the program", metadata: .journal([
                     .restoreID: "\(reason.identifiers.map(\.rawValue).joined(separator: ","))", .busName: "\(reason.busName)",
                     .event: "\(reason.events.joined(separator: ","))", .decision: "relaunch-start",
                 ]))
                 let (store, logger, window) = (self.store, self.logger, api.relaunch.policy.limits.window)
+                // The spec of an identifier of the start (they share its bus name).
+                let spec = reason.identifiers.lazy.compactMap { self.api.relaunch.specs[$0] }.first ?? LaunchSpec(busName: reason.busName)
                 loop.spawned.append { [reason] in
                     // Durable before the bus is asked: the start counts in the
                     // burst even if relinkd dies while the program starts.
@@ -158,7 +160,7 @@ extension Daemon {
                         logger.error("relaunch: cannot store the start: a relinkd restart would not count it in the start limit",
                                      metadata: .journal([.busName: "\(reason.busName)", .error: "\(error)"]))
                     }
-                    return [.relaunch(.answered(reason.busName, await launcher.start(reason.busName)))]
+                    return [.relaunch(.answered(reason.busName, await launcher.start(spec)))]
                 }
             case .timer(let name, let at):
                 loop.spawned.append {
@@ -204,6 +206,7 @@ struct RelaunchStatus: Sendable {
     func entry(_ id: RestoreIdentifier) -> [String: Any]? {
         guard let spec = state.specs[id] else { return nil }
         var entry: [String: Any] = ["bus_name": spec.busName, "wake_on": spec.wakeOn]
+        if let unit = spec.systemdUnit { entry[LaunchOptions.systemdUnitKey] = unit }
         let target = state.policy.targets[spec.busName]
         entry["state"] = target?.phase.name ?? "idle"
         entry["starts_in_window"] = target.map { t in t.starts.count { s in now.map { s.advanced(by: state.policy.limits.window) > $0 } ?? true } } ?? 0

@@ -4,7 +4,8 @@
 /// with relinkd restarted meanwhile, is not started afresh. One row per
 /// start, written before the bus is asked; rows older than the window are
 /// deleted as new ones come. NEVER change this text once shipped; add a new
-/// migration instead (and update `State/schema.sql`). (Issue 25.)
+/// migration instead (and update `State/schema.sql`). Also the launch
+/// spec's systemd unit (`LaunchSpec.systemdUnit`). (Issue 25.)
 enum MigrationV10 {
     static let identifier = "v10"
     static let userVersion = 10
@@ -15,6 +16,7 @@ enum MigrationV10 {
             started_at INTEGER NOT NULL,
             PRIMARY KEY (target, started_at)
         ) STRICT, WITHOUT ROWID;
+        ALTER TABLE launch_spec ADD COLUMN systemd_unit TEXT CHECK (systemd_unit IS NULL OR length(systemd_unit) BETWEEN 9 AND 255);
         PRAGMA user_version = 10;
         """
 }

@@ -93,6 +93,24 @@ def tear_down(bench, root: Caller, d: Relinkd, service: str) -> None:
     disconnect_all(bench)
 
 
+def value_relaunched(out: str, before: int, value: str, reason: dict) -> list[dict]:
+    """Waits until the relaunched lock client (its lines in `out` after the
+    first `before`) has its launch reason and `value`; checks the order
+    (restored state, reason, events), the reason, and the value once.
+    Returns the relaunched run's lines."""
+    wait_until(lambda: any(l["type"] == "launch-reason" for l in lines(out)[before:]), 60,
+               "the relaunched client's launch reason")
+    wait_until(lambda: any(l.get("value") == value for l in lines(out)[before:]), 20,
+               "the value in the relaunched client's hands")
+    second = lines(out)[before:]
+    kinds = [l["type"] for l in second]
+    assert kinds.index("restored") < kinds.index("launch-reason") < kinds.index("event"), kinds
+    assert next(l for l in second if l["type"] == "launch-reason")["launch_reason"] == reason
+    values = [l.get("value") for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
+    assert values.count(value) == 1, values
+    return second
+
+
 def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_value_once(bench, workdir, root):
     out, argv, service, d = relaunchable(bench, workdir, "value-notified")
     try:
@@ -114,17 +132,8 @@ def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_v
         # The lock notifies: no client is attached, so relinkd has the bus start it.
         wait_until(lambda: push(bench, "door-open") or len(root.events(IDENT)) > 0 and
                    any(k == "value-notified" for _, k, _ in root.events(IDENT)), 20, "the value stored", 0.5)
-        wait_until(lambda: any(l["type"] == "launch-reason" for l in lines(out)[before:]), 30,
-                   "the relaunched client's launch reason")
-        wait_until(lambda: any(l.get("value") == "door-open" for l in lines(out)[before:]), 20,
-                   "the value in the relaunched client's hands")
-        second = lines(out)[before:]
-        kinds = [l["type"] for l in second]
-        assert kinds.index("restored") < kinds.index("launch-reason") < kinds.index("event"), kinds
-        reason = next(l for l in second if l["type"] == "launch-reason")["launch_reason"]
-        assert reason == {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]}
-        values = [l.get("value") for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
-        assert values.count("door-open") == 1, values
+        second = value_relaunched(out, before, "door-open", {"bus_name": NAME, "identifiers": [IDENT],
+                                                             "events": ["value-notified"]})
         seqs = [l["sequence"] for l in second if l["type"] == "event"]
         assert len(seqs) == len(set(seqs)), f"an event twice: {seqs}"
         assert root.name_owner(NAME) is not None, "the relaunched client owns its name"
