@@ -137,6 +137,14 @@ CREATE TABLE launch_spec (
     bus_name TEXT NOT NULL CHECK (length(bus_name) BETWEEN 3 AND 255),
     wake_on TEXT NOT NULL CHECK (json_valid(wake_on) AND json_type(wake_on) = 'array'),
     updated_at INTEGER NOT NULL
+, systemd_unit TEXT CHECK (systemd_unit IS NULL OR length(systemd_unit) BETWEEN 9 AND 255)) STRICT, WITHOUT ROWID;
+
+-- v10: the starts of each relaunched program within the start window (and
+-- launch_spec's systemd_unit column, above, added by ALTER TABLE).
+CREATE TABLE launch_start (
+    target TEXT NOT NULL CHECK (length(target) BETWEEN 3 AND 255),
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 10;

@@ -36,6 +36,10 @@ struct Relinkd: AsyncParsableCommand {
             help: "A service directory of the bus, where relinkd reads activation files to check who may have a program relaunched (repeatable; default: the system bus's standard ones). See docs/relaunch.md.")
     var launchServiceDirectories: [String] = []
 
+    @Option(name: .customLong("systemd-manager-address"),
+            help: "The bus address of the systemd manager that starts launch specs' units (default: relinkd's own bus, where org.freedesktop.systemd1 is the system manager). See docs/relaunch.md#systemd.")
+    var systemdManagerAddress: String?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
@@ -84,7 +88,8 @@ struct Relinkd: AsyncParsableCommand {
         let hold = hooks ? ProcessInfo.processInfo.environment["RELINK_TEST_HOLD_STARTUP"].flatMap(Double.init).map { Duration.seconds($0) } : nil
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
                                              controlInterface: control, startUpHold: hold,
-                                             launchServiceDirectories: launchServiceDirectories.isEmpty ? BusLauncher.systemServiceDirectories : launchServiceDirectories)
+                                             launchServiceDirectories: launchServiceDirectories.isEmpty ? BusLauncher.systemServiceDirectories : launchServiceDirectories,
+                                             systemdManagerAddress: systemdManagerAddress)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)

@@ -16,11 +16,11 @@ final class RecordingLauncher: ProgramLauncher {
     func answer(_ outcome: LaunchStartOutcome) { state.withLock { $0.outcome = outcome } }
     func refuse(_ uid: UInt32, _ error: RelinkError) { state.withLock { $0.refused[uid] = error } }
 
-    func start(_ busName: String) async -> LaunchStartOutcome {
-        state.withLock { $0.starts.append(busName); return $0.outcome }
+    func start(_ spec: LaunchSpec) async -> LaunchStartOutcome {
+        state.withLock { $0.starts.append(spec.systemdUnit ?? spec.busName); return $0.outcome }
     }
 
-    func check(_ busName: String, uid: UInt32) async throws(RelinkError) {
+    func check(_ spec: LaunchSpec, uid: UInt32) async throws(RelinkError) {
         if let error = state.withLock({ $0.refused[uid] }) { throw error }
     }
 }

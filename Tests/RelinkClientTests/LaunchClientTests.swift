@@ -18,12 +18,17 @@ import Testing
         #expect(try RelinkRestoredState(DecodingTests.restored()).launchReason == nil)
     }
 
-    @Test func aSpecRoundTripsAndBadOnesAreRefusedByTheOneParser() throws {
-        let spec = LaunchSpec(busName: "org.example.Lock", wakeOn: ["value-notified"])
-        guard case .dictionary(_, _, let entries) = LaunchOptions.value(spec) else { Issue.record("not a{sv}"); return }
+    /// An `a{sv}` value as the options dictionary a method reads (empty when it is none).
+    static func options(_ value: DBusValue) -> [String: DBusValue] {
+        guard case .dictionary(_, _, let entries) = value else { return [:] }
         var options: [String: DBusValue] = [:]
         for entry in entries { if case .string(let k) = entry.key, case .variant(let v) = entry.value { options[k] = v } }
-        #expect(try LaunchOptions.spec(in: options) == spec)
+        return options
+    }
+
+    @Test func aSpecRoundTripsAndBadOnesAreRefusedByTheOneParser() throws {
+        let spec = LaunchSpec(busName: "org.example.Lock", wakeOn: ["value-notified"])
+        #expect(try LaunchOptions.spec(in: Self.options(LaunchOptions.value(spec))) == spec)
         #expect(try LaunchOptions.spec(in: [LaunchOptions.busNameKey: .string("")]) == nil, "the removal")
         for bad: [String: DBusValue] in [
             [LaunchOptions.busNameKey: .string(":1.42")],
@@ -32,6 +37,12 @@ import Testing
             [LaunchOptions.wakeOnKey: .array(.string, [])],
         ] {
             #expect(throws: RelinkError.self) { try LaunchOptions.spec(in: bad) }
+        }
+        // With a systemd unit: kept on the wire; a name that is no service unit is refused.
+        let unitSpec = LaunchSpec(busName: "org.example.Lock", wakeOn: [], systemdUnit: "relink-example-lock.service")
+        #expect(try LaunchOptions.spec(in: Self.options(LaunchOptions.value(unitSpec))) == unitSpec)
+        #expect(throws: RelinkError.self) {
+            try LaunchOptions.spec(in: [LaunchOptions.busNameKey: .string("org.example.Lock"), LaunchOptions.systemdUnitKey: .string("../etc/passwd")])
         }
         let register = RelinkRegisterOptions(launch: spec)
         #expect(register.launch == spec)

@@ -17,6 +17,11 @@ import Testing
             #expect(unknown.status == 1 && unknown.stderr.contains("org.relink.Error.NotActivatable"), "\(unknown)")
             let badKind = try await h.ctl("launch", Self.id, "--bus-name", name, "--wake-on", "value-changed")
             #expect(badKind.status == 1 && badKind.stderr.contains("InvalidArguments") && badKind.stderr.contains("value-changed"), "\(badKind)")
+            let badUnit = try await h.ctl("launch", Self.id, "--bus-name", name, "--systemd-unit", "../lock")
+            #expect(badUnit.status == 1 && badUnit.stderr.contains("not a service unit name"), "\(badUnit)")
+            // The bench's bus has no systemd manager: the unit cannot be checked.
+            let noManager = try await h.ctl("launch", Self.id, "--bus-name", name, "--systemd-unit", "relink-lock.service")
+            #expect(noManager.status == 1 && noManager.stderr.contains("org.relink.Error.NotActivatable"), "\(noManager)")
             let set = try await h.ok("launch", Self.id, "--bus-name", name, "--wake-on", "value-notified", "--wake-on", "connected")
             #expect(set.stdout == "front-door: started by \(name) on connected, value-notified\n", "\(set)")
             let show = try await h.ok("show", Self.id)

@@ -114,7 +114,7 @@ struct RelaunchPolicyTests {
     }
 }
 
-private func id(_ value: String) -> RestoreIdentifier {
+func id(_ value: String) -> RestoreIdentifier {
     do { return try RestoreIdentifier(value) } catch { preconditionFailure("\(error)") }
 }
 

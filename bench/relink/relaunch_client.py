@@ -15,11 +15,16 @@ import time
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from relinkd_client import central_path
+
 
 async def main(bus_address: str, name: str, identifier: str, out: str) -> int:
     bus = await MessageBus(bus_address=bus_address, bus_type=BusType.SYSTEM).connect()
     done = asyncio.get_running_loop().create_future()
-    central = None
+    # Known before Register: relinkd sends the replayed events right after
+    # its reply, and this handler can see them before the code awaiting the
+    # reply runs (a path taken from the reply missed the event now and then).
+    central = central_path(identifier)
 
     def on_message(msg: Message) -> None:
         if msg.message_type == MessageType.SIGNAL and msg.member == "Event" and msg.path == central:
@@ -34,7 +39,7 @@ async def main(bus_address: str, name: str, identifier: str, out: str) -> int:
     if reply.message_type == MessageType.ERROR:
         print(f"Register: {reply.error_name} {reply.body}", file=sys.stderr)
         return 1
-    central = reply.body[0]
+    assert reply.body[0] == central, reply.body
     value, stamp, sequence = await asyncio.wait_for(done, 30)
     with open(out, "a") as f:
         f.write(f"{value} {stamp} {'launch_reason' in reply.body[1]}\n")

@@ -1,3 +1,4 @@
+import Foundation
 public import DBus
 public import RelinkModel
 
@@ -10,8 +11,11 @@ public enum LaunchOptions {
     public static let busNameKey = "bus_name"
     /// `wake_on` (as): event kinds that wake the program; absent or empty: every event.
     public static let wakeOnKey = "wake_on"
+    /// `systemd_unit` (s): a unit of the system manager relinkd starts
+    /// (`StartUnit`) instead of activating `bus_name`; absent or `""`: none.
+    public static let systemdUnitKey = "systemd_unit"
     /// The keys a spec takes, with their types.
-    public static let keys: [String: DBusType] = [busNameKey: .string, wakeOnKey: .array(.string)]
+    public static let keys: [String: DBusType] = [busNameKey: .string, wakeOnKey: .array(.string), systemdUnitKey: .string]
 
     /// The spec in `options` (already checked against ``keys``); nil when
     /// `bus_name` is `""` (remove the spec).
@@ -33,12 +37,28 @@ public enum LaunchOptions {
         guard !name.hasPrefix(":"), DBusNames.isValidBusName(name) else {
             throw .invalidArguments("bus_name \(DomainError.echo(name)) is not a well-known D-Bus name")
         }
-        return LaunchSpec(busName: name, wakeOn: kinds)
+        var unit: String?
+        if case .string(let u)? = options[systemdUnitKey], !u.isEmpty {
+            guard isUnitName(u) else {
+                throw .invalidArguments("systemd_unit \(DomainError.echo(u)) is not a service unit name (NAME.service)")
+            }
+            unit = u
+        }
+        return LaunchSpec(busName: name, wakeOn: kinds, systemdUnit: unit)
+    }
+
+    /// Whether `name` is a systemd service unit name: at most 255 characters
+    /// of `[A-Za-z0-9:_.\\@-]`, ending in `.service`, with a name before it.
+    public static func isUnitName(_ name: String) -> Bool {
+        name.count <= 255 && name.hasSuffix(".service") && name.count > ".service".count
+            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ":_.\\@-".unicodeScalars.contains($0)) }
     }
 
     /// A spec as `SetLaunch` takes it (nil: the removal, `bus_name` `""`).
     public static func value(_ spec: LaunchSpec?) -> DBusValue {
-        dictionary([busNameKey: .string(spec?.busName ?? ""), wakeOnKey: .array(.string, (spec?.wakeOn ?? []).map { .string($0) })])
+        var values: [String: DBusValue] = [busNameKey: .string(spec?.busName ?? ""), wakeOnKey: .array(.string, (spec?.wakeOn ?? []).map { .string($0) })]
+        if let unit = spec?.systemdUnit { values[systemdUnitKey] = .string(unit) }
+        return dictionary(values)
     }
 
     /// `launch_reason` in `Register`'s restored state: `bus_name` s,

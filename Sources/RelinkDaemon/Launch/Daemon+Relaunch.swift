@@ -35,11 +35,26 @@ extension Daemon {
         } catch {
             logger.error("cannot read the launch specs: no program is started until relinkd restarts", metadata: .journal([.error: "\(error)"]))
         }
+        await restoreLaunchStarts()
         api.relaunch.open = true
         let held = api.relaunch.held
         api.relaunch.held = [:]
         for (id, kinds) in held.sorted(by: { $0.key < $1.key }) {
             for kind in kinds.sorted() { eventCommitted(id, kind: kind) }
+        }
+    }
+
+    /// Counts the starts made in the window before this relinkd started
+    /// (the store's `launch_start`) in the start limit.
+    private func restoreLaunchStarts() async {
+        let window = api.relaunch.policy.limits.window
+        let wallNow = Date(), now = clock.now
+        do {
+            let stored = try await store.launchStarts(since: wallNow.addingTimeInterval(-window.timeInterval))
+            let instants = stored.mapValues { dates in dates.map { now.advanced(by: .seconds($0.timeIntervalSince(wallNow))) } }
+            api.relaunch.policy.restoreStarts(instants, now: now)
+        } catch {
+            logger.error("cannot read the recent program starts: the start limit counts afresh", metadata: .journal([.error: "\(error)"]))
         }
     }
 
@@ -118,7 +133,7 @@ extension Daemon {
     ///   programs; the launcher's `NotActivatable`, `NotPermitted`.
     nonisolated func checkLaunch(_ spec: LaunchSpec, for caller: APICaller) async throws(RelinkError) {
         guard let launcher = env.launcher else { throw .notSupported("this relinkd starts no programs") }
-        try await launcher.check(spec.busName, uid: caller.uid)
+        try await launcher.check(spec, uid: caller.uid)
     }
 
     /// Carries out the policy's actions.
@@ -128,11 +143,25 @@ extension Daemon {
         for action in actions {
             switch action {
             case .start(let reason):
-                logger.notice("relaunch: asking the bus to start the program", metadata: .journal([
+                logger.notice("relaunch: asking the bus (or the systemd manager) to start the program", metadata: .journal([
                     .restoreID: "\(reason.identifiers.map(\.rawValue).joined(separator: ","))", .busName: "\(reason.busName)",
                     .event: "\(reason.events.joined(separator: ","))", .decision: "relaunch-start",
                 ]))
-                loop.spawned.append { [reason] in [.relaunch(.answered(reason.busName, await launcher.start(reason.busName)))] }
+                let (store, logger, window) = (self.store, self.logger, api.relaunch.policy.limits.window)
+                // The spec of an identifier of the start (they share its bus name).
+                let spec = reason.identifiers.lazy.compactMap { self.api.relaunch.specs[$0] }.first ?? LaunchSpec(busName: reason.busName)
+                loop.spawned.append { [reason] in
+                    // Durable before the bus is asked: the start counts in the
+                    // burst even if relinkd dies while the program starts.
+                    let now = Date()
+                    do {
+                        try await store.recordLaunchStart(reason.busName, at: now, keepingSince: now.addingTimeInterval(-window.timeInterval))
+                    } catch {
+                        logger.error("relaunch: cannot store the start: a relinkd restart would not count it in the start limit",
+                                     metadata: .journal([.busName: "\(reason.busName)", .error: "\(error)"]))
+                    }
+                    return [.relaunch(.answered(reason.busName, await launcher.start(spec)))]
+                }
             case .timer(let name, let at):
                 loop.spawned.append {
                     do { try await clock.sleep(until: at) } catch { return [] }
@@ -177,6 +206,7 @@ struct RelaunchStatus: Sendable {
     func entry(_ id: RestoreIdentifier) -> [String: Any]? {
         guard let spec = state.specs[id] else { return nil }
         var entry: [String: Any] = ["bus_name": spec.busName, "wake_on": spec.wakeOn]
+        if let unit = spec.systemdUnit { entry[LaunchOptions.systemdUnitKey] = unit }
         let target = state.policy.targets[spec.busName]
         entry["state"] = target?.phase.name ?? "idle"
         entry["starts_in_window"] = target.map { t in t.starts.count { s in now.map { s.advanced(by: state.policy.limits.window) > $0 } ?? true } } ?? 0
@@ -190,7 +220,11 @@ struct RelaunchStatus: Sendable {
 
     private func unixMilliseconds(_ instant: DaemonClock.Instant) -> Int64 {
         let ahead = now.map { $0.duration(to: instant) } ?? .zero
-        let seconds = Double(ahead.components.seconds) + Double(ahead.components.attoseconds) / 1e18
-        return Int64(((wallNow.timeIntervalSince1970 + seconds) * 1000).rounded())
+        return Int64(((wallNow.timeIntervalSince1970 + ahead.timeInterval) * 1000).rounded())
     }
+}
+
+extension Duration {
+    /// The duration in seconds, as `Date` arithmetic takes it.
+    fileprivate var timeInterval: TimeInterval { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,19 +1,21 @@
 public import DBus
 import Foundation
 public import RelinkAPI
+public import RelinkModel
 public import Restoration
 
 /// How relinkd starts a program for its launch spec (docs/relaunch.md), and
 /// checks that the caller may have it started. Production asks the bus
 /// (``BusLauncher``); in-process tests inject their own.
 public protocol ProgramLauncher: Sendable {
-    /// Asks for `busName` to be started; returns how the start went (never throws).
-    func start(_ busName: String) async -> LaunchStartOutcome
-    /// Checks that the user `uid` may have relinkd start `busName`.
-    /// - Throws: ``RelinkError/notActivatable(_:)`` when the bus cannot start
-    ///   it; ``RelinkError/notPermitted(_:)`` when the user could not start it
-    ///   themselves (``LaunchPermission``).
-    func check(_ busName: String, uid: UInt32) async throws(RelinkError)
+    /// Asks for the spec's program to be started (its bus name, or its
+    /// systemd unit); returns how the start went (never throws).
+    func start(_ spec: LaunchSpec) async -> LaunchStartOutcome
+    /// Checks that the user `uid` may have relinkd start the spec's program.
+    /// - Throws: ``RelinkError/notActivatable(_:)`` when the bus (or the
+    ///   systemd manager) cannot start it; ``RelinkError/notPermitted(_:)``
+    ///   when the user could not start it themselves (``LaunchPermission``).
+    func check(_ spec: LaunchSpec, uid: UInt32) async throws(RelinkError)
 }
 
 /// Starts programs by D-Bus activation on relinkd's bus:
@@ -34,15 +36,24 @@ public struct BusLauncher: ProgramLauncher {
         "/lib/dbus-1/system-services", "/run/dbus/system-services",
     ]
 
+    /// Where a spec's systemd unit is started (``SystemdUnitStarter``).
+    let systemd: SystemdUnitStarter
+
     /// - Parameters:
     ///   - connection: relinkd's bus connection.
     ///   - serviceDirectories: the bus's service directories, in its order.
-    public init(connection: Connection, serviceDirectories: [String] = Self.systemServiceDirectories) {
+    ///   - systemdManagerAddress: the bus of the systemd manager that starts
+    ///     specs' units; nil: relinkd's own bus (the system bus, where
+    ///     `org.freedesktop.systemd1` is the system manager).
+    public init(connection: Connection, serviceDirectories: [String] = Self.systemServiceDirectories, systemdManagerAddress: String? = nil) {
         self.connection = connection
         self.serviceDirectories = serviceDirectories
+        systemd = SystemdUnitStarter(relinkdBus: connection, managerAddress: systemdManagerAddress)
     }
 
-    public func start(_ busName: String) async -> LaunchStartOutcome {
+    public func start(_ spec: LaunchSpec) async -> LaunchStartOutcome {
+        if let unit = spec.systemdUnit { return await systemd.start(unit, busName: spec.busName) }
+        let busName = spec.busName
         do {
             let reply = try await connection.call(destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
                                                   interface: "org.freedesktop.DBus", method: "StartServiceByName",
@@ -57,7 +68,9 @@ public struct BusLauncher: ProgramLauncher {
         }
     }
 
-    public func check(_ busName: String, uid: UInt32) async throws(RelinkError) {
+    public func check(_ spec: LaunchSpec, uid: UInt32) async throws(RelinkError) {
+        if let unit = spec.systemdUnit { return try await systemd.check(unit, uid: uid) }
+        let busName = spec.busName
         let names: [String]
         do {
             let reply = try await connection.call(destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),

@@ -11,13 +11,21 @@ public struct LaunchSpec: Sendable, Hashable, Codable {
     /// The event kinds (wire names, such as `value-notified`) that wake the
     /// program, sorted; empty: every event delivered to the identifier.
     public var wakeOn: [String]
+    /// A systemd unit (such as `relink-example-lock.service`) relinkd starts
+    /// with `StartUnit` on the system manager instead of asking the bus to
+    /// start ``busName``; the program still owns ``busName`` when it runs
+    /// (a `Type=dbus` unit's `BusName=`), which tells relinkd it already
+    /// runs. Nil: D-Bus activation by ``busName``.
+    public var systemdUnit: String?
 
     /// - Parameters:
     ///   - busName: an activatable well-known name (not a unique `:1.x` name).
     ///   - wakeOn: event kind names; duplicates are merged, empty means every event.
-    public init(busName: String, wakeOn: [String] = []) {
+    ///   - systemdUnit: a systemd unit to start instead of activating `busName`.
+    public init(busName: String, wakeOn: [String] = [], systemdUnit: String? = nil) {
         self.busName = busName
         self.wakeOn = Array(Set(wakeOn)).sorted()
+        self.systemdUnit = systemdUnit
     }
 
     /// Whether an event of `kind` wakes the program.

@@ -71,4 +71,13 @@ public enum LaunchPermission: Sendable, Hashable {
         }
         return .allowed
     }
+
+    /// The decision for the user `uid` naming the systemd unit `unit` in a
+    /// spec: units are started on the system manager, so only root's specs
+    /// may name one. (A user's own manager refuses relinkd, which is root
+    /// or its own user: docs/relaunch.md#systemd.)
+    public static func decide(unit: String, uid: UInt32) -> LaunchPermission {
+        if uid == 0 { return .allowed }
+        return .refused("\(unit) would be started on the system manager, which only root's specs may name; a user's own manager cannot be reached by relinkd yet (docs/relaunch.md#systemd)")
+    }
 }

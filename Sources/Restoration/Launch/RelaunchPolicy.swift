@@ -205,6 +205,18 @@ public struct RelaunchPolicy<Instant: InstantProtocol>: Sendable where Instant.D
         }
     }
 
+    /// Counts starts made before relinkd restarted (the store's
+    /// `launch_start` rows, as instants of this clock) in each target's
+    /// burst, so a restart does not reset the bound. Starts at least a
+    /// ``RelaunchLimits/window`` before `now` are left out.
+    public mutating func restoreStarts(_ starts: [String: [Instant]], now: Instant) {
+        for (name, instants) in starts {
+            var target = targets[name] ?? Target()
+            target.starts = (target.starts + instants.filter { $0.advanced(by: limits.window) > now }).sorted()
+            targets[name] = target
+        }
+    }
+
     /// Forgets an identifier (unregistered, or its spec removed).
     public mutating func forget(_ identifier: RestoreIdentifier) {
         for name in targets.keys { targets[name]?.waiting[identifier] = nil }

@@ -16,6 +16,8 @@ struct LaunchCommand: AsyncParsableCommand {
     @Option(name: .customLong("bus-name"), help: "The D-Bus activatable name the bus starts the program by.") var busName: String?
     @Option(name: .customLong("wake-on"), help: "An event kind that wakes the program (repeatable; default: every event).")
     var wakeOn: [String] = []
+    @Option(name: .customLong("systemd-unit"), help: "A unit of the system manager relinkd starts instead of activating the bus name (root only; docs/relaunch.md#systemd).")
+    var systemdUnit: String?
     @Flag(name: .customLong("remove"), help: "Remove the identifier's launch spec.") var remove = false
 
     /// The spec (nil: `--remove`), checked by the contract's one parser.
@@ -23,8 +25,9 @@ struct LaunchCommand: AsyncParsableCommand {
     func spec() throws(RelinkClientError) -> LaunchSpec? {
         guard remove != (busName != nil) else { throw ArgumentCheck.invalid("give either --bus-name NAME or --remove") }
         guard let busName else { return nil }
-        let options: [String: DBusValue] = [LaunchOptions.busNameKey: .string(busName),
+        var options: [String: DBusValue] = [LaunchOptions.busNameKey: .string(busName),
                                             LaunchOptions.wakeOnKey: .array(.string, wakeOn.map { .string($0) })]
+        if let systemdUnit { options[LaunchOptions.systemdUnitKey] = .string(systemdUnit) }
         do { return try LaunchOptions.spec(in: options) } catch { throw ArgumentCheck.invalid(error.message) }
     }
 
