@@ -13,8 +13,8 @@ public import RelinkModel
 /// try await manager.startAdvertising(PeripheralAdvertisement(localName: "Sensor-1", serviceUUIDs: [service.uuid]))
 /// for await event in manager.events {
 ///     switch event.peripheralManagerEvent {
-///     case .readRequest(let request, _, _, _)?: try await manager.respond(to: request, value: reading())
-///     case .writeRequest(let request, _, _, _, let value, _)? where request != 0:
+///     case .readRequest(let request, _, _, _, _)?: try await manager.respond(to: request, value: reading())
+///     case .writeRequest(let request, _, _, _, let value, _, _)? where request != 0:
 ///         apply(value); try await manager.respond(to: request)
 ///     case .readyToUpdate?: sendPending()
 ///     default: break

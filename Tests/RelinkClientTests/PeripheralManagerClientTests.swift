@@ -70,8 +70,8 @@ import Testing
         let cases: [(String, String, PeripheralManagerEvent, RelinkClientEvent.Kind)] = [
             ("read-request", #"{"readRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 7}}"#,
              .readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: key, offset: 0), .readRequest),
-            ("write-request", #"{"writeRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 0, "value": [1, 2], "withResponse": true}}"#,
-             .writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: key, offset: 0, value: [1, 2], withResponse: true), .writeRequest),
+            ("write-request", #"{"writeRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 0, "value": [1, 2], "withResponse": true, "kind": "reliable", "mtu": 247}}"#,
+             .writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: key, offset: 0, value: [1, 2], kind: .reliable, mtu: 247), .writeRequest),
             ("subscribed", #"{"subscribed": {"central": "unknown", \#(characteristic)}}"#, .subscribed(central: "unknown", characteristic: key), .subscribed),
             ("unsubscribed", #"{"unsubscribed": {"central": "unknown", \#(characteristic)}}"#, .unsubscribed(central: "unknown", characteristic: key), .unsubscribed),
             ("ready-to-update", #"{"readyToUpdate": {}}"#, .readyToUpdate, .readyToUpdate),

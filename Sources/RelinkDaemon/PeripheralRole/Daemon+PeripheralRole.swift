@@ -145,7 +145,7 @@ extension Daemon {
         }
         let attached = clientAttached(id)
         switch request {
-        case .read(let key, let offset, let central):
+        case .read(let key, let offset, let central, let mtu):
             switch PeripheralRequestPolicy.read(key, offset: offset, in: record, clientAttached: attached) {
             case .answer(let value):
                 reply.resume(returning: .value(value))
@@ -153,16 +153,18 @@ extension Daemon {
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
-                forward(id, key, isRead: true, offset: offset, reply) { .readRequest(request: $0, central: central, characteristic: key, offset: offset) }
+                forward(id, key, isRead: true, offset: offset, reply) {
+                    .readRequest(request: $0, central: central, characteristic: key, offset: offset, mtu: mtu)
+                }
             }
-        case .write(let key, let value, let offset, let withResponse, let central):
-            switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: withResponse, in: record, clientAttached: attached) {
+        case .write(let key, let value, let offset, let kind, let central, let mtu):
+            switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: kind.withResponse, in: record, clientAttached: attached) {
             case .refuse(let error):
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
                 forward(id, key, isRead: false, offset: offset, reply) {
-                    .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, withResponse: true)
+                    .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, kind: kind, mtu: mtu)
                 }
             case .commitThenAccept:
                 // In the store before the central hears success: the program
@@ -170,7 +172,7 @@ extension Daemon {
                 do {
                     submitGathered()
                     try await commitNow(try Self.eventRequest(.peripheralManager(.writeRequest(
-                        request: 0, central: central, characteristic: key, offset: offset, value: value, withResponse: withResponse)), to: [id]))
+                        request: 0, central: central, characteristic: key, offset: offset, value: value, kind: kind, mtu: mtu)), to: [id]))
                     reply.resume(returning: .done)
                 } catch {
                     logger.error("a central's write could not be stored: it gets an ATT error", metadata: .journal([
