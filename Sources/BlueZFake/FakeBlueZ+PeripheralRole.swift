@@ -24,6 +24,8 @@ struct FakeHosting: Sendable {
     /// while `holdingFirstNotification` (``FakeBlueZ/holdFirstNotification()``).
     var notifyCalls = 0
     var holdingFirstNotification = false
+    /// The controller's advertising instances (nil: no limit), ``FakeBlueZ/setAdvertisingInstances(_:)``.
+    var advertisingInstances: Int?
 }
 
 /// A hosted characteristic: its application's root and its key.
@@ -63,10 +65,7 @@ extension FakeBlueZ {
             hosting.applications.insert(application.root)
             hosting.registrations.append((application.root, false))
         }
-        if application.advertisement != nil {
-            hosting.advertisements.insert(application.root)
-            hosting.registrations.append((application.root, true))
-        }
+        if application.advertisement != nil { try registerAdvertisement(application.root) }
     }
 
     /// Unregisters and forgets an application.

@@ -21,6 +21,10 @@ struct PeripheralRoleState {
     /// Each identifier's accepted updates not yet handed to the bus, in
     /// order; the first is being sent (``Daemon/sendNextUpdate(_:)``).
     var outgoing: [RestoreIdentifier: [QueuedUpdate]] = [:]
+    /// Identifiers whose services are registered and whose advertisement
+    /// waits for an advertising instance of the controller
+    /// (``Daemon/startWaitingAdvertisements()``).
+    var advertisementsWaiting: Set<RestoreIdentifier> = []
 }
 
 /// An input of the peripheral role (``DaemonInput/peripheralRole(_:)``).
@@ -100,6 +104,7 @@ extension Daemon {
     func host(_ id: RestoreIdentifier, reason: String) async -> BlueZError? {
         let record = peripheralRole.records[id] ?? PeripheralManagerRecord()
         let root = Self.hostedRoot(id)
+        peripheralRole.advertisementsWaiting.remove(id)
         do {
             if record.isEmpty {
                 try await bluez.unhost(root: root, adapter: adapterPath)
@@ -111,6 +116,9 @@ extension Daemon {
                 ]))
             }
             return nil
+        } catch let error as BlueZError where Self.isAdvertisingLimit(error) && record.advertisement != nil {
+            advertisementWaits(id, error, reason: reason)
+            return error
         } catch {
             logger.error("bluetoothd refused the peripheral role's registration", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
             return error as? BlueZError ?? BlueZError(name: "org.bluez.Error.Failed", message: "\(error)")
@@ -254,7 +262,7 @@ extension Daemon {
         case .startAdvertising(let advertisement):
             do { try advertisement.validate() } catch { throw .invalidArguments(error.description) }
             record.advertisement = advertisement
-            try await change(id, to: record, why: "advertising started")
+            try await change(id, to: record, why: "advertising started", startsAdvertising: true)
         case .stopAdvertising:
             record.advertisement = nil
             try await change(id, to: record, why: "advertising stopped")
@@ -274,7 +282,7 @@ extension Daemon {
         case .updateValue(let key, let value):
             try update(id, key, value, record: &record)
         case .state:
-            return APIResult(values: [.string(record.json)])
+            return APIResult(values: [restoredPeripheralRole(id)])
         }
         return APIResult()
     }
@@ -294,18 +302,30 @@ extension Daemon {
     /// Commits a changed record, then registers it with bluetoothd; a
     /// refusal by bluetoothd puts the record back as it was (store and
     /// registration) and is the call's error.
-    private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String) async throws(RelinkError) {
+    /// A `StartAdvertising` past the controller's advertising instances
+    /// is refused with ``RelinkError/advertisingLimitReached(_:)`` and
+    /// undone; any other change of an identifier whose advertisement
+    /// already waited for an instance stands (its advertisement still waits).
+    private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String,
+                        startsAdvertising: Bool = false) async throws(RelinkError) {
         let previous = peripheralRole.records[id]
         try await commit([.putPeripheralManager(id, record)])
         peripheralRole.records[id] = record.isEmpty ? nil : record
-        guard let refusal = await host(id, reason: why) else {
+        let refusal = await host(id, reason: why)
+        let overLimit = refusal.map(Self.isAdvertisingLimit) ?? false
+        guard let refusal, !overLimit || startsAdvertising else {
             if record.isEmpty { peripheralRole.windows[id] = nil }
+            if previous?.advertisement != nil, record.advertisement == nil { await startWaitingAdvertisements() }
             return
         }
         let restored = previous ?? PeripheralManagerRecord()
         try? await commit([.putPeripheralManager(id, restored)])
         peripheralRole.records[id] = restored.isEmpty ? nil : restored
         await host(id, reason: "refused change undone")
+        if overLimit {
+            throw .advertisingLimitReached("the adapter's controller has no advertising instance left for \(id)'s advertisement "
+                                           + "(bluetoothd: \(refusal.message)); nothing changed: stop another advertisement first")
+        }
         throw .notSupported("bluetoothd refused it: \(refusal.name): \(refusal.message)")
     }
 
@@ -334,7 +354,7 @@ extension Daemon {
     /// `Register`'s `peripheral_manager` entry: the restored peripheral
     /// role (services, advertisement, cached values, subscribed centrals).
     func restoredPeripheralRole(_ id: RestoreIdentifier) -> DBusValue {
-        .string((peripheralRole.records[id] ?? PeripheralManagerRecord()).json)
+        .string(peripheralRoleJSON(id))
     }
 
     /// The identifier is gone: its application and advertisement too.
@@ -342,6 +362,7 @@ extension Daemon {
         guard peripheralRole.records.removeValue(forKey: id) != nil else { return }
         peripheralRole.windows[id] = nil
         await host(id, reason: "identifier unregistered")
+        await startWaitingAdvertisements()
     }
 }
 
