@@ -316,8 +316,8 @@ def restart_section(args, bench: BenchProcess, work: str, probe: Caller) -> list
             try:
                 p.advertise({**HUB_ADVERTISEMENT, "localName": f"Hub-{i}"})
                 advertising += 1
-            except Exception as e:  # BlueZoo has 15 advertising instances per adapter
-                if "NotSupported" not in str(e):
+            except Exception as e:  # BlueZoo has 15 advertising instances per adapter (bench patch 22)
+                if "AdvertisingLimitReached" not in str(e):
                     raise
         for p in programs:
             p.close()
