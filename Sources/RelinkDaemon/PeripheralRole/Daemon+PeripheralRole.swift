@@ -19,8 +19,10 @@ struct PeripheralRoleState {
     /// Each identifier's update flow control.
     var windows: [RestoreIdentifier: UpdateWindow] = [:]
     /// Each identifier's accepted updates not yet handed to the bus, in
-    /// order; the first is being sent (``Daemon/sendNextUpdate(_:)``).
+    /// order; the first ``sending`` of them are being sent (``Daemon/sendQueuedUpdates(_:)``).
     var outgoing: [RestoreIdentifier: [QueuedUpdate]] = [:]
+    /// How many of each identifier's queued updates the sending task has.
+    var sending: [RestoreIdentifier: Int] = [:]
     /// Identifiers whose services are registered and whose advertisement
     /// waits for an advertising instance of the controller
     /// (``Daemon/startWaitingAdvertisements()``).
@@ -33,8 +35,8 @@ enum PeripheralRoleInput: Sendable {
     case request(ObjectPath, HostedRequest, CheckedContinuation<HostedReply, Never>)
     /// A request's answer bound has passed.
     case expired(UInt64)
-    /// An update has been handed to the bus (or failed).
-    case updateSent(RestoreIdentifier)
+    /// Updates have been handed to the bus (or failed), `count` of them.
+    case updateSent(RestoreIdentifier, count: Int)
 }
 
 /// A client's call to `PeripheralManager1`, with its arguments validated.
@@ -47,6 +49,7 @@ enum PeripheralManagerRequest: Sendable {
     case respond(UInt64, [UInt8])
     case respondWithError(UInt64, ATTError)
     case updateValue(CharacteristicKey, [UInt8])
+    case updateValues(CharacteristicKey, [[UInt8]])
     case state
 }
 
@@ -137,10 +140,13 @@ extension Daemon {
                 .restoreID: "\(entry.identifier)", .request: "\(number)", .characteristic: "\(waiting.key)", .attError: "\(ATTError.unlikelyError.rawValue)",
             ]))
             waiting.reply.resume(returning: .error(.unlikelyError))
-        case .updateSent(let id):
-            updateSent(id)
-            guard peripheralRole.windows[id]?.sent() == true else { return }
-            try? emitGathered(.peripheralManager(.readyToUpdate), to: [id])
+        case .updateSent(let id, let count):
+            updatesSent(id, count: count)
+            var ready = false
+            for _ in 0..<count {
+                if peripheralRole.windows[id]?.sent() == true { ready = true }
+            }
+            if ready { try? emitGathered(.peripheralManager(.readyToUpdate), to: [id]) }
         }
     }
 
@@ -281,6 +287,8 @@ extension Daemon {
             try takeRequest(number, of: id).reply.resume(returning: .error(error))
         case .updateValue(let key, let value):
             try update(id, key, value, record: &record)
+        case .updateValues(let key, let values):
+            return APIResult(values: [.uint32(UInt32(try updateMany(id, key, values, record: &record)))])
         case .state:
             return APIResult(values: [restoredPeripheralRole(id)])
         }
@@ -329,7 +337,7 @@ extension Daemon {
         throw .notSupported("bluetoothd refused it: \(refusal.name): \(refusal.message)")
     }
 
-    private func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
+    func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
         guard let characteristic = record.characteristic(key) else { throw .unknownCharacteristic("\(id) publishes no characteristic \(key)") }
         guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
             throw .notSupported("\(key) has neither notify nor indicate")
