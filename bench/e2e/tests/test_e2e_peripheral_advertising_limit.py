@@ -4,9 +4,13 @@ StartAdvertising gets AdvertisingLimitReached and nothing published changes;
 after a restart the advertisement that does not fit is kept and shown as
 waiting, its services registered, and it starts once the other stops."""
 
+import json
+import os
+import subprocess
+
 import pytest
 
-from e2e_harness import DBusCallError, wait_until
+from e2e_harness import RELINKD, DBusCallError, wait_until
 from pbench_fixtures import IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS
 from remote_central import PeripheralProgram, full_uuid
 
@@ -16,6 +20,12 @@ SECOND_SERVICE = {"uuid": "180a", "characteristics": [
     {"uuid": "2a29", "properties": ["read"], "permissions": ["readable"], "value": list(b"A")}]}
 SECOND_AD = {"localName": SECOND_NAME, "serviceUUIDs": ["180a"]}
 ADAPTER = "/org/bluez/hci0"
+RELINKCTL = os.path.join(os.path.dirname(RELINKD), "relinkctl")
+
+
+def relinkctl(hub, *args: str) -> str:
+    return subprocess.run([RELINKCTL, "--bus-address", hub.bench.bus, *args], check=True, capture_output=True,
+                          text=True, timeout=30).stdout
 
 
 def active_instances(hub) -> int:
@@ -67,8 +77,12 @@ def test_a_restored_advertisement_that_does_not_fit_waits_and_starts_when_anothe
             return False    # relinkd not back on the bus yet
     wait_until(waiting, 30, "the second advertisement shown as waiting")
     assert second.state()["advertisement"]["localName"] == SECOND_NAME
+    assert f"Advertising: {SECOND_NAME}, waiting for an advertising instance" in relinkctl(hub, "show", SECOND)
+    assert json.loads(relinkctl(hub, "--json", "show", SECOND))["advertising"] == {"local_name": SECOND_NAME, "waiting": True}
+    assert "Advertising: waiting for an advertising instance" in relinkctl(hub, "peripheral-role", SECOND)
     hub.program.register()
     assert "advertisementWaiting" not in hub.program.state()
+    assert f"Advertising: {LOCAL_NAME}\n" in relinkctl(hub, "show", IDENTIFIER)
     wait_until(lambda: active_instances(hub) == 1, 30, "one advertisement registered")
 
     # The hub stops advertising: the second's advertisement starts.
