@@ -24,6 +24,8 @@ struct FakeHosting: Sendable {
     /// while `holdingFirstNotification` (``FakeBlueZ/holdFirstNotification()``).
     var notifyCalls = 0
     var holdingFirstNotification = false
+    /// The controller's advertising instances (nil: no limit), ``FakeBlueZ/setAdvertisingInstances(_:)``.
+    var advertisingInstances: Int?
 }
 
 /// A hosted characteristic: its application's root and its key.
@@ -63,10 +65,7 @@ extension FakeBlueZ {
             hosting.applications.insert(application.root)
             hosting.registrations.append((application.root, false))
         }
-        if application.advertisement != nil {
-            hosting.advertisements.insert(application.root)
-            hosting.registrations.append((application.root, true))
-        }
+        if application.advertisement != nil { try registerAdvertisement(application.root) }
     }
 
     /// Unregisters and forgets an application.
@@ -127,19 +126,22 @@ extension FakeBlueZ {
     /// A remote central reads a characteristic: bluetoothd calls `ReadValue`
     /// and answers with what relinkd replies (static values are answered by
     /// bluetoothd itself from the exported `Value`, as it does).
-    public func remoteRead(_ root: ObjectPath, _ key: CharacteristicKey, offset: Int = 0, central: String = "11:22:33:44:55:66") async -> HostedReply {
+    public func remoteRead(_ root: ObjectPath, _ key: CharacteristicKey, offset: Int = 0, central: String = "11:22:33:44:55:66",
+                           mtu: Int? = nil) async -> HostedReply {
         guard hosting.applications.contains(root), let characteristic = hosting.exported[root]?.services
             .first(where: { $0.uuid == key.service })?.characteristic(key.characteristic) else { return .error(.requestNotSupported) }
         guard characteristic.properties.contains(.read) else { return .error(.readNotPermitted) }
         guard let handler = hosting.handler else { return .error(.unlikelyError) }
-        return await handler(root, .read(key, offset: offset, central: central))
+        return await handler(root, .read(key, offset: offset, central: central, mtu: mtu))
     }
 
-    /// A remote central writes a characteristic (`WriteValue`).
+    /// A remote central writes a characteristic (`WriteValue`, with the
+    /// write's kind as the bench's BlueZoo passes it in `type`).
     public func remoteWrite(_ root: ObjectPath, _ key: CharacteristicKey, _ value: [UInt8], offset: Int = 0, withResponse: Bool = true,
-                            central: String = "11:22:33:44:55:66") async -> HostedReply {
+                            kind: WriteKind? = nil, central: String = "11:22:33:44:55:66", mtu: Int? = nil) async -> HostedReply {
         guard hosting.applications.contains(root), let handler = hosting.handler else { return .error(.requestNotSupported) }
-        return await handler(root, .write(key, value: value, offset: offset, withResponse: withResponse, central: central))
+        let kind = kind ?? (withResponse ? .request : .command)
+        return await handler(root, .write(key, value: value, offset: offset, kind: kind, central: central, mtu: mtu))
     }
 
     /// A remote central enables (or disables) notifications: bluetoothd

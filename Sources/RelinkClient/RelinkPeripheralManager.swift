@@ -1,4 +1,5 @@
 public import RelinkModel
+import DBus
 
 /// The peripheral role of a restore identifier, shaped like a
 /// `CBPeripheralManager` created with
@@ -13,8 +14,8 @@ public import RelinkModel
 /// try await manager.startAdvertising(PeripheralAdvertisement(localName: "Sensor-1", serviceUUIDs: [service.uuid]))
 /// for await event in manager.events {
 ///     switch event.peripheralManagerEvent {
-///     case .readRequest(let request, _, _, _)?: try await manager.respond(to: request, value: reading())
-///     case .writeRequest(let request, _, _, _, let value, _)? where request != 0:
+///     case .readRequest(let request, _, _, _, _)?: try await manager.respond(to: request, value: reading())
+///     case .writeRequest(let request, _, _, _, let value, _, _)? where request != 0:
 ///         apply(value); try await manager.respond(to: request)
 ///     case .readyToUpdate?: sendPending()
 ///     default: break
@@ -67,7 +68,8 @@ public actor RelinkPeripheralManager {
         get async { await central.restoredState?.peripheralManager }
     }
 
-    private func call(_ call: RelinkPeripheralManagerCall) async throws(RelinkClientError) {
+    @discardableResult
+    private func call(_ call: RelinkPeripheralManagerCall) async throws(RelinkClientError) -> Message {
         try await central.connected().peripheralManager(restoreIdentifier, call)
     }
 
@@ -136,6 +138,23 @@ public actor RelinkPeripheralManager {
             return true
         } catch where error.name == .updateQueueFull {
             return false
+        }
+    }
+
+    /// Sends several values to the centrals subscribed to a characteristic
+    /// in one call (`UpdateValues`), in order: one round trip for up to
+    /// ``maximumUpdateBatch`` values instead of one each.
+    /// - Returns: how many of the first values relinkd took (0 when its
+    ///   update queue is full); send the rest after a `ready-to-update` event.
+    /// - Throws: as ``updateValue(_:for:)``; `InvalidArguments` for no value,
+    ///   more than ``maximumUpdateBatch``, or one over 512 bytes (nothing sent).
+    public func updateValues(_ values: [[UInt8]], for characteristic: CharacteristicKey) async throws(RelinkClientError) -> Int {
+        do throws(RelinkClientError) {
+            let reply = try await call(.updateValues(characteristic, values: values))
+            guard case .uint32(let accepted)? = reply.body.first else { throw .badReply("UpdateValues", "\(reply.body)") }
+            return Int(accepted)
+        } catch where error.name == .updateQueueFull {
+            return 0
         }
     }
 

@@ -22,6 +22,9 @@ public enum RelinkPeripheralManagerCall: Sendable, Hashable {
     case respondWithError(request: UInt64, error: ATTError)
     /// `UpdateValue`: sends a value to the characteristic's subscribed centrals.
     case updateValue(CharacteristicKey, value: [UInt8])
+    /// `UpdateValues`: several values for the characteristic's subscribed
+    /// centrals in one call, in order; relinkd takes as many as fit.
+    case updateValues(CharacteristicKey, values: [[UInt8]])
     /// `State`: the peripheral role as relinkd keeps it.
     case state
 
@@ -36,6 +39,7 @@ public enum RelinkPeripheralManagerCall: Sendable, Hashable {
         case .respond: .respond
         case .respondWithError: .respondWithError
         case .updateValue: .updateValue
+        case .updateValues: .updateValues
         case .state: .state
         }
     }
@@ -68,6 +72,12 @@ public enum RelinkPeripheralManagerCall: Sendable, Hashable {
         case .updateValue(let key, let value):
             try RelinkArguments.checkValue(value)
             return [.string(key.service.string), .string(key.characteristic.string), Self.bytes(value)]
+        case .updateValues(let key, let values):
+            guard (1...maximumUpdateBatch).contains(values.count) else {
+                throw .invalid("1 to \(maximumUpdateBatch) values, got \(values.count)")
+            }
+            for value in values { try RelinkArguments.checkValue(value) }
+            return [.string(key.service.string), .string(key.characteristic.string), .array(.array(.byte), values.map(Self.bytes))]
         }
     }
 

@@ -52,6 +52,10 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// Pairing failed: the peripheral or bluetoothd rejected, cancelled or
     /// timed out the authentication (`Central1.Pair`).
     case authenticationFailed = "org.relink.Error.AuthenticationFailed"
+    /// Peripheral role: the adapter's controller has no advertising
+    /// instance left (`StartAdvertising`; bluetoothd's `NotPermitted`
+    /// "Maximum advertisements reached").
+    case advertisingLimitReached = "org.relink.Error.AdvertisingLimitReached"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -76,7 +80,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let methodErrors: [RelinkErrorName] = [
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
-        .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer, .authenticationFailed,
+        .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer, .authenticationFailed, .advertisingLimitReached,
     ]
 
     /// The full D-Bus error name.

@@ -61,7 +61,7 @@ struct PeripheralRoleTests {
         try await eventually("a request event") {
             for event in try await pmEvents(d).reversed() {
                 switch event {
-                case .readRequest(let n, _, _, _) where n > previous, .writeRequest(let n, _, _, _, _, _) where n > previous:
+                case .readRequest(let n, _, _, _, _) where n > previous, .writeRequest(let n, _, _, _, _, _, _) where n > previous:
                     number = n
                     return true
                 default: continue
@@ -128,7 +128,7 @@ struct PeripheralRoleTests {
         // A write is stored, then accepted.
         #expect(await fake.remoteWrite(Self.root, Self.control, [9], central: "AA:BB:CC:DD:EE:02") == .done)
         #expect(try await Self.pmEvents(d).last
-            == .writeRequest(request: 0, central: "AA:BB:CC:DD:EE:02", characteristic: Self.control, offset: 0, value: [9], withResponse: true))
+            == .writeRequest(request: 0, central: "AA:BB:CC:DD:EE:02", characteristic: Self.control, offset: 0, value: [9], kind: .request))
 
         // Register hands the peripheral role back (willRestoreState).
         let restored = try await Self.register(d)

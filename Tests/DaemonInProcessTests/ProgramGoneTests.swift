@@ -32,6 +32,6 @@ struct ProgramGoneTests {
         #expect(await d.daemon.peripheralRole.pending.count == 0)
         // The write-request stays in the outbox for the program's return.
         let events = try await P.pmEvents(d)
-        #expect(events.contains { if case .writeRequest(_, _, _, _, let value, _) = $0 { value == [7, 7] } else { false } })
+        #expect(events.contains { if case .writeRequest(_, _, _, _, let value, _, _) = $0 { value == [7, 7] } else { false } })
     }
 }

@@ -36,9 +36,11 @@ struct EventPayloadTests {
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
             .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
             .peripheralManager(.readRequest(request: 3, central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
-                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 2)),
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 2, mtu: 247)),
             .peripheralManager(.writeRequest(request: 0, central: "unknown", characteristic: CharacteristicKey(
-                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 0, value: [0, 255], withResponse: false)),
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 0, value: [0, 255], kind: .command)),
+            .peripheralManager(.writeRequest(request: 4, central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
+                service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 18, value: [1], kind: .reliable, mtu: 23)),
             .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(
                 service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)))),
             .peripheralManager(.unsubscribed(central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
@@ -112,6 +114,23 @@ struct EventPayloadTests {
         let decoded = try EventPayload(kind: .nameUpdated, json: Data(formatOne.utf8))
         guard case .nameUpdated(_, let old) = decoded else { throw Missing() }
         #expect(old.names.gap?.seenAt == update.names.gap?.seenAt)
+    }
+
+    /// A `write-request` says its kind beside `withResponse` and the MTU
+    /// when bluetoothd passed one; one stored before `kind` existed (no
+    /// `kind`, no `mtu`) still reads, its kind taken from `withResponse`.
+    @Test func aWriteRequestSaysItsKindAndOneStoredWithoutItStillReads() throws {
+        let key = #""characteristic":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","service":"0000180f-0000-1000-8000-00805f9b34fb"}"#
+        for (withResponse, kind) in [(false, WriteKind.command), (true, .request)] {
+            let old = #"{"writeRequest":{"central":"unknown",\#(key),"offset":0,"request":0,"value":[1],"withResponse":\#(withResponse)}}"#
+            let decoded = try EventPayload(kind: .writeRequest, json: Data(old.utf8))
+            guard case .peripheralManager(.writeRequest(_, _, _, _, _, let read, let mtu)) = decoded else { throw Missing() }
+            #expect(read == kind && mtu == nil)
+        }
+        let reliable = EventPayload.peripheralManager(.writeRequest(request: 2, central: "unknown", characteristic: CharacteristicKey(
+            service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 0, value: [1], kind: .reliable, mtu: 185))
+        let text = String(decoding: try reliable.encoded(), as: UTF8.self)
+        #expect(text.contains(#""kind":"reliable""#) && text.contains(#""withResponse":true"#) && text.contains(#""mtu":185"#), "\(text)")
     }
 
     struct Missing: Error {}

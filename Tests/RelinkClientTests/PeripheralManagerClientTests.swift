@@ -38,10 +38,14 @@ import Testing
         #expect(try RelinkPeripheralManagerCall.updateValue(Self.level, value: [9]).arguments() == [
             .string("0000180f-0000-1000-8000-00805f9b34fb"), .string("00002a19-0000-1000-8000-00805f9b34fb"), .array(.byte, [.byte(9)]),
         ])
+        #expect(try RelinkPeripheralManagerCall.updateValues(Self.level, values: [[9], []]).arguments() == [
+            .string("0000180f-0000-1000-8000-00805f9b34fb"), .string("00002a19-0000-1000-8000-00805f9b34fb"),
+            .array(.array(.byte), [.array(.byte, [.byte(9)]), .array(.byte, [])]),
+        ])
         for call in [RelinkPeripheralManagerCall.removeAllServices, .stopAdvertising, .state] { #expect(try call.arguments().isEmpty) }
         #expect(Set([RelinkPeripheralManagerCall.removeAllServices, .stopAdvertising, .state, .respond(request: 1, value: []),
                      .respondWithError(request: 1, error: .unlikelyError), .updateValue(Self.level, value: []),
-                     .removeService(Self.service), .addService(published), .startAdvertising(ad)].map(\.member)) == Set(PeripheralManager1Member.allCases),
+                     .updateValues(Self.level, values: [[]]), .removeService(Self.service), .addService(published), .startAdvertising(ad)].map(\.member)) == Set(PeripheralManager1Member.allCases),
                 "every member of the interface has its call")
     }
 
@@ -49,6 +53,10 @@ import Testing
         let tooLong = Array(repeating: UInt8(1), count: 513)
         #expect(name { _ = try RelinkPeripheralManagerCall.respond(request: 1, value: tooLong).arguments() } == .invalidArguments)
         #expect(name { _ = try RelinkPeripheralManagerCall.updateValue(Self.level, value: tooLong).arguments() } == .invalidArguments)
+        #expect(name { _ = try RelinkPeripheralManagerCall.updateValues(Self.level, values: [[1], tooLong]).arguments() } == .invalidArguments)
+        #expect(name { _ = try RelinkPeripheralManagerCall.updateValues(Self.level, values: []).arguments() } == .invalidArguments)
+        #expect(name { _ = try RelinkPeripheralManagerCall.updateValues(Self.level, values: Array(repeating: [1], count: 17)).arguments() }
+                == .invalidArguments)
         let overLegacy = PeripheralAdvertisement(localName: String(repeating: "n", count: 30))
         #expect(name { _ = try RelinkPeripheralManagerCall.startAdvertising(overLegacy).arguments() } == .invalidArguments)
         let gap = PublishedService(uuid: BluetoothUUID(shortValue: 0x1800))
@@ -70,8 +78,8 @@ import Testing
         let cases: [(String, String, PeripheralManagerEvent, RelinkClientEvent.Kind)] = [
             ("read-request", #"{"readRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 7}}"#,
              .readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: key, offset: 0), .readRequest),
-            ("write-request", #"{"writeRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 0, "value": [1, 2], "withResponse": true}}"#,
-             .writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: key, offset: 0, value: [1, 2], withResponse: true), .writeRequest),
+            ("write-request", #"{"writeRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 0, "value": [1, 2], "withResponse": true, "kind": "reliable", "mtu": 247}}"#,
+             .writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: key, offset: 0, value: [1, 2], kind: .reliable, mtu: 247), .writeRequest),
             ("subscribed", #"{"subscribed": {"central": "unknown", \#(characteristic)}}"#, .subscribed(central: "unknown", characteristic: key), .subscribed),
             ("unsubscribed", #"{"unsubscribed": {"central": "unknown", \#(characteristic)}}"#, .unsubscribed(central: "unknown", characteristic: key), .unsubscribed),
             ("ready-to-update", #"{"readyToUpdate": {}}"#, .readyToUpdate, .readyToUpdate),

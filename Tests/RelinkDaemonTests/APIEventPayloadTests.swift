@@ -34,9 +34,10 @@ import RelinkModel
             .servicesChanged(peripheral: peripheral, database: GattDatabase(
                 services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],
                 readAt: Date(timeIntervalSince1970: 1_767_225_600.123))),
-            .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0)),
+            .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0,
+                                            mtu: 512)),
             .peripheralManager(.writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic),
-                                             offset: 0, value: [1, 2], withResponse: true)),
+                                             offset: 0, value: [1, 2], kind: .request, mtu: 512)),
             .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.unsubscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.readyToUpdate),

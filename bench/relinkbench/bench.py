@@ -64,6 +64,7 @@ class Options:
     supervision_timeout: float = 0.5
     gap_service: str = "exported"
     temporary_timeout: float = 30.0
+    advertising_instances: int = 15
     band_rate: float = 2.0
     parent_dir: Optional[str] = None
     keep_dir: bool = False
@@ -166,7 +167,8 @@ class Bench:
                 "--connect-timeout", str(self.opts.connect_timeout),
                 "--supervision-timeout", str(self.opts.supervision_timeout),
                 "--gap-service", self.opts.gap_service,
-                "--temporary-timeout", str(self.opts.temporary_timeout), "-a", self.opts.central_address]
+                "--temporary-timeout", str(self.opts.temporary_timeout),
+                "--advertising-instances", str(self.opts.advertising_instances), "-a", self.opts.central_address]
         for s in self.peripherals.values():
             argv += ["-a", s.address, "--rssi", f"{s.address}={s.rssi}:{s.noise}"]
             if not s.in_range:

@@ -46,6 +46,8 @@ HELP = {
                   "(and the counter in its service data): a changed payload",
     "set_rssi": "peripheral, rssi[, noise]: RSSI base value and noise (dBm)",
     "set_timing": "connect_timeout, supervision_timeout (seconds)",
+    "set_advertising_instances": "instances: advertisements each adapter's controller sends at once "
+                                 "(kept across restart_bluez; those registered stay)",
     "get": "peripheral: its state",
     "restart_bluez": "[signal=KILL|TERM]: stop bluetoothd (BlueZoo) with it, start it again, "
                      "wait for peripherals to re-register",
@@ -153,6 +155,13 @@ class Dispatcher:
             b.opts.connect_timeout, b.opts.supervision_timeout = float(ct), float(st)
             await b.client.zoo("SetTiming", "dd", [float(ct), float(st)])
             return {"connect_timeout": float(ct), "supervision_timeout": float(st)}
+        if cmd == "set_advertising_instances":
+            n = req.get("instances")
+            if not _int_in(n, 0, 255):
+                raise CommandFailed("instances must be an integer in [0, 255]")
+            b.opts.advertising_instances = n
+            await b.client.zoo("SetAdvertisingInstances", "u", [n])
+            return {"advertising_instances": n}
         if cmd == "restart_bluez":
             how = req.get("signal", "KILL")
             if how not in ("KILL", "TERM"):

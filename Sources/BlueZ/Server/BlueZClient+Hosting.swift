@@ -33,6 +33,18 @@ extension BlueZClient: HostingPort {
         }
     }
 
+    /// Registers a hosted application's advertisement alone
+    /// (``HostingPort/registerAdvertisement(root:adapter:)``).
+    /// - Throws: ``BlueZError`` or ``DBusError``.
+    public func registerAdvertisement(root: ObjectPath, adapter: ObjectPath) async throws {
+        guard let hosted = hosting.applications[root], hosted.application.advertisement != nil,
+              owner != nil, mirror.adapter(adapter)?.powered == true else { return }
+        hosting.applications[root]?.adapter = adapter
+        try await call(adapter, BlueZInterface.advertisingManager, "RegisterAdvertisement",
+                       [.objectPath(hosted.application.advertisementPath), .dictionary(key: .string, value: .variant, [])],
+                       tolerating: "org.bluez.Error.AlreadyExists")
+    }
+
     /// Unregisters and removes an application (``HostingPort/unhost(root:adapter:)``).
     /// - Throws: ``BlueZError`` or ``DBusError``.
     public func unhost(root: ObjectPath, adapter: ObjectPath) async throws {

@@ -31,7 +31,8 @@ extension HostedApplication {
                     "Flags": .array(.string, characteristic.bluezFlags.map { .string($0) }),
                 ]
                 if let value = characteristic.value { values["Value"] = .array(.byte, value.map { .byte($0) }) }
-                objects.append(try ExportedObject(path: characteristicPath(s, c), interfaces: [Self.characteristicInterface(key, root: root, handler: handler)],
+                objects.append(try ExportedObject(path: characteristicPath(s, c), interfaces: [Self.characteristicInterface(
+                    key, onlyWithoutResponse: characteristic.onlyWithoutResponse, root: root, handler: handler)],
                                                   values: [BlueZInterface.gattCharacteristic: values]))
                 for (d, descriptor) in characteristic.descriptors.enumerated() {
                     objects.append(try ExportedObject(path: descriptorPath(s, c, d), interfaces: [Self.descriptorInterface(descriptor.value)], values: [
@@ -55,23 +56,22 @@ extension HostedApplication {
         DBusProperty("Includes", .array(.objectPath), constant: true),
     ])
 
-    static func characteristicInterface(_ key: CharacteristicKey, root: ObjectPath, handler: @escaping HostedRequestHandler) -> DBusInterface {
+    static func characteristicInterface(_ key: CharacteristicKey, onlyWithoutResponse: Bool, root: ObjectPath,
+                                        handler: @escaping HostedRequestHandler) -> DBusInterface {
         let options = DBusArgument("options", .dictionary(key: .string, value: .variant))
         return DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("ReadValue", in: [options], out: [DBusArgument("value", .array(.byte))]) { call in
-                let o = Self.options(call.arguments.first)
-                switch await handler(root, .read(key, offset: Self.offset(o), central: centralName(o))) {
+                switch await handler(root, Self.readRequest(key, options: call.arguments.first)) {
                 case .value(let bytes): return [.array(.byte, bytes.map { .byte($0) })]
                 case .done: return [.array(.byte, [])]
                 case .error(let error): throw ATTReplyError(error: error)
                 }
             },
             DBusMethod("WriteValue", in: [DBusArgument("value", .array(.byte)), options]) { call in
-                guard case .array(_, let items)? = call.arguments.first else { throw ATTReplyError(error: .invalidAttributeValueLength) }
-                let value = items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
-                let o = Self.options(call.arguments.dropFirst().first)
-                let withResponse = o["type"]?.stringValue != "command"
-                switch await handler(root, .write(key, value: value, offset: Self.offset(o), withResponse: withResponse, central: centralName(o))) {
+                guard let request = Self.writeRequest(key, onlyWithoutResponse: onlyWithoutResponse, arguments: call.arguments) else {
+                    throw ATTReplyError(error: .invalidAttributeValueLength)
+                }
+                switch await handler(root, request) {
                 case .value, .done: return []
                 case .error(let error): throw ATTReplyError(error: error)
                 }
@@ -140,6 +140,29 @@ extension HostedApplication {
         var options: [String: DBusValue] = [:]
         for entry in entries { if let key = entry.key.stringValue { options[key] = entry.value.unwrapped } }
         return options
+    }
+
+    /// A `ReadValue` call's request, from its options.
+    static func readRequest(_ key: CharacteristicKey, options: DBusValue?) -> HostedRequest {
+        let o = Self.options(options)
+        return .read(key, offset: Self.offset(o), central: centralName(o), mtu: Self.mtu(o))
+    }
+
+    /// A `WriteValue` call's request, from its value and options (nil
+    /// when the first argument is not a byte array). The kind comes from the
+    /// `type` option (``WriteKind/init(option:onlyWithoutResponse:)``).
+    static func writeRequest(_ key: CharacteristicKey, onlyWithoutResponse: Bool, arguments: [DBusValue]) -> HostedRequest? {
+        guard case .array(_, let items)? = arguments.first else { return nil }
+        let value = items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
+        let o = Self.options(arguments.dropFirst().first)
+        let kind = WriteKind(option: o["type"]?.stringValue, onlyWithoutResponse: onlyWithoutResponse)
+        return .write(key, value: value, offset: Self.offset(o), kind: kind, central: centralName(o), mtu: Self.mtu(o))
+    }
+
+    /// The `mtu` option (bluetoothd: the ATT MTU of the central's link).
+    static func mtu(_ options: [String: DBusValue]) -> Int? {
+        if case .uint16(let n)? = options["mtu"] { return Int(n) }
+        return nil
     }
 
     static func offset(_ options: [String: DBusValue]) -> Int {

@@ -78,10 +78,11 @@ public struct HostedApplication: Sendable, Hashable {
 /// A remote central's request to a hosted characteristic, as bluetoothd
 /// passes it to the application.
 public enum HostedRequest: Sendable, Hashable {
-    /// `ReadValue` (with its `offset`; `central` from its `device` option).
-    case read(CharacteristicKey, offset: Int, central: String)
-    /// `WriteValue` (`type` `command` is without response).
-    case write(CharacteristicKey, value: [UInt8], offset: Int, withResponse: Bool, central: String)
+    /// `ReadValue` (with its `offset`; `central` from its `device` option,
+    /// `mtu` from its `mtu` option, nil without one).
+    case read(CharacteristicKey, offset: Int, central: String, mtu: Int? = nil)
+    /// `WriteValue` (`kind` from its `type` option, ``WriteKind/init(option:onlyWithoutResponse:)``).
+    case write(CharacteristicKey, value: [UInt8], offset: Int, kind: WriteKind, central: String, mtu: Int? = nil)
     /// `StartNotify` (bluetoothd 5.66 does not say which central).
     case startNotify(CharacteristicKey, central: String)
     /// `StopNotify`.

@@ -18,8 +18,21 @@ public protocol HostingPort: Actor {
     /// With the adapter off or bluetoothd absent the objects are exported
     /// and nothing is registered (no error): call it again when it is back.
     /// - Throws: ``BlueZError`` when bluetoothd refuses a registration
-    ///   (the objects stay exported).
+    ///   (the objects stay exported). The application is registered
+    ///   before the advertisement: `org.bluez.Error.NotPermitted` ("Maximum
+    ///   advertisements reached", bluetoothd 5.66 `src/advertising.c`) means
+    ///   the services are registered and the controller has no advertising
+    ///   instance left for the advertisement.
     func host(_ application: HostedApplication, adapter: ObjectPath) async throws
+    /// Registers the advertisement of the application ``host(_:adapter:)``
+    /// last exported at `root`, alone (its services stay as they are
+    /// registered: a central connected to them sees no change). For an
+    /// advertisement that did not fit the controller's instances when it
+    /// was hosted. Nothing when the application has no advertisement, the
+    /// adapter is off or bluetoothd is absent.
+    /// - Throws: ``BlueZError``: `org.bluez.Error.NotPermitted` when the
+    ///   controller still has no advertising instance left.
+    func registerAdvertisement(root: ObjectPath, adapter: ObjectPath) async throws
     /// Unregisters and removes the application at `root` (nothing when none is there).
     /// - Throws: ``BlueZError`` (unregistering: "does not exist" is success).
     func unhost(root: ObjectPath, adapter: ObjectPath) async throws

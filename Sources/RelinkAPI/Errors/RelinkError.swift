@@ -53,6 +53,9 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     case unknownTransfer(String)
     /// Pairing failed: authentication rejected, cancelled or timed out.
     case authenticationFailed(String)
+    /// Peripheral role: the controller has no advertising instance left
+    /// for `StartAdvertising`; nothing published changed.
+    case advertisingLimitReached(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -98,6 +101,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case unknownTransfer
         /// `org.relink.Error.AuthenticationFailed`.
         case authenticationFailed
+        /// `org.relink.Error.AdvertisingLimitReached`.
+        case advertisingLimitReached
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -123,6 +128,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .notActivatable: .notActivatable
             case .unknownTransfer: .unknownTransfer
             case .authenticationFailed: .authenticationFailed
+        case .advertisingLimitReached: .advertisingLimitReached
+            case .advertisingLimitReached: .advertisingLimitReached
             }
         }
 
@@ -167,6 +174,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notActivatable: self = .notActivatable(message)
         case .unknownTransfer: self = .unknownTransfer(message)
         case .authenticationFailed: self = .authenticationFailed(message)
+        case .advertisingLimitReached: self = .advertisingLimitReached(message)
         }
     }
 
@@ -194,6 +202,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .notActivatable: .notActivatable
         case .unknownTransfer: .unknownTransfer
         case .authenticationFailed: .authenticationFailed
+        case .advertisingLimitReached: .advertisingLimitReached
         }
     }
 
@@ -207,7 +216,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
              .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m),
-             .unknownTransfer(let m), .authenticationFailed(let m):
+             .unknownTransfer(let m), .authenticationFailed(let m), .advertisingLimitReached(let m):
             m
         }
     }

@@ -39,7 +39,7 @@ extension EventPayload {
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
         case adapter, roles, state
         case mtu, maximumWriteWithResponse, maximumWriteWithoutResponse
-        case readRequest, writeRequest, subscribed, unsubscribed, readyToUpdate, request, central, offset, withResponse
+        case readRequest, writeRequest, subscribed, unsubscribed, readyToUpdate, request, central, offset, withResponse, kind
         case transferProgress, transferCompleted, transferFailed, transfer, length
     }
 
@@ -246,21 +246,25 @@ extension EventPayload {
         }
 
         // Peripheral role: `{"request": n, "central": "AA:..", "characteristic": {..},
-        // "offset": n, "value": [..], "withResponse": bool}`, each kind with its fields.
+        // "offset": n, "value": [..], "withResponse": bool, "kind": "request", "mtu": n}`,
+        // each kind with its fields (`mtu` only when bluetoothd passed it).
         private static func encodePeripheralManager(_ event: PeripheralManagerEvent, in body: inout KeyedEncodingContainer<Key>) throws {
             switch event {
-            case .readRequest(let request, let central, let key, let offset):
+            case .readRequest(let request, let central, let key, let offset, let mtu):
                 try body.encode(request, forKey: .request)
                 try body.encode(central, forKey: .central)
                 try encodeCharacteristic(key, in: &body)
                 try body.encode(offset, forKey: .offset)
-            case .writeRequest(let request, let central, let key, let offset, let value, let withResponse):
+                try body.encodeIfPresent(mtu, forKey: .mtu)
+            case .writeRequest(let request, let central, let key, let offset, let value, let kind, let mtu):
                 try body.encode(request, forKey: .request)
                 try body.encode(central, forKey: .central)
                 try encodeCharacteristic(key, in: &body)
                 try body.encode(offset, forKey: .offset)
                 try body.encode(value, forKey: .value)
-                try body.encode(withResponse, forKey: .withResponse)
+                try body.encode(kind.withResponse, forKey: .withResponse)
+                try body.encode(kind, forKey: .kind)
+                try body.encodeIfPresent(mtu, forKey: .mtu)
             case .subscribed(let central, let key), .unsubscribed(let central, let key):
                 try body.encode(central, forKey: .central)
                 try encodeCharacteristic(key, in: &body)
@@ -273,11 +277,16 @@ extension EventPayload {
             switch kind {
             case .readRequest:
                 return .readRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
-                                    characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset))
+                                    characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset),
+                                    mtu: try body.decodeIfPresent(Int.self, forKey: .mtu))
             case .writeRequest:
+                // `kind` is absent from events stored before it existed: `withResponse` tells command from request.
+                let withResponse = try body.decode(Bool.self, forKey: .withResponse)
                 return .writeRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
                                      characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset),
-                                     value: try body.decode([UInt8].self, forKey: .value), withResponse: try body.decode(Bool.self, forKey: .withResponse))
+                                     value: try body.decode([UInt8].self, forKey: .value),
+                                     kind: try body.decodeIfPresent(WriteKind.self, forKey: .kind) ?? (withResponse ? .request : .command),
+                                     mtu: try body.decodeIfPresent(Int.self, forKey: .mtu))
             case .subscribed:
                 return .subscribed(central: try body.decode(String.self, forKey: .central), characteristic: try decodeCharacteristic(body))
             case .unsubscribed:

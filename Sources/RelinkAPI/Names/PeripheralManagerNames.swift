@@ -22,6 +22,9 @@ public enum PeripheralManager1Member: String, Sendable, CaseIterable {
     case respondWithError = "RespondWithError"
     /// `UpdateValue(s service, s characteristic, ay value)`: notifies subscribed centrals.
     case updateValue = "UpdateValue"
+    /// `UpdateValues(s service, s characteristic, aay values) -> u accepted`:
+    /// several updates of one characteristic in one call, in order.
+    case updateValues = "UpdateValues"
     /// `State() -> s`: the peripheral role's state as JSON.
     case state = "State"
 }

@@ -43,6 +43,10 @@ extension APIInterfaces {
             call(.updateValue, [DBusArgument("service", .string), DBusArgument("characteristic", .string), DBusArgument("value", .array(.byte))]) { a throws(RelinkError) in
                 .updateValue(try a.characteristic(0), try a.bytes(2, "value", limit: maximumAttributeValueBytes))
             },
+            call(.updateValues, [DBusArgument("service", .string), DBusArgument("characteristic", .string),
+                                 DBusArgument("values", .array(.array(.byte)))], [DBusArgument("accepted", .uint32)]) { a throws(RelinkError) in
+                .updateValues(try a.characteristic(0), try a.byteArrays(2, "values", count: 1...maximumUpdateBatch, limit: maximumAttributeValueBytes))
+            },
             call(.state, [], [DBusArgument("state", .string)]) { _ throws(RelinkError) in .state },
         ], invalidSignatureError: Self.invalidArguments)
     }

@@ -39,6 +39,21 @@ extension ControlArguments {
         return items.map { if case .byte(let b) = $0 { b } else { 0 } }
     }
 
+    /// An `aay` of `count` values, each of at most `limit` bytes.
+    func byteArrays(_ index: Int, _ name: String, count: ClosedRange<Int>, limit: Int) throws(RelinkError) -> [[UInt8]] {
+        guard case .array(.array(.byte), let items) = values[index] else { throw .invalidArguments("\(name) must be an array of byte arrays (aay)") }
+        guard count.contains(items.count) else {
+            throw .invalidArguments("\(name) has \(items.count) values, \(count.lowerBound) to \(count.upperBound) are allowed")
+        }
+        var arrays: [[UInt8]] = []
+        for (n, item) in items.enumerated() {
+            guard case .array(.byte, let bytes) = item else { throw .invalidArguments("\(name) must be an array of byte arrays (aay)") }
+            guard bytes.count <= limit else { throw .invalidArguments("\(name)[\(n)] is \(bytes.count) bytes, at most \(limit) are allowed") }
+            arrays.append(bytes.map { if case .byte(let b) = $0 { b } else { 0 } })
+        }
+        return arrays
+    }
+
     func uint32(_ index: Int, _ name: String) throws(RelinkError) -> UInt32 {
         guard case .uint32(let v) = values[index] else { throw .invalidArguments("\(name) must be a uint32 (u)") }
         return v

@@ -19,8 +19,14 @@ struct PeripheralRoleState {
     /// Each identifier's update flow control.
     var windows: [RestoreIdentifier: UpdateWindow] = [:]
     /// Each identifier's accepted updates not yet handed to the bus, in
-    /// order; the first is being sent (``Daemon/sendNextUpdate(_:)``).
+    /// order; the first ``sending`` of them are being sent (``Daemon/sendQueuedUpdates(_:)``).
     var outgoing: [RestoreIdentifier: [QueuedUpdate]] = [:]
+    /// How many of each identifier's queued updates the sending task has.
+    var sending: [RestoreIdentifier: Int] = [:]
+    /// Identifiers whose services are registered and whose advertisement
+    /// waits for an advertising instance of the controller
+    /// (``Daemon/startWaitingAdvertisements()``).
+    var advertisementsWaiting: Set<RestoreIdentifier> = []
 }
 
 /// An input of the peripheral role (``DaemonInput/peripheralRole(_:)``).
@@ -29,8 +35,8 @@ enum PeripheralRoleInput: Sendable {
     case request(ObjectPath, HostedRequest, CheckedContinuation<HostedReply, Never>)
     /// A request's answer bound has passed.
     case expired(UInt64)
-    /// An update has been handed to the bus (or failed).
-    case updateSent(RestoreIdentifier)
+    /// Updates have been handed to the bus (or failed), `count` of them.
+    case updateSent(RestoreIdentifier, count: Int)
 }
 
 /// A client's call to `PeripheralManager1`, with its arguments validated.
@@ -43,6 +49,7 @@ enum PeripheralManagerRequest: Sendable {
     case respond(UInt64, [UInt8])
     case respondWithError(UInt64, ATTError)
     case updateValue(CharacteristicKey, [UInt8])
+    case updateValues(CharacteristicKey, [[UInt8]])
     case state
 }
 
@@ -100,6 +107,7 @@ extension Daemon {
     func host(_ id: RestoreIdentifier, reason: String) async -> BlueZError? {
         let record = peripheralRole.records[id] ?? PeripheralManagerRecord()
         let root = Self.hostedRoot(id)
+        peripheralRole.advertisementsWaiting.remove(id)
         do {
             if record.isEmpty {
                 try await bluez.unhost(root: root, adapter: adapterPath)
@@ -111,6 +119,9 @@ extension Daemon {
                 ]))
             }
             return nil
+        } catch let error as BlueZError where Self.isAdvertisingLimit(error) && record.advertisement != nil {
+            advertisementWaits(id, error, reason: reason)
+            return error
         } catch {
             logger.error("bluetoothd refused the peripheral role's registration", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
             return error as? BlueZError ?? BlueZError(name: "org.bluez.Error.Failed", message: "\(error)")
@@ -129,10 +140,13 @@ extension Daemon {
                 .restoreID: "\(entry.identifier)", .request: "\(number)", .characteristic: "\(waiting.key)", .attError: "\(ATTError.unlikelyError.rawValue)",
             ]))
             waiting.reply.resume(returning: .error(.unlikelyError))
-        case .updateSent(let id):
-            updateSent(id)
-            guard peripheralRole.windows[id]?.sent() == true else { return }
-            try? emitGathered(.peripheralManager(.readyToUpdate), to: [id])
+        case .updateSent(let id, let count):
+            updatesSent(id, count: count)
+            var ready = false
+            for _ in 0..<count {
+                if peripheralRole.windows[id]?.sent() == true { ready = true }
+            }
+            if ready { try? emitGathered(.peripheralManager(.readyToUpdate), to: [id]) }
         }
     }
 
@@ -145,7 +159,7 @@ extension Daemon {
         }
         let attached = clientAttached(id)
         switch request {
-        case .read(let key, let offset, let central):
+        case .read(let key, let offset, let central, let mtu):
             switch PeripheralRequestPolicy.read(key, offset: offset, in: record, clientAttached: attached) {
             case .answer(let value):
                 reply.resume(returning: .value(value))
@@ -153,16 +167,18 @@ extension Daemon {
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
-                forward(id, key, isRead: true, offset: offset, reply) { .readRequest(request: $0, central: central, characteristic: key, offset: offset) }
+                forward(id, key, isRead: true, offset: offset, reply) {
+                    .readRequest(request: $0, central: central, characteristic: key, offset: offset, mtu: mtu)
+                }
             }
-        case .write(let key, let value, let offset, let withResponse, let central):
-            switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: withResponse, in: record, clientAttached: attached) {
+        case .write(let key, let value, let offset, let kind, let central, let mtu):
+            switch PeripheralRequestPolicy.write(key, value: value, offset: offset, withResponse: kind.withResponse, in: record, clientAttached: attached) {
             case .refuse(let error):
                 refused(id, key, central, error)
                 reply.resume(returning: .error(error))
             case .forward:
                 forward(id, key, isRead: false, offset: offset, reply) {
-                    .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, withResponse: true)
+                    .writeRequest(request: $0, central: central, characteristic: key, offset: offset, value: value, kind: kind, mtu: mtu)
                 }
             case .commitThenAccept:
                 // In the store before the central hears success: the program
@@ -170,7 +186,7 @@ extension Daemon {
                 do {
                     submitGathered()
                     try await commitNow(try Self.eventRequest(.peripheralManager(.writeRequest(
-                        request: 0, central: central, characteristic: key, offset: offset, value: value, withResponse: withResponse)), to: [id]))
+                        request: 0, central: central, characteristic: key, offset: offset, value: value, kind: kind, mtu: mtu)), to: [id]))
                     reply.resume(returning: .done)
                 } catch {
                     logger.error("a central's write could not be stored: it gets an ATT error", metadata: .journal([
@@ -252,7 +268,7 @@ extension Daemon {
         case .startAdvertising(let advertisement):
             do { try advertisement.validate() } catch { throw .invalidArguments(error.description) }
             record.advertisement = advertisement
-            try await change(id, to: record, why: "advertising started")
+            try await change(id, to: record, why: "advertising started", startsAdvertising: true)
         case .stopAdvertising:
             record.advertisement = nil
             try await change(id, to: record, why: "advertising stopped")
@@ -271,8 +287,10 @@ extension Daemon {
             try takeRequest(number, of: id).reply.resume(returning: .error(error))
         case .updateValue(let key, let value):
             try update(id, key, value, record: &record)
+        case .updateValues(let key, let values):
+            return APIResult(values: [.uint32(UInt32(try updateMany(id, key, values, record: &record)))])
         case .state:
-            return APIResult(values: [.string(record.json)])
+            return APIResult(values: [restoredPeripheralRole(id)])
         }
         return APIResult()
     }
@@ -292,22 +310,34 @@ extension Daemon {
     /// Commits a changed record, then registers it with bluetoothd; a
     /// refusal by bluetoothd puts the record back as it was (store and
     /// registration) and is the call's error.
-    private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String) async throws(RelinkError) {
+    /// A `StartAdvertising` past the controller's advertising instances
+    /// is refused with ``RelinkError/advertisingLimitReached(_:)`` and
+    /// undone; any other change of an identifier whose advertisement
+    /// already waited for an instance stands (its advertisement still waits).
+    private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String,
+                        startsAdvertising: Bool = false) async throws(RelinkError) {
         let previous = peripheralRole.records[id]
         try await commit([.putPeripheralManager(id, record)])
         peripheralRole.records[id] = record.isEmpty ? nil : record
-        guard let refusal = await host(id, reason: why) else {
+        let refusal = await host(id, reason: why)
+        let overLimit = refusal.map(Self.isAdvertisingLimit) ?? false
+        guard let refusal, !overLimit || startsAdvertising else {
             if record.isEmpty { peripheralRole.windows[id] = nil }
+            if previous?.advertisement != nil, record.advertisement == nil { await startWaitingAdvertisements() }
             return
         }
         let restored = previous ?? PeripheralManagerRecord()
         try? await commit([.putPeripheralManager(id, restored)])
         peripheralRole.records[id] = restored.isEmpty ? nil : restored
         await host(id, reason: "refused change undone")
+        if overLimit {
+            throw .advertisingLimitReached("the adapter's controller has no advertising instance left for \(id)'s advertisement "
+                                           + "(bluetoothd: \(refusal.message)); nothing changed: stop another advertisement first")
+        }
         throw .notSupported("bluetoothd refused it: \(refusal.name): \(refusal.message)")
     }
 
-    private func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
+    func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
         guard let characteristic = record.characteristic(key) else { throw .unknownCharacteristic("\(id) publishes no characteristic \(key)") }
         guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
             throw .notSupported("\(key) has neither notify nor indicate")
@@ -332,7 +362,7 @@ extension Daemon {
     /// `Register`'s `peripheral_manager` entry: the restored peripheral
     /// role (services, advertisement, cached values, subscribed centrals).
     func restoredPeripheralRole(_ id: RestoreIdentifier) -> DBusValue {
-        .string((peripheralRole.records[id] ?? PeripheralManagerRecord()).json)
+        .string(peripheralRoleJSON(id))
     }
 
     /// The identifier is gone: its application and advertisement too.
@@ -340,6 +370,7 @@ extension Daemon {
         guard peripheralRole.records.removeValue(forKey: id) != nil else { return }
         peripheralRole.windows[id] = nil
         await host(id, reason: "identifier unregistered")
+        await startWaitingAdvertisements()
     }
 }
 

@@ -5,14 +5,16 @@
 public enum PeripheralManagerEvent: Sendable, Hashable, Codable {
     /// A central reads a characteristic relinkd cannot answer itself
     /// (`didReceiveRead`): answer with `Respond` or `RespondWithError`
-    /// within the answer bound.
-    case readRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int)
+    /// within the answer bound. `mtu` is the ATT MTU of the central's link
+    /// as bluetoothd passed it with the request (nil when it did not).
+    case readRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int, mtu: Int? = nil)
     /// A central wrote a characteristic (`didReceiveWrite`). When
     /// `request` is nonzero, the central waits for `Respond` (or
     /// `RespondWithError`); zero means relinkd already answered it (a write
     /// without response, or a write that came while no client was attached:
-    /// committed to the store before the central got its response).
-    case writeRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int, value: [UInt8], withResponse: Bool)
+    /// committed to the store before the central got its response). `kind`
+    /// is how the central wrote (``WriteKind``); `mtu` as in ``readRequest``.
+    case writeRequest(request: UInt64, central: String, characteristic: CharacteristicKey, offset: Int, value: [UInt8], kind: WriteKind, mtu: Int? = nil)
     /// A central subscribed to a characteristic (`didSubscribeTo`).
     case subscribed(central: String, characteristic: CharacteristicKey)
     /// A central unsubscribed (`didUnsubscribeFrom`).

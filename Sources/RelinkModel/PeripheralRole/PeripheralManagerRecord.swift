@@ -17,6 +17,11 @@ public struct PeripheralManagerRecord: Sendable, Hashable {
     /// bluetoothd gives them (the central's address, or
     /// ``unnamedCentral`` where bluetoothd does not say).
     public var subscribers: [CharacteristicKey: Set<String>]
+    /// Not durable: whether relinkd, when it gave the record (`State`,
+    /// `Register`), had the services registered and the advertisement
+    /// waiting for an advertising instance of the controller (all taken).
+    /// Never true in the store.
+    public var advertisementWaiting = false
 
     /// The name of a central bluetoothd does not name (`StartNotify` has
     /// no `device` option in BlueZ 5.66).
@@ -41,13 +46,16 @@ public struct PeripheralManagerRecord: Sendable, Hashable {
 }
 
 extension PeripheralManagerRecord: Codable {
-    private enum Key: String, CodingKey { case services, advertisement, cachedValues, subscribers, service, characteristic, value, centrals }
+    private enum Key: String, CodingKey { case services, advertisement, cachedValues, subscribers, service, characteristic, value, centrals
+        case advertisementWaiting
+    }
 
     /// Encodes the stored JSON form (keys sorted by the encoder's caller).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(services, forKey: .services)
         try c.encodeIfPresent(advertisement, forKey: .advertisement)
+        if advertisementWaiting { try c.encode(true, forKey: .advertisementWaiting) }
         var values = c.nestedUnkeyedContainer(forKey: .cachedValues)
         for (key, value) in cachedValues.sorted(by: { $0.key < $1.key }) {
             var entry = values.nestedContainer(keyedBy: Key.self)
@@ -84,6 +92,7 @@ extension PeripheralManagerRecord: Codable {
         self.init(services: try c.decode([PublishedService].self, forKey: .services),
                   advertisement: try c.decodeIfPresent(PeripheralAdvertisement.self, forKey: .advertisement),
                   cachedValues: cached, subscribers: subscribers)
+        advertisementWaiting = try c.decodeIfPresent(Bool.self, forKey: .advertisementWaiting) ?? false
     }
 
     /// The compact JSON the store keeps (sorted keys).

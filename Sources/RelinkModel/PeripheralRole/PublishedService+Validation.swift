@@ -1,6 +1,9 @@
 /// The largest attribute value the ATT protocol allows (Core spec Vol 3
 /// Part F 3.2.9): static values, answers and updates above it are refused.
 public let maximumAttributeValueBytes = 512
+/// The most values one `PeripheralManager1.UpdateValues` call carries (the
+/// update window's capacity: relinkd never takes more at once).
+public let maximumUpdateBatch = 16
 
 extension PublishedService {
     /// Services a GATT application may not export: bluetoothd serves GAP

@@ -76,6 +76,10 @@ public struct PublishedCharacteristic: Sendable, Hashable {
         return flags
     }
 
+    /// Whether a central can only write it without response (it has
+    /// `writeWithoutResponse` and not `write`): every write is a command.
+    public var onlyWithoutResponse: Bool { properties.contains(.writeWithoutResponse) && !properties.contains(.write) }
+
     /// The layout a central discovers.
     public var layout: GattDatabase.Characteristic {
         GattDatabase.Characteristic(uuid: uuid, flags: bluezFlags, descriptors: descriptors.map {

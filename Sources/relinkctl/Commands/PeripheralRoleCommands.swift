@@ -78,7 +78,9 @@ struct PeripheralRoleCommand: AsyncParsableCommand {
                 Output.line(line)
             }
         }
-        if let ad = record.advertisement {
+        if let ad = record.advertisement, record.advertisementWaiting {
+            Output.line("Advertising: waiting for an advertising instance (the controller's are all taken): \(ad.json)")
+        } else if let ad = record.advertisement {
             Output.line("Advertising: \(ad.json)")
         } else {
             Output.line("Advertising: no")

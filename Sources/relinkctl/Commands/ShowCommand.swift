@@ -12,10 +12,11 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         let identifier = target.identifier
         let path = try APIPath.central(for: identifier)
-        let (props, status) = try await global.withManager(identifier: identifier) { manager in
+        let (props, status, role) = try await global.withManager(identifier: identifier) { manager in
             let props = try await manager.properties(of: path, interface: RelinkNames.central)
             _ = try RelinkCentralProperties(props)
-            return (props, try? await manager.managerProperties())
+            // The peripheral role's advertising, when it has one (nil from a relinkd without the role).
+            return (props, try? await manager.managerProperties(), try? await manager.peripheralManagerState(identifier))
         }
         let statusDocument = status?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
         let entry = (statusDocument?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
@@ -25,12 +26,21 @@ struct ShowCommand: AsyncParsableCommand {
             doc["object"] = path.rawValue
             doc["connections"] = connections
             if let launch = entry?["launch"] { doc["launch"] = launch }
+            if let advertisement = role?.advertisement {
+                doc["advertising"] = ["local_name": advertisement.localName ?? "", "waiting": role?.advertisementWaiting ?? false]
+            }
             Output.json(doc)
             return
         }
         Output.line("Object: \(path.rawValue)")
         for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.value(props[key] ?? .string("")))") }
         for c in connections { Output.line("Connection: \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")") }
+        if let role, let advertisement = role.advertisement {
+            // docs/api/PeripheralManager1.md, advertising instances.
+            let name = advertisement.localName ?? "(no local name)"
+            Output.line(role.advertisementWaiting ? "Advertising: \(name), waiting for an advertising instance (the controller's are all taken)"
+                                                  : "Advertising: \(name)")
+        }
         if let launch = entry?["launch"] as? [String: Any] {
             // docs/relaunch.md: the spec and where its starts are (state, starts in the window, last error).
             let wake = (launch["wake_on"] as? [String]).map { $0.isEmpty ? "every event" : $0.joined(separator: ", ") } ?? "every event"

@@ -149,8 +149,12 @@ class RemoteCentral(Caller):
         self.bluez(path, GATT_CHAR, "WriteValue", "aya{sv}",
                    [value, {"type": Variant("s", "request" if with_response else "command")}])
 
-    def write_later(self, path: str, value: bytes) -> Future:
-        return self._submit(path, "WriteValue", "aya{sv}", [value, {"type": Variant("s", "request")}])
+    def write_later(self, path: str, value: bytes, kind: str = "request", offset: int = 0) -> Future:
+        """Starts a write of `kind` (`request`, `reliable`, `command`: BlueZ's `type` option)."""
+        options = {"type": Variant("s", kind)}
+        if offset:
+            options["offset"] = Variant("q", offset)
+        return self._submit(path, "WriteValue", "aya{sv}", [value, options])
 
     def _submit(self, path: str, member: str, signature: str, body: list) -> Future:
         msg = Message(destination=BLUEZ, path=path, interface=GATT_CHAR, member=member, signature=signature, body=body)

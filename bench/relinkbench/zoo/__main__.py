@@ -20,6 +20,8 @@ def main(argv=None) -> int:
     p.add_argument("--supervision-timeout", type=float, default=0.5)
     p.add_argument("--temporary-timeout", type=float, default=30.0)
     p.add_argument("--gap-service", choices=("exported", "hidden"), default="exported")
+    p.add_argument("--advertising-instances", type=int, default=15,
+                   help="advertisements each adapter's controller sends at once (patch 22)")
     p.add_argument("--rssi", action="append", default=[], metavar="ADDR=BASE:NOISE")
     p.add_argument("--unpowered", action="append", default=[], metavar="ADDR",
                    help="an adapter that comes up powered off")
@@ -35,6 +37,7 @@ def main(argv=None) -> int:
     CONFIG.gap_service = args.gap_service
     CONFIG.temporary_timeout = args.temporary_timeout
     CONFIG.unpowered = {a.upper() for a in args.unpowered}
+    CONFIG.advertising_instances = args.advertising_instances
     for spec in args.rssi:
         addr, _, rest = spec.partition("=")
         base, _, noise = rest.partition(":")

@@ -30,6 +30,13 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         CONFIG.connect_timeout = connect_timeout
         CONFIG.supervision_timeout = supervision_timeout
 
+    @sdbus.dbus_method_async(input_signature="u", input_args_names=["instances"], flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def SetAdvertisingInstances(self, instances: int) -> None:
+        """Patch 22: each adapter's controller now sends this many advertisements
+        at once; those already registered stay."""
+        CONFIG.advertising_instances = instances
+
     @sdbus.dbus_method_async(result_signature="s", flags=sdbus.DbusUnprivilegedFlag)
     @dbus_method_async_except_logging
     async def GetState(self) -> str:
@@ -47,4 +54,4 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,
                            "connect_timeout": CONFIG.connect_timeout,
                            "supervision_timeout": CONFIG.supervision_timeout,
-                           "gap_service": CONFIG.gap_service})
+                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances})

@@ -3,6 +3,7 @@
 import bluezoo.bluezoo
 import bluezoo.device
 
+from . import adv_instances
 from .device import BenchDevice
 from .service import BenchService
 
@@ -17,4 +18,5 @@ def apply() -> None:
     # its peer) and the service by name inside bluezoo.bluezoo (startup()).
     bluezoo.device.Device = BenchDevice
     bluezoo.bluezoo.BluezMockService = BenchService
+    adv_instances.apply()
     _applied = True

@@ -115,9 +115,12 @@ class Sensor:
             await self.answer(body["request"], value)
         elif kind == "write-request":
             value = bytes(body["value"])
-            self.out("write", f"#{sequence:<4} write-request    {value.hex()} by {body['central']}"
-                     + ("" if body["request"] else " (answered by relinkd)"),
-                     sequence=sequence, request=body["request"], value=value.hex(), with_response=body["withResponse"])
+            # `kind` (command, request, reliable) and `mtu`: absent from an older relinkd.
+            kind_of_write = body.get("kind", "request" if body["withResponse"] else "command")
+            self.out("write", f"#{sequence:<4} write-request    {value.hex()} by {body['central']} ({kind_of_write}"
+                     + ("" if body["request"] else ", answered by relinkd") + ")",
+                     sequence=sequence, request=body["request"], value=value.hex(), with_response=body["withResponse"],
+                     kind=kind_of_write, mtu=body.get("mtu"))
             if body["request"]:
                 await self.answer(body["request"], b"")
         elif kind in ("subscribed", "unsubscribed"):
