@@ -139,7 +139,7 @@ CREATE TABLE launch_spec (
     updated_at INTEGER NOT NULL
 , systemd_unit TEXT CHECK (systemd_unit IS NULL OR length(systemd_unit) BETWEEN 9 AND 255)) STRICT, WITHOUT ROWID;
 
--- v10: the starts of each relaunched program within the start window (and
+-- v9: the starts of each relaunched program within the start window (and
 -- launch_spec's systemd_unit column, above, added by ALTER TABLE).
 CREATE TABLE launch_start (
     target TEXT NOT NULL CHECK (length(target) BETWEEN 3 AND 255),
@@ -147,4 +147,4 @@ CREATE TABLE launch_start (
     PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 9;

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 public import RelinkModel
 
-/// The `launch_spec` table (migration v8; `systemd_unit` v10): one row per
+/// The `launch_spec` table (migration v8; `systemd_unit` v9): one row per
 /// identifier that asked to be relaunched, its wake kinds as a JSON array of names.
 struct LaunchSpecRows {
     let db: Database

@@ -1,7 +1,7 @@
 public import Foundation
 import GRDB
 
-/// The `launch_start` table (migration v10): when relinkd started each
+/// The `launch_start` table (migration v9): when relinkd started each
 /// relaunched program, within the start window (docs/relaunch.md#bounds).
 struct LaunchStartRows {
     let db: Database
