@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV8.userVersion
+    static let latestUserVersion = MigrationV9.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -30,6 +30,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV8.identifier) { db in
             try db.execute(sql: MigrationV8.sql)
+        }
+        migrator.registerMigration(MigrationV9.identifier) { db in
+            try db.execute(sql: MigrationV9.sql)
         }
         return migrator
     }
