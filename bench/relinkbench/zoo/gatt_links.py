@@ -170,7 +170,8 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def StartNotify(self) -> None:
         sender = sdbus.get_current_message().sender
         flags = self.client.Flags.get([])
-        if "notify" not in flags and "indicate" not in flags:
+        # Patch 22: BlueZ's encrypt-/secure- notify and indicate flags give the property too.
+        if "notify" not in flags and "indicate" not in flags and not security.NOTIFY.keys() & set(flags):
             raise DBusBluezNotSupportedError("Operation is not supported")
         if sender in self.sessions:
             return
