@@ -75,6 +75,15 @@ extension FakeBlueZ {
             && (!pairing.encrypted.contains(key) || pairing.bonds.contains(key.address))
     }
 
+    /// `bluetoothctl remove`: bluetoothd forgets the keys and trust and
+    /// removes the device object (the link goes with it); the device is
+    /// added again, unpaired, at its next advertisement.
+    public func removeBond(_ address: BluetoothAddress) {
+        pairing.bonds.remove(address)
+        pairing.trusted.remove(address)
+        removeDeviceObject(address)
+    }
+
     /// Whether bluetoothd has a bond with `address`.
     public func isBonded(_ address: BluetoothAddress) -> Bool { pairing.bonds.contains(address) }
 

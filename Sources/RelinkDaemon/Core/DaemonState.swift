@@ -72,6 +72,8 @@ struct PeripheralIndex {
     /// The link each peripheral was last paired on demand for a
     /// subscription on: once per link, never a loop (Daemon+PairingOnDemand.swift).
     var pairedOnDemand: [PeripheralID: OnDemandPairing] = [:]
+    /// Known peripherals bluetoothd has bonded (Daemon+BondWatch.swift).
+    var bonded: Set<PeripheralID> = []
 }
 
 /// The loop's own bookkeeping.
