@@ -75,6 +75,14 @@ extension FakeBlueZ {
             && (!pairing.encrypted.contains(key) || pairing.bonds.contains(key.address))
     }
 
+    /// `Adapter1.RemoveDevice`: the keys, trust and device object go.
+    public func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws {
+        let address = try address(of: device)
+        calls.append(.removeDevice(address.string))
+        try requireBluetoothd()
+        removeBond(address)
+    }
+
     /// `bluetoothctl remove`: bluetoothd forgets the keys and trust and
     /// removes the device object (the link goes with it); the device is
     /// added again, unpaired, at its next advertisement.

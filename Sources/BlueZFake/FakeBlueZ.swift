@@ -51,6 +51,8 @@ public actor FakeBlueZ: BlueZPort {
         case pair(String, agent: ObjectPath)
         /// `Device1.Trusted` set.
         case setTrusted(String, Bool)
+        /// `Adapter1.RemoveDevice`.
+        case removeDevice(String)
     }
 
     /// The current copy of the fake bluetoothd's objects.

@@ -18,3 +18,21 @@ struct PairCommand: AsyncParsableCommand {
         if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "paired": true]) } else { Output.line("\(identifier): paired and trusted \(peripheral)") }
     }
 }
+
+/// `relinkctl unpair ID PERIPHERAL`.
+struct UnpairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unpair",
+        abstract: "Remove bluetoothd's bond with a peripheral no identifier uses any more (cancel and unsubscribe first).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: PeripheralArguments
+
+    /// Calls `Central1.Unpair`.
+    func run() async throws {
+        let (identifier, peripheral) = (target.identifier, target.peripheral)
+        try await global.withManager(identifier: identifier) { manager in
+            try await manager.unpair(identifier, peripheral: peripheral)
+        }
+        if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "paired": false]) } else { Output.line("\(identifier): bond removed \(peripheral)") }
+    }
+}
