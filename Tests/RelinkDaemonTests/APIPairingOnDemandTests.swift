@@ -45,17 +45,8 @@ import Testing
             let first = try String(contentsOfFile: h.directory + "/relinkd-1.log", encoding: .utf8)
             #expect(first.contains("pairing-on-demand") && first.contains("paired and trusted"))
 
-            h.killRelinkd()
-            client.close()
-            try await h.bench.outOfRange("lock")
-            try await eventually(timeout: .seconds(20), "the link dropped") { !(try await h.lockConnectedOnBlueZ()) }
-            try await h.bench.inRange("lock")
-            try await h.startRelinkd()
-            let again = try await APIClient.connect(h.bench.busAddress)
+            let (again, restored) = try await APIPairingTests.restartWhileTheLockLeavesAndReturns(h, closing: client)
             defer { again.close() }
-            let (restored, _, _) = try await again.register(Harness.id)
-            try await eventually(timeout: .seconds(30), "the link restored") { try await h.lockConnectedOnBlueZ() }
-            try await h.waitUntilNotificationsFlow()
             try await h.bench.push("lock", state: "locked")
             #expect(try await Self.read(again, restored) == "locked")
             let second = try String(contentsOfFile: h.directory + "/relinkd-2.log", encoding: .utf8)

@@ -11,11 +11,7 @@ struct PairCommand: AsyncParsableCommand {
 
     /// Calls `Central1.Pair`.
     func run() async throws {
-        let (identifier, peripheral) = (target.identifier, target.peripheral)
-        try await global.withManager(identifier: identifier) { manager in
-            try await manager.pair(identifier, peripheral: peripheral)
-        }
-        if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "paired": true]) } else { Output.line("\(identifier): paired and trusted \(peripheral)") }
+        try await BondCall.run(global, target, paired: true, done: "paired and trusted") { try await $0.pair($1, peripheral: $2) }
     }
 }
 
@@ -29,10 +25,19 @@ struct UnpairCommand: AsyncParsableCommand {
 
     /// Calls `Central1.Unpair`.
     func run() async throws {
+        try await BondCall.run(global, target, paired: false, done: "bond removed") { try await $0.unpair($1, peripheral: $2) }
+    }
+}
+
+/// What `pair` and `unpair` share: one call about a peripheral's bond, then
+/// one line (or its JSON with `paired`).
+enum BondCall {
+    static func run(_ global: GlobalOptions, _ target: PeripheralArguments, paired: Bool, done: String,
+                    _ call: @escaping @Sendable (RelinkManager, String, String) async throws -> Void) async throws {
         let (identifier, peripheral) = (target.identifier, target.peripheral)
         try await global.withManager(identifier: identifier) { manager in
-            try await manager.unpair(identifier, peripheral: peripheral)
+            try await call(manager, identifier, peripheral)
         }
-        if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "paired": false]) } else { Output.line("\(identifier): bond removed \(peripheral)") }
+        if global.json { Output.json(["identifier": identifier, "peripheral": peripheral, "paired": paired]) } else { Output.line("\(identifier): \(done) \(peripheral)") }
     }
 }
