@@ -54,6 +54,29 @@ import Testing
         }
     }
 
+    @Test(arguments: ["KILL", "TERM"])
+    func theBondOutlivesABluetoothdRestartAndTheLockIsNotPairedAgain(signal: String) async throws {
+        try await Harness.with(bench: Self.encrypted) { h in
+            let client = try await APIClient.connect(h.bench.busAddress)
+            defer { client.close() }
+            let (central, _, _) = try await client.register(Harness.id)
+            try await Self.connect(client, central)
+            try await client.central(central, "Subscribe", [.string(Harness.lockAddress), .string(Harness.lockService), .string(Harness.lockState)])
+            try await h.waitUntilNotificationsFlow()
+            #expect(try await APIPairingTests.bluez(h, "Paired"))
+
+            try await h.bench.send(BenchCommand("restart_bluez", ["signal": .string(signal)]))
+            // The device object is gone until the new bluetoothd finds the lock again.
+            try await eventually(timeout: .seconds(30), "the link restored") { (try? await h.lockConnectedOnBlueZ()) == true }
+            try await h.waitUntilNotificationsFlow()
+            #expect(try await APIPairingTests.bluez(h, "Paired"), "bluetoothd came back with the bond (patch 23)")
+            try await h.bench.push("lock", state: "unlocked")
+            #expect(try await Self.read(client, central) == "unlocked")
+            let log = try String(contentsOfFile: h.directory + "/relinkd-1.log", encoding: .utf8)
+            #expect(log.components(separatedBy: "paired and trusted").count - 1 == 1, "paired once, before the restart")
+        }
+    }
+
     @Test func withPairOnDemandOffTheClientGetsTheRefusalAndNothingPairs() async throws {
         try await Harness.with(bench: Self.encrypted) { h in
             let client = try await APIClient.connect(h.bench.busAddress)

@@ -8,7 +8,7 @@ import sys
 
 from ..proc import die_with_parent
 from .config import CONFIG, RssiModel
-from . import patch, term
+from . import bonds, patch, term
 
 
 def main(argv=None) -> int:
@@ -40,6 +40,7 @@ def main(argv=None) -> int:
         base, _, noise = rest.partition(":")
         CONFIG.rssi[addr.upper()] = RssiModel(int(base), int(noise or 0))
 
+    bonds.use_directory(args.bench_dir)
     patch.apply()
     from bluezoo import bluezoo
     from bluezoo.utils import BluetoothAddress
