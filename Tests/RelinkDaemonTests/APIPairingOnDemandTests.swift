@@ -54,8 +54,15 @@ import Testing
         }
     }
 
-    @Test(arguments: ["KILL", "TERM"])
-    func theBondOutlivesABluetoothdRestartAndTheLockIsNotPairedAgain(signal: String) async throws {
+    /// bluetoothd SIGKILLed and SIGTERMed (and started again), and the
+    /// central's adapter power-cycled.
+    static let restarts: [BenchCommand] = [
+        BenchCommand("restart_bluez", ["signal": .string("KILL")]), BenchCommand("restart_bluez", ["signal": .string("TERM")]),
+        BenchCommand("power_cycle_central"),
+    ]
+
+    @Test(arguments: Self.restarts)
+    func theBondOutlivesBluetoothdRestartsAndAPowerCycleAndTheLockIsNotPairedAgain(restart: BenchCommand) async throws {
         try await Harness.with(bench: Self.encrypted) { h in
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
@@ -65,7 +72,7 @@ import Testing
             try await h.waitUntilNotificationsFlow()
             #expect(try await APIPairingTests.bluez(h, "Paired"))
 
-            try await h.bench.send(BenchCommand("restart_bluez", ["signal": .string(signal)]))
+            try await h.bench.send(restart)
             // The device object is gone until the new bluetoothd finds the lock again.
             try await eventually(timeout: .seconds(30), "the link restored") { (try? await h.lockConnectedOnBlueZ()) == true }
             try await h.waitUntilNotificationsFlow()
