@@ -62,6 +62,8 @@ CREATE TABLE connection_intent (
     match_services BLOB NOT NULL DEFAULT x'' CHECK (length(match_services) % 16 = 0),
     -- v5: the match rule's advertising-data prefixes (text forms, space-separated).
     match_data_prefixes TEXT NOT NULL DEFAULT '',
+    -- v10: pair on demand when a read, write or subscription needs encryption (0 or 1).
+    pair_on_demand INTEGER NOT NULL DEFAULT 1 CHECK (pair_on_demand IN (0, 1)),
     PRIMARY KEY (identifier, peripheral_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -147,4 +149,4 @@ CREATE TABLE launch_start (
     PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;

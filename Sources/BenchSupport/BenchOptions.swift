@@ -29,6 +29,9 @@ public struct BenchOptions: Sendable {
     public var temporaryTimeout: Double = 30
     /// Band notifications per second.
     public var bandRate: Double = 2.0
+    /// Each lock's state characteristic needs an encrypted (paired) link
+    /// (`--lock-security encrypted`, BlueZoo patch 22; issue 24).
+    public var encryptedLocks = false
     /// How long to wait for the ready line.
     public var startTimeout: Duration = .seconds(60)
     /// How long to wait for the reply to a command.
@@ -53,6 +56,7 @@ public struct BenchOptions: Sendable {
                  "--supervision-timeout", "\(supervisionTimeout)",
                  "--temporary-timeout", "\(temporaryTimeout)",
                  "--band-rate", "\(bandRate)"]
+        if encryptedLocks { args += ["--lock-security", "encrypted"] }
         if keepDirectory { args.append("--keep-dir") }
         return args
     }

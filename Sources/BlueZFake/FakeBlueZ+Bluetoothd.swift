@@ -178,7 +178,7 @@ extension FakeBlueZ {
                     "UUID": .string(characteristic.uuid.string), "Service": .objectPath(sPath),
                     "Flags": .array(.string, characteristic.flags.map { .string($0) }),
                     "Value": .array(.byte, characteristic.value.map { .byte($0) }),
-                    "Notifying": .boolean(sessions.contains(key) && connected.contains(address)),
+                    "Notifying": .boolean(sessionArmed(key)),
                     "MTU": .uint16(UInt16(peripheral.mtu)),
                 ]
                 if characteristic.flags.contains("write-without-response"), characteristic.offersAcquireWrite {

@@ -12,6 +12,9 @@ struct FakePairing: Sendable {
     var trusted: Set<BluetoothAddress> = []
     /// The error the next `Pair` of a device answers, set by the test.
     var refusals: [BluetoothAddress: BlueZError] = [:]
+    /// Characteristics that need an encrypted link (a bond): read, write
+    /// and notify are refused without one.
+    var encrypted: Set<FakeBlueZ.Key> = []
 }
 
 // Pairing, Just Works: `Device1.Pair` through the central's agent, and
@@ -46,6 +49,47 @@ extension FakeBlueZ {
     /// `org.bluez.Error.AuthenticationFailed`).
     public func refuseNextPairing(_ address: BluetoothAddress, _ name: String) {
         pairing.refusals[address] = BlueZError(name: name, message: "refused by the test")
+    }
+
+    /// From now on the peripheral at `address` refuses to read, write or
+    /// notify the characteristic over a link that is not encrypted (no
+    /// bond), with ATT Insufficient Encryption, which BlueZ's central
+    /// reports as `org.bluez.Error.NotPermitted` "Not paired"
+    /// (`src/gatt-client.c`, `create_gatt_dbus_error`).
+    public func requireEncryption(_ address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
+        pairing.encrypted.insert(Key(address: address, service: service, characteristic: characteristic))
+    }
+
+    /// Throws BlueZ's refusal when `key` needs a bond that is not there.
+    func requireBondIfEncrypted(_ key: Key) throws {
+        guard pairing.encrypted.contains(key), !pairing.bonds.contains(key.address) else { return }
+        throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Not paired")
+    }
+
+    /// Whether a notify session's values flow: its peripheral is linked and,
+    /// for a characteristic that needs encryption, bonded (bluetoothd
+    /// encrypts a bonded link as it comes up and re-arms the session; an
+    /// unbonded one's CCCD write is refused, which no client is told of).
+    func sessionArmed(_ key: Key) -> Bool {
+        sessions.contains(key) && connected.contains(key.address)
+            && (!pairing.encrypted.contains(key) || pairing.bonds.contains(key.address))
+    }
+
+    /// `Adapter1.RemoveDevice`: the keys, trust and device object go.
+    public func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws {
+        let address = try address(of: device)
+        calls.append(.removeDevice(address.string))
+        try requireBluetoothd()
+        removeBond(address)
+    }
+
+    /// `bluetoothctl remove`: bluetoothd forgets the keys and trust and
+    /// removes the device object (the link goes with it); the device is
+    /// added again, unpaired, at its next advertisement.
+    public func removeBond(_ address: BluetoothAddress) {
+        pairing.bonds.remove(address)
+        pairing.trusted.remove(address)
+        removeDeviceObject(address)
     }
 
     /// Whether bluetoothd has a bond with `address`.

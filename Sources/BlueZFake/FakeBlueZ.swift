@@ -51,6 +51,8 @@ public actor FakeBlueZ: BlueZPort {
         case pair(String, agent: ObjectPath)
         /// `Device1.Trusted` set.
         case setTrusted(String, Bool)
+        /// `Adapter1.RemoveDevice`.
+        case removeDevice(String)
     }
 
     /// The current copy of the fake bluetoothd's objects.
@@ -205,6 +207,7 @@ public actor FakeBlueZ: BlueZPort {
     public func read(_ characteristic: ObjectPath, timeout: Duration) async throws -> [UInt8] {
         let (key, _) = try characteristicKey(characteristic)
         guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
+        try requireBondIfEncrypted(key)
         return value(key) ?? []
     }
 
@@ -213,6 +216,7 @@ public actor FakeBlueZ: BlueZPort {
         let (key, _) = try characteristicKey(characteristic)
         let answered = await passWriteGate()
         guard connected.contains(key.address) else { throw BlueZError(name: "org.bluez.Error.Failed", message: "Not connected") }
+        try requireBondIfEncrypted(key)
         guard acquiredWrites[key] == nil else { throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Write acquired") }
         if let longest = writeLog.longest, value.count > longest {
             throw BlueZError(name: "org.bluez.Error.InvalidArguments", message: "Invalid Length")
@@ -227,6 +231,7 @@ public actor FakeBlueZ: BlueZPort {
         calls.append(.startNotify(characteristic))
         try requireBluetoothd()
         let (key, path) = try characteristicKey(characteristic)
+        if connected.contains(key.address) { try requireBondIfEncrypted(key) }  // the CCCD write is refused
         sessions.insert(key)
         if connected.contains(key.address) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(true)]) }
     }
@@ -291,7 +296,7 @@ public actor FakeBlueZ: BlueZPort {
     public func push(_ address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID, _ value: [UInt8]) {
         let key = Key(address: address, service: service, characteristic: characteristic)
         setValue(key, value)
-        guard connected.contains(address), sessions.contains(key), let path = path(of: key) else { return }
+        guard sessionArmed(key), let path = path(of: key) else { return }
         change(path, BlueZInterface.gattCharacteristic, ["Value": .array(.byte, value.map { .byte($0) })])
     }
 
@@ -323,7 +328,7 @@ public actor FakeBlueZ: BlueZPort {
         removeGatt(address)
         gattGeneration[address, default: 0] += 1
         addGatt(address)
-        for key in sessions where key.address == address {
+        for key in sessions where sessionArmed(key) {
             if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(true)]) }
         }
     }

@@ -40,6 +40,8 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let adapterState = Kind(.adapterState)
         /// `services-changed`: a connected peripheral's GATT database changed.
         public static let servicesChanged = Kind(.servicesChanged)
+        /// `bond-removed`: the peripheral's bond was removed outside relinkd.
+        public static let bondRemoved = Kind(.bondRemoved)
         /// `read-request`: a remote central reads a characteristic of the peripheral role.
         public static let readRequest = Kind(.readRequest)
         /// `write-request`: a remote central wrote a characteristic of the peripheral role.

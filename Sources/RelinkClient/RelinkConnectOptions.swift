@@ -34,6 +34,10 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     public var matchServices: [String]
     /// Manufacturer- and service-data prefixes its advertisement must all match.
     public var matchDataPrefixes: Set<AdvertisingDataPrefix>
+    /// Whether relinkd pairs when a read, write or subscription is refused
+    /// for want of encryption, then tries once more (`pair_on_demand`;
+    /// nil: relinkd's default, true, as CoreBluetooth).
+    public var pairOnDemand: Bool?
 
     /// The longest timeout relinkd takes, in seconds (the contract's limit).
     public static let maximumTimeout: Double = APILimits.maximumConnectTimeout
@@ -96,6 +100,7 @@ public struct RelinkConnectOptions: Sendable, Hashable {
             out["match_services"] = .array(.string, try RelinkArguments.bluetoothUUIDs(matchServices).map(DBusValue.string))
         }
         out.merge(DataPrefixOptions.options(matchDataPrefixes, keys: DataPrefixOptions.matchKeys)) { $1 }
+        if let pairOnDemand { out["pair_on_demand"] = .boolean(pairOnDemand) }
         return out
     }
 }

@@ -219,6 +219,14 @@ public final class RelinkManager: Sendable {
         _ = try await central(identifier, Central1Member.pair.rawValue, [.string(try RelinkArguments.peripheral(peripheral))])
     }
 
+    /// `Central1.Unpair`: removes bluetoothd's bond with a peripheral no
+    /// identifier uses any more (`Cancel` and `Unsubscribe` first).
+    /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `NotPermitted`
+    ///   (still used), `NotReady`, `Failed`; unreachable.
+    public func unpair(_ identifier: String, peripheral: String) async throws(RelinkClientError) {
+        _ = try await central(identifier, Central1Member.unpair.rawValue, [.string(try RelinkArguments.peripheral(peripheral))])
+    }
+
     /// `Central1.Subscribe`: a durable subscription, re-armed after every reconnection.
     /// - Throws: ``RelinkClientError``: `InvalidArguments`, `UnknownIdentifier`, `UnknownPeripheral`, `UnknownCharacteristic`, `AlreadyExists`, `StoreFailed`; unreachable.
     public func subscribe(_ identifier: String, peripheral: String, service: String, characteristic: String) async throws(RelinkClientError) {

@@ -18,7 +18,7 @@ struct Relinkctl: AsyncParsableCommand {
         version: RelinkVersion.string,
         subcommands: [
             StatusCommand.self, ListCommand.self, ShowCommand.self, RegisterCommand.self, ScanCommand.self,
-            StopScanCommand.self, ConnectCommand.self, CancelCommand.self, PairCommand.self, SubscribeCommand.self,
+            StopScanCommand.self, ConnectCommand.self, CancelCommand.self, PairCommand.self, UnpairCommand.self, SubscribeCommand.self,
             UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, TransferCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
             EventsCommand.self, ForgetCommand.self, LaunchCommand.self,
             PeripheralsCommand.self,

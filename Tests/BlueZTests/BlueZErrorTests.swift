@@ -32,6 +32,24 @@ import Testing
         #expect(error.message == message)
     }
 
+    // What pairing can lift: BlueZ's central reports ATT 0x05, 0x0F and
+    // 0x0C as NotPermitted "Not paired" (src/gatt-client.c,
+    // create_gatt_dbus_error); ATT 0x08 (authorization) and a plain
+    // "Read not permitted" are the peripheral's policy, not a missing bond.
+    @Test(arguments: [
+        ("org.bluez.Error.NotPermitted", "Not paired", true),
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x0f", true),
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x05", true),
+        ("org.bluez.Error.NotPermitted", "Read not permitted", false),
+        ("org.bluez.Error.NotPermitted", "Write not permitted", false),
+        ("org.bluez.Error.NotAuthorized", "Operation Not Authorized", false),
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x0e", false),
+        ("org.bluez.Error.Failed", "Not paired", false),
+    ])
+    func insufficientSecurityIsWhatPairingLifts(name: String, message: String, expected: Bool) {
+        #expect(BlueZError(name: name, message: message).isInsufficientSecurity == expected)
+    }
+
     @Test func unknownLEReasonsAreTransient() {
         #expect(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-something-new").errorClass == .transient)
     }

@@ -46,6 +46,7 @@ struct EventPayloadTests {
             .peripheralManager(.unsubscribed(central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(
                 service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)))),
             .peripheralManager(.readyToUpdate),
+            .bondRemoved(peripheral: PeripheralID(UUID())),
             .servicesChanged(peripheral: PeripheralID(UUID()), database: GattDatabase(services: [
                 GattDatabase.Service(uuid: BluetoothUUID(shortValue: 0x180D), characteristics: [
                     GattDatabase.Characteristic(uuid: BluetoothUUID(shortValue: 0x2A37), flags: ["notify"],

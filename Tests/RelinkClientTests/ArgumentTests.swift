@@ -50,6 +50,9 @@ import Testing
         #expect(full["strategies"] == .array(.string, [.string("scan"), .string("known-identifier")]))
         #expect(full["address_type"] == .string("random"))
         #expect(try RelinkConnectOptions(timeout: 86_400).dictionary()["timeout"] == .double(86_400))
+        var noPairing = RelinkConnectOptions()
+        noPairing.pairOnDemand = false
+        #expect(try noPairing.dictionary() == ["pair_on_demand": .boolean(false)], "pair_on_demand only when asked")
         #expect(name { _ = try RelinkConnectOptions(timeout: 5, pendingUntilCancelled: true).dictionary() } == .invalidArguments)
         for timeout in [0, -1, 86_400.5, Double.nan, .infinity] {
             #expect(name { _ = try RelinkConnectOptions(timeout: timeout).dictionary() } == .invalidArguments, "\(timeout)")

@@ -34,6 +34,7 @@ import RelinkModel
             .servicesChanged(peripheral: peripheral, database: GattDatabase(
                 services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],
                 readAt: Date(timeIntervalSince1970: 1_767_225_600.123))),
+            .bondRemoved(peripheral: peripheral),
             .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0,
                                             mtu: 512)),
             .peripheralManager(.writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic),
@@ -66,7 +67,7 @@ import RelinkModel
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
-                            "subscriptionFailed", "adapterState", "servicesChanged", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
+                            "subscriptionFailed", "adapterState", "servicesChanged", "bondRemoved", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
                             "transferProgress", "transferCompleted", "transferFailed"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {

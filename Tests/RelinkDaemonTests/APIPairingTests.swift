@@ -24,6 +24,24 @@ import Testing
         return reply.body.first == .variant(.boolean(true))
     }
 
+    /// SIGKILLs relinkd; the lock leaves and comes back while relinkd is
+    /// away; relinkd starts again and a new client registers, and the
+    /// link is restored with notifications flowing. Returns the new client
+    /// (the caller closes it) and its `Central1` object.
+    static func restartWhileTheLockLeavesAndReturns(_ h: Harness, closing client: APIClient) async throws -> (APIClient, ObjectPath) {
+        h.killRelinkd()
+        client.close()
+        try await h.bench.outOfRange("lock")
+        try await eventually(timeout: .seconds(20), "the link dropped") { !(try await h.lockConnectedOnBlueZ()) }
+        try await h.bench.inRange("lock")
+        try await h.startRelinkd()
+        let again = try await APIClient.connect(h.bench.busAddress)
+        let (central, _, _) = try await again.register(Harness.id)
+        try await eventually(timeout: .seconds(30), "the link restored") { try await h.lockConnectedOnBlueZ() }
+        try await h.waitUntilNotificationsFlow()
+        return (again, central)
+    }
+
     @Test func theLockPairedOnceStaysBondedAndIsRestoredAfterASIGKILLWithoutPairingAgain() async throws {
         try await Harness.with { h in
             let client = try await APIClient.connect(h.bench.busAddress)
@@ -47,18 +65,8 @@ import Testing
             let (paired, trusted) = (try await Self.bluez(h, "Paired"), try await Self.bluez(h, "Trusted"))
             #expect(paired && trusted, "BlueZ has it paired and trusted")
 
-            h.killRelinkd()
-            client.close()
-            // The lock leaves and comes back while relinkd is away.
-            try await h.bench.outOfRange("lock")
-            try await eventually(timeout: .seconds(20), "the link dropped") { !(try await h.lockConnectedOnBlueZ()) }
-            try await h.bench.inRange("lock")
-            try await h.startRelinkd()
-            let again = try await APIClient.connect(h.bench.busAddress)
+            let (again, _) = try await Self.restartWhileTheLockLeavesAndReturns(h, closing: client)
             defer { again.close() }
-            _ = try await again.register(Harness.id)
-            try await eventually(timeout: .seconds(30), "the link restored") { try await h.lockConnectedOnBlueZ() }
-            try await h.waitUntilNotificationsFlow()
             try await eventually(timeout: .seconds(10), "Peripheral1 shows the bond after the restart") {
                 (try? await Self.bond(again, peripheral)) == [true, true, true]
             }

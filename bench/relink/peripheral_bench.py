@@ -370,7 +370,7 @@ def restart_section(args, bench: BenchProcess, work: str, probe: Caller) -> list
             try:
                 p.advertise({**HUB_ADVERTISEMENT, "localName": f"Hub-{i}"})
                 advertising += 1
-            except Exception as e:  # BlueZoo has 15 advertising instances per adapter (bench patch 22)
+            except Exception as e:  # BlueZoo has 15 advertising instances per adapter (bench patch 24)
                 if "AdvertisingLimitReached" not in str(e) and "NotSupported" not in str(e):  # (NotSupported: an older relinkd)
                     raise
         for p in programs:

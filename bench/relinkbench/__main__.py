@@ -52,6 +52,9 @@ def parse(argv) -> argparse.Namespace:
                    help="seconds an unconnected discovered device stays after its last "
                         "advertisement (BlueZ's TemporaryTimeout); 0: forever")
     p.add_argument("--band-rate", type=float, default=2.0, help="band notifications per second")
+    p.add_argument("--lock-security", choices=("none", "encrypted"), default="none",
+                   help="encrypted: each lock's state characteristic needs an encrypted (paired) link "
+                        "to be read or notified (issue 24, patch 22)")
     p.add_argument("--tmp", dest="parent_dir", help="parent of the bench directory")
     p.add_argument("--keep-dir", action="store_true", help="keep the directory (logs) at exit")
     p.add_argument("--log-stderr", action="store_true", help="children log to stderr, not DIR/*.log")
@@ -73,7 +76,7 @@ async def amain(args) -> int:
                    scan_interval=args.scan_interval, connect_timeout=args.connect_timeout,
                    supervision_timeout=args.supervision_timeout, gap_service=args.gap_service,
                    temporary_timeout=args.temporary_timeout,
-                   band_rate=args.band_rate, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
+                   band_rate=args.band_rate, lock_security=args.lock_security, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
                    log_stderr=args.log_stderr, verbose=args.verbose)
     try:
         if args.backend == "bluez":

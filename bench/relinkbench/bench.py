@@ -66,6 +66,7 @@ class Options:
     temporary_timeout: float = 30.0
     advertising_instances: int = 15
     band_rate: float = 2.0
+    lock_security: str = "none"
     parent_dir: Optional[str] = None
     keep_dir: bool = False
     log_stderr: bool = False
@@ -250,6 +251,8 @@ class Bench:
                 "--adv-name", spec.adv_name, "--gap-name", spec.gap_name]
         if spec.kind == "band":
             argv += ["--rate", str(self.opts.band_rate)]
+        if spec.kind == "lock":
+            argv += ["--security", self.opts.lock_security]
         spec.child = LineChild(spec.name, argv, self._env(), self._log(spec.name),
                                lambda msg: self._on_peripheral_event(spec, msg))
         await spec.child.start()

@@ -62,6 +62,28 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the peripheral refused the operation for want of an
+    /// encrypted or authenticated link, which pairing can give: BlueZ's
+    /// central (`src/gatt-client.c`, `create_gatt_dbus_error`) reports ATT
+    /// 0x05 (Insufficient Authentication), 0x0F (Insufficient Encryption)
+    /// and 0x0C (Insufficient Encryption Key Size) to its D-Bus client as
+    /// `org.bluez.Error.NotPermitted` "Not paired" (5.50 to 5.8x); another
+    /// path could name the bare code as `Failed` "Operation failed with
+    /// ATT error: 0x05". ATT 0x08 (Insufficient Authorization,
+    /// `NotAuthorized`) is the peripheral's own policy: pairing does not
+    /// lift it, so it is not one of these.
+    public var isInsufficientSecurity: Bool {
+        switch name {
+        case "org.bluez.Error.NotPermitted":
+            return message.lowercased() == "not paired"
+        case "org.bluez.Error.Failed":
+            let m = message.lowercased()
+            return ["0x05", "0x0c", "0x0f"].contains { m == "operation failed with att error: \($0)" }
+        default:
+            return false
+        }
+    }
+
     /// `org.bluez.Error.Failed` carries the reason in its message: the
     /// `le-connection-*` / `br-connection-*` strings of BlueZ's `error.h`,
     /// their older spelled-out forms, or errno strings.

@@ -73,6 +73,10 @@ public protocol BlueZPort: HostingPort {
     /// Sets a device's `Device1.Trusted`.
     /// - Throws: ``BlueZError``.
     func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws
+    /// `Adapter1.RemoveDevice`: bluetoothd forgets the device, its bond
+    /// (keys) and trust; its object goes away.
+    /// - Throws: ``BlueZError``.
+    func removeDevice(_ device: ObjectPath, from adapter: ObjectPath) async throws
     /// Registers (or re-registers) the background auto-connect profile for `uuids`.
     /// - Throws: ``BlueZError``.
     func setAutoConnect(uuids: [String], root: ObjectPath) async throws

@@ -38,7 +38,7 @@ extension HostedApplication {
                     objects.append(try ExportedObject(path: descriptorPath(s, c, d), interfaces: [Self.descriptorInterface(descriptor.value)], values: [
                         BlueZInterface.gattDescriptor: [
                             "UUID": .string(descriptor.uuid.string), "Characteristic": .objectPath(characteristicPath(s, c)),
-                            "Flags": .array(.string, [.string("read")]),
+                            "Flags": .array(.string, descriptor.bluezFlags.map { .string($0) }),
                         ],
                     ]))
                 }

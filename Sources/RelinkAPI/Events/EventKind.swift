@@ -36,6 +36,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case transferCompleted = "transfer-completed"
     /// A transfer ended before its end.
     case transferFailed = "transfer-failed"
+    /// The peripheral's bond was removed outside relinkd (`bluetoothctl remove`).
+    case bondRemoved = "bond-removed"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -58,6 +60,7 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .transferProgress: "transferProgress"
         case .transferCompleted: "transferCompleted"
         case .transferFailed: "transferFailed"
+        case .bondRemoved: "bondRemoved"
         }
     }
 }

@@ -31,7 +31,7 @@ extension EventPayload {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
-        case servicesChanged, database
+        case servicesChanged, database, bondRemoved
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case serviceData, txPower, appearance, flags, advertisingData
@@ -61,6 +61,8 @@ extension EventPayload {
                 try body.encode(status.state.rawValue, forKey: .state)
             case .servicesChanged(_, let database):
                 try body.encode(database, forKey: .database)
+            case .bondRemoved:
+                break  // the peripheral only
             case .peripheralManager(let event):
                 try Self.encodePeripheralManager(event, in: &body)
             case .transfer(let event):
@@ -149,6 +151,8 @@ extension EventPayload {
                                               reason: try Self.decodeFailure(body))
             case .servicesChanged:
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
+            case .bondRemoved:
+                payload = .bondRemoved(peripheral: try peripheral())
             case .readRequest, .writeRequest, .subscribed, .unsubscribed, .readyToUpdate:
                 payload = .peripheralManager(try Self.decodePeripheralManager(kind, body))
             case .transferProgress, .transferCompleted, .transferFailed:

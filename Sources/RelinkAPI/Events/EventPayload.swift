@@ -38,6 +38,9 @@ public enum EventPayload: Sendable, Hashable {
     /// `services-changed`: the peripheral's GATT database differs from the
     /// one relinkd read before; `database` is the new one.
     case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
+    /// `bond-removed`: the bond with the peripheral was removed outside
+    /// relinkd (bluetoothd's device object removed, or `Paired` gone).
+    case bondRemoved(peripheral: PeripheralID)
     /// `read-request`, `write-request`, `subscribed`, `unsubscribed`,
     /// `ready-to-update`: the identifier's peripheral role; about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
@@ -58,6 +61,7 @@ public enum EventPayload: Sendable, Hashable {
         case .subscriptionFailed: .subscriptionFailed
         case .adapterState: .adapterState
         case .servicesChanged: .servicesChanged
+        case .bondRemoved: .bondRemoved
         case .peripheralManager(let event):
             switch event {
             case .readRequest: .readRequest
@@ -81,7 +85,7 @@ public enum EventPayload: Sendable, Hashable {
         switch self {
         case .discovered(let p, _), .connected(let p, _, _, _), .restored(let p, _, _, _), .failedToConnect(let p, _),
              .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
-             .servicesChanged(let p, _):
+             .servicesChanged(let p, _), .bondRemoved(let p):
             p
         case .transfer(let event):
             event.status.peripheral

@@ -91,6 +91,8 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case cancelTransfer = "CancelTransfer"
     /// Pairs with (bonds to) a peripheral the identifier has a connection intent on, and trusts it.
     case pair = "Pair"
+    /// Removes bluetoothd's bond with a peripheral no identifier uses any more.
+    case unpair = "Unpair"
 }
 
 /// Properties of `org.relink.Central1`.

@@ -20,10 +20,11 @@ extension APIInterfaces {
                 }
                 do {
                     if let value {
-                        try await daemon.bluez.writeDescriptor(path, value)
+                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.writeDescriptor(path, value) }
                         return []
                     }
-                    return [.array(.byte, try await daemon.bluez.readDescriptor(path).map { .byte($0) })]
+                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.readDescriptor(path) }
+                    return [.array(.byte, read.map { .byte($0) })]
                 } catch {
                     throw APIInterfaces.gattError(error, name)
                 }

@@ -85,10 +85,13 @@ struct APIInterfaces: Sendable {
                             try stream.write(value)  // BlueZ refuses WriteValue while the stream holds its socket
                             return []
                         }
-                        try await daemon.bluez.write(path, value, withResponse: withResponse)
+                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) {
+                            try await daemon.bluez.write(path, value, withResponse: withResponse)
+                        }
                         return []
                     }
-                    return [.array(.byte, try await daemon.bluez.read(path).map { .byte($0) })]
+                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.read(path) }
+                    return [.array(.byte, read.map { .byte($0) })]
                 } catch let error as RelinkError {
                     throw error
                 } catch {

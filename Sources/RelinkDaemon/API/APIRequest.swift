@@ -33,6 +33,8 @@ enum APIRequest: Sendable {
     case transfer(RestoreIdentifier, TransferRequest)
     /// `Pair`'s check: the device to pair over (done outside the loop).
     case pairTarget(RestoreIdentifier, PeripheralRef)
+    /// `Unpair`'s check and the bond's removal from relinkd's watch.
+    case unpairTarget(RestoreIdentifier, PeripheralRef)
 }
 
 /// What the loop answers to an API call.

@@ -148,6 +148,8 @@ extension Daemon {
             return try await transferCall(try visible(id, to: caller), request)
         case .pairTarget(let id, let ref):
             return try await pairTarget(try visible(id, to: caller), ref)
+        case .unpairTarget(let id, let ref):
+            return try await unpairTarget(try visible(id, to: caller), ref)
         }
     }
 

@@ -5,12 +5,13 @@ import RelinkAPI
 import RelinkModel
 import Restoration
 
-// `Central1.Pair` (docs/api/Central1.md): issue 24's first phase, the
-// central side, Just Works. The loop checks the call and names the device;
-// the pairing itself runs outside the loop (it can take seconds), then the
-// device is trusted so that bluetoothd's background auto-connect takes it.
-// The bond lives in bluetoothd's storage: relinkd stores nothing of it and
-// reads `Paired`/`Bonded`/`Trusted` back from BlueZ (Peripheral1).
+// `Central1.Pair` (docs/api/Central1.md): issue 24, the central side, Just
+// Works. The loop checks the call and names the device; the pairing itself
+// runs outside the loop (it can take seconds), then the device is trusted
+// so that bluetoothd's background auto-connect takes it. The bond lives in
+// bluetoothd's storage: relinkd stores nothing of it and reads
+// `Paired`/`Bonded`/`Trusted` back from BlueZ (Peripheral1). Pairing on
+// demand (Daemon+PairingOnDemand.swift) goes through the same steps.
 extension Daemon {
     /// Where relinkd's own `org.bluez.Agent1` (``PairingAgent``) is exported.
     static let agentPath: ObjectPath = {
@@ -19,45 +20,77 @@ extension Daemon {
     /// The bound on BlueZ's `Device1.Pair`.
     static let pairingTimeout: Duration = .seconds(30)
 
+    /// What a pairing needs from the loop: the device and whether the
+    /// intent lets relinkd pair on demand.
+    struct PairingTarget: Sendable {
+        var device: ObjectPath
+        var peripheral: String
+        var onDemand: Bool
+    }
+
     /// The loop's part of `Pair`: the identifier must have a connection
     /// intent on the peripheral, and the peripheral a link; replies the
-    /// device's BlueZ object and the peripheral's UUID.
+    /// device's BlueZ object, the peripheral's UUID and whether the intent
+    /// pairs on demand.
     /// - Throws: `UnknownPeripheral`, `NotConnected`.
     func pairTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> APIResult {
         let peripheral = try knownPeripheral(ref)
-        guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
+        guard let machine = core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] else {
             throw .unknownPeripheral("\(id) has no connection intent on \(ref): Connect first")
         }
         guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link to pair over") }
-        return APIResult(values: [.objectPath(device.path), .string(peripheral.description)])
+        return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(machine.options.pairOnDemand)])
     }
 
-    /// `Central1.Pair`: checked by the loop, then `Device1.Pair` through
-    /// relinkd's agent (bounded by ``pairingTimeout``) and `Trusted = true`.
+    /// ``pairTarget(_:_:)`` asked of the loop.
+    nonisolated func pairingTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller) async throws(RelinkError) -> PairingTarget {
+        let values = try await submit(.pairTarget(id, ref), from: caller).get().values
+        guard case .objectPath(let device)? = values.first else { throw .failed("the device could not be located") }
+        let peripheral = values.dropFirst().first.map { if case .string(let s) = $0 { s } else { "\(ref)" } } ?? "\(ref)"
+        var onDemand = false
+        if case .boolean(let b)? = values.dropFirst(2).first { onDemand = b }
+        return PairingTarget(device: device, peripheral: peripheral, onDemand: onDemand)
+    }
+
+    /// `Central1.Pair`: checked by the loop, then paired (``pairDevice(_:_:why:)``).
     /// - Throws: as ``pairTarget(_:_:)``, and `AuthenticationFailed`,
     ///   `NotConnected`, `InProgress`, `NotReady`, `Failed` from BlueZ.
     nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller) async throws(RelinkError) {
-        let target = try await submit(.pairTarget(id, ref), from: caller).get()
-        guard case .objectPath(let device)? = target.values.first else { throw .failed("the device could not be located") }
-        let peripheral = target.values.dropFirst().first.map { "\($0)" } ?? "\(ref)"
-        let started = ContinuousClock.now
-        do {
-            try await env.bluez.pair(device, agent: Self.agentPath, timeout: Self.pairingTimeout)
-        } catch {
-            let failure = Self.pairingError(error)
-            env.logger.warning("pairing failed", metadata: .journal([
-                .event: "pairing-failed", .restoreID: "\(id)", .peripheral: "\(peripheral)", .error: "\(failure.name)", .errorMessage: "\(failure.message)",
+        try await pairDevice(id, try await pairingTarget(id, ref, from: caller), why: "Pair")
+    }
+
+    /// `Device1.Pair` through relinkd's agent (bounded by
+    /// ``pairingTimeout``), then `Trusted = true`; one pairing of a device
+    /// at a time (a second asker gets the first one's outcome). Journals
+    /// `paired` or `pairing-failed`; `why` names what asked for it.
+    /// - Throws: `AuthenticationFailed`, `NotConnected`, `InProgress`,
+    ///   `NotReady`, `Failed`.
+    nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, why: String) async throws(RelinkError) {
+        let bluez = env.bluez, logger = env.logger
+        let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
+            let started = ContinuousClock.now
+            do {
+                try await bluez.pair(target.device, agent: Self.agentPath, timeout: Self.pairingTimeout)
+            } catch {
+                let failure = Self.pairingError(error)
+                logger.warning("pairing failed", metadata: .journal([
+                    .event: "pairing-failed", .restoreID: "\(id)", .peripheral: "\(target.peripheral)", .decision: "\(why)",
+                    .error: "\(failure.name)", .errorMessage: "\(failure.message)",
+                ]))
+                return failure
+            }
+            do {
+                try await bluez.setTrusted(target.device, true)
+            } catch {
+                return APIInterfaces.gattError(error, "setting Trusted after pairing")
+            }
+            logger.notice("peripheral paired and trusted", metadata: .journal([
+                .event: "paired", .restoreID: "\(id)", .peripheral: "\(target.peripheral)", .decision: "\(why)",
+                .duration: "\(ContinuousClock.now - started)",
             ]))
-            throw failure
+            return nil
         }
-        do {
-            try await env.bluez.setTrusted(device, true)
-        } catch {
-            throw APIInterfaces.gattError(error, "setting Trusted after pairing")
-        }
-        env.logger.notice("peripheral paired and trusted", metadata: .journal([
-            .event: "paired", .restoreID: "\(id)", .peripheral: "\(peripheral)", .duration: "\(ContinuousClock.now - started)",
-        ]))
+        if let failure { throw failure }
     }
 
     /// A failed `Device1.Pair` as the method error: the authentication
@@ -73,5 +106,24 @@ extension Daemon {
         default:
             return APIInterfaces.gattError(error, "Pair")
         }
+    }
+}
+
+/// One pairing per device at a time: a read, a write and a subscription
+/// refused together for want of encryption, or a `Pair` meanwhile, share
+/// one `Device1.Pair` and its outcome instead of each starting one (which
+/// BlueZ would answer `InProgress`).
+actor PairingGate {
+    private var running: [ObjectPath: Task<RelinkError?, Never>] = [:]
+
+    /// Runs `body` for `device`, or waits for the run under way; returns
+    /// its failure, nil when it paired.
+    func pair(_ device: ObjectPath, _ body: @escaping @Sendable () async -> RelinkError?) async -> RelinkError? {
+        if let task = running[device] { return await task.value }
+        let task = Task { await body() }
+        running[device] = task
+        let outcome = await task.value
+        running[device] = nil
+        return outcome
     }
 }

@@ -15,6 +15,7 @@ extension EventPayload {
         case .subscriptionFailed(let p, let key, let reason): self = .subscriptionFailed(peripheral: p, characteristic: key, reason: reason)
         case .adapterStateChanged(let adapter, let status): self = .adapterState(adapter: adapter, status: status)
         case .servicesChanged(let p, let database): self = .servicesChanged(peripheral: p, database: database)
+        case .bondRemoved(let p): self = .bondRemoved(peripheral: p)
         case .peripheralManager(let event): self = .peripheralManager(event)
         case .transfer(let event): self = .transfer(event)
         case .nameUpdated(let p, let update):

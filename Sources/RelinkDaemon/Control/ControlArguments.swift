@@ -77,6 +77,7 @@ struct ControlArguments {
         var allowed: [String: DBusType] = [
             "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
             "match_name": .string, "match_manufacturer_id": .uint16, "match_services": .array(.string),
+            "pair_on_demand": .boolean,
         ]
         for (kind, key) in DataPrefixOptions.matchKeys { allowed[key] = DataPrefixOptions.type(of: kind) }
         if allowAddressType { allowed["address_type"] = .string }
@@ -127,7 +128,11 @@ struct ControlArguments {
         } else if !pending {
             throw .invalidArguments("\(timeoutKey) is required when pending_until_cancelled is false")
         }
-        do { return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match), kind) } catch { throw .invalidArguments("\(error)") }
+        var pairOnDemand = true
+        if case .boolean(let b)? = o["pair_on_demand"] { pairOnDemand = b }
+        do {
+            return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match, pairOnDemand: pairOnDemand), kind)
+        } catch { throw .invalidArguments("\(error)") }
     }
 
     /// An `as` option of service UUIDs (absent: none), at most 64.

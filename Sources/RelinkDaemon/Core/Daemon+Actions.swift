@@ -308,6 +308,7 @@ extension Daemon {
                     writes.batch.notifies.append(RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path))
                     continue
                 }
+                let issued = writes.batch.held.issue(peripheral)
                 do {
                     if !start { writes.batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
@@ -320,9 +321,11 @@ extension Daemon {
                     logger.info(start ? "notifications armed" : "notifications stopped", metadata: fields)
                 } catch {
                     if start {
+                        let failure = FailureMapping.failure(error)
+                        let notify = RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path)
+                        if await securityFailure(notify, issued, failure) { continue }  // paired on demand, StartNotify again
                         core.planner.startNotifyFailed(peripheral, key)
                         writes.batch.held.ended(peripheral, key)
-                        let failure = FailureMapping.failure(error)
                         logger.warning("StartNotify failed", metadata: .journal([
                             .peripheral: "\(peripheral)", .characteristic: "\(key)",
                             .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",

@@ -98,7 +98,7 @@ extension Daemon {
     /// A StartNotify's outcome. One about a link that has gone down since
     /// (or a bluetoothd that has gone) changes nothing but the record of
     /// sessions that still stand: the planner re-arms at the next link-up.
-    func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) {
+    func notifyDone(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, failure: ConnectionFailure?) async {
         var metadata = deviceFields(notify.peripheral)
         metadata[JournalField.characteristic.rawValue] = "\(notify.key)"
         guard let failure else {
@@ -112,6 +112,7 @@ extension Daemon {
             .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",
         ])) { $1 })
         guard writes.batch.held.sameLink(notify.peripheral, since: issued) else { return }
+        if await securityFailure(notify, issued, failure) { return }  // paired on demand, StartNotify again
         core.planner.startNotifyFailed(notify.peripheral, notify.key)
         writes.batch.held.ended(notify.peripheral, notify.key)
     }

@@ -81,12 +81,14 @@ extension Daemon {
     private func handleMirror(_ change: MirrorEvent) async {
         switch change {
         case .deviceAdded(let device):
+            await deviceAppeared(device)
             await advertised(device)
         case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
+            if ["Paired", "Bonded", "Connected"].contains(property), let peripheral = peripheralID(for: address) { await bondSeen(peripheral, device: device) }
             if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
                 await writeLinkChanged(peripheral, device: device)
                 await transfersLinkChanged(peripheral)

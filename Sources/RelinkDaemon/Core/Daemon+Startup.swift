@@ -102,6 +102,7 @@ extension Daemon {
         endBatch()
         await flushCommits()  // stored before any client is answered
         await readResolvedDatabases()  // links BlueZ kept: no ServicesResolved change will come
+        await seedBonds()
         await transfersLoaded(stored.transfers)
         logger.notice("restored from the store: \(statusSummary)", metadata: RelinkMessageID.restored.metadata.merging(.journal([
             .identifiers: "\(core.identifiers.count)", .intents: "\(plan.resume.count)",

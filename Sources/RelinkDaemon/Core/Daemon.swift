@@ -223,7 +223,7 @@ public actor Daemon {
         case .halfOpenCheck(let device, let address):
             await halfOpenCheck(device, address)
         case .notifyDone(let notify, let issued, let failure):
-            notifyDone(notify, issued, failure: failure)
+            await notifyDone(notify, issued, failure: failure)
         case .flushCommits:
             flushQueuedCommits()
         case .commitsDone:

@@ -26,6 +26,8 @@ struct DaemonEnvironment: Sendable {
     let clock: DaemonClock
     /// How programs are started for their launch spec; nil: relinkd starts none.
     let launcher: (any ProgramLauncher)?
+    /// One pairing per device at a time (``PairingGate``).
+    let pairings = PairingGate()
 }
 
 /// The machines and the core's policies: what relinkd decides with.
@@ -67,6 +69,11 @@ struct PeripheralIndex {
     /// Per peripheral, the generation of the GATT database read waiting for
     /// bluetoothd's objects to settle (``Daemon/gattObjectsMoved(device:)``).
     var gattReadGeneration: [PeripheralID: UInt64] = [:]
+    /// The link each peripheral was last paired on demand for a
+    /// subscription on: once per link, never a loop (Daemon+PairingOnDemand.swift).
+    var pairedOnDemand: [PeripheralID: OnDemandPairing] = [:]
+    /// Known peripherals bluetoothd has bonded (Daemon+BondWatch.swift).
+    var bonded: Set<PeripheralID> = []
 }
 
 /// The loop's own bookkeeping.

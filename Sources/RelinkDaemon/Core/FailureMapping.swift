@@ -43,4 +43,12 @@ enum FailureMapping {
         failure.errorName == "org.bluez.Error.InvalidValueLength"
             || (failure.errorName == "org.bluez.Error.InvalidArguments" && failure.message == "Invalid Length")
     }
+
+    /// Whether a failed read, write or StartNotify is the peripheral asking
+    /// for an encrypted or authenticated link, which pairing gives
+    /// (``BlueZ/BlueZError/isInsufficientSecurity``): relinkd pairs on
+    /// demand for it (docs/api/Central1.md, "Pairing on demand").
+    static func needsPairing(_ failure: ConnectionFailure) -> Bool {
+        BlueZError(name: failure.errorName, message: failure.message).isInsufficientSecurity
+    }
 }

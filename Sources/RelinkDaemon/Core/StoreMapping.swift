@@ -43,7 +43,8 @@ enum StoreMapping {
                 strategies: record.options.strategies, requestedAt: Date(),
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
-                matchServices: record.options.match.services.sorted(), matchDataPrefixes: record.options.match.dataPrefixes.sorted())
+                matchServices: record.options.match.services.sorted(), matchDataPrefixes: record.options.match.dataPrefixes.sorted(),
+                pairOnDemand: record.options.pairOnDemand)
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
         }
@@ -57,7 +58,8 @@ enum StoreMapping {
         let services = Set(peripheral?.serviceUUIDs ?? [])
         let match = MatchRule(services: Set(row.matchServices), localName: row.matchName, manufacturerID: row.matchManufacturerID,
                               dataPrefixes: Set(row.matchDataPrefixes))
-        let options = try ConnectionOptions(strategies: row.strategies, deadline: deadline, services: services, match: match)
+        let options = try ConnectionOptions(strategies: row.strategies, deadline: deadline, services: services, match: match,
+                                            pairOnDemand: row.pairOnDemand)
         var phase: ConnectionIntentRecord.Phase = row.state == .connected ? .connected : .pending
         if row.lastErrorClass == idleMarker {
             phase = .idle

@@ -339,7 +339,7 @@ extension Daemon {
 
     func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
         guard let characteristic = record.characteristic(key) else { throw .unknownCharacteristic("\(id) publishes no characteristic \(key)") }
-        guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
+        guard !characteristic.properties.isDisjoint(with: .notifying) else {
             throw .notSupported("\(key) has neither notify nor indicate")
         }
         guard value.count <= maximumAttributeValueBytes else {

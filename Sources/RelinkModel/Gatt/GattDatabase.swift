@@ -134,6 +134,11 @@ public struct CharacteristicProperties: OptionSet, Sendable, Hashable {
     /// `indicateEncryptionRequired`.
     public static let indicateEncryptionRequired = CharacteristicProperties(rawValue: 1 << 9)
 
+    /// The properties that let a characteristic notify or indicate (the
+    /// encryption-required ones included: BlueZ's `encrypt-notify` gives
+    /// the notify property).
+    public static let notifying: CharacteristicProperties = [.notify, .indicate, .notifyEncryptionRequired, .indicateEncryptionRequired]
+
     /// Each property with its CoreBluetooth name and the BlueZ flags that
     /// give it, in CoreBluetooth's bit order.
     public static let names: [(property: CharacteristicProperties, name: String, flags: [String])] = [

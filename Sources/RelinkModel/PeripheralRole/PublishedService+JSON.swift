@@ -128,12 +128,19 @@ extension PublishedDescriptor: Codable {
         var c = encoder.container(keyedBy: PublishedKey.self)
         try c.encode(uuid, forKey: .uuid)
         try c.encode(value, forKey: .value)
+        try c.encode(permissions.names, forKey: .permissions)
     }
 
-    /// Decodes the documented JSON form.
+    /// Decodes the documented JSON form (no `permissions`: `readable`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: PublishedKey.self)
-        self.init(uuid: try decodeUUID(c, .uuid), value: try c.decode([UInt8].self, forKey: .value))
+        let permissions: AttributePermissions
+        do {
+            permissions = try c.decodeIfPresent([String].self, forKey: .permissions).map { names throws(DomainError) in try AttributePermissions(names: names) } ?? .readable
+        } catch let error as DomainError {
+            throw DecodingError.dataCorruptedError(forKey: .permissions, in: c, debugDescription: error.description)
+        }
+        self.init(uuid: try decodeUUID(c, .uuid), value: try c.decode([UInt8].self, forKey: .value), permissions: permissions)
     }
 }
 

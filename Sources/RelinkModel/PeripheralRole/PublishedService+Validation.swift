@@ -54,13 +54,14 @@ extension PublishedCharacteristic {
         for refused: CharacteristicProperties in [.broadcast, .extendedProperties] where properties.contains(refused) {
             throw .invalidOptions("\(name): a published characteristic may not have \(refused.names.joined())")
         }
-        if properties.contains(.read) && !permissions.contains(.readable) && !permissions.contains(.readEncryptionRequired) {
-            throw .invalidOptions("\(name) has the read property and no read permission (readable or readEncryptionRequired)")
+        if properties.contains(.read) && !permissions.contains(.readable) && permissions.isDisjoint(with: AttributePermissions.readLevels) {
+            throw .invalidOptions("\(name) has the read property and no read permission (readable or a read security level)")
         }
         if !properties.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites])
-            && !permissions.contains(.writeable) && !permissions.contains(.writeEncryptionRequired) {
-            throw .invalidOptions("\(name) has a write property and no write permission (writeable or writeEncryptionRequired)")
+            && !permissions.contains(.writeable) && permissions.isDisjoint(with: AttributePermissions.writeLevels) {
+            throw .invalidOptions("\(name) has a write property and no write permission (writeable or a write security level)")
         }
+        try validateSecurity(name)
         if let value {
             guard value.count <= maximumAttributeValueBytes else {
                 throw .invalidOptions("\(name): its value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
@@ -76,9 +77,46 @@ extension PublishedCharacteristic {
                 throw .invalidOptions("\(name): the CCCD (0x2902) is bluetoothd's, added for notify and indicate")
             }
             guard descriptorUUIDs.insert(descriptor.uuid).inserted else { throw .invalidOptions("\(name) has descriptor \(descriptor.uuid) twice") }
+            try descriptor.validatePermissions("\(name): descriptor \(descriptor.uuid)")
             guard descriptor.value.count <= maximumAttributeValueBytes else {
                 throw .invalidOptions("\(name): descriptor \(descriptor.uuid) has \(descriptor.value.count) bytes, more than \(maximumAttributeValueBytes)")
             }
+        }
+    }
+}
+
+extension PublishedCharacteristic {
+    /// At most one security level per access (BlueZ would take the union,
+    /// so two would be a contradiction the program did not mean), and a
+    /// notification level only on a characteristic that notifies or
+    /// indicates.
+    func validateSecurity(_ name: String) throws(DomainError) {
+        for (levels, access) in [(AttributePermissions.readLevels, "reads"), (AttributePermissions.writeLevels, "writes")]
+        where permissions.intersection(levels).names.count > 1 {
+            throw .invalidOptions("\(name) asks for two security levels for \(access) (\(permissions.intersection(levels).names.joined(separator: ", "))): keep one")
+        }
+        let notifyLevels = permissions.intersection(AttributePermissions.notifyLevels).names
+            + (properties.isDisjoint(with: [.notifyEncryptionRequired, .indicateEncryptionRequired]) ? [] : ["notifyEncryptionRequired or indicateEncryptionRequired"])
+        if notifyLevels.count > 1 {
+            throw .invalidOptions("\(name) asks for two security levels for notifications (\(notifyLevels.joined(separator: ", "))): keep one")
+        }
+        if !permissions.isDisjoint(with: AttributePermissions.notifyLevels) && properties.isDisjoint(with: .notifying) {
+            throw .invalidOptions("\(name) asks for a notification security level but neither notifies nor indicates")
+        }
+    }
+}
+
+extension PublishedDescriptor {
+    /// A published descriptor is read-only (a static value): `readable`
+    /// and at most one read security level.
+    func validatePermissions(_ name: String) throws(DomainError) {
+        let allowed = AttributePermissions.readLevels.union(.readable)
+        guard permissions.isSubset(of: allowed) else {
+            throw .invalidOptions("\(name) is read-only: its permissions may be readable and one read security level, not \(permissions.subtracting(allowed).names.joined(separator: ", "))")
+        }
+        guard !permissions.isEmpty else { throw .invalidOptions("\(name) has no read permission") }
+        guard permissions.intersection(AttributePermissions.readLevels).names.count <= 1 else {
+            throw .invalidOptions("\(name) asks for two security levels for reads: keep one")
         }
     }
 }

@@ -67,12 +67,18 @@ public struct PublishedCharacteristic: Sendable, Hashable {
     }
 
     /// BlueZ's `GattCharacteristic1.Flags` for it: each property's BlueZ
-    /// flag (``CharacteristicProperties/names``), then the encryption the
-    /// permissions ask for.
+    /// flag (``CharacteristicProperties/names``), then the security the
+    /// permissions ask for (``AttributePermissions/bluezFlags``): for
+    /// notifications at the authenticated or Secure Connections level, the
+    /// `-notify` and `-indicate` forms its properties call for.
     public var bluezFlags: [String] {
         var flags = CharacteristicProperties.names.filter { properties.contains($0.property) }.compactMap(\.flags.first)
-        if permissions.contains(.readEncryptionRequired) { flags.append("encrypt-read") }
-        if permissions.contains(.writeEncryptionRequired) { flags.append("encrypt-write") }
+        flags += AttributePermissions.bluezFlags.filter { permissions.contains($0.permission) }.map(\.flag)
+        for (permission, level) in [(AttributePermissions.notifyAuthenticationRequired, "encrypt-authenticated"), (.notifySecureConnectionsRequired, "secure")]
+        where permissions.contains(permission) {
+            if !properties.isDisjoint(with: [.notify, .notifyEncryptionRequired]) { flags.append("\(level)-notify") }
+            if !properties.isDisjoint(with: [.indicate, .indicateEncryptionRequired]) { flags.append("\(level)-indicate") }
+        }
         return flags
     }
 
@@ -83,23 +89,34 @@ public struct PublishedCharacteristic: Sendable, Hashable {
     /// The layout a central discovers.
     public var layout: GattDatabase.Characteristic {
         GattDatabase.Characteristic(uuid: uuid, flags: bluezFlags, descriptors: descriptors.map {
-            GattDatabase.Descriptor(uuid: $0.uuid, flags: ["read"])
+            GattDatabase.Descriptor(uuid: $0.uuid, flags: $0.bluezFlags)
         })
     }
 }
 
 /// A descriptor a program publishes: read-only, with a static value
-/// (CoreBluetooth's `CBMutableDescriptor`).
+/// (CoreBluetooth's `CBMutableDescriptor`), readable by anyone or only
+/// over a link as secure as its permissions ask.
 public struct PublishedDescriptor: Sendable, Hashable {
     /// Its UUID.
     public var uuid: BluetoothUUID
     /// Its value.
     public var value: [UInt8]
+    /// Who may read it: `readable` (the default) and at most one of the
+    /// read security levels; nothing else (it is never written).
+    public var permissions: AttributePermissions
 
     /// A descriptor.
-    public init(uuid: BluetoothUUID, value: [UInt8]) {
+    public init(uuid: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .readable) {
         self.uuid = uuid
         self.value = value
+        self.permissions = permissions
+    }
+
+    /// BlueZ's `GattDescriptor1.Flags` for it: `read`, then the read
+    /// security level its permissions ask for.
+    public var bluezFlags: [String] {
+        ["read"] + AttributePermissions.bluezFlags.filter { permissions.contains($0.permission) }.map(\.flag)
     }
 }
 
@@ -107,9 +124,9 @@ public struct PublishedDescriptor: Sendable, Hashable {
 /// (CoreBluetooth's `CBAttributePermissions`).
 public struct AttributePermissions: OptionSet, Sendable, Hashable {
     /// The bits.
-    public let rawValue: UInt8
+    public let rawValue: UInt16
     /// Permissions from bits.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// `readable`.
     public static let readable = AttributePermissions(rawValue: 1 << 0)
@@ -120,11 +137,50 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable {
     /// `writeEncryptionRequired`: only a paired, encrypted link may write.
     public static let writeEncryptionRequired = AttributePermissions(rawValue: 1 << 3)
 
-    /// Each permission with its CoreBluetooth name, in bit order.
+    /// `readAuthenticationRequired`: only an authenticated (MITM-protected)
+    /// encrypted link may read (BlueZ's `encrypt-authenticated-read`).
+    public static let readAuthenticationRequired = AttributePermissions(rawValue: 1 << 4)
+    /// `writeAuthenticationRequired` (BlueZ's `encrypt-authenticated-write`).
+    public static let writeAuthenticationRequired = AttributePermissions(rawValue: 1 << 5)
+    /// `readSecureConnectionsRequired`: only an LE Secure Connections link
+    /// may read (BlueZ's `secure-read`).
+    public static let readSecureConnectionsRequired = AttributePermissions(rawValue: 1 << 6)
+    /// `writeSecureConnectionsRequired` (BlueZ's `secure-write`).
+    public static let writeSecureConnectionsRequired = AttributePermissions(rawValue: 1 << 7)
+    /// `notifyAuthenticationRequired`: notifications and indications only
+    /// over an authenticated link (BlueZ's `encrypt-authenticated-notify`
+    /// / `-indicate`); the encrypted level is the `notifyEncryptionRequired`
+    /// property, as in CoreBluetooth.
+    public static let notifyAuthenticationRequired = AttributePermissions(rawValue: 1 << 8)
+    /// `notifySecureConnectionsRequired` (BlueZ's `secure-notify` / `-indicate`).
+    public static let notifySecureConnectionsRequired = AttributePermissions(rawValue: 1 << 9)
+
+    /// Each permission with its CoreBluetooth name (relink's for the
+    /// levels CoreBluetooth has no name for), in bit order.
     public static let names: [(permission: AttributePermissions, name: String)] = [
         (.readable, "readable"), (.writeable, "writeable"),
         (.readEncryptionRequired, "readEncryptionRequired"), (.writeEncryptionRequired, "writeEncryptionRequired"),
+        (.readAuthenticationRequired, "readAuthenticationRequired"), (.writeAuthenticationRequired, "writeAuthenticationRequired"),
+        (.readSecureConnectionsRequired, "readSecureConnectionsRequired"), (.writeSecureConnectionsRequired, "writeSecureConnectionsRequired"),
+        (.notifyAuthenticationRequired, "notifyAuthenticationRequired"), (.notifySecureConnectionsRequired, "notifySecureConnectionsRequired"),
     ]
+
+    /// The read and write security levels with BlueZ's flag for each
+    /// (`src/gatt-database.c`, `parse_chrc_flags`); ``init(names:)`` takes
+    /// these flags as names too.
+    public static let bluezFlags: [(permission: AttributePermissions, flag: String)] = [
+        (.readEncryptionRequired, "encrypt-read"), (.writeEncryptionRequired, "encrypt-write"),
+        (.readAuthenticationRequired, "encrypt-authenticated-read"), (.writeAuthenticationRequired, "encrypt-authenticated-write"),
+        (.readSecureConnectionsRequired, "secure-read"), (.writeSecureConnectionsRequired, "secure-write"),
+    ]
+
+    /// The security levels of reads, of writes, and of notifications (whose
+    /// encrypted level is a property): at most one of each.
+    public static let readLevels: AttributePermissions = [.readEncryptionRequired, .readAuthenticationRequired, .readSecureConnectionsRequired]
+    /// Write levels.
+    public static let writeLevels: AttributePermissions = [.writeEncryptionRequired, .writeAuthenticationRequired, .writeSecureConnectionsRequired]
+    /// Notification levels beyond the encrypted one.
+    public static let notifyLevels: AttributePermissions = [.notifyAuthenticationRequired, .notifySecureConnectionsRequired]
 
     /// The names of the permissions set, in bit order.
     public var names: [String] { Self.names.filter { contains($0.permission) }.map(\.name) }
@@ -134,8 +190,12 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable {
     public init(names: [String]) throws(DomainError) {
         var value: AttributePermissions = []
         for name in names {
+            if let flag = Self.bluezFlags.first(where: { $0.flag == name }) {
+                value.insert(flag.permission)
+                continue
+            }
             guard let entry = Self.names.first(where: { $0.name == name }) else {
-                throw .invalidOptions("unknown permission \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")))")
+                throw .invalidOptions("unknown permission \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")), or BlueZ's \(Self.bluezFlags.map(\.flag).joined(separator: ", ")))")
             }
             value.insert(entry.permission)
         }

@@ -37,6 +37,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     public var matchServices: [BluetoothUUID]
     /// Manufacturer- and service-data prefixes the advertisement must all match.
     public var matchDataPrefixes: [AdvertisingDataPrefix]
+    /// Pair on demand when an operation needs encryption (v10; default true).
+    public var pairOnDemand: Bool
     /// Longest match name, in UTF-8 bytes (an advertisement holds less).
     public static let maximumMatchNameLength = MatchRule.maximumLocalNameLength
 
@@ -48,7 +50,7 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
                 strategies: [Strategy] = Strategy.defaultOrder, requestedAt: Date,
                 attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil,
                 matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = [],
-                matchDataPrefixes: [AdvertisingDataPrefix] = []) throws(StoreError) {
+                matchDataPrefixes: [AdvertisingDataPrefix] = [], pairOnDemand: Bool = true) throws(StoreError) {
         // No Set or array allocations here: this runs for every row on load.
         guard !strategies.isEmpty, strategies.indices.allSatisfy({ i in !strategies[..<i].contains(strategies[i]) }) else {
             throw .invalidArgument("strategy list must be non-empty without repeats")
@@ -76,6 +78,7 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         self.matchManufacturerID = matchManufacturerID
         self.matchServices = matchServices
         self.matchDataPrefixes = matchDataPrefixes
+        self.pairOnDemand = pairOnDemand
     }
 
     /// When the overall timeout runs out, or nil when pending until cancelled.

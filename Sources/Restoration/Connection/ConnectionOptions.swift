@@ -19,6 +19,11 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
     public var candidateChoice: CandidateChoice
     /// Start a new round after a disconnect (true), or end the intent.
     public var reconnectAfterDisconnect: Bool
+    /// Pair (through relinkd's agent) when a read, write or subscription
+    /// fails for insufficient authentication or encryption, then try it
+    /// once more: CoreBluetooth's behaviour, the default. The client's
+    /// choice, stored with the intent (store v10).
+    public var pairOnDemand: Bool
 
     /// - Throws: ``DomainError/invalidOptions(_:)`` when `strategies` is empty
     ///   or repeats a strategy, a timeout or deadline is not positive, or the
@@ -31,7 +36,8 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         services: Set<BluetoothUUID> = [],
         match: MatchRule = MatchRule(),
         candidateChoice: CandidateChoice = .requireUnique,
-        reconnectAfterDisconnect: Bool = true
+        reconnectAfterDisconnect: Bool = true,
+        pairOnDemand: Bool = true
     ) throws(DomainError) {
         self.strategies = strategies
         self.timeouts = timeouts
@@ -41,10 +47,11 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         self.match = match
         self.candidateChoice = candidateChoice
         self.reconnectAfterDisconnect = reconnectAfterDisconnect
+        self.pairOnDemand = pairOnDemand
         try validate()
     }
 
-    /// Re-checks the rules of ``init(strategies:timeouts:deadline:backoff:services:match:candidateChoice:reconnectAfterDisconnect:)``
+    /// Re-checks the rules of ``init(strategies:timeouts:deadline:backoff:services:match:candidateChoice:reconnectAfterDisconnect:pairOnDemand:)``
     /// (for values decoded from the store).
     /// - Throws: ``DomainError/invalidOptions(_:)``.
     public func validate() throws(DomainError) {
@@ -59,7 +66,7 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
 
 extension ConnectionOptions {
     private enum CodingKeys: String, CodingKey {
-        case strategies, timeouts, deadline, backoff, services, match, candidateChoice, reconnectAfterDisconnect
+        case strategies, timeouts, deadline, backoff, services, match, candidateChoice, reconnectAfterDisconnect, pairOnDemand
     }
 
     /// Decodes and validates (options read back from the store obey the
@@ -75,6 +82,7 @@ extension ConnectionOptions {
             services: container.decode(Set<BluetoothUUID>.self, forKey: .services),
             match: container.decode(MatchRule.self, forKey: .match),
             candidateChoice: container.decode(CandidateChoice.self, forKey: .candidateChoice),
-            reconnectAfterDisconnect: container.decode(Bool.self, forKey: .reconnectAfterDisconnect))
+            reconnectAfterDisconnect: container.decode(Bool.self, forKey: .reconnectAfterDisconnect),
+            pairOnDemand: container.decodeIfPresent(Bool.self, forKey: .pairOnDemand) ?? true)
     }
 }

@@ -31,6 +31,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     /// A connected peripheral's GATT database differs from the one read
     /// before; the new one.
     case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
+    /// The bond with the peripheral was removed outside relinkd.
+    case bondRemoved(peripheral: PeripheralID)
     /// An event of the identifier's peripheral role (a central's request,
     /// a subscription, room for updates); about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
@@ -44,7 +46,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _, _), .restored(let peripheral, _, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
-             .servicesChanged(let peripheral, _):
+             .servicesChanged(let peripheral, _), .bondRemoved(let peripheral):
             peripheral
         case .transfer(let event):
             event.status.peripheral
@@ -66,6 +68,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .subscriptionFailed: "subscription-failed"
         case .adapterStateChanged: "adapter-state"
         case .servicesChanged: "services-changed"
+        case .bondRemoved: "bond-removed"
         case .peripheralManager(let event): event.name
         case .transfer(let event): event.name
         }

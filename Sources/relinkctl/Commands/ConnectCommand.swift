@@ -24,6 +24,9 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("match-service-data"),
             help: "If its address changes: its service data of UUID starts with HEX (under MASK): UUID:HEX[/MASK] (repeatable; all must match).")
     var matchServiceData: [String] = []
+    @Flag(name: .customLong("no-pair-on-demand"),
+          help: "Never pair by itself when the peripheral refuses a read, write or subscription for want of encryption (default: pair once and retry).")
+    var noPairOnDemand = false
 
     /// The options of `Connect`, each checked by the client library's rules
     /// (the model's parsers, the contract's limits).
@@ -32,6 +35,7 @@ struct ConnectCommand: AsyncParsableCommand {
         var options = RelinkConnectOptions(timeout: timeout, services: services, matchName: matchName,
                                            matchManufacturerID: matchManufacturerID, matchServices: matchServices,
                                            matchDataPrefixes: try RelinkArguments.dataPrefixes(manufacturer: matchManufacturerData, service: matchServiceData))
+        if noPairOnDemand { options.pairOnDemand = false }
         for s in strategies {
             guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
                 let known = RelinkConnectOptions.Strategy.allCases.map(\.rawValue).joined(separator: ", ")

@@ -1,5 +1,5 @@
 """The controller's advertising instances (issue 23): with relinkd's adapter
-sending one advertisement at once (bench patch 22), a second identifier's
+sending one advertisement at once (bench patch 24), a second identifier's
 StartAdvertising gets AdvertisingLimitReached and nothing published changes;
 after a restart the advertisement that does not fit is kept and shown as
 waiting, its services registered, and it starts once the other stops."""

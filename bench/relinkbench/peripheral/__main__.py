@@ -21,10 +21,12 @@ def main(argv=None) -> int:
     p.add_argument("--gap-name", required=True)
     p.add_argument("--rate", type=float, default=2.0, help="band: notifications per second")
     p.add_argument("--no-stream", action="store_true", help="band: do not stream at start")
+    p.add_argument("--security", choices=("none", "encrypted"), default="none",
+                   help="lock: encrypted makes its state characteristic need an encrypted link")
     args = p.parse_args(argv)
     die_with_parent()
     if args.kind == "lock":
-        periph = Lock(args.name, args.adapter, args.adv_name, args.gap_name)
+        periph = Lock(args.name, args.adapter, args.adv_name, args.gap_name, encrypted=args.security == "encrypted")
     elif args.kind == "beacon":
         periph = Beacon(args.name, args.adapter, args.adv_name, args.gap_name)
     else:

@@ -25,7 +25,7 @@ BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 class Lock(Peripheral):
     kind = "lock"
 
-    def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str):
+    def __init__(self, name: str, adapter: str, adv_name: str, gap_name: str, encrypted: bool = False):
         self.locked = True
         super().__init__(name, adapter, adv_name, gap_name)
         # The included service first: bluetoothd 5.66 adds an application's
@@ -34,7 +34,11 @@ class Lock(Peripheral):
         battery = self.add_service(BATTERY, primary=False)
         self.add_char(battery, BATTERY_LEVEL, ["read"], bytes([90]))
         svc = self.add_service(LOCK_SERVICE)
-        self.state_char = self.add_char(svc, LOCK_STATE, ["read", "notify"], self._state_bytes())
+        # Issue 24: a real lock serves its state only over an encrypted
+        # link (BlueZ's encrypt-read / encrypt-notify flags; patch 22 makes
+        # the mock refuse an unpaired central as bluetoothd does).
+        state_flags = ["read", "notify"] + (["encrypt-read", "encrypt-notify"] if encrypted else [])
+        self.state_char = self.add_char(svc, LOCK_STATE, state_flags, self._state_bytes())
         self.command_char = self.add_char(svc, LOCK_COMMAND, ["write", "write-without-response"],
                                           on_write=self._on_command)
         self.firmware_char = self.add_char(svc, LOCK_FIRMWARE, ["write", "write-without-response"],

@@ -8,7 +8,7 @@ import sys
 
 from ..proc import die_with_parent
 from .config import CONFIG, RssiModel
-from . import patch, term
+from . import bonds, patch, term
 
 
 def main(argv=None) -> int:
@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     p.add_argument("--temporary-timeout", type=float, default=30.0)
     p.add_argument("--gap-service", choices=("exported", "hidden"), default="exported")
     p.add_argument("--advertising-instances", type=int, default=15,
-                   help="advertisements each adapter's controller sends at once (patch 22)")
+                   help="advertisements each adapter's controller sends at once (patch 24)")
     p.add_argument("--rssi", action="append", default=[], metavar="ADDR=BASE:NOISE")
     p.add_argument("--unpowered", action="append", default=[], metavar="ADDR",
                    help="an adapter that comes up powered off")
@@ -43,6 +43,7 @@ def main(argv=None) -> int:
         base, _, noise = rest.partition(":")
         CONFIG.rssi[addr.upper()] = RssiModel(int(base), int(noise or 0))
 
+    bonds.use_directory(args.bench_dir)
     patch.apply()
     from bluezoo import bluezoo
     from bluezoo.utils import BluetoothAddress

@@ -20,6 +20,7 @@ from bluezoo.utils import (BluetoothUUID, NoneTask, create_background_task,
 
 from bluezoo.gatt.application import GattApplicationClient
 
+from . import bonds
 from .discovery_filter import DiscoveryFilter
 from .gap import RESERVED_HANDLES, GapDatabase, refused_service
 
@@ -179,6 +180,9 @@ class BenchAdapter(Adapter):
     async def RemoveDevice(self, device: str) -> None:
         if device not in self.devices:
             raise DBusBluezDoesNotExistError("Does Not Exist")
+        # Patch 23: RemoveDevice deletes the stored bond (both ends' keys
+        # are the peer's business; the peer keeps its own).
+        bonds.forget(self.address, self.devices[device].address)
         await self.del_device(self.devices[device])
 
     @sdbus.dbus_property_async_override()

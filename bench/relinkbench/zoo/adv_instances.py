@@ -1,4 +1,4 @@
-"""Patch 22 (issue 23, preq): the controller's advertising instances.
+"""Patch 24 (issue 23, preq): the controller's advertising instances.
 
 BlueZoo gives every adapter 15 (a class constant). A controller has its own
 number (bluetoothd reads it from the kernel: `SupportedInstances` is what is

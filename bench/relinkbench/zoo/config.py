@@ -32,7 +32,7 @@ class ZooConfig:
     # A device found by discovery and never connected is removed this long
     # after its last advertisement (BlueZ's TemporaryTimeout); 0: never.
     temporary_timeout: float = 30.0
-    # Advertisements each adapter's controller sends at once (patch 22; BlueZoo: 15).
+    # Advertisements each adapter's controller sends at once (patch 24; BlueZoo: 15).
     advertising_instances: int = 15
     rssi: dict[str, RssiModel] = field(default_factory=dict)
     # Adapters (by address, upper case) that come up powered off: the world

@@ -33,7 +33,7 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
     @sdbus.dbus_method_async(input_signature="u", input_args_names=["instances"], flags=sdbus.DbusUnprivilegedFlag)
     @dbus_method_async_except_logging
     async def SetAdvertisingInstances(self, instances: int) -> None:
-        """Patch 22: each adapter's controller now sends this many advertisements
+        """Patch 24: each adapter's controller now sends this many advertisements
         at once; those already registered stay."""
         CONFIG.advertising_instances = instances
 

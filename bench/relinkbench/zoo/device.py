@@ -15,6 +15,7 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
+from . import bonds
 from .config import CONFIG
 from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
@@ -56,6 +57,20 @@ class BenchDevice(Device):
         # Trusted stops background auto-connect until the next Connect().
         self.auto_connect_disabled = False
         super().__init__(peer_adapter, **kwargs)
+
+    # -- bonds (patch 23) ----------------------------------------------------
+
+    def attach_to_adapter(self, adapter):
+        super().attach_to_adapter(adapter)
+        # A bond bluetoothd stored: the device comes back paired and bonded.
+        if bonds.bonded(adapter.address, self.address):
+            self.paired = self.bonded = True
+
+    async def pair(self) -> None:
+        await super().pair()
+        if self.paired:
+            bonds.remember(self.adapter.address, self.address)
+            bonds.remember(self.peer_adapter.address, self.adapter.address)
 
     # -- advertising reports -------------------------------------------------
 

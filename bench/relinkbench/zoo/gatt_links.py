@@ -20,6 +20,7 @@ from bluezoo.gatt import (GattCharacteristicClientLink, GattDescriptorClientLink
                           GattServiceClientLink)
 from bluezoo.log import logger
 from .att_errors import central_error
+from . import security
 from bluezoo.utils import (create_background_task, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
@@ -90,6 +91,10 @@ class BenchCharLink(GattCharacteristicClientLink):
         """Write the CCCD: ask the peripheral to notify, forward its values."""
         if self.armed or not self.sessions:
             return
+        # Patch 22: the CCCD write of a session kept across links is refused
+        # over a link that is not secure enough; bluetoothd tells no client.
+        if not security.allowed(self.client.Flags.get([]), security.NOTIFY, self.device):
+            return
         # Armed from now on: a second arm() while this one waits for the
         # peripheral (a client's StartNotify as the link comes up) must not
         # subscribe twice, which would double every value.
@@ -140,6 +145,7 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
+        security.require(self.client.Flags.get([]), security.READ, self.device)
         try:
             value = await self.client.ReadValue(self._options(options))
         except sdbus.SdBusBaseError as e:
@@ -153,6 +159,7 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.device):
             raise DBusBluezFailedError("Not connected")
+        security.require(self.client.Flags.get([]), security.WRITE, self.device)
         try:
             await self.client.WriteValue(value, self._options(options))
         except sdbus.SdBusBaseError as e:
@@ -163,10 +170,13 @@ class BenchCharLink(GattCharacteristicClientLink):
     async def StartNotify(self) -> None:
         sender = sdbus.get_current_message().sender
         flags = self.client.Flags.get([])
-        if "notify" not in flags and "indicate" not in flags:
+        # Patch 22: BlueZ's encrypt-/secure- notify and indicate flags give the property too.
+        if "notify" not in flags and "indicate" not in flags and not security.NOTIFY.keys() & set(flags):
             raise DBusBluezNotSupportedError("Operation is not supported")
         if sender in self.sessions:
             return
+        if _link_up(self.device):
+            security.require(flags, security.NOTIFY, self.device)  # patch 22: the CCCD write refused
 
         async def on_sender_lost():
             self.sessions.pop(sender, None)
@@ -221,6 +231,7 @@ class BenchDescriptorLink(GattDescriptorClientLink):
     async def ReadValue(self, options: dict[str, tuple[str, Any]]) -> bytes:
         if not _link_up(self.characteristic.service.device):
             raise DBusBluezFailedError("Not connected")
+        security.require(self.client.Flags.get([]), security.READ, self.characteristic.service.device)
         return await self.client.ReadValue(self._options(options))
 
     @sdbus.dbus_method_async_override()
@@ -228,6 +239,7 @@ class BenchDescriptorLink(GattDescriptorClientLink):
     async def WriteValue(self, value: bytes, options: dict[str, tuple[str, Any]]) -> None:
         if not _link_up(self.characteristic.service.device):
             raise DBusBluezFailedError("Not connected")
+        security.require(self.client.Flags.get([]), security.WRITE, self.characteristic.service.device)
         try:
             await self.client.WriteValue(value, self._options(options))
         except sdbus.SdBusBaseError as e:
