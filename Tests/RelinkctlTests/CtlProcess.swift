@@ -121,6 +121,19 @@ final class CtlFollower {
 
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
+    /// Waits (bounded) for relinkctl to exit by itself and returns its
+    /// status; nil if it is still running at the timeout.
+    func exitStatus(within timeout: Duration) async throws -> Int32? {
+        let process = self.process
+        do {
+            try await eventually(timeout: timeout, "relinkctl to exit by itself") { !process.isRunning }
+        } catch is TimeoutError {
+            return nil
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// SIGTERM and reap; returns the termination status.
     @discardableResult
     func stop() -> Int32 {

@@ -51,7 +51,10 @@ import Testing
             try await h.startRelinkd()
             let followed = try await follower.lines(timeout: .seconds(60)) { $0.last?.contains("completed") == true }
             #expect(followed.last?.hasSuffix("completed: \(data.count) bytes") == true, "\(followed) \(follower.stderr)")
-            #expect(follower.stop() == 0)
+            // It printed its last line before exiting: wait for the exit
+            // (a SIGTERM now could beat it and be the status).
+            #expect(try await follower.exitStatus(within: .seconds(30)) == 0, "\(follower.stderr)")
+            follower.stop()
             #expect(TransferLog.duplicates(in: try #require(TransferLog.values(inFile: log)), of: data) != nil, "whole, resent chunks aside")
 
             let detached = try await ok(["transfer"] + target + ["--detach"])
