@@ -70,7 +70,9 @@ extension HostedApplication {
                 guard case .array(_, let items)? = call.arguments.first else { throw ATTReplyError(error: .invalidAttributeValueLength) }
                 let value = items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
                 let o = Self.options(call.arguments.dropFirst().first)
-                let withResponse = o["type"]?.stringValue != "command"
+                // bluetoothd passes no `type` here; it calls without expecting
+                // a reply when it has answered the central itself (docs/real-bluez.md, difference 27).
+                let withResponse = !call.message.noReplyExpected && o["type"]?.stringValue != "command"
                 switch await handler(root, .write(key, value: value, offset: Self.offset(o), withResponse: withResponse, central: centralName(o))) {
                 case .value, .done: return []
                 case .error(let error): throw ATTReplyError(error: error)

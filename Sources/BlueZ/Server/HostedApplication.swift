@@ -80,7 +80,7 @@ public struct HostedApplication: Sendable, Hashable {
 public enum HostedRequest: Sendable, Hashable {
     /// `ReadValue` (with its `offset`; `central` from its `device` option).
     case read(CharacteristicKey, offset: Int, central: String)
-    /// `WriteValue` (`type` `command` is without response).
+    /// `WriteValue`: without response when the call expects no reply or its `type` is `command`.
     case write(CharacteristicKey, value: [UInt8], offset: Int, withResponse: Bool, central: String)
     /// `StartNotify` (bluetoothd 5.66 does not say which central).
     case startNotify(CharacteristicKey, central: String)
