@@ -89,6 +89,46 @@ class Relinkd:
             return f.read()
 
 
+def play_restart(kind: str, relinkd: Relinkd, bench: BenchProcess) -> None:
+    """One restart of the restart-survival suites: relinkd SIGKILL or
+    SIGTERM (then started again), bluetoothd SIGKILL or SIGTERM restarts
+    (the bench's restart_bluez), hci0 (relinkd's adapter) powered off for
+    1 s, or "reboot": relinkd SIGTERM, bluetoothd SIGTERM and started
+    again, then relinkd started on the same state directory."""
+    if kind == "relinkd_kill":
+        relinkd.signal(signal.SIGKILL)
+        relinkd.start()
+    elif kind == "relinkd_term":
+        relinkd.signal(signal.SIGTERM)
+        assert relinkd.proc.returncode == 0, f"relinkd exited {relinkd.proc.returncode} on SIGTERM"
+        relinkd.start()
+    elif kind == "bluetoothd_kill":
+        bench.cmd("restart_bluez", signal="KILL", timeout=90)
+    elif kind == "bluetoothd_term":
+        bench.cmd("restart_bluez", signal="TERM", timeout=90)
+    elif kind in ("central_power_cycle", "power_cycle"):
+        bench.cmd("power_cycle_central", off_seconds=1.0)
+    elif kind == "reboot":
+        relinkd.signal(signal.SIGTERM)
+        bench.cmd("restart_bluez", signal="TERM", timeout=90)
+        relinkd.start()
+    else:
+        raise ValueError(kind)
+
+
+def recover_bluetoothd(bench: BenchProcess, crashes: list[dict], when: str) -> bool:
+    """bluetoothd 5.66 can crash (docs/real-bluez.md, difference 19).
+    Debian's bluetooth.service does not restart it (`#Restart=on-failure`);
+    the bench starts it again, as such a unit would, and `crashes` records
+    it. True when it had to."""
+    daemon = bench.try_cmd("status").get("bluetoothd") or {}
+    if daemon.get("running", True):
+        return False
+    crashes.append({"when": when, "returncode": daemon.get("returncode")})
+    bench.cmd("restart_bluez", timeout=90)
+    return True
+
+
 def ctl(*args: str, timeout: float = 30) -> tuple[int, str, str]:
     out = subprocess.run([RELINKCTL, *args], capture_output=True, text=True, timeout=timeout)
     return out.returncode, out.stdout, out.stderr

@@ -40,16 +40,16 @@ STATE-KIND)."""
 import datetime
 import json
 import os
-import signal
 import sys
 import time
 
 import pytest
 
-from realenv import IN_GUEST, LOGDIR, REPO, Relinkd, bluez_get, ctl, start_bench, stop_bench, wait_for
+from realenv import (IN_GUEST, LOGDIR, REPO, Relinkd, bluez_get, ctl, play_restart, recover_bluetoothd, start_bench,
+                     stop_bench, wait_for)
 
 sys.path.insert(0, os.path.join(REPO, "bench", "e2e", "tests"))
-from pbench_fixtures import CACHED, COMMAND, DYNAMIC, SERVICE, STATIC, STREAM  # noqa: E402
+from pbench_fixtures import HUB_SERVICE, SERVICE, STATIC, STREAM  # noqa: E402
 from remote_central import PeripheralProgram, RemoteCentral, full_uuid  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
@@ -68,17 +68,8 @@ LINK_DROPPED = ("reboot", "bluetoothd_kill", "bluetoothd_term", "power_cycle")
 # Write only: bluetoothd 5.66 waits for relinkd's answer to a write request
 # here (with write-without-response it would answer the central itself).
 SETTING = "8e7f3a04-4b2c-4d1e-9a3f-72656c696e6b"
-SERVICE_DEF = {
-    "uuid": SERVICE, "primary": True,
-    "characteristics": [
-        {"uuid": STATIC, "properties": ["read"], "permissions": ["readable"], "value": list(b"S1")},
-        {"uuid": CACHED, "properties": ["read", "notify"], "permissions": ["readable"], "cacheable": True},
-        {"uuid": DYNAMIC, "properties": ["read"], "permissions": ["readable"]},
-        {"uuid": COMMAND, "properties": ["write", "writeWithoutResponse"], "permissions": ["writeable"]},
-        {"uuid": STREAM, "properties": ["notify"], "permissions": ["readable"]},
-        {"uuid": SETTING, "properties": ["write"], "permissions": ["writeable"]},
-    ],
-}
+SERVICE_DEF = {**HUB_SERVICE, "characteristics": HUB_SERVICE["characteristics"] + [
+    {"uuid": SETTING, "properties": ["write"], "permissions": ["writeable"]}]}
 ROLE_EVENTS = ("read-request", "write-request", "subscribed", "unsubscribed", "ready-to-update")
 RESULTS = os.path.join(LOGDIR, "peripheral-restarts.json")
 
@@ -137,10 +128,7 @@ class Case:
 
     # --- bluetoothd's crashes (docs/real-bluez.md difference 19) ----------
     def recover_bluetoothd(self, when: str) -> None:
-        daemon = self.w.bench.try_cmd("status").get("bluetoothd") or {}
-        if not daemon.get("running", True):
-            self.crashes.append({"when": when, "returncode": daemon.get("returncode")})
-            self.w.bench.cmd("restart_bluez", timeout=90)
+        recover_bluetoothd(self.w.bench, self.crashes, when)
 
     # --- the central ---------------------------------------------------------
     def find(self, timeout: float = 90) -> None:
@@ -221,28 +209,6 @@ class Case:
             self.wrote = None
         self.mark("set_up_s", t)
 
-    def restart(self) -> None:
-        r, b = self.w.relinkd, self.w.bench
-        if self.kind == "relinkd_kill":
-            r.signal(signal.SIGKILL)
-            r.start()
-        elif self.kind == "relinkd_term":
-            r.signal(signal.SIGTERM)
-            assert r.proc.returncode == 0, f"relinkd exited {r.proc.returncode} on SIGTERM"
-            r.start()
-        elif self.kind == "reboot":
-            r.signal(signal.SIGTERM)
-            b.cmd("restart_bluez", signal="TERM", timeout=90)
-            r.start()
-        elif self.kind == "bluetoothd_kill":
-            b.cmd("restart_bluez", signal="KILL", timeout=90)
-        elif self.kind == "bluetoothd_term":
-            b.cmd("restart_bluez", signal="TERM", timeout=90)
-        elif self.kind == "power_cycle":
-            b.cmd("power_cycle_central", off_seconds=1.0)
-        else:
-            raise ValueError(self.kind)
-
     def check(self, t0: float) -> None:
         c, address = self.c, self.w.address
         # Advertising resumes: bluetoothd has it, and a new report reaches the central.
@@ -310,7 +276,7 @@ class Case:
         self.log_at = len(self.w.relinkd.log())
         t0 = time.monotonic()
         try:
-            self.restart()
+            play_restart(self.kind, self.w.relinkd, self.w.bench)
         finally:
             self.recover_bluetoothd("after the restart")
         self.mark("restart_s", t0)

@@ -14,13 +14,12 @@
 Figures of the last run: .cache/realbluez/logs/peripheral/peripheral.json
 and peripheral-restarts.json (per case: result and timings)."""
 
-import json
 import os
 import re
 
 import pytest
 
-from realvm import run_in_vm, summary, vm_ready  # noqa: F401 (vm_ready: a fixture)
+from realvm import failed_cases, run_in_vm, summary, vm_ready  # noqa: F401 (vm_ready: a fixture)
 
 # The restart matrix's cases (ids STATE-KIND): 6 kinds x 3 states.
 MATRIX = 18
@@ -40,12 +39,7 @@ def test_the_peripheral_role_on_real_bluetoothd(vm_ready):
                              controllers=3, timeout=3000 if full else 900,
                              pytest_args=() if full else ("-k", f"not restart_survival or {' or '.join(CI_SUBSET)}"))
     result = summary(text)
-    failed = []
-    try:
-        with open(os.path.join(logdir, "peripheral-restarts.json")) as f:
-            failed = [c["case"] for c in json.load(f)["cases"] if c["result"] != "pass"]
-    except (OSError, ValueError, KeyError):
-        pass
+    failed = failed_cases(logdir, "peripheral-restarts.json")
     expected = rf"=*\s*{1 + cases} passed" + ("" if full else rf", {MATRIX - cases} deselected") + " in"
     assert re.match(expected, result), (
         f"the peripheral role on real bluetoothd: {result or 'no result'}; failed restart cases: {failed} "
