@@ -68,7 +68,10 @@ class Relinkd:
              "--log-destination", "stderr", "--log-level", "debug"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        wait_for(lambda: ctl("status")[0] == 0 or self.proc.poll() is not None, 30, "relinkd on the bus")
+        # 90 s: under TCG on a loaded host the 50 MB debug binary, read over
+        # 9p, took up to 38.6 s from exec to its first log line (peripheral
+        # restart matrix, run 2); relinkd itself is on the bus 2-4 s later.
+        wait_for(lambda: ctl("status")[0] == 0 or self.proc.poll() is not None, 90, "relinkd on the bus")
         assert self.proc.poll() is None, f"relinkd exited with {self.proc.returncode}"
 
     def signal(self, sig: int) -> None:
