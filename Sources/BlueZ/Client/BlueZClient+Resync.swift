@@ -9,10 +9,12 @@ extension BlueZClient {
     func ownerChanged(_ newOwner: String?) async {
         if let newOwner, !newOwner.isEmpty {
             guard newOwner != owner else { return }
+            forgetHostedRegistrations()  // a new bluetoothd has none of them
             logger.notice("bluetoothd has a new owner; rebuilding the mirror", metadata: [JournalField.event.rawValue: "bluetoothd-restarted", "owner": "\(newOwner)"])
             await resync(reason: .bluetoothdRestarted)
         } else {
             logger.warning("bluetoothd left the bus", metadata: .journal([.event: "bluetoothd-lost"]))
+            forgetHostedRegistrations()
             owner = nil
             refused = false  // whether the next one lets relinkd in is asked when it comes
             discoverySessions = []

@@ -68,7 +68,8 @@ extension HostedApplication {
                 }
             },
             DBusMethod("WriteValue", in: [DBusArgument("value", .array(.byte)), options]) { call in
-                guard let request = Self.writeRequest(key, onlyWithoutResponse: onlyWithoutResponse, arguments: call.arguments) else {
+                guard let request = Self.writeRequest(key, onlyWithoutResponse: onlyWithoutResponse,
+                                                        noReplyExpected: call.message.noReplyExpected, arguments: call.arguments) else {
                     throw ATTReplyError(error: .invalidAttributeValueLength)
                 }
                 switch await handler(root, request) {
@@ -150,12 +151,17 @@ extension HostedApplication {
 
     /// A `WriteValue` call's request, from its value and options (nil
     /// when the first argument is not a byte array). The kind comes from the
-    /// `type` option (``WriteKind/init(option:onlyWithoutResponse:)``).
-    static func writeRequest(_ key: CharacteristicKey, onlyWithoutResponse: Bool, arguments: [DBusValue]) -> HostedRequest? {
+    /// `type` option (``WriteKind/init(option:onlyWithoutResponse:)``), and
+    /// is `command` whenever the call expects no reply: bluetoothd passes no
+    /// `type` and, for a characteristic with `write-without-response`,
+    /// answers the central itself and calls without waiting for relinkd,
+    /// whatever the central sent (docs/real-bluez.md, difference 27).
+    static func writeRequest(_ key: CharacteristicKey, onlyWithoutResponse: Bool, noReplyExpected: Bool = false,
+                             arguments: [DBusValue]) -> HostedRequest? {
         guard case .array(_, let items)? = arguments.first else { return nil }
         let value = items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
         let o = Self.options(arguments.dropFirst().first)
-        let kind = WriteKind(option: o["type"]?.stringValue, onlyWithoutResponse: onlyWithoutResponse)
+        let kind = noReplyExpected ? .command : WriteKind(option: o["type"]?.stringValue, onlyWithoutResponse: onlyWithoutResponse)
         return .write(key, value: value, offset: Self.offset(o), kind: kind, central: centralName(o), mtu: Self.mtu(o))
     }
 

@@ -81,7 +81,8 @@ public enum HostedRequest: Sendable, Hashable {
     /// `ReadValue` (with its `offset`; `central` from its `device` option,
     /// `mtu` from its `mtu` option, nil without one).
     case read(CharacteristicKey, offset: Int, central: String, mtu: Int? = nil)
-    /// `WriteValue` (`kind` from its `type` option, ``WriteKind/init(option:onlyWithoutResponse:)``).
+    /// `WriteValue` (`kind` from its `type` option, ``WriteKind/init(option:onlyWithoutResponse:)``;
+    /// `command` whenever bluetoothd expects no reply: it answered the central itself).
     case write(CharacteristicKey, value: [UInt8], offset: Int, kind: WriteKind, central: String, mtu: Int? = nil)
     /// `StartNotify` (bluetoothd 5.66 does not say which central).
     case startNotify(CharacteristicKey, central: String)

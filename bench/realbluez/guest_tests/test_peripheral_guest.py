@@ -81,9 +81,24 @@ def test_the_peripheral_role_seen_by_a_remote_central_and_after_a_relinkd_sigkil
         figures["published_to_services_on_central_s"] = round(time.monotonic() - t0, 2)
 
         assert central.read(central.char_path(address, SERVICE, STATIC)) == b"S1"
-        central.write(central.char_path(address, SERVICE, COMMAND), b"open", with_response=False)
-        _, _, payload = program.wait_event("write-request")
+        # A Write Command (the central's bluetoothd sends one for type
+        # "command"): the peripheral's bluetoothd passes no `type` to the
+        # hosted WriteValue, and calls it without expecting a reply
+        # (docs/real-bluez.md, difference 27). Session 12 saw withResponse true.
+        command = central.char_path(address, SERVICE, COMMAND)
+        central.write(command, b"open", with_response=False)
+        seq, _, payload = program.wait_event("write-request")
         figures["write_request"] = payload
+        assert payload["writeRequest"]["value"] == list(b"open")
+        assert payload["writeRequest"]["withResponse"] is False, payload
+        # A Write Request to a characteristic that also takes commands:
+        # bluetoothd 5.66 answers the central itself before relinkd hears of
+        # it, so no program can answer it (request 0) and it is no write with response.
+        central.write(command, b"shut", with_response=True)
+        _, _, payload = program.wait_event("write-request", after=seq)
+        figures["write_request_to_a_command_characteristic"] = payload
+        assert payload["writeRequest"]["value"] == list(b"shut")
+        assert payload["writeRequest"]["withResponse"] is False and payload["writeRequest"]["request"] == 0, payload
         stream = central.char_path(address, SERVICE, STREAM)
         central.start_notify(stream)
         program.wait_event("subscribed")

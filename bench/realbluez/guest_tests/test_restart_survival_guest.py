@@ -32,7 +32,6 @@ pytest's -k (ids: PERIPHERAL-STATE-KIND)."""
 import datetime
 import json
 import os
-import signal
 import subprocess
 import time
 from typing import Callable, Optional
@@ -40,7 +39,7 @@ from typing import Callable, Optional
 import pytest
 
 from realenv import (HEART_RATE, HR_MEASUREMENT, IN_GUEST, LOGDIR, Relinkd, band_counters, ctl,
-                     ctl_ok, start_bench, stop_bench, wait_for)
+                     ctl_ok, play_restart, recover_bluetoothd, start_bench, stop_bench, wait_for)
 
 pytestmark = pytest.mark.skipif(
     not IN_GUEST, reason="runs inside the real-BlueZ VM (bench/realbluez/tests/test_real_restart_survival.py)")
@@ -161,17 +160,7 @@ class Case:
         return time.monotonic()
 
     def recover_bluetoothd(self, when: str) -> bool:
-        """bluetoothd 5.66 can crash (seen: the central adapter powered off
-        while a Connect of a temporary device was in flight). Debian's
-        bluetooth.service does not restart it (`#Restart=on-failure`); the
-        bench starts it again, as such a unit would, and the case records
-        it. True when it had to."""
-        daemon = self.bench.try_cmd("status").get("bluetoothd") or {}
-        if daemon.get("running", True):
-            return False
-        self.crashes.append({"when": when, "returncode": daemon.get("returncode")})
-        self.bench.cmd("restart_bluez", timeout=90)
-        return True
+        return recover_bluetoothd(self.bench, self.crashes, when)
 
     # --- the peripheral -------------------------------------------------
     def advertise_again(self) -> None:
@@ -253,26 +242,7 @@ class Case:
         self.recover_bluetoothd("after the restart")
 
     def play_restart(self) -> None:
-        r, b = self.relinkd, self.bench
-        if self.kind == "relinkd_kill":
-            r.signal(signal.SIGKILL)
-            r.start()
-        elif self.kind == "relinkd_term":
-            r.signal(signal.SIGTERM)
-            assert r.proc.returncode == 0, f"relinkd exited {r.proc.returncode} on SIGTERM"
-            r.start()
-        elif self.kind == "bluetoothd_kill":
-            b.cmd("restart_bluez", signal="KILL", timeout=90)
-        elif self.kind == "bluetoothd_term":
-            b.cmd("restart_bluez", signal="TERM", timeout=90)
-        elif self.kind == "central_power_cycle":
-            b.cmd("power_cycle_central", off_seconds=1.0)
-        elif self.kind == "reboot":
-            r.signal(signal.SIGTERM)
-            b.cmd("restart_bluez", signal="TERM", timeout=90)
-            r.start()
-        else:
-            raise ValueError(self.kind)
+        play_restart(self.kind, self.relinkd, self.bench)
 
     # --- the promise --------------------------------------------------------
     def check(self, seq: int) -> None:

@@ -1,6 +1,7 @@
 """Host-side helpers of the real-BlueZ tests: the set-up check (fixture
 `vm_ready`), one VM boot running guest tests, and the guest pytest's summary."""
 
+import json
 import os
 import re
 import shutil
@@ -51,3 +52,13 @@ def summary(text: str) -> str:
     lines = [l.strip() for l in text.splitlines()
              if re.fullmatch(r"=*\s*(\d+ \w+(, )?)+ in [\d.]+s( \([\d:]+\))?\s*=*", l.strip())]
     return lines[-1] if lines else ""
+
+
+def failed_cases(logdir: str, results: str) -> list[str]:
+    """The cases a guest suite recorded as not passed in LOGDIR/`results`
+    ({"cases": [{"case", "result", ...}]}); empty when there is no record."""
+    try:
+        with open(os.path.join(logdir, results)) as f:
+            return [c["case"] for c in json.load(f)["cases"] if c["result"] != "pass"]
+    except (OSError, ValueError, KeyError):
+        return []

@@ -14,13 +14,12 @@ Not in CI: only with the full command, which runs the CI subset too:
 Per-case results and timings: .cache/realbluez/logs/survival/
 restart-survival.json and third-party.json (docs/real-bluez.md quotes them)."""
 
-import json
 import os
 import re
 
 import pytest
 
-from realvm import run_in_vm, summary, vm_ready  # noqa: F401 (vm_ready: a fixture)
+from realvm import failed_cases, run_in_vm, summary, vm_ready  # noqa: F401 (vm_ready: a fixture)
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("RELINK_REALBLUEZ") != "full",
@@ -31,12 +30,7 @@ def test_restart_survival_and_a_third_party_peripheral_on_real_bluetoothd(vm_rea
     text, logdir = run_in_vm("survival", "test_restart_survival_guest.py", "test_third_party_guest.py",
                              controllers=3, timeout=3600)
     result = summary(text)
-    failed = []
-    try:
-        with open(os.path.join(logdir, "restart-survival.json")) as f:
-            failed = [c["case"] for c in json.load(f)["cases"] if c["result"] != "pass"]
-    except (OSError, ValueError, KeyError):
-        pass
+    failed = failed_cases(logdir, "restart-survival.json")
     assert re.match(r"=*\s*49 passed in", result), (
         f"restart survival on real bluetoothd: {result or 'no result'}; failed cases: {failed} "
         f"(logs in {logdir}):\n{text[-6000:]}")
