@@ -93,6 +93,20 @@ def tear_down(bench, root: Caller, d: Relinkd, service: str) -> None:
     disconnect_all(bench)
 
 
+def kill_both_and_restart(d: Relinkd, client: subprocess.Popen, root: Caller, name: str, out: str) -> int:
+    """SIGKILLs relinkd, then the client (relinkd first: a value still on
+    its way after the client's death would rightly have it started again at
+    once), waits until the client's bus name is released and starts relinkd
+    again. Returns how many lines the client had printed."""
+    d.kill9()
+    client.kill()
+    client.wait(10)
+    wait_until(lambda: root.name_owner(name) is None, 10, "the client's bus name released")
+    before = len(lines(out))
+    d.start()
+    return before
+
+
 def value_relaunched(out: str, before: int, value: str, reason: dict) -> list[dict]:
     """Waits until the relaunched lock client (its lines in `out` after the
     first `before`) has its launch reason and `value`; checks the order
@@ -119,14 +133,7 @@ def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_v
         wait_until(lambda: push(bench, "live") or any(l.get("value") == "live" for l in lines(out)), 20,
                    "a live value in the first run", 0.5)
         assert status_launch(root, IDENT)["bus_name"] == NAME
-        # Both SIGKILLed (relinkd first: a value still on its way after the
-        # client's death would rightly have it started again at once).
-        d.kill9()
-        first.kill()
-        first.wait(10)
-        wait_until(lambda: root.name_owner(NAME) is None, 10, "the client's bus name released")
-        before = len(lines(out))
-        d.start()
+        before = kill_both_and_restart(d, first, root, NAME, out)
         wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
         assert root.name_owner(NAME) is None, "`restored` does not wake this spec: nothing started\n" + d.log_tail(60)
         # The lock notifies: no client is attached, so relinkd has the bus start it.

@@ -18,7 +18,7 @@ from relinkbench.waiting import WaitTimeout
 from pbench_fixtures import COMMAND, IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS, SERVICE, Hub
 from remote_central import full_uuid
 from conftest import disconnect_all
-from test_e2e_relaunch import (crash_loop, link_state, lines, push, start_count, status_launch,
+from test_e2e_relaunch import (crash_loop, kill_both_and_restart, link_state, lines, push, start_count, status_launch,
                                 write_activation_file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,14 +75,7 @@ def test_a_band_notification_relaunches_the_band_client_after_both_were_killed(b
         wait_until(lambda: sum(1 for l in lines(out) if l["type"] == "event" and l["kind"] == "value-notified") >= 2, 30,
                    "the first run's heart-rate values")
         assert status_launch(root, BAND_IDENT)["bus_name"] == BAND_NAME
-        # Both SIGKILLed, relinkd first (a value committed after the client's
-        # death would rightly have it started while relinkd still runs).
-        d.kill9()
-        first.kill()
-        first.wait(10)
-        wait_until(lambda: root.name_owner(BAND_NAME) is None, 10, "the first run's bus name released")
-        before = len(lines(out))
-        d.start()
+        before = kill_both_and_restart(d, first, root, BAND_NAME, out)
         # The band streams: relinkd restores the link and the subscription,
         # the next value is committed with no client attached, the bus starts the client.
         run = relaunched_once(out, before, {"bus_name": BAND_NAME, "identifiers": [BAND_IDENT],
