@@ -92,6 +92,13 @@ import RelinkModel
             let names = try #require(await client.mirror.device(Self.lockPath)?.names)
             #expect(names.advertisingName == "RLK-7F3A")
 
+            // ServicesResolved can come before the last characteristic's
+            // InterfacesAdded (real-bluez finding 3; seen on the bench under
+            // load): wait for both characteristics, bounded.
+            try await client.wait(timeout: .seconds(10), "the lock's characteristics") { m in
+                m.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockState) != nil
+                    && m.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockCommand) != nil
+            }
             let state = try #require(await client.mirror.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockState))
             let command = try #require(await client.mirror.characteristic(device: Self.lockPath, service: Self.lockService, characteristic: Self.lockCommand))
             let before = try await client.read(state.path)
