@@ -28,26 +28,34 @@ NAME = "org.relink.example.UnitLock"
 UNIT = "relink-test-lock.service"
 
 
-@pytest.fixture
-def manager(workdir):
-    """A real systemd user manager of root; yields its runtime directory."""
+def user_manager(run: str, uid: int, log: str):
+    """Runs a real `systemd --user` of `uid` with runtime directory `run`
+    (bench/systemd/user-manager.sh) until the generator is closed; yields
+    once it is up. Skips the test where the machine cannot run one."""
     if subprocess.run(["unshare", "-m", "true"], stderr=subprocess.DEVNULL).returncode != 0:
         pytest.skip("no mount namespace can be made here (unshare -m), so no systemd manager can run")
-    run = os.path.join(workdir, "systemd")
-    os.makedirs(os.path.join(run, "config", "systemd", "user"))
-    log = os.path.join(workdir, "user-manager.log")
     with open(log, "wb") as f:
-        proc = subprocess.Popen([os.path.join(ROOT, "bench", "systemd", "user-manager.sh"), run, "0"], stdout=f, stderr=f)
+        proc = subprocess.Popen([os.path.join(ROOT, "bench", "systemd", "user-manager.sh"), run, str(uid)], stdout=f, stderr=f)
     try:
         wait_until(lambda: os.path.exists(os.path.join(run, "systemd", "private")) or proc.poll() is not None, 30,
-                   "the user manager up, or exited")
+                   f"uid {uid}'s user manager up, or exited")
         if proc.poll() is not None:
-            # The machine cannot run a systemd manager (say, a read-only cgroup file system): not relinkd's doing.
-            pytest.skip(f"systemd --user cannot run here (exit {proc.returncode}): {open(log).read()[-500:]}")
-        yield run
+            # The machine cannot run a systemd manager (say, a read-only cgroup
+            # file system, no cgroup to delegate): not relinkd's doing.
+            pytest.skip(f"systemd --user cannot run as uid {uid} here (exit {proc.returncode}): {open(log).read()[-500:]}")
+        yield
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+@pytest.fixture
+def manager(workdir):
+    """A real systemd user manager of root; yields its runtime directory."""
+    run = os.path.join(workdir, "systemd")
+    os.makedirs(os.path.join(run, "config", "systemd", "user"))
+    for _ in user_manager(run, 0, os.path.join(workdir, "user-manager.log")):
+        yield run
 
 
 def test_a_unit_spec_is_started_by_the_systemd_manager_after_client_and_relinkd_were_killed(bench, workdir, root, manager):

@@ -15,14 +15,16 @@ import os
 import shutil
 import subprocess
 import tempfile
+from typing import Optional
 
 import pytest
 
-from benchproc import BenchProcess
-from e2e_harness import MANAGER, ROOT, VENV_PY, Caller, Relinkd, die_with_parent, wait_until
+from e2e_harness import MANAGER, VENV_PY, Caller, Relinkd, die_with_parent, event_value, wait_until
 from conftest import disconnect_all
 from test_e2e_relaunch import LOCK_ADDRESS, lines, link_state, push, value_relaunched
-from test_e2e_two_users import ALICE, BOB, OtherUser, runtime, setpriv, user_env  # noqa: F401 (runtime: a fixture)
+from test_e2e_relaunch_systemd import user_manager
+# bench: the two-users bench, whose bus alice and bob reach; runtime: the clients where they can read them.
+from test_e2e_two_users import ALICE, BOB, OtherUser, bench, runtime, setpriv, user_env  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("systemd") or not shutil.which("unshare")
                                 or not shutil.which("setpriv"),
@@ -38,16 +40,6 @@ def variant(signature: str, value) -> dict:
     return {"$v": [signature, value]}
 
 
-@pytest.fixture(scope="module")
-def bench():
-    b = BenchProcess("--lock", "lock", "--band", "band")
-    try:
-        os.chmod(b.dir, 0o755)   # alice and bob reach DIR/bus (the socket itself is 0777)
-        yield b
-    finally:
-        b.stop()
-
-
 @pytest.fixture
 def shared():
     """A directory every user may write (the client's output, the unit's marks)."""
@@ -61,25 +53,31 @@ def shared():
 def users(shared):
     """Users' runtime directories (relinkd's --user-runtime-directory is USERS/%U),
     alice's with her own systemd manager running; yields USERS."""
-    if subprocess.run(["unshare", "-m", "true"], stderr=subprocess.DEVNULL).returncode != 0:
-        pytest.skip("no mount namespace can be made here (unshare -m), so no systemd manager can run")
     base = os.path.join(shared, "users")
     os.mkdir(base)
     os.chmod(base, 0o755)
-    run = os.path.join(base, str(ALICE))
-    log = os.path.join(shared, "user-manager.log")
-    with open(log, "wb") as f:
-        proc = subprocess.Popen([os.path.join(ROOT, "bench", "systemd", "user-manager.sh"), run, str(ALICE)], stdout=f, stderr=f)
-    try:
-        wait_until(lambda: os.path.exists(os.path.join(run, "systemd", "private")) or proc.poll() is not None, 30,
-                   "alice's user manager up, or exited")
-        if proc.poll() is not None:
-            # The machine cannot run a user's manager (say, no cgroup can be delegated): not relinkd's doing.
-            pytest.skip(f"systemd --user cannot run as uid {ALICE} here (exit {proc.returncode}): {open(log).read()[-500:]}")
+    for _ in user_manager(os.path.join(base, str(ALICE)), ALICE, os.path.join(shared, "user-manager.log")):
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(30)
+
+
+def pushed_until_delivered(bench, root: Caller, out: str, before: int, prefix: str) -> str:
+    """Pushes lock values, a new one each try, until one is stored or in the
+    relaunched client's hands (`out` after its first `before` lines);
+    returns that value. A push the restored link missed is tried again; a
+    new value each time, since a value that was only slow to show (or was
+    already delivered and acknowledged, so no longer among the stored
+    events) must not be pushed twice: the test checks each arrives once."""
+    tries = iter(range(1000))
+
+    def seen() -> Optional[str]:
+        got = [l["value"] for l in lines(out)[before:] if l["type"] == "event" and l["kind"] == "value-notified"
+               and str(l.get("value", "")).startswith(prefix)]
+        stored = [event_value(p) for _, k, p in root.events(IDENT) if k == "value-notified"]
+        return next(iter(got + [v.decode() for v in stored if v and v.decode().startswith(prefix)]), None)
+    wait_until(lambda: seen() or push(bench, f"{prefix}-{next(tries)}"), 60, "a value stored or delivered", 0.5)
+    value = seen()
+    assert value
+    return value
 
 
 def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users(bench, shared, users, runtime):
@@ -125,10 +123,10 @@ def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users
         before = len(lines(out))
         d.start()
         wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
-        wait_until(lambda: push(bench, "user-unit-open") or any(k == "value-notified" for _, k, _ in root.events(IDENT)), 20,
-                   "the value stored", 0.5)
-        value_relaunched(out, before, "user-unit-open",
-                         {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]})
+        value = pushed_until_delivered(bench, root, out, before, "user-unit-open")
+        second = value_relaunched(out, before, value, {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]})
+        values = [l["value"] for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
+        assert len(values) == len(set(values)), f"a value delivered twice: {values}"
         with open(invocation) as f:
             invocation_id, uid = f.read().split()
         assert len(invocation_id) == 32, "started by systemd (its INVOCATION_ID)"
