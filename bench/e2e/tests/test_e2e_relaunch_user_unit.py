@@ -15,14 +15,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-from typing import Optional
 
 import pytest
 
-from e2e_harness import MANAGER, VENV_PY, Caller, Relinkd, die_with_parent, event_value, wait_until
+from e2e_harness import MANAGER, VENV_PY, Caller, Relinkd, die_with_parent, wait_until
 from conftest import disconnect_all
-from test_e2e_relaunch import LOCK_ADDRESS, lines, link_state, push, value_relaunched
-from test_e2e_relaunch_systemd import user_manager
+from test_e2e_relaunch import LOCK_ADDRESS, lines, value_relaunched
+from test_e2e_relaunch_systemd import both_killed_and_relinkd_restarted, pushed_until_delivered, user_manager
 # bench: the two-users bench, whose bus alice and bob reach; runtime: the clients where they can read them.
 from test_e2e_two_users import ALICE, BOB, OtherUser, bench, runtime, setpriv, user_env  # noqa: F401 (fixtures)
 
@@ -58,26 +57,6 @@ def users(shared):
     os.chmod(base, 0o755)
     for _ in user_manager(os.path.join(base, str(ALICE)), ALICE, os.path.join(shared, "user-manager.log")):
         yield base
-
-
-def pushed_until_delivered(bench, root: Caller, out: str, before: int, prefix: str) -> str:
-    """Pushes lock values, a new one each try, until one is stored or in the
-    relaunched client's hands (`out` after its first `before` lines);
-    returns that value. A push the restored link missed is tried again; a
-    new value each time, since a value that was only slow to show (or was
-    already delivered and acknowledged, so no longer among the stored
-    events) must not be pushed twice: the test checks each arrives once."""
-    tries = iter(range(1000))
-
-    def seen() -> Optional[str]:
-        got = [l["value"] for l in lines(out)[before:] if l["type"] == "event" and l["kind"] == "value-notified"
-               and str(l.get("value", "")).startswith(prefix)]
-        stored = [event_value(p) for _, k, p in root.events(IDENT) if k == "value-notified"]
-        return next(iter(got + [v.decode() for v in stored if v and v.decode().startswith(prefix)]), None)
-    wait_until(lambda: seen() or push(bench, f"{prefix}-{next(tries)}"), 60, "a value stored or delivered", 0.5)
-    value = seen()
-    assert value
-    return value
 
 
 def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users(bench, shared, users, runtime):
@@ -117,13 +96,8 @@ def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users
         err = bob.error("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [BOB_IDENT, {
             "bus_name": variant("s", NAME), "systemd_unit": variant("s", UNIT)}])
         assert err == "org.relink.Error.NotReady", err
-        d.kill9()
-        first.kill()
-        first.wait(10)
-        before = len(lines(out))
-        d.start()
-        wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
-        value = pushed_until_delivered(bench, root, out, before, "user-unit-open")
+        before = both_killed_and_relinkd_restarted(d, first, out, root, IDENT)
+        value = pushed_until_delivered(bench, root, IDENT, out, before, "user-unit-open")
         second = value_relaunched(out, before, value, {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]})
         values = [l["value"] for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
         assert len(values) == len(set(values)), f"a value delivered twice: {values}"
