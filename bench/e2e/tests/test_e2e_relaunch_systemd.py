@@ -19,7 +19,7 @@ from dbus_fast import Variant
 
 from e2e_harness import MANAGER, ROOT, Caller, Relinkd, event_value, wait_until
 from conftest import disconnect_all
-from test_e2e_relaunch import LAUNCHER, LOCK_ADDRESS, first_run, lines, link_state, push, value_relaunched
+from test_e2e_relaunch import LAUNCHER, LOCK_ADDRESS, first_run, kill_both_and_restart, lines, link_state, push, value_relaunched
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("systemd") or not shutil.which("unshare"),
                                 reason="needs root, systemd and unshare (a user manager in its own mount namespace)")
@@ -48,18 +48,6 @@ def user_manager(run: str, uid: int, log: str):
     finally:
         proc.terminate()
         proc.wait(30)
-
-
-def both_killed_and_relinkd_restarted(d: Relinkd, first: subprocess.Popen, out: str, root: Caller, ident: str) -> int:
-    """SIGKILLs relinkd and the client's first run, starts relinkd again and
-    waits for the link restored; returns how many lines the first run wrote."""
-    d.kill9()
-    first.kill()
-    first.wait(10)
-    before = len(lines(out))
-    d.start()
-    wait_until(lambda: link_state(root, ident) == "connected", 30, "the link restored")
-    return before
 
 
 def pushed_until_delivered(bench, root: Caller, ident: str, out: str, before: int, prefix: str) -> str:
@@ -108,7 +96,8 @@ def test_a_unit_spec_is_started_by_the_systemd_manager_after_client_and_relinkd_
         assert err == "org.relink.Error.NotActivatable", err
         root.call("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [IDENT, {
             "bus_name": Variant("s", NAME), "wake_on": Variant("as", ["value-notified"]), "systemd_unit": Variant("s", UNIT)}])
-        before = both_killed_and_relinkd_restarted(d, first, out, root, IDENT)
+        before = kill_both_and_restart(d, first, root, NAME, out)
+        wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
         value = pushed_until_delivered(bench, root, IDENT, out, before, "unit-open")
         value_relaunched(out, before, value, {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]})
         with open(invocation) as f:

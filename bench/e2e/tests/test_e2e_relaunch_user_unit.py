@@ -20,8 +20,8 @@ import pytest
 
 from e2e_harness import MANAGER, VENV_PY, Caller, Relinkd, die_with_parent, wait_until
 from conftest import disconnect_all
-from test_e2e_relaunch import LOCK_ADDRESS, lines, value_relaunched
-from test_e2e_relaunch_systemd import both_killed_and_relinkd_restarted, pushed_until_delivered, user_manager
+from test_e2e_relaunch import LOCK_ADDRESS, kill_both_and_restart, lines, link_state, value_relaunched
+from test_e2e_relaunch_systemd import pushed_until_delivered, user_manager
 # bench: the two-users bench, whose bus alice and bob reach; runtime: the clients where they can read them.
 from test_e2e_two_users import ALICE, BOB, OtherUser, bench, runtime, setpriv, user_env  # noqa: F401 (fixtures)
 
@@ -96,7 +96,8 @@ def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users
         err = bob.error("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [BOB_IDENT, {
             "bus_name": variant("s", NAME), "systemd_unit": variant("s", UNIT)}])
         assert err == "org.relink.Error.NotReady", err
-        before = both_killed_and_relinkd_restarted(d, first, out, root, IDENT)
+        before = kill_both_and_restart(d, first, root, NAME, out)
+        wait_until(lambda: link_state(root, IDENT) == "connected", 30, "the link restored")
         value = pushed_until_delivered(bench, root, IDENT, out, before, "user-unit-open")
         second = value_relaunched(out, before, value, {"bus_name": NAME, "identifiers": [IDENT], "events": ["value-notified"]})
         values = [l["value"] for l in second if l["type"] == "event" and l["kind"] == "value-notified"]
