@@ -9,7 +9,9 @@ SIGKILLed with relinkd; a lock value pushed: relinkd has her manager start
 the unit, whose process (systemd's INVOCATION_ID, running as alice) gets
 the restored state with the launch reason, then the value, once. A unit her
 manager does not know is NotActivatable; bob (`relink-e2e`, no manager)
-naming alice's unit gets NotReady: relinkd asks only bob's own manager."""
+naming alice's unit gets NotReady: relinkd asks only bob's own manager.
+Her manager stopped, the next start fails: NotReady naming her uid and the
+unit, in Status's last_error and the journal's relaunch-failed line."""
 
 import os
 import shutil
@@ -20,7 +22,7 @@ import pytest
 
 from e2e_harness import MANAGER, VENV_PY, Caller, Relinkd, die_with_parent, wait_until
 from conftest import disconnect_all
-from test_e2e_relaunch import LOCK_ADDRESS, kill_both_and_restart, lines, link_state, value_relaunched
+from test_e2e_relaunch import LOCK_ADDRESS, kill_both_and_restart, lines, link_state, push, status_launch, value_relaunched
 from test_e2e_relaunch_systemd import pushed_until_delivered, user_manager
 # bench: the two-users bench, whose bus alice and bob reach; runtime: the clients where they can read them.
 from test_e2e_two_users import ALICE, BOB, OtherUser, bench, runtime, setpriv, user_env  # noqa: F401 (fixtures)
@@ -51,15 +53,27 @@ def shared():
 @pytest.fixture
 def users(shared):
     """Users' runtime directories (relinkd's --user-runtime-directory is USERS/%U),
-    alice's with her own systemd manager running; yields USERS."""
+    alice's with her own systemd manager running; yields USERS and what
+    stops her manager."""
     base = os.path.join(shared, "users")
     os.mkdir(base)
     os.chmod(base, 0o755)
-    for _ in user_manager(os.path.join(base, str(ALICE)), ALICE, os.path.join(shared, "user-manager.log")):
-        yield base
+    manager = user_manager(os.path.join(base, str(ALICE)), ALICE, os.path.join(shared, "user-manager.log"))
+    next(manager)
+    try:
+        yield base, manager.close
+    finally:
+        manager.close()
+
+
+def stop_unit(run: str) -> None:
+    """Alice's manager stops her unit (nothing when it does not run)."""
+    subprocess.run(setpriv(ALICE) + ["systemctl", "--user", "stop", UNIT], env={"XDG_RUNTIME_DIR": run, "PATH": "/usr/bin:/bin"},
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
 
 
 def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users(bench, shared, users, runtime):
+    users, stop_manager = users
     run = os.path.join(users, str(ALICE))
     out = os.path.join(shared, "client.jsonl")
     invocation = os.path.join(shared, "invocation")
@@ -106,10 +120,20 @@ def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users
             invocation_id, uid = f.read().split()
         assert len(invocation_id) == 32, "started by systemd (its INVOCATION_ID)"
         assert int(uid) == ALICE, "started by alice's own manager, as alice"
+        # Her unit stopped (its client gone), then her manager: the next
+        # start fails, NotReady naming her uid and the unit, in Status and the journal.
+        stop_unit(run)
+        stop_manager()
+        tries = iter(range(1000))
+        wait_until(lambda: "NotReady" in status_launch(root, IDENT).get("last_error", "")
+                   or push(bench, f"no-manager-{next(tries)}"), 60, "a failed start", 0.5)
+        why = status_launch(root, IDENT)["last_error"]
+        assert f"uid {ALICE}" in why and UNIT in why, why
+        wait_until(lambda: "relaunch-failed" in d.log_tail(400), 10, "the failed start journalled")
+        failed = [l for l in d.log_tail(400).splitlines() if "relaunch-failed" in l]
+        assert any("NotReady" in l and f"uid {ALICE}" in l and UNIT in l for l in failed), failed
     finally:
-        subprocess.run(setpriv(ALICE) + ["systemctl", "--user", "stop", UNIT],
-                       env={"XDG_RUNTIME_DIR": run, "PATH": "/usr/bin:/bin"},
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        stop_unit(run)
         for u in (alice, bob):
             if u:
                 u.close()
