@@ -40,6 +40,10 @@ struct Relinkd: AsyncParsableCommand {
             help: "The bus address of the systemd manager that starts launch specs' units (default: relinkd's own bus, where org.freedesktop.systemd1 is the system manager). See docs/relaunch.md#systemd.")
     var systemdManagerAddress: String?
 
+    @Option(name: .customLong("user-runtime-directory"),
+            help: "A user's runtime directory, %U standing for the uid, where relinkd reaches that user's own systemd manager to start a unit of a user's launch spec (default: /run/user/%U). See docs/relaunch.md#systemd.")
+    var userRuntimeDirectory: String = "/run/user/%U"
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
@@ -89,7 +93,7 @@ struct Relinkd: AsyncParsableCommand {
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
                                              controlInterface: control, startUpHold: hold,
                                              launchServiceDirectories: launchServiceDirectories.isEmpty ? BusLauncher.systemServiceDirectories : launchServiceDirectories,
-                                             systemdManagerAddress: systemdManagerAddress)
+                                             systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)

@@ -16,7 +16,7 @@ final class RecordingLauncher: ProgramLauncher {
     func answer(_ outcome: LaunchStartOutcome) { state.withLock { $0.outcome = outcome } }
     func refuse(_ uid: UInt32, _ error: RelinkError) { state.withLock { $0.refused[uid] = error } }
 
-    func start(_ spec: LaunchSpec) async -> LaunchStartOutcome {
+    func start(_ spec: LaunchSpec, uid: UInt32) async -> LaunchStartOutcome {
         state.withLock { $0.starts.append(spec.systemdUnit ?? spec.busName); return $0.outcome }
     }
 

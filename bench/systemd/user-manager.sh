@@ -8,6 +8,12 @@
 # dbus-daemon --session socket-activated by the manager; its private socket
 # DIR/systemd/private) and DIR/config its XDG_CONFIG_HOME (user units in
 # DIR/config/systemd/user/). UID: the user it runs as (default 0).
+# Used by bench/e2e/tests/test_e2e_relaunch_systemd.py (root's manager) and
+# test_e2e_relaunch_user_unit.py (nobody's, with DIR = USERS/UID, relinkd
+# --user-runtime-directory USERS/%U): as that user, from outside the
+# manager's mount namespace, `XDG_RUNTIME_DIR=DIR systemctl --user start U`
+# works (its sockets are in DIR); as root it does not (the private socket
+# refuses another uid: "Operation not permitted").
 #
 # What it works around, measured with systemd 252 here:
 #  * `systemd --user` exits 1 at once with "Trying to run as user instance,

@@ -11,8 +11,9 @@ public enum LaunchOptions {
     public static let busNameKey = "bus_name"
     /// `wake_on` (as): event kinds that wake the program; absent or empty: every event.
     public static let wakeOnKey = "wake_on"
-    /// `systemd_unit` (s): a unit of the system manager relinkd starts
-    /// (`StartUnit`) instead of activating `bus_name`; absent or `""`: none.
+    /// `systemd_unit` (s): a unit relinkd starts instead of activating
+    /// `bus_name` (root's on the system manager, another user's on their
+    /// own user manager); absent or `""`: none.
     public static let systemdUnitKey = "systemd_unit"
     /// The keys a spec takes, with their types.
     public static let keys: [String: DBusType] = [busNameKey: .string, wakeOnKey: .array(.string), systemdUnitKey: .string]

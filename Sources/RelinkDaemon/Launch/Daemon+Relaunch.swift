@@ -150,6 +150,8 @@ extension Daemon {
                 let (store, logger, window) = (self.store, self.logger, api.relaunch.policy.limits.window)
                 // The spec of an identifier of the start (they share its bus name).
                 let spec = reason.identifiers.lazy.compactMap { self.api.relaunch.specs[$0] }.first ?? LaunchSpec(busName: reason.busName)
+                // Its owner: a unit is started on that user's own manager (root's: the system manager).
+                let owner = reason.identifiers.lazy.compactMap { self.api.owners[$0] }.first
                 loop.spawned.append { [reason] in
                     // Durable before the bus is asked: the start counts in the
                     // burst even if relinkd dies while the program starts.
@@ -160,7 +162,10 @@ extension Daemon {
                         logger.error("relaunch: cannot store the start: a relinkd restart would not count it in the start limit",
                                      metadata: .journal([.busName: "\(reason.busName)", .error: "\(error)"]))
                     }
-                    return [.relaunch(.answered(reason.busName, await launcher.start(spec)))]
+                    guard let owner else {
+                        return [.relaunch(.answered(reason.busName, .failed("the identifier has no owner: \(spec.systemdUnit ?? reason.busName) not started")))]
+                    }
+                    return [.relaunch(.answered(reason.busName, await launcher.start(spec, uid: owner)))]
                 }
             case .timer(let name, let at):
                 loop.spawned.append {

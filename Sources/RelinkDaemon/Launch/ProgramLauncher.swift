@@ -9,8 +9,9 @@ public import Restoration
 /// (``BusLauncher``); in-process tests inject their own.
 public protocol ProgramLauncher: Sendable {
     /// Asks for the spec's program to be started (its bus name, or its
-    /// systemd unit); returns how the start went (never throws).
-    func start(_ spec: LaunchSpec) async -> LaunchStartOutcome
+    /// systemd unit on the manager of `uid`, the identifier's owner);
+    /// returns how the start went (never throws).
+    func start(_ spec: LaunchSpec, uid: UInt32) async -> LaunchStartOutcome
     /// Checks that the user `uid` may have relinkd start the spec's program.
     /// - Throws: ``RelinkError/notActivatable(_:)`` when the bus (or the
     ///   systemd manager) cannot start it; ``RelinkError/notPermitted(_:)``
@@ -45,14 +46,19 @@ public struct BusLauncher: ProgramLauncher {
     ///   - systemdManagerAddress: the bus of the systemd manager that starts
     ///     specs' units; nil: relinkd's own bus (the system bus, where
     ///     `org.freedesktop.systemd1` is the system manager).
-    public init(connection: Connection, serviceDirectories: [String] = Self.systemServiceDirectories, systemdManagerAddress: String? = nil) {
+    ///   - userRuntimeDirectory: a user's runtime directory, `%U` for the
+    ///     uid, where their own manager is reached (`/run/user/%U`).
+    ///   - userCommands: how a user's `systemctl --user` is run as that user.
+    public init(connection: Connection, serviceDirectories: [String] = Self.systemServiceDirectories, systemdManagerAddress: String? = nil,
+                userRuntimeDirectory: String = "/run/user/%U", userCommands: any UserCommandRunner = SetprivRunner()) {
         self.connection = connection
         self.serviceDirectories = serviceDirectories
-        systemd = SystemdUnitStarter(relinkdBus: connection, managerAddress: systemdManagerAddress)
+        systemd = SystemdUnitStarter(relinkdBus: connection, managerAddress: systemdManagerAddress,
+                                     user: UserUnitStarter(runner: userCommands, runtimeDirectoryPattern: userRuntimeDirectory))
     }
 
-    public func start(_ spec: LaunchSpec) async -> LaunchStartOutcome {
-        if let unit = spec.systemdUnit { return await systemd.start(unit, busName: spec.busName) }
+    public func start(_ spec: LaunchSpec, uid: UInt32) async -> LaunchStartOutcome {
+        if let unit = spec.systemdUnit { return await systemd.start(unit, busName: spec.busName, uid: uid) }
         let busName = spec.busName
         do {
             let reply = try await connection.call(destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),

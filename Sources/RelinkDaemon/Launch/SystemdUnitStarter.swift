@@ -1,10 +1,13 @@
 import DBus
+import Foundation
 import RelinkAPI
 import Restoration
 
 /// Starts a launch spec's systemd unit (docs/relaunch.md#systemd):
 /// `org.freedesktop.systemd1.Manager.StartUnit(unit, "replace")` on the
-/// system manager, for root's specs only (``LaunchPermission/decide(unit:uid:)``).
+/// system manager for root's specs; any other user's spec goes to that
+/// user's own manager (``UserUnitStarter``: `systemctl --user` run as the
+/// user), so a user can start only units of their own manager.
 /// The program owns the spec's bus name when it runs (a `Type=dbus` unit's
 /// `BusName=`): a name with an owner means it already runs, and nothing is
 /// started.
@@ -13,15 +16,22 @@ struct SystemdUnitStarter: Sendable {
     let relinkdBus: Connection
     /// The manager's bus; nil: relinkd's own (the system bus).
     let managerAddress: String?
+    /// Where a user's (not root's) units are started.
+    let user: UserUnitStarter
 
     static let manager = "org.freedesktop.systemd1"
     static let managerPath = ObjectPath(trusted: "/org/freedesktop/systemd1")
     static let managerInterface = "org.freedesktop.systemd1.Manager"
 
-    /// Starts `unit` unless `busName` already has an owner.
-    func start(_ unit: String, busName: String) async -> LaunchStartOutcome {
+    /// Starts `unit` on the manager of `uid` (the spec's identifier's
+    /// owner: root's is the system manager) unless `busName` already has an owner.
+    func start(_ unit: String, busName: String, uid: UInt32) async -> LaunchStartOutcome {
         do {
             if try await relinkdBus.nameOwner(of: busName) != nil { return .alreadyRunning }
+            if uid != 0 {
+                guard let gid = Self.primaryGroup(of: uid) else { return .failed("uid \(uid) has no user on this system: \(unit) not started") }
+                return await user.start(unit, uid: uid, gid: gid)
+            }
             try await withManager { bus in
                 _ = try await bus.call(destination: Self.manager, path: Self.managerPath, interface: Self.managerInterface,
                                        method: "StartUnit", arguments: [.string(unit), .string("replace")])
@@ -34,12 +44,17 @@ struct SystemdUnitStarter: Sendable {
         }
     }
 
-    /// Checks that `uid` may name `unit` and that the manager knows it.
-    /// - Throws: ``RelinkError/notPermitted(_:)`` for a user other than
-    ///   root; ``RelinkError/notActivatable(_:)`` when the manager cannot
-    ///   be reached or has no such unit (its `LoadState` is not `loaded`).
+    /// Checks that the manager of `uid` (root's: the system manager; any
+    /// other user's: their own, asked as that user) knows `unit`.
+    /// - Throws: ``RelinkError/notActivatable(_:)`` when the manager cannot
+    ///   be reached (root) or has no such unit (its `LoadState` is not
+    ///   `loaded`); ``RelinkError/notReady(_:)`` when a user's manager is
+    ///   not running; ``RelinkError/notPermitted(_:)`` for a uid with no user.
     func check(_ unit: String, uid: UInt32) async throws(RelinkError) {
-        if case .refused(let why) = LaunchPermission.decide(unit: unit, uid: uid) { throw .notPermitted(why) }
+        if uid != 0 {
+            guard let gid = Self.primaryGroup(of: uid) else { throw .notPermitted("uid \(uid) has no user on this system: it has no systemd manager") }
+            return try await user.check(unit, uid: uid, gid: gid)
+        }
         let state: String?
         do {
             state = try await withManager { bus in
@@ -66,5 +81,14 @@ struct SystemdUnitStarter: Sendable {
         let bus = try await Connection.connect(to: .address(managerAddress))
         defer { bus.close() }
         return try await body(bus)
+    }
+
+    /// The primary group of `uid` (`getpwuid_r`), nil when the system has no such user.
+    static func primaryGroup(of uid: UInt32) -> UInt32? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_gid
     }
 }

@@ -45,13 +45,16 @@ public struct RelinkService: Service {
     ///     the relaunch's permission rule reads activation files (docs/relaunch.md).
     ///   - systemdManagerAddress: the bus of the systemd manager that starts
     ///     launch specs' units; nil: relinkd's own bus (docs/relaunch.md#systemd).
+    ///   - userRuntimeDirectory: a user's runtime directory (`%U`: the uid),
+    ///     where a user's launch spec unit is started on their own manager.
     public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
                 identity: CallerIdentity = .bus, controlInterface: Bool = false, startUpHold: Duration? = nil,
-                launchServiceDirectories: [String] = BusLauncher.systemServiceDirectories, systemdManagerAddress: String? = nil) async throws {
+                launchServiceDirectories: [String] = BusLauncher.systemServiceDirectories, systemdManagerAddress: String? = nil,
+                userRuntimeDirectory: String = "/run/user/%U") async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
         let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger,
                                 launcher: BusLauncher(connection: connection, serviceDirectories: launchServiceDirectories,
-                                                      systemdManagerAddress: systemdManagerAddress))
+                                                      systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory))
         if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)

@@ -12,7 +12,8 @@ public struct LaunchSpec: Sendable, Hashable, Codable {
     /// program, sorted; empty: every event delivered to the identifier.
     public var wakeOn: [String]
     /// A systemd unit (such as `relink-example-lock.service`) relinkd starts
-    /// with `StartUnit` on the system manager instead of asking the bus to
+    /// (on the system manager for root's identifiers, on the owner's own
+    /// user manager for anyone else's) instead of asking the bus to
     /// start ``busName``; the program still owns ``busName`` when it runs
     /// (a `Type=dbus` unit's `BusName=`), which tells relinkd it already
     /// runs. Nil: D-Bus activation by ``busName``.

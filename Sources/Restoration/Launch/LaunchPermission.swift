@@ -48,6 +48,11 @@ public struct DBusActivationFile: Sendable, Hashable {
 ///   with another user's, or a name whose file relinkd cannot find, is
 ///   refused with `NotPermitted`.
 ///
+/// A spec's systemd unit needs no decision here: root's is started on the
+/// system manager; any other user's on that user's own manager, by
+/// `systemctl --user` run *as that user* (docs/relaunch.md#systemd), so a
+/// user can only ever start a unit of their own manager.
+///
 /// Pure: the daemon finds the file and the user's name.
 public enum LaunchPermission: Sendable, Hashable {
     /// Allowed.
@@ -70,14 +75,5 @@ public enum LaunchPermission: Sendable, Hashable {
             return .refused("\(busName) runs as user \(user), not as the caller (uid \(uid)): only that user or root may have relinkd start it")
         }
         return .allowed
-    }
-
-    /// The decision for the user `uid` naming the systemd unit `unit` in a
-    /// spec: units are started on the system manager, so only root's specs
-    /// may name one. (A user's own manager refuses relinkd, which is root
-    /// or its own user: docs/relaunch.md#systemd.)
-    public static func decide(unit: String, uid: UInt32) -> LaunchPermission {
-        if uid == 0 { return .allowed }
-        return .refused("\(unit) would be started on the system manager, which only root's specs may name; a user's own manager cannot be reached by relinkd yet (docs/relaunch.md#systemd)")
     }
 }

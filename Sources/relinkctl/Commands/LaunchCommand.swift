@@ -16,7 +16,7 @@ struct LaunchCommand: AsyncParsableCommand {
     @Option(name: .customLong("bus-name"), help: "The D-Bus activatable name the bus starts the program by.") var busName: String?
     @Option(name: .customLong("wake-on"), help: "An event kind that wakes the program (repeatable; default: every event).")
     var wakeOn: [String] = []
-    @Option(name: .customLong("systemd-unit"), help: "A unit of the system manager relinkd starts instead of activating the bus name (root only; docs/relaunch.md#systemd).")
+    @Option(name: .customLong("systemd-unit"), help: "A unit relinkd starts instead of activating the bus name: on the system manager for root, on the caller's own user manager for anyone else (docs/relaunch.md#systemd).")
     var systemdUnit: String?
     @Flag(name: .customLong("remove"), help: "Remove the identifier's launch spec.") var remove = false
 

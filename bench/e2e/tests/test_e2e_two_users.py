@@ -390,7 +390,8 @@ def test_root_sees_and_changes_both(scenario):
 def test_a_user_may_have_relinkd_start_only_a_program_the_bus_runs_as_that_user(scenario):
     """docs/relaunch.md#permissions: the activation file's User= must be the
     caller's (root may name any); a name the bus cannot start is NotActivatable;
-    a systemd unit (of the system manager) is root's only."""
+    a user's systemd unit is asked of that user's own manager only (bob has
+    none running: NotReady)."""
     services = os.path.join(scenario.bench.dir, "services")
     users = {"org.relink.e2e.Bobs": "User=relink-e2e\n", "org.relink.e2e.Roots": "User=root\n", "org.relink.e2e.Nobodys": ""}
     for name, user in users.items():
@@ -408,9 +409,10 @@ def test_a_user_may_have_relinkd_start_only_a_program_the_bus_runs_as_that_user(
         assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Roots") == "org.relink.Error.NotPermitted"
         assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Nobodys") == "org.relink.Error.NotPermitted"
         assert set_launch(scenario.bob, BOB_ID, "org.relink.e2e.Missing") == "org.relink.Error.NotActivatable"
-        # A unit of the system manager: root's specs only (docs/relaunch.md#systemd), even with his own bus name.
+        # A unit: relinkd asks bob's own manager (systemctl --user as bob,
+        # docs/relaunch.md#systemd), never the system manager; he has none running.
         unit = {"bus_name": {"$v": ["s", "org.relink.e2e.Bobs"]}, "systemd_unit": {"$v": ["s", "relink-example-lock.service"]}}
-        assert scenario.bob.error("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [BOB_ID, unit]) == "org.relink.Error.NotPermitted"
+        assert scenario.bob.error("/org/relink", MANAGER, "SetLaunch", "sa{sv}", [BOB_ID, unit]) == "org.relink.Error.NotReady"
         assert set_launch(scenario.bob, ALICE_ID, "org.relink.e2e.Bobs") == "org.relink.Error.UnknownIdentifier"
         status = json.loads(root.get("/org/relink", MANAGER, "Status"))
         bob = next(i for i in status["identifiers"] if i["id"] == BOB_ID)
