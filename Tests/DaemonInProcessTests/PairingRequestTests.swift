@@ -120,6 +120,32 @@ struct PairingRequestTests {
         await d.stop()
     }
 
+    @Test func aRequestOfTheRelinkdBeforeARestartIsNotOneOfTheNextAndCannotBeAnswered() async throws {
+        let fake = FakeBlueZ()
+        let directory = try InProcessDaemon.temporaryDirectory()
+        await fake.add(T.bandPeripheral(), known: true)
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await T.linked(first)
+        await fake.demand(T.band, .confirmation(5))
+        try await first.api(.watch(T.id, after: 0), as: Self.caller)
+        let before = Self.pairing(first, .displayYesNo)
+        let (old, _, _) = try await Self.request(first)
+        #expect(await Self.answer(first, old, accept: false) == nil)
+        _ = await before.value
+        await first.stop()
+
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        try await eventually("the link restored") { await second.state(T.id, T.band) == "connected" }
+        try await second.api(.watch(T.id, after: 0), as: Self.caller)
+        #expect(await Self.answer(second, old, accept: true) == .unknownRequest, "the old event's request is gone")
+        let pairing = Self.pairing(second, .displayYesNo)
+        try await eventually("a request of the new relinkd") { try await Self.request(second).0 != old }
+        let (new, _, _) = try await Self.request(second)
+        #expect(await Self.answer(second, new, accept: true) == nil)
+        #expect(await pairing.value == nil)
+        await second.stop()
+    }
+
     @Test func anUnansweredRequestIsCanceledAtItsBoundAndPairFailsSayingSo() async throws {
         let fake = FakeBlueZ()
         let clock = DaemonClock.manual()

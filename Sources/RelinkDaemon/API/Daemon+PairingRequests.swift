@@ -84,7 +84,10 @@ actor PairingRequestBroker {
     private var waiting: [UInt64: CheckedContinuation<AgentAnswer, Never>] = [:]
     private var early: [UInt64: AgentAnswer] = [:]
     private var timedOut: Set<ObjectPath> = []
-    private var next: UInt64 = 0
+    /// Request numbers start at a random point: a `pairing-request` event
+    /// of a relinkd that was restarted (still in the outbox, replayed) must
+    /// not name a request of this one.
+    private var next = UInt64.random(in: 1...(1 << 48))
     private var registered: AgentCapability?
     private var inUse = 0
     private var turn: [CheckedContinuation<Void, Never>] = []
