@@ -89,4 +89,39 @@ import Testing
             #expect(try await APIPairingTests.bluez(h, "Paired"))
         }
     }
+
+    @Test func aRequestLeftByASIGKILLedRelinkdCannotBeAnsweredAndTheNextPairingWorks() async throws {
+        try await Harness.with { h in
+            let (client, central) = try await Self.connected(h)
+            try await h.bench.setPairingMethod("lock", "confirmation", passkey: 777_777)
+            let interrupted = Self.pairWith(client, central, "DisplayYesNo")
+            try await eventually(timeout: .seconds(30), "a pairing-request") { !Self.requests(client).isEmpty }
+            let (old, _, _) = try #require(Self.requests(client).first)
+            h.killRelinkd()
+            _ = await interrupted.value
+            client.close()
+            #expect(try await !APIPairingTests.bluez(h, "Paired"), "the pairing ended with relinkd")
+
+            try await h.startRelinkd()
+            let again = try await APIClient.connect(h.bench.busAddress)
+            defer { again.close() }
+            let (central2, _, _) = try await again.register(Harness.id)
+            try await eventually(timeout: .seconds(30), "the old request replayed") { Self.requests(again).contains { $0.0 == old } }
+            do {
+                try await again.central(central2, "AnswerPairing", [.uint64(old), .boolean(true), .uint32(0)])
+                Issue.record("the old relinkd's request was answered")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.relink.Error.UnknownRequest", "\(error)")
+            }
+            try await eventually(timeout: .seconds(30), "the link restored") { try await h.lockConnectedOnBlueZ() }
+            let pairing = Self.pairWith(again, central2, "DisplayYesNo")
+            try await eventually(timeout: .seconds(30), "a new pairing-request") { Self.requests(again).contains { $0.0 != old } }
+            let (request, _, passkey) = try #require(Self.requests(again).last { $0.0 != old })
+            #expect(passkey == 777_777)
+            try await again.central(central2, "AnswerPairing", [.uint64(request), .boolean(true), .uint32(0)])
+            let answered = await pairing.value
+            #expect(answered == nil, "\(answered ?? "")")
+            #expect(try await APIPairingTests.bluez(h, "Paired"))
+        }
+    }
 }
