@@ -18,6 +18,9 @@ struct FakePairing: Sendable {
     /// What a peripheral asks of the central's agent before it pairs
     /// (``FakeBlueZ/demand(_:_:passkey:)``).
     var demands: [BluetoothAddress: FakeBlueZ.AgentDemand] = [:]
+    /// The handler of the first agent exported: as on a real connection, the
+    /// agent object is exported once and keeps it (``PairingAgent``).
+    var exported: AgentRequestHandler?
 }
 
 // Pairing, Just Works: `Device1.Pair` through the central's agent, and

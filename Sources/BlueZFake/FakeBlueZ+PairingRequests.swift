@@ -26,11 +26,12 @@ extension FakeBlueZ {
     /// Asks `agent` what the peripheral demands; throws BlueZ's error for a
     /// refusal, a cancel or a wrong passkey.
     func askAgent(_ device: ObjectPath, _ address: BluetoothAddress, _ agent: PairingAgent) async throws {
+        if pairing.exported == nil { pairing.exported = agent.handler }
         guard let demand = pairing.demands[address] else { return }
         guard agent.capability != .noInputNoOutput else {
             throw BlueZError(name: "org.bluez.Error.AuthenticationFailed", message: "the peripheral needs a passkey or a confirmation")
         }
-        let answer = await agent.handler(device, demand.request)
+        let answer = await (pairing.exported ?? agent.handler)(device, demand.request)
         switch (demand.request, answer) {
         case (.passkey, .passkey(let typed)) where typed == demand.passkey:
             return

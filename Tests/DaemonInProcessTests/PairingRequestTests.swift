@@ -112,11 +112,16 @@ struct PairingRequestTests {
         await d.stop()
     }
 
-    @Test func justWorksCannotAnswerAPeripheralThatDemandsAConfirmation() async throws {
+    @Test func justWorksCannotAnswerAPeripheralThatDemandsAConfirmationAndALaterPairWithStillForwards() async throws {
         let fake = FakeBlueZ()
         let d = try await Self.linked(fake, demanding: .confirmation(42))
         #expect(await Self.pairing(d, .noInputNoOutput).value?.code == .authenticationFailed)
         #expect(try await d.events(T.id).allSatisfy { $0.kind != "pairing-request" })
+        // The agent object was exported by that Just Works pairing; it stays.
+        let pairing = Self.pairing(d, .displayYesNo)
+        let (n, _, _) = try await Self.request(d)
+        #expect(await Self.answer(d, n, accept: true) == nil)
+        #expect(await pairing.value == nil)
         await d.stop()
     }
 

@@ -72,7 +72,7 @@ extension Daemon {
         let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
             let started = ContinuousClock.now
             let peripheral = (try? PeripheralID(parsing: target.peripheral)) ?? PeripheralID()
-            let replacing = await broker.begin(target.device, .init(id: id, peripheral: peripheral), capability: capability)
+            let replacing = await broker.begin(target.device, .init(id: id, peripheral: peripheral, capability: capability), capability: capability)
             let agent = PairingAgent(path: Self.agentPath, capability: capability, replacing: replacing) { device, request in
                 await self.agentRequest(device, request)
             }

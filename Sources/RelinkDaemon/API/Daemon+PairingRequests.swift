@@ -22,7 +22,8 @@ extension Daemon {
     /// bluetoothd asks relinkd's agent something about `device`.
     nonisolated func agentRequest(_ device: ObjectPath, _ request: AgentRequest) async -> AgentAnswer {
         let broker = env.pairingRequests, clock = env.clock
-        guard let target = await broker.target(of: device) else { return .reject }
+        // Just Works (Pair, pairing on demand) forwards nothing: every request is refused.
+        guard let target = await broker.target(of: device), target.capability != .noInputNoOutput else { return .reject }
         let number = await broker.open(target.id, device, request)
         let delivered: Bool = await withCheckedContinuation { reply in
             if case .terminated = inputContinuation.yield(.pairingRequest(target.id, target.peripheral, number, request, reply)) {
@@ -78,6 +79,7 @@ actor PairingRequestBroker {
     struct Target: Sendable {
         var id: RestoreIdentifier
         var peripheral: PeripheralID
+        var capability: AgentCapability
     }
     private var targets: [ObjectPath: Target] = [:]
     private var opened: [UInt64: (id: RestoreIdentifier, device: ObjectPath, request: AgentRequest)] = [:]
