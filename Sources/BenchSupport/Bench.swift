@@ -125,6 +125,10 @@ public actor Bench {
     @discardableResult public func setRSSI(_ p: String, _ rssi: Int, noise: Int = 0) async throws -> BenchReply {
         try await send(.setRSSI(p, rssi, noise: noise))
     }
+    /// Patch 26: what the peripheral demands of the central's agent to pair.
+    @discardableResult public func setPairingMethod(_ p: String, _ method: String, passkey: Int = 0) async throws -> BenchReply {
+        try await send(.setPairingMethod(p, method, passkey: passkey))
+    }
     @discardableResult public func get(_ p: String) async throws -> BenchReply { try await send(.get(p)) }
     @discardableResult public func restartBlueZ() async throws -> BenchReply { try await send(.restartBlueZ) }
     @discardableResult public func centralPower(_ on: Bool) async throws -> BenchReply { try await send(.centralPower(on)) }

@@ -43,6 +43,11 @@ public struct BenchCommand: Sendable, Equatable {
     public static func setRSSI(_ p: String, _ rssi: Int, noise: Int = 0) -> Self {
         forPeripheral("set_rssi", p, ["rssi": .number(Double(rssi)), "noise": .number(Double(noise))])
     }
+    /// Patch 26: what the peripheral demands of the central's agent to pair
+    /// (`just-works`, `confirmation`, `passkey`) and the passkey it shows.
+    public static func setPairingMethod(_ p: String, _ method: String, passkey: Int = 0) -> Self {
+        forPeripheral("set_pairing_method", p, ["method": .string(method), "passkey": .number(Double(passkey))])
+    }
     public static func setTiming(connectTimeout: Double, supervisionTimeout: Double) -> Self {
         .init("set_timing", ["connect_timeout": .number(connectTimeout),
                              "supervision_timeout": .number(supervisionTimeout)])

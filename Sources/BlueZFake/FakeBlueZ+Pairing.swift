@@ -1,4 +1,4 @@
-import BlueZ
+public import BlueZ
 public import DBus
 public import RelinkModel
 
@@ -15,6 +15,12 @@ struct FakePairing: Sendable {
     /// Characteristics that need an encrypted link (a bond): read, write
     /// and notify are refused without one.
     var encrypted: Set<FakeBlueZ.Key> = []
+    /// What a peripheral asks of the central's agent before it pairs
+    /// (``FakeBlueZ/demand(_:_:passkey:)``).
+    var demands: [BluetoothAddress: FakeBlueZ.AgentDemand] = [:]
+    /// The handler of the first agent exported: as on a real connection, the
+    /// agent object is exported once and keeps it (``PairingAgent``).
+    var exported: AgentRequestHandler?
 }
 
 // Pairing, Just Works: `Device1.Pair` through the central's agent, and
@@ -26,12 +32,13 @@ extension FakeBlueZ {
     /// - Throws: ``BlueZError``: the refusal a test set
     ///   (``refuseNextPairing(_:_:)``); `NotConnected` without a link
     ///   (the fake does not connect for a pairing, bluetoothd would).
-    public func pair(_ device: ObjectPath, agent: ObjectPath, timeout: Duration) async throws {
+    public func pair(_ device: ObjectPath, agent: PairingAgent, timeout: Duration) async throws {
         let address = try address(of: device)
-        calls.append(.pair(address.string, agent: agent))
+        calls.append(.pair(address.string, agent: agent.path))
         try requireBluetoothd()
         if let refusal = pairing.refusals.removeValue(forKey: address) { throw refusal }
         guard connected.contains(address) else { throw BlueZError(name: "org.bluez.Error.NotConnected", message: "Not Connected") }
+        if !pairing.bonds.contains(address) { try await askAgent(device, address, agent) }
         guard pairing.bonds.insert(address).inserted else { return }
         change(device, BlueZInterface.device, ["Paired": .boolean(true), "Bonded": .boolean(true)])
     }

@@ -100,9 +100,12 @@ extension FakeBlueZ {
     }
 
     /// The client (relinkd) left the bus: bluetoothd unregisters its
-    /// applications and advertisements, as it does when their owner's
-    /// connection closes.
-    public func clientLeftBus() { forgetHosting() }
+    /// applications and advertisements, and forgets its agent, as it does
+    /// when their owner's connection closes.
+    public func clientLeftBus() {
+        forgetHosting()
+        pairing.exported = nil  // the agent object went with the connection
+    }
 
     // MARK: The remote central, as a test plays it
 

@@ -42,6 +42,8 @@ public struct RelinkClientEvent: Sendable, Hashable {
         public static let servicesChanged = Kind(.servicesChanged)
         /// `bond-removed`: the peripheral's bond was removed outside relinkd.
         public static let bondRemoved = Kind(.bondRemoved)
+        /// `pairing-request`: relinkd's agent asks about a pairing (answer with ``RelinkManager/answerPairing(_:request:accept:passkey:)``).
+        public static let pairingRequest = Kind(.pairingRequest)
         /// `read-request`: a remote central reads a characteristic of the peripheral role.
         public static let readRequest = Kind(.readRequest)
         /// `write-request`: a remote central wrote a characteristic of the peripheral role.

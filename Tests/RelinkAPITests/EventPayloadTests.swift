@@ -47,6 +47,8 @@ struct EventPayloadTests {
                 service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)))),
             .peripheralManager(.readyToUpdate),
             .bondRemoved(peripheral: PeripheralID(UUID())),
+            .pairingRequest(peripheral: PeripheralID(UUID()), request: 3, kind: "confirmation", passkey: 123_456),
+            .pairingRequest(peripheral: PeripheralID(UUID()), request: 4, kind: "passkey", passkey: nil),
             .servicesChanged(peripheral: PeripheralID(UUID()), database: GattDatabase(services: [
                 GattDatabase.Service(uuid: BluetoothUUID(shortValue: 0x180D), characteristics: [
                     GattDatabase.Characteristic(uuid: BluetoothUUID(shortValue: 0x2A37), flags: ["notify"],

@@ -35,6 +35,7 @@ import RelinkModel
                 services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],
                 readAt: Date(timeIntervalSince1970: 1_767_225_600.123))),
             .bondRemoved(peripheral: peripheral),
+            .pairingRequest(peripheral: peripheral, request: 3, kind: "confirmation", passkey: 123_456),
             .peripheralManager(.readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic), offset: 0,
                                             mtu: 512)),
             .peripheralManager(.writeRequest(request: 0, central: "00:00:00:00:00:03", characteristic: CharacteristicKey(service: service, characteristic: characteristic),
@@ -67,7 +68,7 @@ import RelinkModel
 
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
-                            "subscriptionFailed", "adapterState", "servicesChanged", "bondRemoved", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
+                            "subscriptionFailed", "adapterState", "servicesChanged", "bondRemoved", "pairingRequest", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
                             "transferProgress", "transferCompleted", "transferFailed"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {

@@ -45,6 +45,8 @@ HELP = {
     "set_beacon": "peripheral (beacon)[, major, minor, power]: change its iBeacon frame "
                   "(and the counter in its service data): a changed payload",
     "set_rssi": "peripheral, rssi[, noise]: RSSI base value and noise (dBm)",
+    "set_pairing_method": "peripheral, method (just-works|confirmation|passkey)[, passkey]: what the peripheral "
+                          "demands of the central's agent to pair (patch 26)",
     "set_timing": "connect_timeout, supervision_timeout (seconds)",
     "set_advertising_instances": "instances: advertisements each adapter's controller sends at once "
                                  "(kept across restart_bluez; those registered stay)",
@@ -147,6 +149,13 @@ class Dispatcher:
             spec.rssi, spec.noise = rssi, noise
             await b.client.zoo("SetRSSI", "snn", [spec.address, rssi, noise])
             return {"peripheral": spec.name, "rssi": rssi, "noise": noise}
+        if cmd == "set_pairing_method":
+            spec = self._peripheral(req)
+            method, passkey = req.get("method"), req.get("passkey", 0)
+            if method not in ("just-works", "confirmation", "passkey") or not _int_in(passkey, 0, 999999):
+                raise CommandFailed("method must be just-works, confirmation or passkey; passkey an integer in [0, 999999]")
+            await b.client.zoo("SetPairingMethod", "ssu", [spec.address, method, passkey])
+            return {"peripheral": spec.name, "method": method, "passkey": passkey}
         if cmd == "set_timing":
             ct = req.get("connect_timeout", b.opts.connect_timeout)
             st = req.get("supervision_timeout", b.opts.supervision_timeout)

@@ -66,10 +66,11 @@ public protocol BlueZPort: HostingPort {
     /// - Throws: ``BlueZError``.
     func stopDiscovery(adapter: ObjectPath) async throws
     /// Pairs with a device (`Device1.Pair`) through the caller's own
-    /// `NoInputNoOutput` agent at `agent`, exported and registered first
-    /// (never as the default agent); "already paired" is success.
+    /// agent (``PairingAgent``: its capability, its request handler),
+    /// exported and registered first (never as the default agent);
+    /// "already paired" is success.
     /// - Throws: ``BlueZError`` (BlueZ's `Authentication*`, `InProgress`, `NotConnected`, …).
-    func pair(_ device: ObjectPath, agent: ObjectPath, timeout: Duration) async throws
+    func pair(_ device: ObjectPath, agent: PairingAgent, timeout: Duration) async throws
     /// Sets a device's `Device1.Trusted`.
     /// - Throws: ``BlueZError``.
     func setTrusted(_ device: ObjectPath, _ trusted: Bool) async throws

@@ -38,6 +38,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case transferFailed = "transfer-failed"
     /// The peripheral's bond was removed outside relinkd (`bluetoothctl remove`).
     case bondRemoved = "bond-removed"
+    /// relinkd's agent asks the client about a pairing it started (`AnswerPairing`).
+    case pairingRequest = "pairing-request"
 
     /// The payload's single top-level key (the kind in camel case).
     public var payloadKey: String {
@@ -61,6 +63,7 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
         case .transferCompleted: "transferCompleted"
         case .transferFailed: "transferFailed"
         case .bondRemoved: "bondRemoved"
+        case .pairingRequest: "pairingRequest"
         }
     }
 }

@@ -31,7 +31,7 @@ extension EventPayload {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
-        case servicesChanged, database, bondRemoved
+        case servicesChanged, database, bondRemoved, pairingRequest, passkey
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case serviceData, txPower, appearance, flags, advertisingData
@@ -63,6 +63,10 @@ extension EventPayload {
                 try body.encode(database, forKey: .database)
             case .bondRemoved:
                 break  // the peripheral only
+            case .pairingRequest(_, let request, let kind, let passkey):
+                try body.encode(request, forKey: .request)
+                try body.encode(kind, forKey: .kind)
+                try body.encodeIfPresent(passkey, forKey: .passkey)
             case .peripheralManager(let event):
                 try Self.encodePeripheralManager(event, in: &body)
             case .transfer(let event):
@@ -153,6 +157,9 @@ extension EventPayload {
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
             case .bondRemoved:
                 payload = .bondRemoved(peripheral: try peripheral())
+            case .pairingRequest:
+                payload = .pairingRequest(peripheral: try peripheral(), request: try body.decode(UInt64.self, forKey: .request),
+                                          kind: try body.decode(String.self, forKey: .kind), passkey: try body.decodeIfPresent(UInt32.self, forKey: .passkey))
             case .readRequest, .writeRequest, .subscribed, .unsubscribed, .readyToUpdate:
                 payload = .peripheralManager(try Self.decodePeripheralManager(kind, body))
             case .transferProgress, .transferCompleted, .transferFailed:

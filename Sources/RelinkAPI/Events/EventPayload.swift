@@ -41,6 +41,11 @@ public enum EventPayload: Sendable, Hashable {
     /// `bond-removed`: the bond with the peripheral was removed outside
     /// relinkd (bluetoothd's device object removed, or `Paired` gone).
     case bondRemoved(peripheral: PeripheralID)
+    /// `pairing-request`: relinkd's agent asks about a pairing it started
+    /// for the identifier; answered with `AnswerPairing(request, …)`.
+    /// `kind`: `passkey`, `confirmation`, `display-passkey`,
+    /// `authorization`, `pin-code`; `passkey`: the one shown, if any.
+    case pairingRequest(peripheral: PeripheralID, request: UInt64, kind: String, passkey: UInt32?)
     /// `read-request`, `write-request`, `subscribed`, `unsubscribed`,
     /// `ready-to-update`: the identifier's peripheral role; about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
@@ -62,6 +67,7 @@ public enum EventPayload: Sendable, Hashable {
         case .adapterState: .adapterState
         case .servicesChanged: .servicesChanged
         case .bondRemoved: .bondRemoved
+        case .pairingRequest: .pairingRequest
         case .peripheralManager(let event):
             switch event {
             case .readRequest: .readRequest
@@ -85,7 +91,7 @@ public enum EventPayload: Sendable, Hashable {
         switch self {
         case .discovered(let p, _), .connected(let p, _, _, _), .restored(let p, _, _, _), .failedToConnect(let p, _),
              .disconnected(let p, _), .valueNotified(let p, _, _), .nameUpdated(let p, _), .subscriptionFailed(let p, _, _),
-             .servicesChanged(let p, _), .bondRemoved(let p):
+             .servicesChanged(let p, _), .bondRemoved(let p), .pairingRequest(let p, _, _, _):
             p
         case .transfer(let event):
             event.status.peripheral

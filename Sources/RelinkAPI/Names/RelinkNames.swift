@@ -93,6 +93,10 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case pair = "Pair"
     /// Removes bluetoothd's bond with a peripheral no identifier uses any more.
     case unpair = "Unpair"
+    /// `Pair` with an agent I/O capability: the agent's requests go to the client.
+    case pairWith = "PairWith"
+    /// Answers a `pairing-request` event.
+    case answerPairing = "AnswerPairing"
 }
 
 /// Properties of `org.relink.Central1`.

@@ -149,7 +149,7 @@ struct APIInterfaces: Sendable {
             method(Central1Member.ack.rawValue, [DBusArgument("sequence", .uint64)]) { a throws(RelinkError) in .ack(id, through: try a.uint64(0, "sequence")) },
             method(Central1Member.watch.rawValue, [DBusArgument("after", .uint64)]) { a throws(RelinkError) in .watch(id, after: try a.uint64(0, "after")) },
             method(Central1Member.unwatch.rawValue, []) { _ throws(RelinkError) in .unwatch(id) },
-        ] + gattMethods(id) + transferMethods(id) + pairingMethods(id), properties: Self.centralProperties, signals: [
+        ] + gattMethods(id) + transferMethods(id) + pairingMethods(id) + pairingRequestMethods(id), properties: Self.centralProperties, signals: [
             DBusSignal(Central1Member.event.rawValue, [DBusArgument("sequence", .uint64), DBusArgument("kind", .string), DBusArgument("payload", .string)]),
         ], invalidSignatureError: Self.invalidArguments)
     }

@@ -35,6 +35,8 @@ enum APIRequest: Sendable {
     case pairTarget(RestoreIdentifier, PeripheralRef)
     /// `Unpair`'s check and the bond's removal from relinkd's watch.
     case unpairTarget(RestoreIdentifier, PeripheralRef)
+    /// `AnswerPairing`: the answer to a pairing request.
+    case answerPairing(RestoreIdentifier, UInt64, accept: Bool, passkey: UInt32)
 }
 
 /// What the loop answers to an API call.

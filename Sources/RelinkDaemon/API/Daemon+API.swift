@@ -150,6 +150,8 @@ extension Daemon {
             return try await pairTarget(try visible(id, to: caller), ref)
         case .unpairTarget(let id, let ref):
             return try await unpairTarget(try visible(id, to: caller), ref)
+        case .answerPairing(let id, let number, let accept, let passkey):
+            return try await answerPairing(try visible(id, to: caller), number, accept: accept, passkey: passkey)
         }
     }
 

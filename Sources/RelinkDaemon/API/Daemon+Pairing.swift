@@ -55,8 +55,9 @@ extension Daemon {
     /// `Central1.Pair`: checked by the loop, then paired (``pairDevice(_:_:why:)``).
     /// - Throws: as ``pairTarget(_:_:)``, and `AuthenticationFailed`,
     ///   `NotConnected`, `InProgress`, `NotReady`, `Failed` from BlueZ.
-    nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller) async throws(RelinkError) {
-        try await pairDevice(id, try await pairingTarget(id, ref, from: caller), why: "Pair")
+    nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, capability: AgentCapability = .noInputNoOutput,
+                          from caller: APICaller) async throws(RelinkError) {
+        try await pairDevice(id, try await pairingTarget(id, ref, from: caller), capability: capability, why: "Pair")
     }
 
     /// `Device1.Pair` through relinkd's agent (bounded by
@@ -65,14 +66,23 @@ extension Daemon {
     /// `paired` or `pairing-failed`; `why` names what asked for it.
     /// - Throws: `AuthenticationFailed`, `NotConnected`, `InProgress`,
     ///   `NotReady`, `Failed`.
-    nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, why: String) async throws(RelinkError) {
-        let bluez = env.bluez, logger = env.logger
+    nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, capability: AgentCapability = .noInputNoOutput,
+                                why: String) async throws(RelinkError) {
+        let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests
         let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
             let started = ContinuousClock.now
+            let peripheral = (try? PeripheralID(parsing: target.peripheral)) ?? PeripheralID()
+            let replacing = await broker.begin(target.device, .init(id: id, peripheral: peripheral, capability: capability), capability: capability)
+            let agent = PairingAgent(path: Self.agentPath, capability: capability, replacing: replacing) { device, request in
+                await self.agentRequest(device, request)
+            }
             do {
-                try await bluez.pair(target.device, agent: Self.agentPath, timeout: Self.pairingTimeout)
+                try await bluez.pair(target.device, agent: agent, timeout: Self.pairingTimeout)
+                _ = await broker.end(target.device)
             } catch {
-                let failure = Self.pairingError(error)
+                let failure = await broker.end(target.device)
+                    ? RelinkError.authenticationFailed("Pair failed: the pairing request was not answered within \(Self.pairingAnswerBound)")
+                    : Self.pairingError(error)
                 logger.warning("pairing failed", metadata: .journal([
                     .event: "pairing-failed", .restoreID: "\(id)", .peripheral: "\(target.peripheral)", .decision: "\(why)",
                     .error: "\(failure.name)", .errorMessage: "\(failure.message)",

@@ -16,6 +16,7 @@ extension EventPayload {
         case .adapterStateChanged(let adapter, let status): self = .adapterState(adapter: adapter, status: status)
         case .servicesChanged(let p, let database): self = .servicesChanged(peripheral: p, database: database)
         case .bondRemoved(let p): self = .bondRemoved(peripheral: p)
+        case .pairingRequest(let p, let request, let kind, let passkey): self = .pairingRequest(peripheral: p, request: request, kind: kind, passkey: passkey)
         case .peripheralManager(let event): self = .peripheralManager(event)
         case .transfer(let event): self = .transfer(event)
         case .nameUpdated(let p, let update):

@@ -270,6 +270,8 @@ public actor Daemon {
             relaunchInput(input)
         case .transfer(let input):
             await handleTransfer(input)
+        case .pairingRequest(let id, let peripheral, let number, let request, let reply):
+            reply.resume(returning: pairingRequestForwarded(id, peripheral, number, request))
         }
         await drainImmediate()
         await flushAutoConnect()

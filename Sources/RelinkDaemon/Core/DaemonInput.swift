@@ -62,6 +62,9 @@ enum DaemonInput: Sendable {
     case relaunch(RelaunchInput)
     /// A transfer's chunk came back from BlueZ, or its retry delay passed.
     case transfer(TransferInput)
+    /// relinkd's agent asks about a pairing: the event to the client;
+    /// replies whether it was handed out (``Daemon/pairingRequestForwarded(_:_:_:_:)``).
+    case pairingRequest(RestoreIdentifier, PeripheralID, UInt64, AgentRequest, CheckedContinuation<Bool, Never>)
 }
 
 /// The loop's input stream, counting what was yielded and not yet handled

@@ -28,6 +28,8 @@ struct DaemonEnvironment: Sendable {
     let launcher: (any ProgramLauncher)?
     /// One pairing per device at a time (``PairingGate``).
     let pairings = PairingGate()
+    /// The agent's capability and the requests forwarded to clients (``PairingRequestBroker``).
+    let pairingRequests = PairingRequestBroker()
 }
 
 /// The machines and the core's policies: what relinkd decides with.

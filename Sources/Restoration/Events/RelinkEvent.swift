@@ -33,6 +33,9 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
     case servicesChanged(peripheral: PeripheralID, database: GattDatabase)
     /// The bond with the peripheral was removed outside relinkd.
     case bondRemoved(peripheral: PeripheralID)
+    /// relinkd's agent asks the identifier's client about a pairing
+    /// (`kind`: `passkey`, `confirmation`, …; `passkey`: the one shown).
+    case pairingRequest(peripheral: PeripheralID, request: UInt64, kind: String, passkey: UInt32?)
     /// An event of the identifier's peripheral role (a central's request,
     /// a subscription, room for updates); about no peripheral.
     case peripheralManager(PeripheralManagerEvent)
@@ -46,7 +49,8 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _, _), .restored(let peripheral, _, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
-             .servicesChanged(let peripheral, _), .bondRemoved(let peripheral):
+             .servicesChanged(let peripheral, _), .bondRemoved(let peripheral),
+             .pairingRequest(let peripheral, _, _, _):
             peripheral
         case .transfer(let event):
             event.status.peripheral
@@ -69,6 +73,7 @@ public enum RelinkEvent: Sendable, Hashable, Codable {
         case .adapterStateChanged: "adapter-state"
         case .servicesChanged: "services-changed"
         case .bondRemoved: "bond-removed"
+        case .pairingRequest: "pairing-request"
         case .peripheralManager(let event): event.name
         case .transfer(let event): event.name
         }

@@ -39,6 +39,9 @@ class ZooConfig:
     # outside bluetoothd (a peripheral out of range, a central switched off)
     # does not change when it restarts (issue 20 finding 9).
     unpowered: set[str] = field(default_factory=set)
+    # Patch 26: what a peripheral adapter (by address, upper case) demands of
+    # the central's agent to pair: ("just-works"|"confirmation"|"passkey", passkey).
+    pairing: dict[str, tuple[str, int]] = field(default_factory=dict)
     rng: random.Random = field(default_factory=random.Random)
 
     def rssi_for(self, address: str) -> int:

@@ -37,6 +37,14 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         at once; those already registered stay."""
         CONFIG.advertising_instances = instances
 
+    @sdbus.dbus_method_async(input_signature="ssu", input_args_names=["address", "method", "passkey"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def SetPairingMethod(self, address: str, method: str, passkey: int) -> None:
+        """Patch 26: what the peripheral adapter at `address` demands of the
+        central's agent to pair ("just-works", "confirmation", "passkey")."""
+        CONFIG.pairing[address.upper()] = (method, passkey)
+
     @sdbus.dbus_method_async(result_signature="s", flags=sdbus.DbusUnprivilegedFlag)
     @dbus_method_async_except_logging
     async def GetState(self) -> str:

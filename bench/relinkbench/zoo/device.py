@@ -15,7 +15,7 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
-from . import bonds
+from . import agent_pairing, bonds
 from .config import CONFIG
 from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
@@ -38,6 +38,15 @@ class AdvReport:
     tx_power: Optional[int]
     rssi: int
     flags: bytes = field(default=b"\x06")
+
+
+class _JustWorks:
+    """An agent as BlueZoo's own pairing step sees it once patch 26 asked the
+    real one: it only checks for NoInputNoOutput."""
+    capability = "NoInputNoOutput"
+
+    def __init__(self, agent):
+        self.agent = agent
 
 
 class BenchDevice(Device):
@@ -66,8 +75,26 @@ class BenchDevice(Device):
         if bonds.bonded(adapter.address, self.address):
             self.paired = self.bonded = True
 
-    async def pair(self) -> None:
-        await super().pair()
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def Pair(self) -> None:
+        await self.pair(agent_pairing.caller_agent(self))
+
+    async def pair(self, agent=None) -> None:
+        # Patch 26: the caller's agent is asked what the peer demands
+        # (BlueZoo: NoInputNoOutput only, no agent call); then BlueZoo's own
+        # pairing, through a NoInputNoOutput agent as it requires.
+        agent = agent or self.adapter.mock.root.agent
+        if not self.paired:
+            await agent_pairing.ask_agent(self, agent)
+        root = self.adapter.mock.root
+        kept = root.agent
+        if agent is not None and agent.capability != "NoInputNoOutput":
+            root.agent = _JustWorks(agent)
+        try:
+            await super().pair()
+        finally:
+            root.agent = kept
         if self.paired:
             bonds.remember(self.adapter.address, self.address)
             bonds.remember(self.peer_adapter.address, self.adapter.address)
