@@ -144,9 +144,7 @@ import Testing
 
     @Test func peripheralsShowTheLinksSizesAndAStreamOfWritesWithoutResponseComesFromStdin() async throws {
         try await CtlHarness.with { h in
-            try await h.ok("register", Self.id)
-            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
-            try await h.waitForEvents(Self.id, kind: "connected")
+            try await h.registerAndConnectLock(Self.id)
             // The link's MTU and largest sizes, plain and --json.
             let listed = try await h.ok("--json", "peripherals")
             let lock = try #require((try listed.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
@@ -291,9 +289,7 @@ import Testing
     /// says relinkd left (not that it is not running).
     @Test func followEndsWithExitThreeWhenRelinkdDies() async throws {
         try await CtlHarness.with { h in
-            try await h.ok("register", Self.id)
-            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
-            try await h.waitForEvents(Self.id, kind: "connected")
+            try await h.registerAndConnectLock(Self.id)
             // The stored events are replayed after Watch: once one is
             // printed, the follower is attached.
             let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow"])

@@ -93,6 +93,14 @@ final class CtlHarness {
         }
     }
 
+    /// Registers `identifier` with relinkctl, connects it to the bench's
+    /// lock by its service, and waits for its `connected` event.
+    func registerAndConnectLock(_ identifier: String) async throws {
+        try await ok("register", identifier)
+        try await ok("connect", identifier, Self.lockAddress, "--service", Self.lockService)
+        try await waitForEvents(identifier, kind: "connected")
+    }
+
     /// Pushes one lock-state value from the lock.
     func push(_ value: UInt8) async throws {
         try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))

@@ -13,9 +13,7 @@ import Testing
 
     @Test func pairAnswersAConfirmationWithConfirmAndFailsWithReject() async throws {
         try await CtlHarness.with { h in
-            try await h.ok("register", Self.id)
-            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
-            try await h.waitForEvents(Self.id, kind: "connected")
+            try await h.registerAndConnectLock(Self.id)
             try await h.bench.setPairingMethod("lock", "confirmation", passkey: 4321)
 
             let refused = try await h.ctl("pair", Self.id, CtlHarness.lockAddress, "--capability", "DisplayYesNo", "--reject")

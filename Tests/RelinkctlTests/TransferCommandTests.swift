@@ -12,9 +12,7 @@ import Testing
 
     @Test func aFileIsTransferredAndItsOutcomePrinted() async throws {
         try await CtlHarness.with { h in
-            try await h.ok("register", Self.id)
-            try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
-            try await h.waitForEvents(Self.id, kind: "connected")
+            try await h.registerAndConnectLock(Self.id)
             let log = h.directory + "/firmware.log", file = h.directory + "/image.bin"
             try await h.bench.send(BenchCommand("firmware_log", ["peripheral": .string("lock"), "path": .string(log)]))
             var generator = SystemRandomNumberGenerator()
