@@ -134,6 +134,17 @@ final class Harness {
     static let firstProbe: UInt8 = 200
     private var nextProbe = Harness.firstProbe
 
+    /// The next probe value; throws once they are all used (the test then
+    /// fails naming why, instead of the counter overflowing and the test
+    /// process dying with every relinkd it started).
+    private func takeProbe() throws -> UInt8 {
+        guard nextProbe < UInt8.max else {
+            throw TimeoutError(what: "notifications to flow (probe values \(Harness.firstProbe)-\(UInt8.max - 1) all used)")
+        }
+        defer { nextProbe += 1 }
+        return nextProbe
+    }
+
     /// After a reconnection: pushes probe values until one reaches the
     /// outbox (values notified before relinkd re-armed the characteristic
     /// are not delivered by BlueZ at all, so a client cannot expect them).
@@ -142,8 +153,7 @@ final class Harness {
     func waitUntilNotificationsFlow(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let probe = nextProbe
-            nextProbe += 1
+            let probe = try takeProbe()
             try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
             do {
                 try await eventually(timeout: .milliseconds(500), "probe \(probe) in the outbox") {
@@ -165,8 +175,7 @@ final class Harness {
     /// exact contents, instead of a settle sleep. Returns the probe.
     @discardableResult
     func waitUntilHandled(timeout: Duration = .seconds(20)) async throws -> UInt8 {
-        let probe = nextProbe
-        nextProbe += 1
+        let probe = try takeProbe()
         try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
         try await eventually(timeout: timeout, "probe \(probe) in the outbox (everything before it handled)") {
             (try? await self.notifiedValues())?.contains(probe) == true
