@@ -82,7 +82,15 @@ import Testing
         try await eventually(timeout: .seconds(10), "the bus socket") { FileManager.default.fileExists(atPath: socket) }
         _ = chmod(socket, 0o777)
 
-        let service = try await Connection.connect(to: .address("unix:path=\(socket)"))
+        // The socket file exists from dbus-daemon's bind, a moment before it
+        // listens (a connect then is refused, seen once in CI): connect until
+        // one is accepted, bounded.
+        var connected: Connection?
+        try await eventually(timeout: .seconds(10), "the bus to accept a connection") {
+            if connected == nil { connected = try? await Connection.connect(to: .address("unix:path=\(socket)")) }
+            return connected != nil
+        }
+        let service = try #require(connected)
         defer { service.close() }
         try service.export(try ExportedObject(path: try ObjectPath("/org/relink"), interfaces: [
             DBusInterface("org.relink.Manager1", methods: [DBusMethod("ListIdentifiers", out: [.init("ids", .array(.string))]) { _ in [.array(.string, [])] }]),
