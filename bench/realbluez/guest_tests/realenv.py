@@ -2,6 +2,7 @@
 RELINK_REALBLUEZ_GUEST=1): relinkd as the relink user on the guest's system
 bus, relinkctl, a bounded wait, and a record of what relinkd did wrong."""
 
+import datetime
 import json
 import os
 import re
@@ -166,6 +167,37 @@ def last_sequence(identifier: str) -> int:
 def connection_state(identifier: str) -> str:
     """relinkctl status --json as text, for failure messages and findings."""
     return ctl("--json", "status")[1]
+
+
+def lock_world(figures_file: str, figures: Optional[dict] = None):
+    """A guest test's world, as a fixture's body (`yield from`): the bench
+    with the lock and a relinkd (not started yet), with the dict a test
+    puts its figures in; afterwards both are stopped and the figures
+    written to LOGDIR/`figures_file` and printed."""
+    figures = {} if figures is None else figures
+    bench = start_bench("--lock", "lock")
+    relinkd = Relinkd()
+    yield bench, relinkd, figures
+    relinkd.stop()
+    stop_bench(bench)
+    with open(os.path.join(LOGDIR, figures_file), "w") as f:
+        json.dump(figures, f, indent=1)
+    print("figures:", json.dumps(figures))
+
+
+class Results:
+    """A matrix's per-case results and timings, in a JSON file rewritten
+    after every case (so a run cut short still leaves what it found)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.doc = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    "bluetoothd": "Debian bluez 5.66 (btvirt controllers, TCG VM)", "cases": []}
+
+    def add(self, case: dict) -> None:
+        self.doc["cases"].append(case)
+        with open(self.path, "w") as f:
+            json.dump(self.doc, f, indent=1)
 
 
 class Findings:

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from realenv import IN_GUEST, LOGDIR, RELINKCTL, Relinkd, ctl, ctl_ok, events, start_bench, stop_bench, wait_for
+from realenv import IN_GUEST, LOGDIR, RELINKCTL, Relinkd, ctl, ctl_ok, events, lock_world, wait_for
 
 pytestmark = pytest.mark.skipif(
     not IN_GUEST, reason="runs inside the real-BlueZ VM (bench/realbluez/tests/test_real_central.py)")
@@ -77,14 +77,7 @@ FIGURES: dict = {}
 
 @pytest.fixture
 def world():
-    bench = start_bench("--lock", "lock")
-    relinkd = Relinkd()
-    yield bench, relinkd, FIGURES
-    relinkd.stop()
-    stop_bench(bench)
-    with open(os.path.join(LOGDIR, "central.json"), "w") as f:
-        json.dump(FIGURES, f, indent=1)
-    print("figures:", json.dumps(FIGURES))
+    yield from lock_world("central.json", FIGURES)
 
 
 def connected_lock(bench, relinkd: Relinkd) -> str:

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from realenv import IN_GUEST, LOGDIR, REPO, Relinkd, bluez_get, start_bench, stop_bench, wait_for
+from realenv import IN_GUEST, REPO, bluez_get, lock_world, wait_for
 
 sys.path.insert(0, os.path.join(REPO, "bench", "e2e", "tests"))
 from pbench_fixtures import (COMMAND, HUB_ADVERTISEMENT, HUB_SERVICE, IDENTIFIER, LOCAL_NAME, SERVICE,  # noqa: E402
@@ -33,15 +33,7 @@ SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
 @pytest.fixture
 def world():
     # The bench wants a peripheral: the lock takes hci1, the remote central hci2.
-    bench = start_bench("--lock", "lock")
-    relinkd = Relinkd()
-    figures: dict = {}
-    yield bench, relinkd, figures
-    relinkd.stop()
-    stop_bench(bench)
-    with open(os.path.join(LOGDIR, "peripheral.json"), "w") as f:
-        json.dump(figures, f, indent=1)
-    print("figures:", json.dumps(figures))
+    yield from lock_world("peripheral.json")
 
 
 def discover(central: RemoteCentral) -> None:

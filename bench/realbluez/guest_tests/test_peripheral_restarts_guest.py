@@ -37,7 +37,6 @@ bench/realbluez/tests/test_real_peripheral.py (RELINK_REALBLUEZ=1: two
 cases; full: all 18); skipped elsewhere. Select cases with -k (ids:
 STATE-KIND)."""
 
-import datetime
 import json
 import os
 import sys
@@ -45,7 +44,7 @@ import time
 
 import pytest
 
-from realenv import (IN_GUEST, LOGDIR, REPO, Relinkd, bluez_get, ctl, play_restart, recover_bluetoothd, start_bench,
+from realenv import (Results, IN_GUEST, LOGDIR, REPO, Relinkd, bluez_get, ctl, play_restart, recover_bluetoothd, start_bench,
                      stop_bench, wait_for)
 
 sys.path.insert(0, os.path.join(REPO, "bench", "e2e", "tests"))
@@ -87,14 +86,8 @@ class World:
         self.address = bluez_get("/org/bluez/hci0", "org.bluez.Adapter1", "Address")
         assert self.address, "hci0 has no address"
         self.central = RemoteCentral(SYSTEM_BUS, "hci2")
-        self.doc = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "bluetoothd": "Debian bluez 5.66 (btvirt controllers, TCG VM)", "cases": []}
+        self.results = Results(RESULTS)
         self.number = 0
-
-    def add(self, record: dict) -> None:
-        self.doc["cases"].append(record)
-        with open(RESULTS, "w") as f:
-            json.dump(self.doc, f, indent=1)
 
     def close(self) -> None:
         self.central.close()
@@ -327,4 +320,4 @@ def test_peripheral_restart_survival(world, state, kind):
                 new = world.relinkd.log().splitlines()[log_mark:]
                 record["relinkd_log"] = [l for l in new if any(
                     w in l for w in ("warning", "error", "notice", "hosted", "advertis", "registered"))][-25:]
-            world.add(record)
+            world.results.add(record)

@@ -29,7 +29,6 @@ soon as it ends. Run by bench/realbluez/tests/test_real_restart_survival.py
 through run-vm (RELINK_REALBLUEZ=full); skipped elsewhere. Select cases with
 pytest's -k (ids: PERIPHERAL-STATE-KIND)."""
 
-import datetime
 import json
 import os
 import subprocess
@@ -38,7 +37,7 @@ from typing import Callable, Optional
 
 import pytest
 
-from realenv import (HEART_RATE, HR_MEASUREMENT, IN_GUEST, LOGDIR, Relinkd, band_counters, ctl,
+from realenv import (Results, HEART_RATE, HR_MEASUREMENT, IN_GUEST, LOGDIR, Relinkd, band_counters, ctl,
                      ctl_ok, play_restart, recover_bluetoothd, start_bench, stop_bench, wait_for)
 
 pytestmark = pytest.mark.skipif(
@@ -59,25 +58,12 @@ LOOKING = ("trying-", "connecting", "waiting-for-services", "backing-off", "wait
 RESULTS = os.path.join(LOGDIR, "restart-survival.json")
 
 
-class Results:
-    """Per-case results and timings, rewritten after every case."""
-
-    def __init__(self):
-        self.doc = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "bluetoothd": "Debian bluez 5.66 (btvirt controllers, TCG VM)", "cases": []}
-
-    def add(self, case: dict) -> None:
-        self.doc["cases"].append(case)
-        with open(RESULTS, "w") as f:
-            json.dump(self.doc, f, indent=1)
-
-
 class World:
     def __init__(self):
         self.bench = start_bench("--lock", "lock", "--band", "band")
         self.relinkd = Relinkd()
         self.relinkd.start()
-        self.results = Results()
+        self.results = Results(RESULTS)
 
     def close(self) -> None:
         self.relinkd.stop()
