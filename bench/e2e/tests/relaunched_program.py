@@ -43,6 +43,9 @@ def main() -> None:
                 out("event", sequence=sequence, kind=kind, payload=payload)
                 program.call(program.path, "org.relink.Central1", "Ack", "t", [sequence])
                 seen = sequence
+        # The program's own poll interval over the stored events (Events is
+        # the durable outbox, so nothing is missed between polls); the tests
+        # wait on its output with bounds, never on this.
         time.sleep(0.05)
 
 
