@@ -15,7 +15,7 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
-from . import agent_pairing, bonds
+from . import agent_pairing, bonds, privacy
 from .config import CONFIG
 from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
@@ -71,6 +71,10 @@ class BenchDevice(Device):
 
     def attach_to_adapter(self, adapter):
         super().attach_to_adapter(adapter)
+        # Patch 27: the object path is the address the device was first
+        # known by; the Address shown may change (an RPA resolved).
+        if getattr(self, "path_address", None) is None:
+            self.path_address = self.address
         # A bond bluetoothd stored: the device comes back paired and bonded.
         if bonds.bonded(adapter.address, self.address):
             self.paired = self.bonded = True
@@ -96,8 +100,25 @@ class BenchDevice(Device):
         finally:
             root.agent = kept
         if self.paired:
+            self._identity_learnt()
             bonds.remember(self.adapter.address, self.address)
             bonds.remember(self.peer_adapter.address, self.adapter.address)
+
+    def _identity_learnt(self) -> None:
+        """Patch 27: pairing with a private peer exchanged its IRK and
+        identity address: the same Device1 shows the identity now (BlueZ's
+        device_update_addr), and a device with keys is no longer temporary."""
+        identity = self.peer_adapter.address
+        if not privacy.is_private(identity) or self.address.upper() == identity.upper():
+            return
+        logger.info(f"{self}: identity address {identity} resolved on pairing")
+        self.address, self.address_type, self.temporary = identity, "public", False
+        self.properties_changed.emit(("org.bluez.Device1", {
+            "Address": ("s", identity), "AddressType": ("s", "public")}, []))
+
+    def get_object_path(self):
+        return "/".join((self.adapter.get_object_path(),
+                         f"dev_{getattr(self, 'path_address', self.address).replace(':', '_')}"))
 
     # -- advertising reports -------------------------------------------------
 
@@ -213,7 +234,7 @@ class BenchDevice(Device):
             # The previous link is still going away (supervision timeout).
             await asyncio.shield(self.lost_task)
         while True:
-            peer_adapter = self._mock().connectable_adapter(self.address)
+            peer_adapter = self._mock().connectable_adapter(self.address, self.adapter.address)
             if peer_adapter is not None:
                 break
             if loop.time() >= deadline:
@@ -460,6 +481,12 @@ class BenchDevice(Device):
         # Patch 21: BlueZoo's setter stores `self.bond`, so Bonded read
         # back (GetAll, GetManagedObjects) stays false after a pairing.
         self.bonded = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def AddressType(self) -> str:
+        # Patch 27: an RPA not (yet) resolved is a random address.
+        return getattr(self, "address_type", "public")
 
     @sdbus.dbus_property_async_override()
     @dbus_property_async_except_logging
