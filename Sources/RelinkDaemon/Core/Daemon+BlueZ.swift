@@ -83,9 +83,10 @@ extension Daemon {
         case .deviceAdded(let device):
             await deviceAppeared(device)
             await advertised(device)
-        case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
+        case .propertyChanged(let path, BlueZInterface.device, let property, let old, let new):
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
+            if property == "Address" { await deviceAddressChanged(device, old: old) }
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
             if ["Paired", "Bonded", "Connected"].contains(property), let peripheral = peripheralID(for: address) { await bondSeen(peripheral, device: device) }
