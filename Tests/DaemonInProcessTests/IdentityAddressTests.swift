@@ -43,9 +43,16 @@ struct IdentityAddressTests {
         return peripheral
     }
 
-    static func valueArrives(_ d: InProcessDaemon, _ n: UInt8) async throws {
-        await d.fake.push(rpa, service: T.heartRate, characteristic: T.measurement, [0, 60, n])
-        try await eventually("value \(n) stored") { T.values(try await d.events(T.id)).contains([0, 60, n]) }
+    /// Values flow: a value pushed before relinkd (re-)armed the session is
+    /// lost (as on bluetoothd), so one is pushed at each poll, marked `n`,
+    /// until one arrives.
+    static func valueArrives(_ d: InProcessDaemon, _ n: UInt8, from address: BluetoothAddress = rpa) async throws {
+        var count: UInt8 = 0
+        try await eventually("a value marked \(n) stored") {
+            count &+= 1
+            await d.fake.push(address, service: T.heartRate, characteristic: T.measurement, [n, 60, count])
+            return T.values(try await d.events(T.id)).contains { $0.first == n }
+        }
     }
 
     @Test func anAddressChangeOnAKnownDeviceKeepsThePeripheralAndStoresTheIdentity() async throws {
@@ -55,6 +62,10 @@ struct IdentityAddressTests {
         let peripheral = try await Self.resolved(first)
         #expect(await first.daemon.peripheralID(for: Self.identity) == peripheral, "the same peripheral")
         #expect(await first.daemon.peripheralID(for: Self.rpa) == nil, "the RPA no longer names it")
+        let intent = ConnectionIntentID(identifier: T.id, peripheral: peripheral)
+        try await eventually("the intent keeps that its address is an identity") {
+            await first.daemon.known.intentBonds[intent]?.identityAddress == true
+        }
         try await Self.valueArrives(first, 1)
         // The link drops and comes back: found again through the identity.
         await fake.dropLink(Self.rpa)
@@ -69,6 +80,7 @@ struct IdentityAddressTests {
         let second = try await InProcessDaemon(fake: fake, directory: directory)
         try await eventually("restored at the identity") { await second.state(T.id, Self.identity) == "connected" }
         #expect(await second.daemon.peripheralID(for: Self.identity) == peripheral)
+        #expect(await second.daemon.known.intentBonds[intent]?.identityAddress == true, "stored (v11) and loaded")
         try await Self.valueArrives(second, 3)
         await second.stop()
     }
@@ -83,8 +95,7 @@ struct IdentityAddressTests {
             return await fake.mirror.device(fake.devicePath(Self.identity))?.connected == true
         }
         #expect(await d.daemon.peripheralID(for: Self.identity) == peripheral, "the same peripheral")
-        await fake.push(Self.identity, service: T.heartRate, characteristic: T.measurement, [0, 60, 9])
-        try await eventually("values flow from the device at the identity") { T.values(try await d.events(T.id)).contains([0, 60, 9]) }
+        try await Self.valueArrives(d, 9, from: Self.identity)
         await d.stop()
     }
 }

@@ -32,6 +32,12 @@ import Testing
         try await h.control.connections().first?["address"] as? String
     }
 
+    /// The intent's bond as `Status` shows it (store v11): bonded, identity address.
+    static func bond(_ h: Harness) async throws -> [Bool?] {
+        let entry = try await h.control.connections().first
+        return [entry?["bonded"] as? Bool, entry?["identity_address"] as? Bool]
+    }
+
     /// How many pairings relinkd made, over every relinkd log of the test.
     static func pairings(_ h: Harness) throws -> Int {
         let logs = try FileManager.default.contentsOfDirectory(atPath: h.directory).filter { $0.hasPrefix("relinkd-") && $0.hasSuffix(".log") }
@@ -70,6 +76,7 @@ import Testing
             try await eventually(timeout: .seconds(30), "relinkd to keep the identity") {
                 try await Self.storedAddress(h) == Harness.lockAddress
             }
+            #expect(try await Self.bond(h) == [true, true], "bonded, at its identity")
             let connectedBefore = try await h.events("connected").count
             switch rotation {
             case .outOfRangeAndBack:
@@ -91,6 +98,7 @@ import Testing
             try await eventually(timeout: .seconds(30), "the lock connected again") { try await h.lockConnectedOnBlueZ(Self.lockObject(h)) }
             try await h.waitUntilNotificationsFlow()
             #expect(try await Self.storedAddress(h) == Harness.lockAddress, "still the identity")
+            #expect(try await Self.bond(h) == [true, true], "kept per intent (store v11), also across a relinkd restart")
             #expect(try Self.pairings(h) == 1, "never paired again")
         }
     }

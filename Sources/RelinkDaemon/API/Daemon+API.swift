@@ -220,6 +220,7 @@ extension Daemon {
             guard var machine = core.machines[intent] else { continue }
             let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
             core.machines[intent] = nil
+            known.intentBonds[intent] = nil
             // The rows and the outbox are gone with the identifier.
             await perform(actions.filter {
                 switch $0 {

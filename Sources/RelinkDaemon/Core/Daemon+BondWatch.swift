@@ -21,6 +21,7 @@ extension Daemon {
     func bondSeen(_ peripheral: PeripheralID, device: Device) async {
         if device.paired || device.bonded {
             known.bonded.insert(peripheral)
+            await noteBond(of: peripheral) { $0.bonded = true }
         } else if known.bonded.contains(peripheral) {
             await bondRemoved(peripheral, why: "bluetoothd says the peripheral is no longer paired")
         }
@@ -48,6 +49,7 @@ extension Daemon {
 
     private func bondRemoved(_ peripheral: PeripheralID, why: String) async {
         known.bonded.remove(peripheral)
+        await noteBond(of: peripheral) { $0.bonded = false }
         let ids = core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier).sorted()
         var fields = deviceFields(peripheral)
         fields[JournalField.event.rawValue] = "bond-removed"

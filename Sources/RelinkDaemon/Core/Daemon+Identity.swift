@@ -45,6 +45,11 @@ extension Daemon {
             for uid in api.discoveredBy.keys { api.discoveredBy[uid]?.remove(retired) }
             refreshViewers(of: retired)
         }
+        let bonded = device.paired || device.bonded
+        await noteBond(of: peripheral) {
+            $0.identityAddress = true
+            if bonded { $0.bonded = true }
+        }
         for intent in intents(of: peripheral) { await feed(intent, .addressResolved(from: before, to: identity)) }
         refreshViewers(of: peripheral)
     }

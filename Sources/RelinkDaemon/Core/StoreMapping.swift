@@ -22,7 +22,7 @@ enum StoreMapping {
 
     /// The store row for a core record.
     /// - Throws: ``RelinkError`` when the store rejects a value.
-    static func storeIntent(_ record: ConnectionIntentRecord) throws(RelinkError) -> ConnectionIntent {
+    static func storeIntent(_ record: ConnectionIntentRecord, bond: IntentBond = IntentBond()) throws(RelinkError) -> ConnectionIntent {
         var state: ConnectionIntent.State = .pending
         var errorClass: String?
         var message: String?
@@ -44,7 +44,7 @@ enum StoreMapping {
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
                 matchServices: record.options.match.services.sorted(), matchDataPrefixes: record.options.match.dataPrefixes.sorted(),
-                pairOnDemand: record.options.pairOnDemand)
+                pairOnDemand: record.options.pairOnDemand, bond: bond)
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
         }

@@ -50,6 +50,10 @@ extension ConnectionStateMachine {
         return backgroundAutoConnect == address || ownConnect?.address == address
     }
 
+    /// The record to store for the current state (nil once cancelled or
+    /// failed: stored then already).
+    public var currentRecord: ConnectionIntentRecord? { storedPhase.map(record) }
+
     /// The phase to store for the current state (nil: terminal, stored already).
     private var storedPhase: ConnectionIntentRecord.Phase? {
         switch state {
