@@ -64,6 +64,9 @@ CREATE TABLE connection_intent (
     match_data_prefixes TEXT NOT NULL DEFAULT '',
     -- v10: pair on demand when a read, write or subscription needs encryption (0 or 1).
     pair_on_demand INTEGER NOT NULL DEFAULT 1 CHECK (pair_on_demand IN (0, 1)),
+    -- v12: the agent's I/O capability for this intent's pairings (BlueZ's names).
+    pairing_capability TEXT NOT NULL DEFAULT 'NoInputNoOutput' CHECK (pairing_capability IN
+        ('DisplayOnly', 'DisplayYesNo', 'KeyboardOnly', 'KeyboardDisplay', 'NoInputNoOutput')),
     PRIMARY KEY (identifier, peripheral_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -149,4 +152,4 @@ CREATE TABLE launch_start (
     PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 12;
