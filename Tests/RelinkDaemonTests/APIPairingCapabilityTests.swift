@@ -86,6 +86,12 @@ import Testing
             let client = try await APIClient.connect(h.bench.busAddress)
             defer { client.close() }
             let (central, _, _) = try await client.register(Harness.id)
+            do {
+                try await Self.connect(client, central, capability: "Keyboard")
+                Issue.record("an unknown capability was taken")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.relink.Error.InvalidArguments" && error.message.contains("KeyboardDisplay"), "\(error)")
+            }
             try await Self.connect(client, central, capability: "KeyboardOnly")
             try await h.waitForEvents("connected", count: 1)
             let answerer = Self.answering(client, central, accept: false)
