@@ -132,6 +132,7 @@ extension Daemon {
             // connected: seen on real bluetoothd after a controller reset).
             guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
                   let address = known.peripherals[peripheral]?.address.address else { return }
+            deviceObjectGone(peripheral)
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil
