@@ -54,7 +54,7 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
-            if on { await hostAll(reason: "adapter powered on") }
+            if on { await hostAfterPowerOn() }
         case .adapterStatus(let path, let status):
             adapterStatusReported(path, status)
         case .mirror(let change):
