@@ -203,6 +203,15 @@ extension Daemon {
         publisher.updatePeripheral(peripheral, values, to: peripheralAudience(peripheral))
     }
 
+    /// bluetoothd removed the peripheral's device object (`RemoveDevice`,
+    /// `bluetoothctl remove`, a restart): what Peripheral1 reads from it
+    /// (`Connected`, `RSSI`, `Paired`, `Bonded`, `Trusted`) is false or 0
+    /// until it is back, as documented.
+    func deviceObjectGone(_ peripheral: PeripheralID) {
+        guard let publisher, publisher.hasPeripheral(peripheral) else { return }
+        publisher.updatePeripheral(peripheral, peripheralValues(peripheral, device: nil), to: peripheralAudience(peripheral))
+    }
+
     /// The link or the advertisement of a peripheral changed (from the mirror).
     func peripheralSeen(_ peripheral: PeripheralID, device: Device) {
         api.lastSeen[peripheral] = Date()

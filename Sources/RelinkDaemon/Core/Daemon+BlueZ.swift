@@ -54,7 +54,7 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
-            if on { await hostAll(reason: "adapter powered on") }
+            if on { await hostAfterPowerOn() }
         case .adapterStatus(let path, let status):
             adapterStatusReported(path, status)
         case .mirror(let change):
@@ -133,6 +133,7 @@ extension Daemon {
             // connected: seen on real bluetoothd after a controller reset).
             guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
                   let address = known.peripherals[peripheral]?.address.address else { return }
+            deviceObjectGone(peripheral)
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil

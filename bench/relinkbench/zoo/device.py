@@ -401,10 +401,11 @@ class BenchDevice(Device):
             return
         # Patch 19: however the link went down, the peripheral's bluetoothd
         # clears a non-bonded central's CCCDs and calls StopNotify on the
-        # program (gatt-database.c: att_disconnected, clear_ccc_state).
+        # program (gatt-database.c: att_disconnected, clear_ccc_state);
+        # patch 29: a bonded central's stay set, nothing is called.
         for link in list(self.services.values()):
             if isinstance(link, BenchCharLink):
-                await link.disarm(remote=True)
+                await link.link_down(bonded=self.bonded)
         peer = self.peer
         if peer is not None and peer.connected:
             await peer.ServicesResolved.set_async(False)
