@@ -7,6 +7,7 @@ import sdbus
 
 from bluezoo.utils import dbus_method_async_except_logging
 
+from . import pair_calls
 from .config import CONFIG, RssiModel
 
 
@@ -62,4 +63,5 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,
                            "connect_timeout": CONFIG.connect_timeout,
                            "supervision_timeout": CONFIG.supervision_timeout,
-                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances})
+                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances,
+                           "pair_calls": pair_calls.load()})
