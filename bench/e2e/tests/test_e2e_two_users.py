@@ -152,6 +152,11 @@ def attempts_on(identifier: str, lock_id: str):
         "GetAll": (path, PROPS, "GetAll", "s", [CENTRAL]),
         "Set": (path, PROPS, "Set", "ssv", [CENTRAL, "Scanning", v]),
         "Introspect": (path, "org.freedesktop.DBus.Introspectable", "Introspect", "", []),
+        # Pairing (issue 24 item 4): the bond is the whole gateway's, the call is the identifier's owner's.
+        "Pair": (path, CENTRAL, "Pair", "s", [lock_id]),
+        "PairWith": (path, CENTRAL, "PairWith", "ss", [lock_id, "DisplayYesNo"]),
+        "AnswerPairing": (path, CENTRAL, "AnswerPairing", "tbu", [1, True, 0]),
+        "Unpair": (path, CENTRAL, "Unpair", "s", [lock_id]),
     }
 
 
@@ -334,6 +339,31 @@ def test_another_users_random_calls_on_alices_identifier_all_fail_and_change_not
         "\n".join(f"{c.describe()}\n    -> {r}" for c, r in wrong[:8])
     assert scenario.relinkd.alive
     assert (scenario.alice_state(), root.events(ALICE_ID, 0), root.identifiers()) == before
+
+
+def test_another_user_can_neither_pair_nor_unpair_alices_lock_nor_tell_relinkd_knows_it(scenario):
+    """Through his own identifier bob names alice's lock in Pair, PairWith and
+    Unpair (docs/api/access.md, "Pairing"): each answers exactly as for a
+    peripheral relinkd does not know, by address and by Peripheral1 Id, so
+    bob can neither remove alice's bond nor learn that relinkd knows her lock;
+    he has no pairing request of alice's to answer; alice's values go on."""
+    bob, path = scenario.bob, central_path(BOB_ID)
+    lock, nowhere = scenario.bench.address("lock"), "00:00:00:00:00:7E"
+    unknown_id = "00000000-0000-4000-8000-000000000000"
+    calls = {"Pair": ("s", lambda p: [p]), "PairWith": ("ss", lambda p: [p, "DisplayYesNo"]),
+             "Unpair": ("s", lambda p: [p])}
+    for member, (signature, args) in calls.items():
+        for alices, missing in ((lock, nowhere), (scenario.lock_id, unknown_id)):
+            got = bob.call(path, CENTRAL, member, signature, args(alices))
+            unknown = bob.call(path, CENTRAL, member, signature, args(missing))
+            assert unknown.get("error") == "org.relink.Error.UnknownPeripheral", f"{member}: {unknown}"
+            assert got.get("error") == unknown["error"] and \
+                got["message"].replace(alices, "P") == unknown["message"].replace(missing, "P"), \
+                f"bob's {member} tells alice's lock apart: {got} / unknown {unknown}"
+    assert bob.error(path, CENTRAL, "AnswerPairing", "tbu", [1, True, 0]) == "org.relink.Error.UnknownRequest"
+    scenario.bench.cmd("push", peripheral="lock", value=b"after-pair".hex())
+    scenario.alice.wait_for(lambda l: l["type"] == "event" and l.get("value") == "after-pair", 10,
+                            "a value after bob's pairing calls")
 
 
 def test_control1_is_root_only(scenario):
