@@ -5,8 +5,8 @@ import Testing
 
 /// Issue 24's "Done when" on the mock bench: a lock that needs encryption
 /// is paired once, then restored after every restart kind of the
-/// restart-survival suite without pairing again. One bench per restart
-/// kind, with four encrypted locks, one per link state (each on its own
+/// restart-survival suite (and after its client program left) without
+/// pairing again. One bench per restart kind, with four encrypted locks, one per link state (each on its own
 /// restore identifier), so that one restart plays all four states:
 ///
 /// * subscribed: the link up and notifying;
@@ -34,9 +34,13 @@ import Testing
         case subscribed, pending, connecting, scanning
     }
 
-    /// The restart kinds of the restart-survival suite.
+    /// The restart kinds of the restart-survival suite, and the client
+    /// program gone: a client attached to every identifier leaves the bus
+    /// without a word (its connection closed: what the bus sees of a
+    /// SIGKILLed program; the harness's clients run in the test process)
+    /// and a new one registers them again.
     enum RestartKind: String, CaseIterable, Sendable {
-        case relinkdSIGKILL, relinkdSIGTERM, reboot, bluetoothdSIGKILL, bluetoothdSIGTERM, centralPowerCycle
+        case relinkdSIGKILL, relinkdSIGTERM, reboot, bluetoothdSIGKILL, bluetoothdSIGTERM, centralPowerCycle, clientGone
     }
 
     /// The bench's locks, in one place: the encrypted lock of issue 24 (a
@@ -64,10 +68,15 @@ import Testing
             for (state, lock) in locks { #expect(try await Self.pairCalls(h, lock) == 1, "\(state): paired once on demand") }
             for (state, lock) in locks where state != .subscribed { try await Self.sendAway(h, lock, state) }
 
-            try await Self.play(kind, h)
+            let client = try await Self.play(kind, h, locks.map(\.1))
+            defer { client?.close() }
 
             for (state, lock) in locks where state != .subscribed { try await h.bench.inRange(lock.name) }
             for (state, lock) in locks {
+                // The link first (a pending lock may be in a backoff), then the probes.
+                try await eventually(timeout: .seconds(60), "\(state): \(lock.name) linked again after \(kind)") {
+                    (try? await h.lockConnectedOnBlueZ(try lock.path)) == true
+                }
                 try await h.waitUntilNotificationsFlow(lock, timeout: .seconds(60))
                 try await h.push([11, 12], lock)
                 try await h.waitUntilHandled(lock)
@@ -90,6 +99,7 @@ import Testing
             ? [.init(.string("strategies"), .variant(.array(.string, [.string("scan")])))] : []
         try await h.control.connect(lock.id, lock.address, services: [Harness.lockService], extra: strategies)
         try await h.control.subscribe(lock.id, lock.address, Harness.lockService, Harness.lockState)
+        try await h.waitForEvents("connected", count: 1, of: lock.id, timeout: .seconds(60))
         try await h.waitUntilNotificationsFlow(lock, timeout: .seconds(60))
         try await h.push([10], lock)
         #expect(try await APIPairingTests.bluez(h, "Paired", of: try lock.path), "\(lock.name) paired on demand")
@@ -114,7 +124,8 @@ import Testing
         }
     }
 
-    static func play(_ kind: RestartKind, _ h: Harness) async throws {
+    /// Plays the restart; for `clientGone`, returns the new client (the caller closes it).
+    static func play(_ kind: RestartKind, _ h: Harness, _ locks: [BenchLock]) async throws -> APIClient? {
         switch kind {
         case .relinkdSIGKILL:
             h.killRelinkd()
@@ -133,7 +144,15 @@ import Testing
             try await h.bench.send(BenchCommand("restart_bluez", ["signal": .string("TERM")]))
         case .centralPowerCycle:
             try await h.bench.powerCycleCentral(offSeconds: 0.5)
+        case .clientGone:
+            let gone = try await APIClient.connect(h.bench.busAddress)
+            for lock in locks { _ = try await gone.register(lock.id) }
+            gone.close()
+            let again = try await APIClient.connect(h.bench.busAddress)
+            for lock in locks { _ = try await again.register(lock.id) }
+            return again
         }
+        return nil
     }
 
     /// `Device1.Pair` calls BlueZoo saw for the lock on the central's
