@@ -13,6 +13,7 @@ to relinkd is sending nothing about an identifier as a broadcast. The clients ru
 from a world-readable copy of themselves and dbus-fast, with the venv's
 interpreter, under setpriv. Needs root (CI runs as root)."""
 
+import asyncio
 import json
 import os
 import pwd
@@ -364,6 +365,42 @@ def test_another_user_can_neither_pair_nor_unpair_alices_lock_nor_tell_relinkd_k
     scenario.bench.cmd("push", peripheral="lock", value=b"after-pair".hex())
     scenario.alice.wait_for(lambda l: l["type"] == "event" and l.get("value") == "after-pair", 10,
                             "a value after bob's pairing calls")
+
+
+def test_alices_pairing_request_reaches_only_her_and_bob_cannot_unpair_the_lock_she_uses(scenario):
+    """Both users' identifiers use the lock (bob connects it too); alice's
+    identifier pairs it by numeric comparison (root calls PairWith on it and
+    answers for her: her example client does not answer pairing requests).
+    The pairing-request event is alice's only: not in bob's outbox, and bob,
+    listening to every signal the bus lets him, hears none; bob, who used
+    the lock, still cannot Unpair it while alice uses it."""
+    bob, root, bench = scenario.bob, scenario.root, scenario.bench
+    lock, alice_path, bob_path = bench.address("lock"), central_path(ALICE_ID), central_path(BOB_ID)
+    assert bob.error(bob_path, CENTRAL, "Connect", "sa{sv}", [lock, {}]) is None
+    bench.cmd("set_pairing_method", peripheral="lock", method="confirmation")
+    try:
+        pairing = asyncio.run_coroutine_threadsafe(root.bus.call(Message(
+            destination="org.relink", path=alice_path, interface=CENTRAL, member="PairWith", signature="ss",
+            body=[scenario.lock_id, "DisplayYesNo"])), root.loop)
+        # (her client acknowledges what it prints: the event is read from its output)
+        line = scenario.alice.wait_for(lambda l: l["type"] == "event" and l["kind"] == "pairing-request", 20,
+                                       "alice's pairing request at her client")
+        request = line["payload"]["pairingRequest"]
+        root.call(alice_path, CENTRAL, "AnswerPairing", "tbu", [request["request"], True, 0])
+        reply = pairing.result(40)
+        assert reply.message_type != MessageType.ERROR, reply.body
+    finally:
+        bench.cmd("set_pairing_method", peripheral="lock", method="just-works")
+    assert root.get(scenario.lock_path, PERIPHERAL, "Paired") is True
+    assert not [k for _, k, _ in root.events(BOB_ID) if k == "pairing-request"], "alice's request in bob's outbox"
+    heard = bob.request(op="signals")["signals"]
+    assert any(s["path"] == bob_path and s["member"] == "Event" for s in heard), "bob heard none of his own events"
+    assert not [s for s in heard if "pairing-request" in json.dumps(s["body"])], "bob heard alice's pairing request"
+    assert bob.call(bob_path, CENTRAL, "Unpair", "s", [lock]).get("error") == "org.relink.Error.NotPermitted"
+    assert bob.error(bob_path, CENTRAL, "Cancel", "s", [lock]) is None
+    got = bob.call(bob_path, CENTRAL, "Unpair", "s", [lock])
+    assert got.get("error") == "org.relink.Error.NotPermitted", f"bob unpaired the lock alice uses: {got}"
+    assert root.get(scenario.lock_path, PERIPHERAL, "Paired") is True
 
 
 def test_control1_is_root_only(scenario):
