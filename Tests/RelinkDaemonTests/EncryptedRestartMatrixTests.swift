@@ -1,6 +1,8 @@
 import BenchSupport
 import DBus
 import Foundation
+import RelinkAPI
+import RelinkModel
 import Testing
 
 /// Issue 24's "Done when" on the mock bench: a lock that needs encryption
@@ -64,7 +66,8 @@ import Testing
         try await Harness.with(bench: Self.bench) { h in
             let started = ContinuousClock.now
             let locks = try LinkState.allCases.map { ($0, try Self.lock($0, on: h.bench)) }
-            for (state, lock) in locks { try await Self.pairOnDemand(h, lock, scanOnly: state == .scanning) }
+            var peripherals: [BenchLock: ObjectPath] = [:]
+            for (state, lock) in locks { peripherals[lock] = try await Self.pairOnDemand(h, lock, scanOnly: state == .scanning) }
             for (state, lock) in locks { #expect(try await Self.pairCalls(h, lock) == 1, "\(state): paired once on demand") }
             for (state, lock) in locks where state != .subscribed { try await Self.sendAway(h, lock, state) }
 
@@ -85,6 +88,7 @@ import Testing
                 #expect(try await APIPairingTests.bluez(h, "Paired", of: try lock.path), "\(state) after \(kind): the bond is still there")
                 #expect(try await APIPairingTests.bluez(h, "Trusted", of: try lock.path))
                 #expect(try await Self.pairCalls(h, lock) == 1, "\(state) after \(kind): no second Device1.Pair")
+                if let path = peripherals[lock] { try await Self.expectRelinkdShowsTheBond(h, path, "\(state) after \(kind)") }
             }
             #expect(try Self.pairedEntries(h) == locks.count, "relinkd paired each lock once, before the restart")
             print("figure: encrypted restart matrix, \(kind.rawValue), 4 link states: \(ContinuousClock.now - started)")
@@ -92,17 +96,33 @@ import Testing
     }
 
     /// Registers `lock.id`, connects and subscribes to the lock's
-    /// encrypted state; relinkd pairs on demand; value 10 arrives.
-    static func pairOnDemand(_ h: Harness, _ lock: BenchLock, scanOnly: Bool) async throws {
+    /// encrypted state; relinkd pairs on demand; value 10 arrives. Returns
+    /// the lock's `Peripheral1` object.
+    static func pairOnDemand(_ h: Harness, _ lock: BenchLock, scanOnly: Bool) async throws -> ObjectPath {
         try await h.control.register(lock.id)
         let strategies: [DBusValue.DictionaryEntry] = scanOnly
             ? [.init(.string("strategies"), .variant(.array(.string, [.string("scan")])))] : []
-        try await h.control.connect(lock.id, lock.address, services: [Harness.lockService], extra: strategies)
+        let peripheral = try await h.control.connect(lock.id, lock.address, services: [Harness.lockService], extra: strategies)
         try await h.control.subscribe(lock.id, lock.address, Harness.lockService, Harness.lockState)
         try await h.waitForEvents("connected", count: 1, of: lock.id, timeout: .seconds(60))
         try await h.waitUntilNotificationsFlow(lock, timeout: .seconds(60))
         try await h.push([10], lock)
         #expect(try await APIPairingTests.bluez(h, "Paired", of: try lock.path), "\(lock.name) paired on demand")
+        return APIPath.peripheral(try PeripheralID(parsing: peripheral))
+    }
+
+    /// relinkd's own view agrees with bluetoothd's storage (issue 24 item 3):
+    /// `Peripheral1.Paired`, `Bonded` and `Trusted` all true.
+    static func expectRelinkdShowsTheBond(_ h: Harness, _ peripheral: ObjectPath, _ what: String) async throws {
+        let client = try await APIClient.connect(h.bench.busAddress)
+        defer { client.close() }
+        do {
+            try await eventually(timeout: .seconds(10), "\(what): Peripheral1 shows the bond") {
+                (try? await APIPairingTests.bond(client, peripheral)) == [true, true, true]
+            }
+        } catch {
+            Issue.record("\(what): Peripheral1 Paired/Bonded/Trusted \((try? await APIPairingTests.bond(client, peripheral)) ?? [])")
+        }
     }
 
     /// Takes the lock out of range and waits until relinkd is in `state`
