@@ -32,8 +32,9 @@ import Testing
 /// relinkd's logs have one `paired` entry per lock.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct EncryptedRestartMatrixTests {
     /// What an intent was doing when the restart came.
+    /// (In this order: the connecting lock is sent away last, just before the restart.)
     enum LinkState: String, CaseIterable, Sendable {
-        case subscribed, pending, connecting, scanning
+        case subscribed, pending, scanning, connecting
     }
 
     /// The restart kinds of the restart-survival suite, and the client
