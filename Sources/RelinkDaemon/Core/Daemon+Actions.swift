@@ -151,6 +151,7 @@ extension Daemon {
         try await commit(mutations)
         if let retired {
             for uid in api.discoveredBy.keys { api.discoveredBy[uid]?.remove(retired) }
+            for uid in api.usedBy.keys { api.usedBy[uid]?.remove(retired) }
             refreshViewers(of: retired)
         }
     }

@@ -8,7 +8,7 @@ import sys
 
 from ..proc import die_with_parent
 from .config import CONFIG, RssiModel
-from . import bonds, patch, privacy, term
+from . import bonds, pair_calls, patch, privacy, term
 
 
 def main(argv=None) -> int:
@@ -48,6 +48,7 @@ def main(argv=None) -> int:
         CONFIG.rssi[addr.upper()] = RssiModel(int(base), int(noise or 0))
 
     bonds.use_directory(args.bench_dir)
+    pair_calls.use_directory(args.bench_dir)
     patch.apply()
     from bluezoo import bluezoo
     from bluezoo.utils import BluetoothAddress

@@ -7,7 +7,7 @@ import sdbus
 
 from bluezoo.utils import dbus_method_async_except_logging
 
-from . import privacy
+from . import pair_calls, privacy
 from .config import CONFIG, RssiModel
 
 
@@ -71,4 +71,5 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,
                            "connect_timeout": CONFIG.connect_timeout,
                            "supervision_timeout": CONFIG.supervision_timeout,
-                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances})
+                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances,
+                           "pair_calls": pair_calls.load()})

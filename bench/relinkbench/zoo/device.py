@@ -15,7 +15,7 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
-from . import agent_pairing, bonds, privacy
+from . import agent_pairing, bonds, pair_calls, privacy
 from .config import CONFIG
 from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
@@ -78,10 +78,14 @@ class BenchDevice(Device):
         # A bond bluetoothd stored: the device comes back paired and bonded.
         if bonds.bonded(adapter.address, self.address):
             self.paired = self.bonded = True
+        # Patch 28: and so does its Trusted.
+        if bonds.trusted(adapter.address, self.address):
+            self.trusted = True
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
     async def Pair(self) -> None:
+        pair_calls.count(self.adapter.address, self.address)  # the bench's counter (Zoo1 GetState)
         await self.pair(agent_pairing.caller_agent(self))
 
     async def pair(self, agent=None) -> None:
@@ -488,6 +492,19 @@ class BenchDevice(Device):
     def AddressType(self) -> str:
         # Patch 27: an RPA not (yet) resolved is a random address.
         return getattr(self, "address_type", "public")
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Trusted(self) -> bool:
+        return self.trusted
+
+    @Trusted.setter
+    def Trusted_setter(self, value):
+        # Patch 28: BlueZ stores Trusted with the device (its info file), so
+        # a restarted bluetoothd has it again.
+        self.trusted = value
+        if self.adapter is not None:
+            bonds.set_trusted(self.adapter.address, self.address, value)
 
     @sdbus.dbus_property_async_override()
     @dbus_property_async_except_logging
