@@ -20,13 +20,6 @@ import Testing
         return options
     }
 
-    /// The lock's current resolvable private address (a new one: rotated now).
-    static func rotate(_ h: Harness) async throws -> String {
-        let reply = try await h.bench.send(BenchCommand("rotate_address", ["peripheral": .string("lock")]))
-        guard case .string(let rpa)? = reply["address"] else { throw TimeoutError(what: "an RPA in \(reply)") }
-        return rpa
-    }
-
     /// The address relinkd's `Status` shows for the identifier's intent.
     static func storedAddress(_ h: Harness) async throws -> String? {
         try await h.control.connections().first?["address"] as? String
@@ -70,7 +63,7 @@ import Testing
     @Test(arguments: Rotation.allCases)
     func theEncryptedRotatingLockIsPairedOnceAndFoundAgainThroughItsIdentity(rotation: Rotation) async throws {
         try await Harness.with(bench: Self.bench(encrypted: true)) { h in
-            let rpa = try await Self.rotate(h)
+            let rpa = try await h.rotate("lock")
             try await Self.connectByRPA(h, rpa)
             #expect(try Self.pairings(h) == 1, "paired on demand for the refused subscription")
             try await eventually(timeout: .seconds(30), "relinkd to keep the identity") {
@@ -81,12 +74,12 @@ import Testing
             switch rotation {
             case .outOfRangeAndBack:
                 try await h.bench.outOfRange("lock")
-                _ = try await Self.rotate(h)
+                _ = try await h.rotate("lock")
                 try await h.bench.inRange("lock")   // a power-on rotates it once more
             case .relinkdSIGKILLMeanwhile:
                 h.killRelinkd()
                 try await h.bench.outOfRange("lock")
-                _ = try await Self.rotate(h)
+                _ = try await h.rotate("lock")
                 try await h.bench.inRange("lock")
                 try await h.startRelinkd()
             case .bluetoothdRestart:
@@ -95,7 +88,7 @@ import Testing
             if rotation != .relinkdSIGKILLMeanwhile {
                 try await h.waitForEvents("connected", count: connectedBefore + 1)
             }
-            try await eventually(timeout: .seconds(30), "the lock connected again") { try await h.lockConnectedOnBlueZ(Self.lockObject(h)) }
+            try await eventually(timeout: .seconds(30), "the lock connected again") { try await h.lockConnectedOnBlueZ(h.deviceObject(showing: Harness.lockAddress)) }
             try await h.waitUntilNotificationsFlow()
             #expect(try await Self.storedAddress(h) == Harness.lockAddress, "still the identity")
             #expect(try await Self.bond(h) == [true, true], "kept per intent (store v11), also across a relinkd restart")
@@ -103,27 +96,9 @@ import Testing
         }
     }
 
-    /// The lock's device object: the one first found at the RPA (its path
-    /// stays when the identity is learnt), or after a bluetoothd restart the
-    /// one at dev_<IDENTITY>.
-    static func lockObject(_ h: Harness) async throws -> ObjectPath {
-        let reply = try await h.control.connection.call(
-            destination: "org.bluez", path: try ObjectPath("/"), interface: "org.freedesktop.DBus.ObjectManager", method: "GetManagedObjects")
-        guard case .dictionary(_, _, let objects)? = reply.body.first else { return Harness.lockPath }
-        for entry in objects {
-            guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value else { continue }
-            for iface in interfaces where iface.key == .string("org.bluez.Device1") {
-                guard case .dictionary(_, _, let props) = iface.value else { continue }
-                if props.contains(where: { $0.key == .string("Address") && $0.value == .variant(.string(Harness.lockAddress)) }),
-                   path.rawValue.hasPrefix("/org/bluez/hci0/") { return path }
-            }
-        }
-        return Harness.lockPath
-    }
-
     @Test func anUnbondedRotatingLockWithoutAMatchRuleIsNotFoundAgain() async throws {
         try await Harness.with(bench: Self.bench(encrypted: false)) { h in
-            let rpa = try await Self.rotate(h)
+            let rpa = try await h.rotate("lock")
             try await Self.connectByRPA(h, rpa)
             #expect(try Self.pairings(h) == 0)
             try await h.bench.outOfRange("lock")

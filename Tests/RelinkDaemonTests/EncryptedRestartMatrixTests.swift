@@ -6,9 +6,11 @@ import RelinkModel
 import Testing
 
 /// Issue 24's "Done when" on the mock bench: a lock that needs encryption
-/// is paired once, then restored after every restart kind of the
-/// restart-survival suite (and after its client program left) without
-/// pairing again. One bench per restart kind, with four encrypted locks, one per link state (each on its own
+/// and rotates its address is paired once, then restored after every
+/// restart kind of the restart-survival suite (and after its client
+/// program left) without pairing again. One bench per restart kind, with
+/// four encrypted locks that advertise from resolvable private addresses
+/// (BlueZoo patches 22 and 27), one per link state (each on its own
 /// restore identifier), so that one restart plays all four states:
 ///
 /// * subscribed: the link up and notifying;
@@ -17,19 +19,24 @@ import Testing
 /// * connecting: the lock out of range with a 4 s connect timeout, the
 ///   restart played while relinkd's `Device1.Connect` is in flight;
 /// * scanning: an intent with the `scan` strategy only, the lock out of
-///   range, relinkd scanning for it. (Not "before the lock was ever found":
-///   a lock must have been found to be paired, and the bench's locks keep
-///   their address; a bonded lock that rotates its address is another
-///   helper's part, issue 24's RPA work.)
+///   range, relinkd scanning for it: it finds the lock under a new RPA
+///   through the identity bluetoothd resolves. (Not "before the lock was
+///   ever found": a lock must have been found to be paired.)
 ///
-/// Each lock is paired on demand once at the start (its subscription to
-/// the encrypted state is refused unpaired, BlueZoo patch 22). After the
-/// restart every away lock comes back in range; each link and subscription
-/// comes back, the values pushed after the restart reach the outbox once
-/// and in order, the bond is still there (patch 23), and nothing paired
-/// again: BlueZoo counted one `Device1.Pair` call per lock in all (patch
-/// 28, a count kept in the bench directory across BlueZoo restarts) and
-/// relinkd's logs have one `paired` entry per lock.
+/// Each lock is connected by the RPA the program saw (`address_type
+/// random`, no match rule) and paired on demand once at the start (its
+/// subscription to the encrypted state is refused unpaired, BlueZoo patch
+/// 22); relinkd then follows it to its identity (store v11: bonded, at its
+/// identity). Every lock takes a new RPA after the restart (a rotation,
+/// and a power-on for each away lock as it comes back in range; a
+/// restarted bluetoothd gives every lock a new one too). Each link and
+/// subscription comes back, the values pushed after the restart reach the
+/// outbox once and in order, relinkd still holds the identity and the
+/// bond, bluetoothd still has the bond (patch 23) and `Trusted` (patch
+/// 28), and nothing paired again: BlueZoo counted one `Device1.Pair` call
+/// per lock in all, by its identity (a count kept in the bench directory
+/// across BlueZoo restarts), and relinkd's logs have one `paired` entry
+/// per lock.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct EncryptedRestartMatrixTests {
     /// What an intent was doing when the restart came.
     /// (In this order: the connecting lock is sent away last, just before the restart.)
@@ -46,11 +53,12 @@ import Testing
         case relinkdSIGKILL, relinkdSIGTERM, reboot, bluetoothdSIGKILL, bluetoothdSIGTERM, centralPowerCycle, clientGone
     }
 
-    /// The bench's locks, in one place: the encrypted lock of issue 24 (a
-    /// rotating address would be one more option here).
+    /// The bench's locks, in one place: the encrypted lock of issue 24 that
+    /// rotates its address.
     static var bench: BenchOptions {
         var options = BenchOptions(peripherals: LinkState.allCases.indices.map { .lock($0 == 0 ? "lock" : "lock\($0 + 1)") })
         options.encryptedLocks = true
+        options.lockPrivacy = true
         return options
     }
 
@@ -71,45 +79,100 @@ import Testing
             for (state, lock) in locks { peripherals[lock] = try await Self.pairOnDemand(h, lock, scanOnly: state == .scanning) }
             for (state, lock) in locks { #expect(try await Self.pairCalls(h, lock) == 1, "\(state): paired once on demand") }
             for (state, lock) in locks where state != .subscribed { try await Self.sendAway(h, lock, state) }
+            var linkEventsBefore: [BenchLock: Int] = [:]
+            for (_, lock) in locks { linkEventsBefore[lock] = try await Self.linkAddresses(h, lock).count }
 
             let client = try await Self.play(kind, h, locks.map(\.1))
             defer { client?.close() }
 
-            for (state, lock) in locks where state != .subscribed { try await h.bench.inRange(lock.name) }
+            // Every lock advertises from a new RPA now; each away lock comes back with it.
+            for (state, lock) in locks {
+                _ = try await h.rotate(lock.name)
+                if state != .subscribed { try await h.bench.inRange(lock.name) }
+            }
             for (state, lock) in locks {
                 // The link first (a pending lock may be in a backoff), then the probes.
                 try await eventually(timeout: .seconds(60), "\(state): \(lock.name) linked again after \(kind)") {
-                    (try? await h.lockConnectedOnBlueZ(try lock.path)) == true
+                    (try? await h.lockConnectedOnBlueZ(try await h.deviceObject(showing: lock.address))) == true
                 }
                 try await h.waitUntilNotificationsFlow(lock, timeout: .seconds(60))
                 try await h.push([11, 12], lock)
                 try await h.waitUntilHandled(lock)
                 #expect(try await h.testValues(lock) == [10, 11, 12], "\(state) after \(kind): every value once, in order")
                 try await h.expectNoDuplicates(lock)
-                #expect(try await APIPairingTests.bluez(h, "Paired", of: try lock.path), "\(state) after \(kind): the bond is still there")
-                #expect(try await APIPairingTests.bluez(h, "Trusted", of: try lock.path))
+                let device = try await h.deviceObject(showing: lock.address)
+                #expect(try await APIPairingTests.bluez(h, "Paired", of: device), "\(state) after \(kind): the bond is still there")
+                #expect(try await APIPairingTests.bluez(h, "Trusted", of: device))
                 #expect(try await Self.pairCalls(h, lock) == 1, "\(state) after \(kind): no second Device1.Pair")
+                #expect(try await Self.intent(h, lock) == .bonded(at: lock.address),
+                        "\(state) after \(kind): relinkd holds the identity, bonded (Status)")
                 if let path = peripherals[lock] { try await Self.expectRelinkdShowsTheBond(h, path, "\(state) after \(kind)") }
+                // The program is told the identity, never an old RPA; a link that went down (or was adopted) is told.
+                if state != .subscribed || kind != .clientGone {
+                    try await eventually(timeout: .seconds(30), "\(state) after \(kind): a connected or restored event") {
+                        ((try? await Self.linkAddresses(h, lock).count) ?? 0) > linkEventsBefore[lock] ?? 0
+                    }
+                }
+                let after = try await Self.linkAddresses(h, lock).dropFirst(linkEventsBefore[lock] ?? 0)
+                #expect(after.allSatisfy { $0 == "\(lock.address) public" }, "\(state) after \(kind): connected/restored at the identity: \(after)")
             }
+            #expect(try await Self.allPairCalls(h) == locks.count, "one Device1.Pair per lock, at whatever address")
             #expect(try Self.pairedEntries(h) == locks.count, "relinkd paired each lock once, before the restart")
             print("figure: encrypted restart matrix, \(kind.rawValue), 4 link states: \(ContinuousClock.now - started)")
         }
     }
 
-    /// Registers `lock.id`, connects and subscribes to the lock's
-    /// encrypted state; relinkd pairs on demand; value 10 arrives. Returns
-    /// the lock's `Peripheral1` object.
+    /// Registers `lock.id`, connects the lock by the RPA it advertises now
+    /// (as a program that saw it in a scan: `address_type random`, its
+    /// services only, no match rule) and subscribes to its encrypted state;
+    /// relinkd pairs on demand; value 10 arrives; relinkd follows the lock
+    /// to its identity. Returns the lock's `Peripheral1` object.
     static func pairOnDemand(_ h: Harness, _ lock: BenchLock, scanOnly: Bool) async throws -> ObjectPath {
-        try await h.control.register(lock.id)
-        let strategies: [DBusValue.DictionaryEntry] = scanOnly
-            ? [.init(.string("strategies"), .variant(.array(.string, [.string("scan")])))] : []
-        let peripheral = try await h.control.connect(lock.id, lock.address, services: [Harness.lockService], extra: strategies)
-        try await h.control.subscribe(lock.id, lock.address, Harness.lockService, Harness.lockState)
+        let rpa = try await h.rotate(lock.name)
+        let client = try await APIClient.connect(h.bench.busAddress)
+        defer { client.close() }
+        let (central, _, _) = try await client.register(lock.id)
+        var options: [String: DBusValue] = ["services": .array(.string, [.string(Harness.lockService)]), "address_type": .string("random")]
+        if scanOnly { options["strategies"] = .array(.string, [.string("scan")]) }
+        let reply = try await client.central(central, "Connect", [.string(rpa), APIClient.options(options)])
+        guard case .objectPath(let peripheral)? = reply.body.first else { throw BenchError.badReply("Connect: \(reply.body)") }
+        _ = try await client.central(central, "Subscribe", [.string(rpa), .string(Harness.lockService), .string(Harness.lockState)])
         try await h.waitForEvents("connected", count: 1, of: lock.id, timeout: .seconds(60))
         try await h.waitUntilNotificationsFlow(lock, timeout: .seconds(60))
         try await h.push([10], lock)
-        #expect(try await APIPairingTests.bluez(h, "Paired", of: try lock.path), "\(lock.name) paired on demand")
-        return APIPath.peripheral(try PeripheralID(parsing: peripheral))
+        #expect(try await APIPairingTests.bluez(h, "Paired", of: try await h.deviceObject(showing: lock.address)), "\(lock.name) paired on demand")
+        try await eventually(timeout: .seconds(30), "relinkd to follow \(lock.name) from \(rpa) to its identity") {
+            (try? await Self.intent(h, lock)) == .bonded(at: lock.address)
+        }
+        return peripheral
+    }
+
+    /// The address (and its type) of each `connected` and `restored` event
+    /// in the lock's identifier's outbox, in order: "ADDRESS type".
+    static func linkAddresses(_ h: Harness, _ lock: BenchLock) async throws -> [String] {
+        try await h.control.events(lock.id).filter { $0.kind == "connected" || $0.kind == "restored" }.map { event in
+            let object = try JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any]
+            let address = (object?[event.kind] as? [String: Any])?["address"] as? [String: Any]
+            return "\(address?["address"] as? String ?? "none") \(address?["type"] as? String ?? "none")"
+        }
+    }
+
+    /// What relinkd's `Status` shows of an intent's address and bond (store v11).
+    struct Intent: Equatable, CustomStringConvertible {
+        var address: String?
+        var bonded: Bool?
+        var identityAddress: Bool?
+        /// Bonded, at this identity address.
+        static func bonded(at identity: String) -> Intent { Intent(address: identity, bonded: true, identityAddress: true) }
+        var description: String { "\(address ?? "no address") bonded \(bonded.map(String.init) ?? "-") identity \(identityAddress.map(String.init) ?? "-")" }
+    }
+
+    /// The lock's identifier's intent as relinkd's `Status` shows it.
+    static func intent(_ h: Harness, _ lock: BenchLock) async throws -> Intent {
+        let ids = try await h.control.status()["identifiers"] as? [[String: Any]] ?? []
+        let entry = (ids.first { $0["id"] as? String == lock.id }?["connections"] as? [[String: Any]])?.first
+        return Intent(address: entry?["address"] as? String, bonded: entry?["bonded"] as? Bool,
+                      identityAddress: entry?["identity_address"] as? Bool)
     }
 
     /// relinkd's own view agrees with bluetoothd's storage (issue 24 item 3):
@@ -176,9 +239,20 @@ import Testing
         return nil
     }
 
-    /// `Device1.Pair` calls BlueZoo saw for the lock on the central's
-    /// adapter, since the bench started (patch 28: across BlueZoo restarts).
+    /// `Device1.Pair` calls BlueZoo saw for the lock (by its identity,
+    /// whatever RPA its device showed) on the central's adapter, since the
+    /// bench started (patch 28: across BlueZoo restarts).
     static func pairCalls(_ h: Harness, _ lock: BenchLock) async throws -> Int {
+        try await centralPairCalls(h)[lock.address.uppercased()] ?? 0
+    }
+
+    /// Every `Device1.Pair` call on the central's adapter, whatever peer.
+    static func allPairCalls(_ h: Harness) async throws -> Int {
+        try await centralPairCalls(h).values.reduce(0, +)
+    }
+
+    /// The central adapter's `pair_calls` of `Zoo1.GetState`: peer -> calls.
+    static func centralPairCalls(_ h: Harness) async throws -> [String: Int] {
         let reply = try await h.control.connection.call(destination: "org.bluez", path: try ObjectPath("/org/relinkbench"),
                                                         interface: "org.relinkbench.Zoo1", method: "GetState", timeout: .seconds(10))
         guard let json = reply.body.first?.stringValue,
@@ -186,8 +260,7 @@ import Testing
               let calls = state["pair_calls"] as? [String: Any] else {
             throw BenchError.badReply("GetState: no pair_calls")
         }
-        let central = h.bench.info.central.address.uppercased()
-        return ((calls[central] as? [String: Any])?[lock.address.uppercased()] as? Int) ?? 0
+        return calls[h.bench.info.central.address.uppercased()] as? [String: Int] ?? [:]
     }
 
     /// `paired` journal entries ("peripheral paired and trusted") in every

@@ -4,6 +4,7 @@ Device1, later RPAs are resolved to it, and a restarted bluetoothd shows the
 bonded device under its identity."""
 
 import asyncio
+import json
 
 from busclient import Client
 
@@ -76,6 +77,10 @@ def test_an_rpa_is_a_new_device_until_pairing_resolves_it_on_the_same_object(fre
             # The same object shows the identity now.
             await c.wait_for(lambda: _is(c, second_path, "Address", identity), 10, "the identity on the paired object")
             assert await c.get(second_path, DEV, "AddressType") == "public"
+            # The bench's pairing counter names the lock by its identity,
+            # not by the RPA its Device1 showed at the call.
+            central = bench.info["central"]["address"].upper()
+            assert (await _pair_calls(c)).get(central) == {identity.upper(): 1}
             await c.disconnect(second_path)
             # A later RPA is resolved to it: no new device; connectable through it.
             third = bench.cmd("rotate_address", peripheral="lock")["address"]
@@ -96,6 +101,12 @@ def test_an_rpa_is_a_new_device_until_pairing_resolves_it_on_the_same_object(fre
             await c.connect(identity_path)
             assert await c.get(identity_path, DEV, "Connected") is True
     run(go())
+
+
+async def _pair_calls(c: Client) -> dict:
+    """Zoo1.GetState's pair_calls: adapter -> peer -> Device1.Pair calls."""
+    body = await c.call("GetState", path="/org/relinkbench", iface="org.relinkbench.Zoo1")
+    return json.loads(body[0])["pair_calls"]
 
 
 async def _is(c: Client, path: str, prop: str, value) -> bool:

@@ -85,7 +85,10 @@ class BenchDevice(Device):
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
     async def Pair(self) -> None:
-        pair_calls.count(self.adapter.address, self.address)  # the bench's counter (Zoo1 GetState)
+        # The bench's counter (Zoo1 GetState), per peer identity: a private
+        # peer's Device1 shows the RPA it was found at until this pairing
+        # learns its identity (patch 27), and the count is the peer's.
+        pair_calls.count(self.adapter.address, self.peer_adapter.address)
         await self.pair(agent_pairing.caller_agent(self))
 
     async def pair(self, agent=None) -> None:

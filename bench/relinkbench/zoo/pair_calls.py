@@ -5,11 +5,15 @@ outlives a bluetoothd restart.
 BlueZoo counts nothing. BlueZ logs each pairing (and btmon shows its SMP
 exchange), which is how one sees on a real gateway whether a program
 paired a device again. Here `pair_calls.json` in the bench directory holds,
-per central adapter and peer address, how many times a client called
+per central adapter and peer, how many times a client called
 `Device1.Pair` (successful, refused and already-paired calls alike), so a
 test can tell that a bonded lock was never paired again across every
 restart kind, a BlueZoo restart included; `Zoo1.GetState` shows it
-(`pair_calls`: adapter address -> peer address -> calls)."""
+(`pair_calls`: adapter address -> peer address -> calls). The peer is
+named by its identity address (its adapter's own), whatever address its
+Device1 showed at the call: a rotating peer (patch 27) is paired at the
+RPA it was found at and shows its identity only after, and one lock must
+count once however many RPAs it had."""
 
 import json
 import os
