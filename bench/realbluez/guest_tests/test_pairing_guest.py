@@ -15,6 +15,7 @@ stored one). Figures in LOGDIR/pairing.json."""
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -37,8 +38,9 @@ CYCLES = int(os.environ.get("RELINK_PAIRING_CYCLES", "10" if FULL else "2"))
 FIGURES: dict = {}
 
 
-@pytest.fixture
-def world():
+def lock_with_agent():
+    """The bench with the encrypted lock, a relinkd (not started), the
+    figures, and the lock side's agent."""
     agent = LockAgent(log_path(LOGDIR))
     bench_args_world = lock_world("pairing.json", FIGURES, lock_args=("--lock-security", "encrypted"))
     bench, relinkd, figures = next(bench_args_world)
@@ -49,6 +51,11 @@ def world():
         figures["lock_agent_requests"] = len(agent.requests())
         agent.stop()
         next(bench_args_world, None)
+
+
+@pytest.fixture
+def world():
+    yield from lock_with_agent()
 
 
 class Pairings:
@@ -143,13 +150,18 @@ def paired_lock(bench, relinkd: Relinkd, figures: dict, pairings: Pairings) -> L
     return lock
 
 
-def test_paired_once_then_restored_after_each_restart_kind(world):
+def test_paired_once_then_restored_after_restarts_and_out_of_range(world):
+    """Paired once on the way to the encrypted state; then each restart kind
+    and CYCLES out-of-range cycles must bring the link and notifications
+    back with the stored keys (no pairing). Every restart and cycle is
+    recorded (figures: how often the bonded lock's reconnection holds)
+    before the test asserts."""
     bench, relinkd, figures, agent = world
     pairings = Pairings(agent)
     lock = paired_lock(bench, relinkd, figures, pairings)
     first = figures["after_pairing"]
-    assert first["agent_requests"] >= 1 or first["hci0_new_ltk"] >= 1, (
-        f"no pairing was counted at all (the counters would prove nothing): {figures}")
+    assert first["agent_requests"] >= 1 and first["hci0_new_ltk"] >= 1, (
+        f"no pairing was counted (the counters would prove nothing): {figures}")
     device = figures["device_after_pairing"]
     assert device["Paired"] == "true" and device["Bonded"] == "true", f"not bonded: {device}"
     assert device["Trusted"] == "true", f"bonded but not trusted: {device}; Peripheral1 {figures['peripheral1_after_pairing']}"
@@ -157,7 +169,6 @@ def test_paired_once_then_restored_after_each_restart_kind(world):
 
     crashes: list[dict] = []
     restarts = figures.setdefault("restarts", [])
-    failed = []
     kinds_run = ["relinkd_kill", "bluetoothd_kill", "bluetoothd_term"] + (["relinkd_term", "reboot"] if FULL else [])
     for kind in kinds_run:
         seq = last_sequence()
@@ -169,24 +180,10 @@ def test_paired_once_then_restored_after_each_restart_kind(world):
             ok = True
         except Exception:
             ok = False
-        case = {"kind": kind, "values_again": ok, "values_s": round(time.monotonic() - t, 2),
-                "pairings": pairings.now(), "device": lock.device()}
-        restarts.append(case)
-        if not ok or case["pairings"] != first:
-            failed.append(case)
+        restarts.append({"kind": kind, "values_again": ok, "values_s": round(time.monotonic() - t, 2),
+                         "pairings": pairings.now(), "device": lock.device()})
     figures["bluetoothd_crashes"] = crashes
-    assert not failed, f"restarts that lost the lock or paired again (first pairing {first}): {failed}"
 
-
-def test_bonded_lock_out_of_range_and_back(world):
-    """The lock out of range (advertising stopped, adapter off) and back,
-    CYCLES times: each time the link and notifications must come back with
-    the stored keys (no pairing). Every cycle is recorded (a figure: how
-    often it holds) before the test asserts."""
-    bench, relinkd, figures, agent = world
-    pairings = Pairings(agent)
-    lock = paired_lock(bench, relinkd, figures, pairings)
-    first = pairings.now()
     cycles = figures.setdefault("cycles", [])
     for n in range(CYCLES):
         seq = last_sequence()
@@ -205,7 +202,102 @@ def test_bonded_lock_out_of_range_and_back(world):
                        "routes": [((e.get("payload") or {}).get("connected") or {}).get("route") for e in connected],
                        "disconnects": len(kinds(seq, "disconnected")), "pairings": pairings.now(),
                        "device": lock.device()})
-    held = [c for c in cycles if c["values_again"] and c["pairings"] == first]
-    figures["cycles_held"] = f"{len(held)} of {len(cycles)}"
-    assert len(held) == len(cycles), f"cycles that lost the lock or paired again (first {first}): " + json.dumps(
-        [c for c in cycles if c not in held])
+        if not ok:
+            recover_bluetoothd(bench, crashes, f"cycle {n}")
+    held = [c for c in restarts + cycles if c["values_again"] and c["pairings"] == first]
+    figures["held"] = f"{len(held)} of {len(restarts) + len(cycles)}"
+    failed = [c for c in restarts + cycles if c not in held]
+    assert not failed, f"restarts or cycles that lost the lock or paired again (first pairing {first}): " + json.dumps(failed)
+
+
+# --- privacy: the lock advertises from resolvable private addresses --------
+
+PRIVACY_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "main-privacy.conf")
+
+
+def lock_random_address() -> str:
+    """hci1's current random address (the lock's RPA) from the kernel's debugfs, or ''."""
+    path = "/sys/kernel/debug/bluetooth/hci1/random_address"
+    if not os.path.exists("/sys/kernel/debug/bluetooth"):
+        subprocess.run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"], capture_output=True)
+    try:
+        with open(path) as f:
+            return f.read().strip().upper()
+    except OSError:
+        return ""
+
+
+@pytest.fixture
+def privacy_world():
+    os.environ["RELINK_BLUETOOTHD_CONF"] = os.path.normpath(PRIVACY_CONF)
+    try:
+        yield from lock_with_agent()
+    finally:
+        os.environ.pop("RELINK_BLUETOOTHD_CONF", None)
+
+
+@pytest.mark.skipif(not FULL, reason="the full suite only (RELINK_REALBLUEZ=full)")
+def test_private_lock_paired_then_found_under_its_identity(privacy_world):
+    """bluetoothd with `Privacy = device` (both adapters: one bluetoothd owns
+    them): the lock's address is learnt from relinkd's scan (an RPA),
+    relinkd connects to it and pairs (`relinkctl pair`), reads and
+    subscribes; bluetoothd then knows the lock's identity address. Out of range and back: values again without
+    pairing; whether the lock's RPA rotated is recorded."""
+    bench, relinkd, figures, agent = privacy_world
+    pairings = Pairings(agent)
+    relinkd.start()
+    ctl_ok("register", ID)
+    ctl_ok("scan", ID, LOCK_SERVICE)
+    found: dict = {}
+
+    def discovered() -> bool:
+        bench.cmd("set_advertising", peripheral="lock", on=False)
+        bench.cmd("set_advertising", peripheral="lock", on=True)
+        for e in kinds(0, "discovered"):
+            adv = ((e.get("payload") or {}).get("discovered") or {}).get("advertisement") or {}
+            found.update(adv.get("address") or {})
+        return bool(found)
+    wait_for(discovered, 60, "the lock discovered", interval=3)
+    ctl("stop-scan", ID)
+    figures["privacy"] = privacy = {"advertised_address": found, "lock_rpa": lock_random_address(),
+                                    "identity": bench.address("lock")}
+    assert found.get("address", "").upper() != bench.address("lock").upper(), f"the lock advertised its identity: {found}"
+    ctl_ok("connect", ID, found["address"], "--address-type", found.get("type", "random"),
+           "--service", LOCK_SERVICE, "--match-service", LOCK_SERVICE)
+    wait_for(lambda: kinds(0, "connected"), 60, "connected to the private lock")
+    # relinkd's Central1.Pair first: with privacy on, bluetoothd's own
+    # pairing at the read failed in session 14 (both sides' Just Works
+    # confirmations went to the one default agent of this bluetoothd and
+    # the second was refused as busy; docs/real-bluez.md difference 31).
+    # A Device1.Pair makes bluetoothd accept the central's side by itself.
+    t = time.monotonic()
+    status, out, err = ctl("pair", ID, found["address"], timeout=90)
+    privacy["pair"] = {"status": status, "error": err.strip()[-300:], "s": round(time.monotonic() - t, 2)}
+    assert status == 0, f"relinkctl pair: {err.strip()}"
+    status, out, err = ctl("read", ID, found["address"], LOCK_SERVICE, LOCK_STATE, timeout=90)
+    privacy["read"] = {"status": status, "error": err.strip()[-300:]}
+    assert status == 0, f"reading the encrypted state: {err.strip()}"
+    ctl_ok("subscribe", ID, found["address"], LOCK_SERVICE, LOCK_STATE)
+    lock = Lock(bench)
+    wait_for(lambda: lock.values_after(0), 60, "notifications of the private lock", interval=0.5)
+    first = pairings.now()
+    privacy["after_pairing"] = first
+    privacy["peripheral1"] = peripheral_entry(found["address"]) or peripheral_entry(bench.address("lock"))
+    cycles = privacy.setdefault("cycles", [])
+    for n in range(3):
+        seq = last_sequence()
+        before = lock_random_address()
+        bench.cmd("out_of_range", peripheral="lock")
+        wait_for(lambda: kinds(seq, "disconnected"), 30, f"privacy cycle {n}: disconnected")
+        seq = last_sequence()
+        t = time.monotonic()
+        bench.cmd("in_range", peripheral="lock")
+        try:
+            wait_for(lambda: lock.values_after(seq), 60, f"privacy cycle {n}: notifications again", interval=0.5)
+            ok = True
+        except Exception:
+            ok = False
+        cycles.append({"cycle": n, "values_again": ok, "values_s": round(time.monotonic() - t, 2),
+                       "rpa_before": before, "rpa_after": lock_random_address(), "pairings": pairings.now()})
+    failed = [c for c in cycles if not c["values_again"] or c["pairings"] != first]
+    assert not failed, f"privacy cycles that lost the lock or paired again (first {first}): {failed}"

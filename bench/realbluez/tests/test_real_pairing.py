@@ -27,5 +27,6 @@ def test_pairing_on_real_bluetoothd(vm_ready):
     text, logdir = run_in_vm("pairing", "test_pairing_guest.py", timeout=2400 if full else 900,
                              env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
     result = summary(text)
-    assert re.match(r"=*\s*2 passed in", result), (
+    # The private-address case (bluetoothd with Privacy = device) runs in the full suite only.
+    assert re.match(r"=*\s*2 passed in" if full else r"=*\s*1 passed, 1 skipped in", result), (
         f"pairing on real bluetoothd: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
