@@ -12,11 +12,12 @@ import Restoration
 // Works) and the call succeeds. relinkd never sees a refusal, so pairing on
 // demand (Daemon+PairingOnDemand.swift) never runs and nothing set `Trusted`.
 // relinkd therefore marks a peripheral trusted whenever bluetoothd reports
-// it newly paired or bonded while an intent of relinkd's is on it and
+// it newly paired (`Paired` turning true: `Bonded` follows in a change of its
+// own, which would trust it a second time) while an intent of relinkd's is on it and
 // relinkd's own pairing (which trusts it itself) is not under way; the
 // journal says `paired` with the decision `bluetoothd`.
 extension Daemon {
-    /// `Paired` or `Bonded` turned true on a device: trust it if relinkd has
+    /// `Paired` turned true on a device: trust it if relinkd has
     /// an intent on the peripheral and did not start the pairing itself.
     func pairedByBluetoothd(_ peripheral: PeripheralID, device: Device) {
         guard device.paired || device.bonded, !device.trusted else { return }
