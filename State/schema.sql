@@ -64,6 +64,13 @@ CREATE TABLE connection_intent (
     match_data_prefixes TEXT NOT NULL DEFAULT '',
     -- v10: pair on demand when a read, write or subscription needs encryption (0 or 1).
     pair_on_demand INTEGER NOT NULL DEFAULT 1 CHECK (pair_on_demand IN (0, 1)),
+    -- v11: the peripheral is bonded; the stored address is the identity a
+    -- resolvable private address was resolved to (0 or 1 each).
+    bonded INTEGER NOT NULL DEFAULT 0 CHECK (bonded IN (0, 1)),
+    identity_address INTEGER NOT NULL DEFAULT 0 CHECK (identity_address IN (0, 1)),
+    -- v12: the agent's I/O capability for this intent's pairings (BlueZ's names).
+    pairing_capability TEXT NOT NULL DEFAULT 'NoInputNoOutput' CHECK (pairing_capability IN
+        ('DisplayOnly', 'DisplayYesNo', 'KeyboardOnly', 'KeyboardDisplay', 'NoInputNoOutput')),
     PRIMARY KEY (identifier, peripheral_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -149,4 +156,4 @@ CREATE TABLE launch_start (
     PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 12;

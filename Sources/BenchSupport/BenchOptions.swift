@@ -32,6 +32,11 @@ public struct BenchOptions: Sendable {
     /// Each lock's state characteristic needs an encrypted (paired) link
     /// (`--lock-security encrypted`, BlueZoo patch 22; issue 24).
     public var encryptedLocks = false
+    /// Each lock advertises from a resolvable private address that rotates
+    /// at each power-on, bluetoothd restart and `rotate_address`
+    /// (`--lock-privacy`, BlueZoo patch 27; issue 24). Combines with
+    /// ``encryptedLocks``.
+    public var lockPrivacy = false
     /// How long to wait for the ready line.
     public var startTimeout: Duration = .seconds(60)
     /// How long to wait for the reply to a command.
@@ -57,6 +62,7 @@ public struct BenchOptions: Sendable {
                  "--temporary-timeout", "\(temporaryTimeout)",
                  "--band-rate", "\(bandRate)"]
         if encryptedLocks { args += ["--lock-security", "encrypted"] }
+        if lockPrivacy { args.append("--lock-privacy") }
         if keepDirectory { args.append("--keep-dir") }
         return args
     }

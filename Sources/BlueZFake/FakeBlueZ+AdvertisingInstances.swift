@@ -20,6 +20,7 @@ extension FakeBlueZ {
     /// Registers the advertisement of the application exported at `root`
     /// alone (``HostingPort/registerAdvertisement(root:adapter:)``).
     public func registerAdvertisement(root: ObjectPath, adapter: ObjectPath) async throws {
+        hosting.hostingCalls += 1
         guard adapterUsable, hosting.exported[root]?.advertisement != nil else { return }
         try registerAdvertisement(root)
     }

@@ -26,6 +26,8 @@ struct FakeHosting: Sendable {
     var holdingFirstNotification = false
     /// The controller's advertising instances (nil: no limit), ``FakeBlueZ/setAdvertisingInstances(_:)``.
     var advertisingInstances: Int?
+    /// `host` and `registerAdvertisement(root:adapter:)` calls the client made.
+    var hostingCalls = 0
 }
 
 /// A hosted characteristic: its application's root and its key.
@@ -54,7 +56,10 @@ extension FakeBlueZ {
     /// - Throws: ``BlueZError`` as bluetoothd 5.66: `Failed` for an
     ///   application with GAP or GATT.
     public func host(_ application: HostedApplication, adapter: ObjectPath) async throws {
-        hosting.applications.remove(application.root)
+        // Registered anew: bluetoothd removes the old services and the
+        // remote central's CCCD states with them (`remove_device_ccc`).
+        hosting.hostingCalls += 1
+        if hosting.applications.remove(application.root) != nil { hosting.subscribed = hosting.subscribed.filter { $0.root != application.root } }
         hosting.advertisements.remove(application.root)
         hosting.exported[application.root] = application
         guard adapterUsable else { return }
@@ -66,6 +71,11 @@ extension FakeBlueZ {
             hosting.registrations.append((application.root, false))
         }
         if application.advertisement != nil { try registerAdvertisement(application.root) }
+    }
+
+    /// Whether the application's services are registered with this bluetoothd.
+    public func servicesRegistered(root: ObjectPath, adapter: ObjectPath) async -> Bool {
+        hosting.applications.contains(root)
     }
 
     /// Unregisters and forgets an application.
@@ -123,6 +133,11 @@ extension FakeBlueZ {
     }
     /// How many registrations (applications and advertisements) bluetoothd has accepted.
     public var hostingRegistrationCount: Int { hosting.registrations.count }
+    /// How many times the client asked to host an application or to
+    /// register its advertisement alone.
+    public var hostingCallCount: Int { hosting.hostingCalls }
+    /// How many application (services) registrations bluetoothd has accepted.
+    public var applicationRegistrationCount: Int { hosting.registrations.filter { !$0.advertisement }.count }
     /// The values the remote central received from a characteristic.
     public func received(_ root: ObjectPath, _ key: CharacteristicKey) -> [[UInt8]] { hosting.received[HostedKey(root: root, key: key)] ?? [] }
 

@@ -38,6 +38,14 @@ public struct RelinkConnectOptions: Sendable, Hashable {
     /// for want of encryption, then tries once more (`pair_on_demand`;
     /// nil: relinkd's default, true, as CoreBluetooth).
     public var pairOnDemand: Bool?
+    /// The I/O capability relinkd's agent pairs with for this intent
+    /// (`Pair` and pairing on demand; `pairing_capability`; nil: relinkd's
+    /// default, `NoInputNoOutput`, Just Works). Any other forwards the
+    /// peripheral's passkey or confirmation request to the attached client
+    /// as a `pairing-request` event (``RelinkPairingRequest``), answered with
+    /// ``RelinkManager/answerPairing(_:request:_:)``; with no client
+    /// attached the pairing fails (`AuthenticationFailed`).
+    public var pairingCapability: AgentCapability?
 
     /// The longest timeout relinkd takes, in seconds (the contract's limit).
     public static let maximumTimeout: Double = APILimits.maximumConnectTimeout
@@ -101,6 +109,7 @@ public struct RelinkConnectOptions: Sendable, Hashable {
         }
         out.merge(DataPrefixOptions.options(matchDataPrefixes, keys: DataPrefixOptions.matchKeys)) { $1 }
         if let pairOnDemand { out["pair_on_demand"] = .boolean(pairOnDemand) }
+        if let pairingCapability { out["pairing_capability"] = .string(pairingCapability.rawValue) }
         return out
     }
 }

@@ -53,6 +53,9 @@ import Testing
         var noPairing = RelinkConnectOptions()
         noPairing.pairOnDemand = false
         #expect(try noPairing.dictionary() == ["pair_on_demand": .boolean(false)], "pair_on_demand only when asked")
+        var passkey = RelinkConnectOptions()
+        passkey.pairingCapability = .keyboardDisplay
+        #expect(try passkey.dictionary() == ["pairing_capability": .string("KeyboardDisplay")], "BlueZ's name, only when asked")
         #expect(name { _ = try RelinkConnectOptions(timeout: 5, pendingUntilCancelled: true).dictionary() } == .invalidArguments)
         for timeout in [0, -1, 86_400.5, Double.nan, .infinity] {
             #expect(name { _ = try RelinkConnectOptions(timeout: timeout).dictionary() } == .invalidArguments, "\(timeout)")

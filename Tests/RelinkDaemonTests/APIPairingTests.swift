@@ -16,10 +16,10 @@ import Testing
         return ["Paired", "Bonded", "Trusted"].map { all[$0] == .variant(.boolean(true)) || all[$0] == .boolean(true) }
     }
 
-    /// bluetoothd's own `Device1` property of the lock.
-    static func bluez(_ h: Harness, _ property: String) async throws -> Bool {
+    /// bluetoothd's own `Device1` property of the lock (or of the device at `path`).
+    static func bluez(_ h: Harness, _ property: String, of path: ObjectPath = Harness.lockPath) async throws -> Bool {
         let reply = try await h.control.connection.call(
-            destination: "org.bluez", path: Harness.lockPath, interface: "org.freedesktop.DBus.Properties", method: "Get",
+            destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
             arguments: [.string("org.bluez.Device1"), .string(property)])
         return reply.body.first == .variant(.boolean(true))
     }

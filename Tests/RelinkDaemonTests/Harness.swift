@@ -3,6 +3,21 @@ import DBus
 import Foundation
 import Testing
 
+/// A lock of the bench and the restore identifier that uses it: what the
+/// probe and outbox helpers of ``Harness`` take (``Harness/mainLock``, the
+/// bench's "lock" under ``Harness/id``, unless a test names another).
+struct BenchLock: Sendable, Hashable {
+    /// Its name in bench commands.
+    var name: String
+    var address: String
+    /// The identifier whose outbox gets its values.
+    var id: String
+    /// Its Device1 object on the central.
+    var path: ObjectPath {
+        get throws { try ObjectPath("/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")) }
+    }
+}
+
 /// One bench (private bus, BlueZoo, lock and band), one state directory,
 /// relinkd processes started and killed on it, and a control client.
 /// Everything is stopped by ``with(_:)``, also when the body throws.
@@ -11,6 +26,7 @@ final class Harness {
     static let lockService = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
     static let lockState = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
     static let id = "org.example.lock"
+    static let mainLock = BenchLock(name: "lock", address: lockAddress, id: id)
 
     let bench: Bench
     let control: ControlClient
@@ -95,11 +111,11 @@ final class Harness {
 
     /// Pushes distinct values from the lock, one at a time: each is in the
     /// outbox before the next is pushed (so none shares another's signal).
-    func push(_ values: [UInt8]) async throws {
+    func push(_ values: [UInt8], _ lock: BenchLock = Harness.mainLock) async throws {
         for value in values {
-            try await bench.send(.pushValue("lock", hex: String(format: "%02x", value)))
-            try await eventually(timeout: .seconds(20), "value \(value) of \(values) in the outbox") {
-                (try? await self.notifiedValues())?.contains(value) == true
+            try await bench.send(.pushValue(lock.name, hex: String(format: "%02x", value)))
+            try await eventually(timeout: .seconds(20), "value \(value) of \(values) in the outbox of \(lock.id)") {
+                (try? await self.notifiedValues(lock))?.contains(value) == true
             }
         }
     }
@@ -132,17 +148,19 @@ final class Harness {
 
     /// Values from this one up are probes, pushed by ``waitUntilNotificationsFlow()``.
     static let firstProbe: UInt8 = 200
-    private var nextProbe = Harness.firstProbe
+    /// The next probe value of each lock (each lock's values go to its own identifier).
+    private var nextProbe: [BenchLock: UInt8] = [:]
 
     /// The next probe value; throws once they are all used (the test then
     /// fails naming why, instead of the counter overflowing and the test
     /// process dying with every relinkd it started).
-    private func takeProbe() throws -> UInt8 {
-        guard nextProbe < UInt8.max else {
+    private func takeProbe(_ lock: BenchLock) throws -> UInt8 {
+        let probe = nextProbe[lock, default: Harness.firstProbe]
+        guard probe < UInt8.max else {
             throw TimeoutError(what: "notifications to flow (probe values \(Harness.firstProbe)-\(UInt8.max - 1) all used)")
         }
-        defer { nextProbe += 1 }
-        return nextProbe
+        nextProbe[lock] = probe + 1
+        return probe
     }
 
     /// After a reconnection: pushes probe values until one reaches the
@@ -150,21 +168,21 @@ final class Harness {
     /// are not delivered by BlueZ at all, so a client cannot expect them).
     /// A probe not seen within 500 ms is given up for a new one (it may
     /// have gone out before the re-arm), until `timeout`.
-    func waitUntilNotificationsFlow(timeout: Duration = .seconds(30)) async throws {
+    func waitUntilNotificationsFlow(_ lock: BenchLock = Harness.mainLock, timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let probe = try takeProbe()
-            try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
+            let probe = try takeProbe(lock)
+            try await bench.send(.pushValue(lock.name, hex: String(format: "%02x", probe)))
             do {
-                try await eventually(timeout: .milliseconds(500), "probe \(probe) in the outbox") {
-                    (try? await self.notifiedValues())?.contains(probe) == true
+                try await eventually(timeout: .milliseconds(500), "probe \(probe) in the outbox of \(lock.id)") {
+                    (try? await self.notifiedValues(lock))?.contains(probe) == true
                 }
                 return
             } catch is TimeoutError {
                 continue
             }
         }
-        throw TimeoutError(what: "notifications to flow again")
+        throw TimeoutError(what: "notifications of \(lock.name) to flow again")
     }
 
     /// Waits until relinkd has handled everything the lock notified so
@@ -174,11 +192,11 @@ final class Harness {
     /// copy of one, is stored too. Use it before asserting the outbox's
     /// exact contents, instead of a settle sleep. Returns the probe.
     @discardableResult
-    func waitUntilHandled(timeout: Duration = .seconds(20)) async throws -> UInt8 {
-        let probe = try takeProbe()
-        try await bench.send(.pushValue("lock", hex: String(format: "%02x", probe)))
-        try await eventually(timeout: timeout, "probe \(probe) in the outbox (everything before it handled)") {
-            (try? await self.notifiedValues())?.contains(probe) == true
+    func waitUntilHandled(_ lock: BenchLock = Harness.mainLock, timeout: Duration = .seconds(20)) async throws -> UInt8 {
+        let probe = try takeProbe(lock)
+        try await bench.send(.pushValue(lock.name, hex: String(format: "%02x", probe)))
+        try await eventually(timeout: timeout, "probe \(probe) in the outbox of \(lock.id) (everything before it handled)") {
+            (try? await self.notifiedValues(lock))?.contains(probe) == true
         }
         return probe
     }
@@ -186,9 +204,9 @@ final class Harness {
     /// Waits until relinkd's Connect to the (out-of-range) lock has failed
     /// and it looks for the lock by a scan, or backs off: its intent is
     /// loaded and pending, and it went through a failed attempt.
-    func waitUntilLookingForTheLock(timeout: Duration = .seconds(30)) async throws {
-        try await eventually(timeout: timeout, "relinkd to try the lock and look for it by a scan") {
-            let state = try? await self.control.connectionState(Self.id)
+    func waitUntilLookingForTheLock(_ lock: BenchLock = Harness.mainLock, timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "relinkd to try \(lock.name) and look for it by a scan") {
+            let state = try? await self.control.connectionState(lock.id)
             return state == "trying-scan" || state == "backing-off"
         }
     }
@@ -219,29 +237,29 @@ final class Harness {
     }
 
     /// Every value (test values and probes alike) is in the outbox at most once.
-    func expectNoDuplicates() async throws {
-        let values = try await notifiedValues()
+    func expectNoDuplicates(_ lock: BenchLock = Harness.mainLock) async throws {
+        let values = try await notifiedValues(lock)
         #expect(Set(values).count == values.count, "a value was delivered twice: \(values)")
     }
 
     /// Every notified value that is not a probe, in outbox order.
-    func testValues() async throws -> [UInt8] {
-        try await notifiedValues().filter { $0 < Self.firstProbe }
+    func testValues(_ lock: BenchLock = Harness.mainLock) async throws -> [UInt8] {
+        try await notifiedValues(lock).filter { $0 < Self.firstProbe }
     }
 
     /// Every notified value in the outbox, in order (one byte each).
-    func notifiedValues() async throws -> [UInt8] {
-        try await control.events(Self.id).compactMap { $0.value?.first }
+    func notifiedValues(_ lock: BenchLock = Harness.mainLock) async throws -> [UInt8] {
+        try await control.events(lock.id).compactMap { $0.value?.first }
     }
 
-    func events(_ kind: String) async throws -> [ControlClient.Event] {
-        try await control.events(Self.id).filter { $0.kind == kind }
+    func events(_ kind: String, of id: String = Harness.id) async throws -> [ControlClient.Event] {
+        try await control.events(id).filter { $0.kind == kind }
     }
 
     /// Waits until the outbox holds at least `count` events of `kind`.
-    func waitForEvents(_ kind: String, count: Int, timeout: Duration = .seconds(30)) async throws {
-        try await eventually(timeout: timeout, "\(count) \(kind) event(s)") {
-            ((try? await self.events(kind).count) ?? 0) >= count
+    func waitForEvents(_ kind: String, count: Int, of id: String = Harness.id, timeout: Duration = .seconds(30)) async throws {
+        try await eventually(timeout: timeout, "\(count) \(kind) event(s) of \(id)") {
+            ((try? await self.events(kind, of: id).count) ?? 0) >= count
         }
     }
 }

@@ -31,7 +31,8 @@ struct RecordRoundTripTests {
                                           overallTimeout: nil, strategies: [.scan, .knownIdentifier], requestedAt: Fixtures.now,
                                           attempts: 7, lastErrorClass: "page-timeout", lastErrorMessage: "le-connection-abort-by-local",
                                           matchName: "Lock-ad ✓", matchManufacturerID: 0xFFFF,
-                                          matchServices: [try BluetoothUUID(parsing: "fe59"), try BluetoothUUID(parsing: "180a")])
+                                          matchServices: [try BluetoothUUID(parsing: "fe59"), try BluetoothUUID(parsing: "180a")],
+                                          pairOnDemand: false, bond: IntentBond(bonded: true, identityAddress: true), pairingCapability: .keyboardDisplay)
         let subscription = Subscription(identifier: id, peripheral: peripheral.id, characteristic: CharacteristicKey(service: try BluetoothUUID(parsing: "fe59"), characteristic: try BluetoothUUID(parsing: "8ec90001-f315-4f60-9fb8-838830daea50")))
         let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
         try await store.apply([.putIdentifier(record), .putPeripheral(peripheral), .putScanIntent(id, scan),

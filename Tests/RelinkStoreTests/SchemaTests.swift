@@ -45,7 +45,7 @@ struct SchemaTests {
         defer { try? second.close() }
         #expect(try await second.loadState().identifiers.map(\.record.id.rawValue) == ["keep"])
         let queue = try DatabaseQueue(path: second.databasePath)
-        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
+        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"])
     }
 
     @Test("a v1 file is migrated to the current schema: its intents keep their values and match by address only")
@@ -75,6 +75,7 @@ struct SchemaTests {
         #expect(intents.count == 1)
         #expect(intent.state == .connected && intent.strategies == [.knownIdentifier, .scan] && intent.attempts == 2)
         #expect(intent.matchName == nil && intent.matchManufacturerID == nil && intent.matchServices.isEmpty)
+        #expect(intent.pairOnDemand && intent.pairingCapability == .noInputNoOutput, "an old intent pairs on demand, Just Works")
         let queue = try DatabaseQueue(path: path)
         #expect(try await queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == StoreMigrations.latestUserVersion)
     }

@@ -27,6 +27,7 @@ import Testing
             ["connect", "front-door", "00:00:00:00:00:02", "--strategy", "teleport"],
             ["connect", "front-door", "00:00:00:00:00:02", "--match-name", ""],
             ["connect", "front-door", "00:00:00:00:00:02", "--match-service", "nope"],
+            ["connect", "front-door", "00:00:00:00:00:02", "--pairing-capability", "keyboard"],
             ["subscribe", "front-door", "00:00:00:00:00:02", "180d", "2a3"],
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", "0g"],
             ["write", "front-door", "00:00:00:00:00:02", "180d", "2a37", String(repeating: "00", count: 513)],

@@ -55,6 +55,9 @@ def parse(argv) -> argparse.Namespace:
     p.add_argument("--lock-security", choices=("none", "encrypted"), default="none",
                    help="encrypted: each lock's state characteristic needs an encrypted (paired) link "
                         "to be read or notified (issue 24, patch 22)")
+    p.add_argument("--lock-privacy", action="store_true",
+                   help="each lock advertises from a resolvable private address that rotates at each "
+                        "power-on, bluetoothd restart and rotate_address (issue 24, patch 27)")
     p.add_argument("--tmp", dest="parent_dir", help="parent of the bench directory")
     p.add_argument("--keep-dir", action="store_true", help="keep the directory (logs) at exit")
     p.add_argument("--log-stderr", action="store_true", help="children log to stderr, not DIR/*.log")
@@ -76,7 +79,7 @@ async def amain(args) -> int:
                    scan_interval=args.scan_interval, connect_timeout=args.connect_timeout,
                    supervision_timeout=args.supervision_timeout, gap_service=args.gap_service,
                    temporary_timeout=args.temporary_timeout,
-                   band_rate=args.band_rate, lock_security=args.lock_security, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
+                   band_rate=args.band_rate, lock_security=args.lock_security, lock_privacy=args.lock_privacy, parent_dir=args.parent_dir, keep_dir=args.keep_dir,
                    log_stderr=args.log_stderr, verbose=args.verbose)
     try:
         if args.backend == "bluez":

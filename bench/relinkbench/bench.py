@@ -67,6 +67,9 @@ class Options:
     advertising_instances: int = 15
     band_rate: float = 2.0
     lock_security: str = "none"
+    # Patch 27: each lock's adapter advertises from a rotating resolvable
+    # private address (issue 24, rpa).
+    lock_privacy: bool = False
     parent_dir: Optional[str] = None
     keep_dir: bool = False
     log_stderr: bool = False
@@ -174,6 +177,8 @@ class Bench:
             argv += ["-a", s.address, "--rssi", f"{s.address}={s.rssi}:{s.noise}"]
             if not s.in_range:
                 argv += ["--unpowered", s.address]
+            if self.opts.lock_privacy and s.kind == "lock":
+                argv += ["--privacy", s.address]
         if not self.central_powered:
             argv += ["--unpowered", self.opts.central_address]
         argv += ["-v"] * self.opts.verbose

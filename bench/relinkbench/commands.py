@@ -47,6 +47,8 @@ HELP = {
     "set_rssi": "peripheral, rssi[, noise]: RSSI base value and noise (dBm)",
     "set_pairing_method": "peripheral, method (just-works|confirmation|passkey)[, passkey]: what the peripheral "
                           "demands of the central's agent to pair (patch 26)",
+    "rotate_address": "peripheral (with --lock-privacy): it takes a new resolvable private address now "
+                      "(patch 27); the reply has it",
     "set_timing": "connect_timeout, supervision_timeout (seconds)",
     "set_advertising_instances": "instances: advertisements each adapter's controller sends at once "
                                  "(kept across restart_bluez; those registered stay)",
@@ -156,6 +158,12 @@ class Dispatcher:
                 raise CommandFailed("method must be just-works, confirmation or passkey; passkey an integer in [0, 999999]")
             await b.client.zoo("SetPairingMethod", "ssu", [spec.address, method, passkey])
             return {"peripheral": spec.name, "method": method, "passkey": passkey}
+        if cmd == "rotate_address":
+            spec = self._peripheral(req)
+            rpa = (await b.client.zoo("RotateAddress", "s", [spec.address]))[0]
+            if not rpa:
+                raise CommandFailed(f"{spec.name} has no privacy (start the bench with --lock-privacy)")
+            return {"peripheral": spec.name, "address": rpa}
         if cmd == "set_timing":
             ct = req.get("connect_timeout", b.opts.connect_timeout)
             st = req.get("supervision_timeout", b.opts.supervision_timeout)

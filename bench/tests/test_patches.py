@@ -462,6 +462,25 @@ def test_bluez_restart_peripherals_register_again(bench):
     run(go())
 
 
+def test_trusted_outlives_a_bluez_restart_until_remove_device(bench):
+    """Patch 28: BlueZ stores Trusted with the device and loads it at start;
+    RemoveDevice deletes it."""
+    async def go():
+        lock = bench.path("lock")
+        async with Client(bench.bus) as c:
+            await linked(c, bench, "lock")
+            await c.set(lock, DEV, "Trusted", "b", True)
+            await c.disconnect(lock)
+        bench.cmd("restart_bluez")
+        async with Client(bench.bus) as c:
+            await found(c, bench, "lock")
+            assert await c.get(lock, DEV, "Trusted") is True, "Trusted forgotten by the restart"
+            await c.call("RemoveDevice", "o", [lock], path="/org/bluez/hci0", iface="org.bluez.Adapter1")
+            await found(c, bench, "lock")
+            assert await c.get(lock, DEV, "Trusted") is False, "RemoveDevice kept Trusted"
+    run(go())
+
+
 def test_bluez_restart_keeps_an_out_of_range_peripheral_powered_off(bench):
     """Issue 20 finding 9: on a restart the mock's adapters came up powered
     and the bench powered the out-of-range ones off only afterwards, so a

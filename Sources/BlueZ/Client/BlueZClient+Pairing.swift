@@ -1,4 +1,5 @@
 public import DBus
+public import RelinkModel
 
 /// The `org.bluez.Agent1` a central registers for its own pairings.
 /// bluetoothd asks the agent of the D-Bus client that called `Device1.Pair`,

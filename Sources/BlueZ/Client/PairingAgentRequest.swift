@@ -1,20 +1,5 @@
 public import DBus
 
-/// The I/O capability an `org.bluez.Agent1` is registered with
-/// (`AgentManager1.RegisterAgent`): what the pairing can ask of a user.
-public enum AgentCapability: String, Sendable, Hashable, CaseIterable {
-    /// Shows a passkey only.
-    case displayOnly = "DisplayOnly"
-    /// Shows a passkey and takes yes or no (numeric comparison).
-    case displayYesNo = "DisplayYesNo"
-    /// Takes a typed passkey only.
-    case keyboardOnly = "KeyboardOnly"
-    /// Takes a typed passkey and shows one.
-    case keyboardDisplay = "KeyboardDisplay"
-    /// No user interface: Just Works.
-    case noInputNoOutput = "NoInputNoOutput"
-}
-
 /// A request bluetoothd makes of an agent during a pairing.
 public enum AgentRequest: Sendable, Hashable {
     /// `RequestPinCode`: a legacy PIN to type.

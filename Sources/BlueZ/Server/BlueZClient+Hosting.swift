@@ -45,6 +45,13 @@ extension BlueZClient: HostingPort {
                        tolerating: "org.bluez.Error.AlreadyExists")
     }
 
+    /// Whether the application's services are registered on `adapter`
+    /// (``HostingPort/servicesRegistered(root:adapter:)``).
+    public func servicesRegistered(root: ObjectPath, adapter: ObjectPath) async -> Bool {
+        guard let hosted = hosting.applications[root], owner != nil else { return false }
+        return hosted.adapter == adapter && !hosted.application.services.isEmpty
+    }
+
     /// Unregisters and removes an application (``HostingPort/unhost(root:adapter:)``).
     /// - Throws: ``BlueZError`` or ``DBusError``.
     public func unhost(root: ObjectPath, adapter: ObjectPath) async throws {

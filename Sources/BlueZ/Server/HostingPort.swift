@@ -33,6 +33,13 @@ public protocol HostingPort: Actor {
     /// - Throws: ``BlueZError``: `org.bluez.Error.NotPermitted` when the
     ///   controller still has no advertising instance left.
     func registerAdvertisement(root: ObjectPath, adapter: ObjectPath) async throws
+    /// Whether the services of the application last hosted at `root` are
+    /// registered with the running bluetoothd on `adapter` (false for an
+    /// application without services, and after bluetoothd left). bluetoothd
+    /// keeps a registration across a power cycle of the adapter, with the
+    /// CCCD states of the bonded centrals subscribed to it
+    /// (`src/gatt-database.c`): registering it anew would drop them.
+    func servicesRegistered(root: ObjectPath, adapter: ObjectPath) async -> Bool
     /// Unregisters and removes the application at `root` (nothing when none is there).
     /// - Throws: ``BlueZError`` (unregistering: "does not exist" is success).
     func unhost(root: ObjectPath, adapter: ObjectPath) async throws

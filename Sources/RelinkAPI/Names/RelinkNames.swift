@@ -97,6 +97,8 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case pairWith = "PairWith"
     /// Answers a `pairing-request` event.
     case answerPairing = "AnswerPairing"
+    /// `Cancel` with options: `remove_bond` removes the bond with the last use.
+    case cancelWith = "CancelWith"
 }
 
 /// Properties of `org.relink.Central1`.

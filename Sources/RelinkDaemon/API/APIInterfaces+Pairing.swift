@@ -4,7 +4,7 @@ import RelinkModel
 
 // Central1's pairing method (docs/api/Central1.md, `Pair`).
 extension APIInterfaces {
-    /// `Pair` and `Unpair` of one identifier.
+    /// `Pair`, `Unpair` and `CancelWith` of one identifier.
     func pairingMethods(_ id: RestoreIdentifier) -> [DBusMethod] {
         let daemon = self.daemon, identity = self.identity
         return [
@@ -17,6 +17,15 @@ extension APIInterfaces {
                 let ref = try ControlArguments(call, count: 1).peripheral(0)
                 try await daemon.unpair(id, ref, from: try await identity.caller(of: call))
                 return []
+            },
+            DBusMethod(Central1Member.cancelWith.rawValue, in: [DBusArgument("peripheral", .string), DBusArgument("options", Self.optionsType)],
+                       out: [DBusArgument("bond_removed", .boolean), DBusArgument("reason", .string)]) { call in
+                let a = try ControlArguments(call, count: 2)
+                let ref = try a.peripheral(0)
+                var removeBond = false
+                if case .boolean(let b)? = try a.options(1, allowed: ["remove_bond": .boolean])["remove_bond"] { removeBond = b }
+                let outcome = try await daemon.cancelWith(id, ref, removeBond: removeBond, from: try await identity.caller(of: call))
+                return [.boolean(outcome.removed), .string(outcome.reason)]
             },
         ]
     }

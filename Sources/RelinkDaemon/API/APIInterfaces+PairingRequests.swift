@@ -13,9 +13,8 @@ extension APIInterfaces {
             DBusMethod(Central1Member.pairWith.rawValue, in: [DBusArgument("peripheral", .string), DBusArgument("capability", .string)], out: []) { call in
                 let a = try ControlArguments(call, count: 2)
                 let ref = try a.peripheral(0)
-                let text = try a.string(1, "capability")
-                guard let capability = AgentCapability(rawValue: text) else {
-                    throw RelinkError.invalidArguments("capability must be one of \(AgentCapability.allCases.map(\.rawValue).joined(separator: ", "))")
+                guard let capability = AgentCapability(rawValue: try a.string(1, "capability")) else {
+                    throw RelinkError.invalidArguments("capability must be one of \(AgentCapability.names)")
                 }
                 try await daemon.pair(id, ref, capability: capability, from: try await identity.caller(of: call))
                 return []

@@ -36,6 +36,11 @@ struct APIState: Sendable {
     var attachments: [RestoreIdentifier: [String: Attachment]] = [:]
     /// Peripherals each user's identifiers discovered since relinkd started.
     var discoveredBy: [UInt32: Set<PeripheralID>] = [:]
+    /// Peripherals each user's identifiers had a connection intent or a
+    /// subscription on since relinkd started (the loaded ones included):
+    /// what a user may still name in `Unpair` once it gave up its last use
+    /// (Daemon+PairingAccess.swift).
+    var usedBy: [UInt32: Set<PeripheralID>] = [:]
     /// When each peripheral was last seen advertising or connected (since start).
     var lastSeen: [PeripheralID: Date] = [:]
     /// Unique names that left the bus lately: never attached again (a

@@ -147,9 +147,13 @@ extension Daemon {
         case .transfer(let id, let request):
             return try await transferCall(try visible(id, to: caller), request)
         case .pairTarget(let id, let ref):
-            return try await pairTarget(try visible(id, to: caller), ref)
+            let id = try visible(id, to: caller)
+            try checkPairingAccess(ref, for: caller)
+            return try await pairTarget(id, ref)
         case .unpairTarget(let id, let ref):
-            return try await unpairTarget(try visible(id, to: caller), ref)
+            let id = try visible(id, to: caller)
+            try checkPairingAccess(ref, for: caller)
+            return try await unpairTarget(id, ref)
         case .answerPairing(let id, let number, let accept, let passkey):
             return try await answerPairing(try visible(id, to: caller), number, accept: accept, passkey: passkey)
         }
@@ -220,6 +224,7 @@ extension Daemon {
             guard var machine = core.machines[intent] else { continue }
             let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
             core.machines[intent] = nil
+            known.intentBonds[intent] = nil
             // The rows and the outbox are gone with the identifier.
             await perform(actions.filter {
                 switch $0 {
@@ -259,11 +264,20 @@ extension Daemon {
     func knownPeripheral(_ ref: PeripheralRef) throws(RelinkError) -> PeripheralID {
         switch ref {
         case .address(let address):
-            guard let id = peripheralID(for: address) else { throw .unknownPeripheral("relinkd knows no peripheral at \(address.string)") }
+            guard let id = peripheralID(for: address) else { throw Self.unknownPeripheral(ref) }
             return id
         case .id(let id):
-            guard known.peripherals[id] != nil else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            guard known.peripherals[id] != nil else { throw Self.unknownPeripheral(ref) }
             return id
+        }
+    }
+
+    /// The reply for a peripheral relinkd does not know (also for one the
+    /// caller may not name: it looks exactly the same).
+    static func unknownPeripheral(_ ref: PeripheralRef) -> RelinkError {
+        switch ref {
+        case .address(let address): .unknownPeripheral("relinkd knows no peripheral at \(address.string)")
+        case .id(let id): .unknownPeripheral("relinkd knows no peripheral \(id)")
         }
     }
 

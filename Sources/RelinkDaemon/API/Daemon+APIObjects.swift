@@ -32,7 +32,10 @@ extension Daemon {
         var viewers: [PeripheralID: Set<UInt32>] = [:]
         for intent in core.machines.keys { if let o = api.owners[intent.identifier] { viewers[intent.peripheral, default: []].insert(o) } }
         for s in core.planner.subscriptions { if let o = api.owners[s.identifier] { viewers[s.peripheral, default: []].insert(o) } }
-        for (peripheral, uids) in viewers { publisher?.setViewers(uids, of: peripheral) }
+        for (peripheral, uids) in viewers {
+            for uid in uids { api.usedBy[uid, default: []].insert(peripheral) }
+            publisher?.setViewers(uids, of: peripheral)
+        }
         if let status = core.adapter.current { publisher?.setAdapterStatus(status) }
         publisher?.setReady(true)
     }
@@ -123,12 +126,14 @@ extension Daemon {
     // MARK: Peripheral1
 
     /// Users that may see a peripheral: owners of identifiers with an
-    /// intent or a subscription on it, or that discovered it.
+    /// intent or a subscription on it, or that discovered it (the first
+    /// ones also noted in `usedBy`, with or without a publisher).
     func refreshViewers(of peripheral: PeripheralID) {
-        guard let publisher else { return }
         var uids = Set<UInt32>()
         for intent in core.machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
         for s in core.planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
+        for uid in uids { api.usedBy[uid, default: []].insert(peripheral) }
+        guard let publisher else { return }
         for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }
         let (gained, lost) = publisher.setViewers(uids, of: peripheral)
         // Root saw it all along; others learn of it now (or lose it).
@@ -201,6 +206,15 @@ extension Daemon {
             for key in [Peripheral1Property.connected, .rssi, .paired, .bonded, .trusted] { values[key.rawValue] = nil }
         }
         publisher.updatePeripheral(peripheral, values, to: peripheralAudience(peripheral))
+    }
+
+    /// bluetoothd removed the peripheral's device object (`RemoveDevice`,
+    /// `bluetoothctl remove`, a restart): what Peripheral1 reads from it
+    /// (`Connected`, `RSSI`, `Paired`, `Bonded`, `Trusted`) is false or 0
+    /// until it is back, as documented.
+    func deviceObjectGone(_ peripheral: PeripheralID) {
+        guard let publisher, publisher.hasPeripheral(peripheral) else { return }
+        publisher.updatePeripheral(peripheral, peripheralValues(peripheral, device: nil), to: peripheralAudience(peripheral))
     }
 
     /// The link or the advertisement of a peripheral changed (from the mirror).

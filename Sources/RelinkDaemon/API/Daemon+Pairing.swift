@@ -20,18 +20,20 @@ extension Daemon {
     /// The bound on BlueZ's `Device1.Pair`.
     static let pairingTimeout: Duration = .seconds(30)
 
-    /// What a pairing needs from the loop: the device and whether the
-    /// intent lets relinkd pair on demand.
+    /// What a pairing needs from the loop: the device, whether the intent
+    /// lets relinkd pair on demand, and the agent capability it pairs with
+    /// (`Connect`'s `pairing_capability`).
     struct PairingTarget: Sendable {
         var device: ObjectPath
         var peripheral: String
         var onDemand: Bool
+        var capability: AgentCapability = .noInputNoOutput
     }
 
     /// The loop's part of `Pair`: the identifier must have a connection
     /// intent on the peripheral, and the peripheral a link; replies the
-    /// device's BlueZ object, the peripheral's UUID and whether the intent
-    /// pairs on demand.
+    /// device's BlueZ object, the peripheral's UUID, whether the intent
+    /// pairs on demand and its pairing capability.
     /// - Throws: `UnknownPeripheral`, `NotConnected`.
     func pairTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> APIResult {
         let peripheral = try knownPeripheral(ref)
@@ -39,7 +41,8 @@ extension Daemon {
             throw .unknownPeripheral("\(id) has no connection intent on \(ref): Connect first")
         }
         guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link to pair over") }
-        return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(machine.options.pairOnDemand)])
+        return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(machine.options.pairOnDemand),
+                                  .string(machine.options.pairingCapability.rawValue)])
     }
 
     /// ``pairTarget(_:_:)`` asked of the loop.
@@ -49,25 +52,31 @@ extension Daemon {
         let peripheral = values.dropFirst().first.map { if case .string(let s) = $0 { s } else { "\(ref)" } } ?? "\(ref)"
         var onDemand = false
         if case .boolean(let b)? = values.dropFirst(2).first { onDemand = b }
-        return PairingTarget(device: device, peripheral: peripheral, onDemand: onDemand)
+        var capability = AgentCapability.noInputNoOutput
+        if case .string(let name)? = values.dropFirst(3).first, let named = AgentCapability(rawValue: name) { capability = named }
+        return PairingTarget(device: device, peripheral: peripheral, onDemand: onDemand, capability: capability)
     }
 
-    /// `Central1.Pair`: checked by the loop, then paired (``pairDevice(_:_:why:)``).
+    /// `Central1.Pair` (`capability` nil: the intent's `pairing_capability`)
+    /// and `PairWith`: checked by the loop, then paired (``pairDevice(_:_:capability:why:)``).
     /// - Throws: as ``pairTarget(_:_:)``, and `AuthenticationFailed`,
     ///   `NotConnected`, `InProgress`, `NotReady`, `Failed` from BlueZ.
-    nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, capability: AgentCapability = .noInputNoOutput,
+    nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, capability: AgentCapability? = nil,
                           from caller: APICaller) async throws(RelinkError) {
-        try await pairDevice(id, try await pairingTarget(id, ref, from: caller), capability: capability, why: "Pair")
+        let target = try await pairingTarget(id, ref, from: caller)
+        try await pairDevice(id, target, capability: capability ?? target.capability, why: capability == nil ? "Pair" : "PairWith")
     }
 
-    /// `Device1.Pair` through relinkd's agent (bounded by
+    /// `Device1.Pair` through relinkd's agent registered with `capability`
+    /// (nil: the target's, the intent's choice; bounded by
     /// ``pairingTimeout``), then `Trusted = true`; one pairing of a device
     /// at a time (a second asker gets the first one's outcome). Journals
     /// `paired` or `pairing-failed`; `why` names what asked for it.
     /// - Throws: `AuthenticationFailed`, `NotConnected`, `InProgress`,
     ///   `NotReady`, `Failed`.
-    nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, capability: AgentCapability = .noInputNoOutput,
+    nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, capability: AgentCapability? = nil,
                                 why: String) async throws(RelinkError) {
+        let capability = capability ?? target.capability
         let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests
         let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
             let started = ContinuousClock.now

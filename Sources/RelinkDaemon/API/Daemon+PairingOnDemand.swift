@@ -62,7 +62,8 @@ extension Daemon {
         let subscribers = core.planner.route(notify.peripheral, characteristic: notify.key)
         guard let id = subscribers.first(where: { core.machines[ConnectionIntentID(identifier: $0, peripheral: notify.peripheral)]?.options.pairOnDemand == true }),
               let device = await linkedDevice(of: notify.peripheral) else { return false }
-        let target = PairingTarget(device: device.path, peripheral: notify.peripheral.description, onDemand: true)
+        let capability = core.machines[ConnectionIntentID(identifier: id, peripheral: notify.peripheral)]?.options.pairingCapability ?? .noInputNoOutput
+        let target = PairingTarget(device: device.path, peripheral: notify.peripheral.description, onDemand: true, capability: capability)
         var metadata = deviceFields(notify.peripheral)
         metadata[JournalField.characteristic.rawValue] = "\(notify.key)"
         logger.notice("pairing on demand", metadata: metadata.merging(.journal([

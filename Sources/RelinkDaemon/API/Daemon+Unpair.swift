@@ -13,8 +13,9 @@ import Restoration
 extension Daemon {
     /// The loop's part of `Unpair`: checks that nobody uses the peripheral
     /// and takes it off the bond watch (relinkd removes this bond itself:
-    /// no `bond-removed` event); replies the device's BlueZ object, or
-    /// nothing when bluetoothd has none.
+    /// no `bond-removed` event); replies the device's BlueZ object, the
+    /// peripheral's UUID and whether bluetoothd has it paired, or nothing
+    /// when bluetoothd has no device.
     /// - Throws: `UnknownPeripheral`, `NotPermitted` (an intent or a
     ///   subscription still uses it).
     func unpairTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> APIResult {
@@ -28,7 +29,7 @@ extension Daemon {
         known.bonded.remove(peripheral)
         guard let row = known.peripherals[peripheral],
               let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return APIResult() }
-        return APIResult(values: [.objectPath(device.path), .string(peripheral.description)])
+        return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(device.paired || device.bonded)])
     }
 
     /// `Central1.Unpair`: checked by the loop, then `Adapter1.RemoveDevice`.
@@ -37,16 +38,23 @@ extension Daemon {
     nonisolated func unpair(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller) async throws(RelinkError) {
         let values = try await submit(.unpairTarget(id, ref), from: caller).get().values
         guard case .objectPath(let device)? = values.first else { return }
-        let peripheral = values.dropFirst().first.map { "\($0)" } ?? "\(ref)"
+        try await removeBond(id, device, peripheral: values.dropFirst().first.map { "\($0)" } ?? "\(ref)", why: "Unpair")
+    }
+
+    /// `Adapter1.RemoveDevice` of a device nobody uses any more (checked by
+    /// ``unpairTarget(_:_:)``), journalled `unpaired`; `why` names the call.
+    /// A device already gone is success.
+    /// - Throws: `NotReady`, `Failed` from BlueZ.
+    nonisolated func removeBond(_ id: RestoreIdentifier, _ device: ObjectPath, peripheral: String, why: String) async throws(RelinkError) {
         do {
             try await env.bluez.removeDevice(device, from: env.adapterPath)
         } catch {
             let failure = FailureMapping.failure(error)
             if failure.failureClass == .deviceGone { return }
-            throw APIInterfaces.gattError(error, "Unpair")
+            throw APIInterfaces.gattError(error, why)
         }
         env.logger.notice("bond removed at the client's request", metadata: .journal([
-            .event: "unpaired", .restoreID: "\(id)", .peripheral: "\(peripheral)",
+            .event: "unpaired", .restoreID: "\(id)", .peripheral: "\(peripheral)", .decision: "\(why)",
         ]))
     }
 }

@@ -77,7 +77,7 @@ struct ControlArguments {
         var allowed: [String: DBusType] = [
             "pending_until_cancelled": .boolean, timeoutKey: .double, "services": .array(.string), "strategies": .array(.string),
             "match_name": .string, "match_manufacturer_id": .uint16, "match_services": .array(.string),
-            "pair_on_demand": .boolean,
+            "pair_on_demand": .boolean, "pairing_capability": .string,
         ]
         for (kind, key) in DataPrefixOptions.matchKeys { allowed[key] = DataPrefixOptions.type(of: kind) }
         if allowAddressType { allowed["address_type"] = .string }
@@ -130,8 +130,16 @@ struct ControlArguments {
         }
         var pairOnDemand = true
         if case .boolean(let b)? = o["pair_on_demand"] { pairOnDemand = b }
+        var capability = AgentCapability.noInputNoOutput
+        if case .string(let text)? = o["pairing_capability"] {
+            guard let named = AgentCapability(rawValue: text) else {
+                throw .invalidArguments("pairing_capability must be one of \(AgentCapability.names)")
+            }
+            capability = named
+        }
         do {
-            return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match, pairOnDemand: pairOnDemand), kind)
+            return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match,
+                                          pairOnDemand: pairOnDemand, pairingCapability: capability), kind)
         } catch { throw .invalidArguments("\(error)") }
     }
 

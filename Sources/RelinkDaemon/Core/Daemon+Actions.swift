@@ -135,7 +135,7 @@ extension Daemon {
             try await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
             return
         }
-        var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record))]
+        var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record, bond: known.intentBonds[record.intent] ?? IntentBond()))]
         var retired: PeripheralID?
         if let address = record.address, var row = known.peripherals[record.intent.peripheral] {
             let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
@@ -151,6 +151,7 @@ extension Daemon {
         try await commit(mutations)
         if let retired {
             for uid in api.discoveredBy.keys { api.discoveredBy[uid]?.remove(retired) }
+            for uid in api.usedBy.keys { api.usedBy[uid]?.remove(retired) }
             refreshViewers(of: retired)
         }
     }

@@ -54,7 +54,7 @@ extension Daemon {
                 core.gattGrace.reset()
             }
             for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
-            if on { await hostAll(reason: "adapter powered on") }
+            if on { await hostAfterPowerOn() }
         case .adapterStatus(let path, let status):
             adapterStatusReported(path, status)
         case .mirror(let change):
@@ -83,9 +83,10 @@ extension Daemon {
         case .deviceAdded(let device):
             await deviceAppeared(device)
             await advertised(device)
-        case .propertyChanged(let path, BlueZInterface.device, let property, _, let new):
+        case .propertyChanged(let path, BlueZInterface.device, let property, let old, let new):
             guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
+            if property == "Address" { await deviceAddressChanged(device, old: old) }
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
             if ["Paired", "Bonded", "Connected"].contains(property), let peripheral = peripheralID(for: address) { await bondSeen(peripheral, device: device) }
@@ -135,6 +136,7 @@ extension Daemon {
             // connected: seen on real bluetoothd after a controller reset).
             guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
                   let address = known.peripherals[peripheral]?.address.address else { return }
+            deviceObjectGone(peripheral)
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil

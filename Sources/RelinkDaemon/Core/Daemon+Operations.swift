@@ -48,6 +48,8 @@ extension Daemon {
             throw .alreadyExists("\(id) already has a connection intent for \(address.string)")
         }
         try await rememberServices(options.services, of: peripheral)
+        // A peripheral bluetoothd has bonded already: the new intent is bonded.
+        known.intentBonds[intent] = known.bonded.contains(peripheral) ? IntentBond(bonded: true) : nil
         // A failed commit leaves no machine behind and is the reply.
         try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
         var machine = Machine(intent: intent, options: options, knownAddress: address, clock: clock)
@@ -72,6 +74,7 @@ extension Daemon {
         let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
         core.machines[intent] = nil
         health.intentFailures[intent] = nil
+        known.intentBonds[intent] = nil
         await perform(actions, for: intent)
         // cancel's persist removed the row; make sure even if it failed.
         try await commit([.removeConnectionIntent(id, peripheral: peripheral)])

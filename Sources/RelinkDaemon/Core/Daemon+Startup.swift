@@ -52,6 +52,7 @@ extension Daemon {
             for row in entry.connections {
                 do {
                     state.connections.append(try StoreMapping.coreRecord(row, peripheral: known.peripherals[row.peripheral]))
+                    if row.bond != IntentBond() { known.intentBonds[ConnectionIntentID(identifier: id, peripheral: row.peripheral)] = row.bond }
                 } catch {
                     // Kept in the store as it is, not resumed, and said so.
                     health.unreadableRows.append(UnreadableRow(table: "connection_intent", identifier: id.rawValue, reason: "\(error)"))

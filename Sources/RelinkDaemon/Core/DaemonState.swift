@@ -76,6 +76,8 @@ struct PeripheralIndex {
     var pairedOnDemand: [PeripheralID: OnDemandPairing] = [:]
     /// Known peripherals bluetoothd has bonded (Daemon+BondWatch.swift).
     var bonded: Set<PeripheralID> = []
+    /// Each intent's bond as stored (store v11; Daemon+IntentBond.swift).
+    var intentBonds: [ConnectionIntentID: IntentBond] = [:]
 }
 
 /// The loop's own bookkeeping.

@@ -24,13 +24,22 @@ struct StatusSnapshot: Sendable {
     var identifiers: Set<RestoreIdentifier>
     var owners: [RestoreIdentifier: UInt32]
     var machines: [ConnectionIntentID: Machine]
-    var failures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)]
+    /// Each intent's last failure and its bond (``IntentFacts``).
+    var intentFacts: IntentFacts
     var planner: SubscriptionPlanner
     var scanIntents: [RestoreIdentifier: ScanIntent]
     /// The store's side of the document.
     var store: StoreView
     /// Launch specs and where each program's starts are (docs/relaunch.md).
     var relaunch = RelaunchStatus()
+
+    /// What `Status` says of each intent besides its machine.
+    struct IntentFacts: Sendable {
+        /// The last failure of each intent that failed, and when.
+        var failures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)]
+        /// Each intent's bond as stored (store v11).
+        var bonds: [ConnectionIntentID: IntentBond]
+    }
 
     /// What `Status` says of the store as a whole, for every caller.
     struct StoreView: Sendable {
@@ -65,7 +74,10 @@ struct StatusSnapshot: Sendable {
                 var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Daemon.stateName(machine.state)]
                 if let address = machine.knownAddress { entry["address"] = address.string }
                 entry["attempt"] = machine.attempt
-                if let last = failures[intent] {
+                let bond = intentFacts.bonds[intent] ?? IntentBond()
+                entry["bonded"] = bond.bonded
+                entry["identity_address"] = bond.identityAddress
+                if let last = intentFacts.failures[intent] {
                     entry["last_error"] = last.failure.description
                     entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
                 }
@@ -107,7 +119,7 @@ extension Daemon {
     var currentStatus: StatusSnapshot {
         StatusSnapshot(ready: isReady, adapter: adapterName, adapterStatus: core.adapter.current,
                        discovering: core.scans.isScanning, identifiers: core.identifiers,
-                       owners: api.owners, machines: core.machines, failures: health.intentFailures, planner: core.planner,
+                       owners: api.owners, machines: core.machines, intentFacts: StatusSnapshot.IntentFacts(failures: health.intentFailures, bonds: known.intentBonds), planner: core.planner,
                        scanIntents: core.scanIntents,
                        store: .init(quarantined: store.quarantined, unreadableRows: health.unreadableRows,
                                     health: writes.unstored.health),

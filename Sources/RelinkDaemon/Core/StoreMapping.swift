@@ -22,7 +22,7 @@ enum StoreMapping {
 
     /// The store row for a core record.
     /// - Throws: ``RelinkError`` when the store rejects a value.
-    static func storeIntent(_ record: ConnectionIntentRecord) throws(RelinkError) -> ConnectionIntent {
+    static func storeIntent(_ record: ConnectionIntentRecord, bond: IntentBond = IntentBond()) throws(RelinkError) -> ConnectionIntent {
         var state: ConnectionIntent.State = .pending
         var errorClass: String?
         var message: String?
@@ -44,7 +44,8 @@ enum StoreMapping {
                 lastErrorClass: errorClass, lastErrorMessage: message,
                 matchName: record.options.match.localName, matchManufacturerID: record.options.match.manufacturerID,
                 matchServices: record.options.match.services.sorted(), matchDataPrefixes: record.options.match.dataPrefixes.sorted(),
-                pairOnDemand: record.options.pairOnDemand)
+                pairOnDemand: record.options.pairOnDemand, bond: bond,
+                pairingCapability: record.options.pairingCapability)
         } catch {
             throw .failed("cannot store the connection intent: \(error)")
         }
@@ -59,7 +60,7 @@ enum StoreMapping {
         let match = MatchRule(services: Set(row.matchServices), localName: row.matchName, manufacturerID: row.matchManufacturerID,
                               dataPrefixes: Set(row.matchDataPrefixes))
         let options = try ConnectionOptions(strategies: row.strategies, deadline: deadline, services: services, match: match,
-                                            pairOnDemand: row.pairOnDemand)
+                                            pairOnDemand: row.pairOnDemand, pairingCapability: row.pairingCapability)
         var phase: ConnectionIntentRecord.Phase = row.state == .connected ? .connected : .pending
         if row.lastErrorClass == idleMarker {
             phase = .idle

@@ -39,6 +39,12 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
     public var matchDataPrefixes: [AdvertisingDataPrefix]
     /// Pair on demand when an operation needs encryption (v10; default true).
     public var pairOnDemand: Bool
+    /// Whether the peripheral is bonded, and whether the stored address is
+    /// the identity bluetoothd resolved its private address to (v11).
+    public var bond: IntentBond
+    /// The agent's I/O capability for this intent's pairings (v12;
+    /// default `NoInputNoOutput`).
+    public var pairingCapability: AgentCapability
     /// Longest match name, in UTF-8 bytes (an advertisement holds less).
     public static let maximumMatchNameLength = MatchRule.maximumLocalNameLength
 
@@ -50,7 +56,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
                 strategies: [Strategy] = Strategy.defaultOrder, requestedAt: Date,
                 attempts: Int = 0, lastErrorClass: String? = nil, lastErrorMessage: String? = nil,
                 matchName: String? = nil, matchManufacturerID: UInt16? = nil, matchServices: [BluetoothUUID] = [],
-                matchDataPrefixes: [AdvertisingDataPrefix] = [], pairOnDemand: Bool = true) throws(StoreError) {
+                matchDataPrefixes: [AdvertisingDataPrefix] = [], pairOnDemand: Bool = true,
+                bond: IntentBond = IntentBond(), pairingCapability: AgentCapability = .noInputNoOutput) throws(StoreError) {
         // No Set or array allocations here: this runs for every row on load.
         guard !strategies.isEmpty, strategies.indices.allSatisfy({ i in !strategies[..<i].contains(strategies[i]) }) else {
             throw .invalidArgument("strategy list must be non-empty without repeats")
@@ -79,6 +86,8 @@ public struct ConnectionIntent: Hashable, Sendable, Codable {
         self.matchServices = matchServices
         self.matchDataPrefixes = matchDataPrefixes
         self.pairOnDemand = pairOnDemand
+        self.bond = bond
+        self.pairingCapability = pairingCapability
     }
 
     /// When the overall timeout runs out, or nil when pending until cancelled.

@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV10.userVersion
+    static let latestUserVersion = MigrationV12.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -36,6 +36,12 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV10.identifier) { db in
             try db.execute(sql: MigrationV10.sql)
+        }
+        migrator.registerMigration(MigrationV11.identifier) { db in
+            try db.execute(sql: MigrationV11.sql)
+        }
+        migrator.registerMigration(MigrationV12.identifier) { db in
+            try db.execute(sql: MigrationV12.sql)
         }
         return migrator
     }

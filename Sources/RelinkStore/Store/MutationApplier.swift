@@ -127,21 +127,24 @@ struct MutationApplier {
         try db.cachedStatement(sql: """
             INSERT INTO connection_intent (identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms,
                 strategies, requested_at, attempts, last_error_class, last_error_message,
-                match_name, match_manufacturer_id, match_services, match_data_prefixes, pair_on_demand)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                match_name, match_manufacturer_id, match_services, match_data_prefixes, pair_on_demand,
+                bonded, identity_address, pairing_capability)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (identifier, peripheral_id) DO UPDATE SET state = excluded.state,
                 step_timeout_ms = excluded.step_timeout_ms, overall_timeout_ms = excluded.overall_timeout_ms,
                 strategies = excluded.strategies, requested_at = excluded.requested_at, attempts = excluded.attempts,
                 last_error_class = excluded.last_error_class, last_error_message = excluded.last_error_message,
                 match_name = excluded.match_name, match_manufacturer_id = excluded.match_manufacturer_id,
                 match_services = excluded.match_services, match_data_prefixes = excluded.match_data_prefixes,
-                pair_on_demand = excluded.pair_on_demand
+                pair_on_demand = excluded.pair_on_demand, bonded = excluded.bonded,
+                identity_address = excluded.identity_address, pairing_capability = excluded.pairing_capability
             """).execute( arguments: [c.identifier.rawValue, c.peripheral.storedBlob, c.state.rawValue,
                              c.stepTimeout?.storedMilliseconds, c.overallTimeout?.storedMilliseconds,
                              RowDecoding.storedText(c.strategies), c.requestedAt.storedMilliseconds,
                              c.attempts, c.lastErrorClass, c.lastErrorMessage,
                              c.matchName, c.matchManufacturerID.map { Int64($0) }, c.matchServices.storedList,
-                             c.matchDataPrefixes.storedText, c.pairOnDemand])
+                             c.matchDataPrefixes.storedText, c.pairOnDemand, c.bond.bonded, c.bond.identityAddress,
+                             c.pairingCapability.rawValue])
     }
 
     private func addSubscription(_ s: Subscription) throws {

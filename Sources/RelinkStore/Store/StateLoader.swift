@@ -85,7 +85,7 @@ struct StateLoader {
         try rows("""
             SELECT identifier, peripheral_id, state, step_timeout_ms, overall_timeout_ms, strategies, requested_at,
                 attempts, last_error_class, last_error_message, match_name, match_manufacturer_id, match_services,
-                match_data_prefixes, pair_on_demand
+                match_data_prefixes, pair_on_demand, bonded, identity_address, pairing_capability
             FROM connection_intent ORDER BY identifier, peripheral_id
             """, table: "connection_intent", into: &unreadable) { c, cache in
             let intent = try Self.connectionIntent(c, &cache)
@@ -223,7 +223,9 @@ struct StateLoader {
                 strategies: strategies, requestedAt: Date(storedMilliseconds: try c.int64(6)), attempts: Int(try c.int64(7)),
                 lastErrorClass: c.text(8), lastErrorMessage: c.text(9),
                 matchName: c.text(10), matchManufacturerID: manufacturer, matchServices: matchServices,
-                matchDataPrefixes: matchPrefixes.sorted(), pairOnDemand: try c.bool(14))
+                matchDataPrefixes: matchPrefixes.sorted(), pairOnDemand: try c.bool(14),
+                bond: IntentBond(bonded: try c.bool(15), identityAddress: try c.bool(16)),
+                pairingCapability: c.enumValue(17, "connection_intent.pairing_capability"))
         } catch {
             if case .invalidArgument(let why) = error { throw .corruptRow("connection_intent: \(why)") }
             throw error

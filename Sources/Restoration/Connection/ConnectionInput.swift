@@ -20,6 +20,8 @@ extension ConnectionStateMachine {
         case claimedByOtherIntent(owner: ConnectionIntentID, ownerLink: BluetoothAddress?, restoringConnected: Bool)
         case ownerLink(BluetoothAddress?, failure: ConnectionFailure?)
         case ownershipGranted
+        /// bluetoothd shows the device at its identity address now (``addressResolved(from:to:)``).
+        case addressResolved(from: BluetoothAddress, to: BluetoothAddress)
     }
 
     /// Feeds one input; returns the actions to perform, in order.
@@ -42,6 +44,7 @@ extension ConnectionStateMachine {
             claimedByOtherIntent(owner: owner, ownerLink: link, restoringConnected: restoring)
         case .ownerLink(let link, let failure): ownerLink(link, failure: failure)
         case .ownershipGranted: ownershipGranted()
+        case .addressResolved(let old, let identity): addressResolved(from: old, to: identity)
         }
     }
 }

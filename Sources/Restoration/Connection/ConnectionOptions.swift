@@ -24,6 +24,12 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
     /// once more: CoreBluetooth's behaviour, the default. The client's
     /// choice, stored with the intent (store v10).
     public var pairOnDemand: Bool
+    /// The I/O capability relinkd's agent is registered with when it pairs
+    /// for this intent (`Pair`, pairing on demand); anything but
+    /// `NoInputNoOutput` forwards the peripheral's passkey or confirmation
+    /// request to the identifier's client. Default Just Works; the
+    /// client's choice, stored with the intent (store v12).
+    public var pairingCapability: AgentCapability
 
     /// - Throws: ``DomainError/invalidOptions(_:)`` when `strategies` is empty
     ///   or repeats a strategy, a timeout or deadline is not positive, or the
@@ -37,7 +43,8 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         match: MatchRule = MatchRule(),
         candidateChoice: CandidateChoice = .requireUnique,
         reconnectAfterDisconnect: Bool = true,
-        pairOnDemand: Bool = true
+        pairOnDemand: Bool = true,
+        pairingCapability: AgentCapability = .noInputNoOutput
     ) throws(DomainError) {
         self.strategies = strategies
         self.timeouts = timeouts
@@ -48,10 +55,11 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
         self.candidateChoice = candidateChoice
         self.reconnectAfterDisconnect = reconnectAfterDisconnect
         self.pairOnDemand = pairOnDemand
+        self.pairingCapability = pairingCapability
         try validate()
     }
 
-    /// Re-checks the rules of ``init(strategies:timeouts:deadline:backoff:services:match:candidateChoice:reconnectAfterDisconnect:pairOnDemand:)``
+    /// Re-checks the rules of ``init(strategies:timeouts:deadline:backoff:services:match:candidateChoice:reconnectAfterDisconnect:pairOnDemand:pairingCapability:)``
     /// (for values decoded from the store).
     /// - Throws: ``DomainError/invalidOptions(_:)``.
     public func validate() throws(DomainError) {
@@ -66,7 +74,7 @@ public struct ConnectionOptions: Sendable, Hashable, Codable {
 
 extension ConnectionOptions {
     private enum CodingKeys: String, CodingKey {
-        case strategies, timeouts, deadline, backoff, services, match, candidateChoice, reconnectAfterDisconnect, pairOnDemand
+        case strategies, timeouts, deadline, backoff, services, match, candidateChoice, reconnectAfterDisconnect, pairOnDemand, pairingCapability
     }
 
     /// Decodes and validates (options read back from the store obey the
@@ -83,6 +91,7 @@ extension ConnectionOptions {
             match: container.decode(MatchRule.self, forKey: .match),
             candidateChoice: container.decode(CandidateChoice.self, forKey: .candidateChoice),
             reconnectAfterDisconnect: container.decode(Bool.self, forKey: .reconnectAfterDisconnect),
-            pairOnDemand: container.decodeIfPresent(Bool.self, forKey: .pairOnDemand) ?? true)
+            pairOnDemand: container.decodeIfPresent(Bool.self, forKey: .pairOnDemand) ?? true,
+            pairingCapability: container.decodeIfPresent(AgentCapability.self, forKey: .pairingCapability) ?? .noInputNoOutput)
     }
 }

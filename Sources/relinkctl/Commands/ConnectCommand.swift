@@ -27,6 +27,9 @@ struct ConnectCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-pair-on-demand"),
           help: "Never pair by itself when the peripheral refuses a read, write or subscription for want of encryption (default: pair once and retry).")
     var noPairOnDemand = false
+    @Option(name: .customLong("pairing-capability"),
+            help: "The agent's I/O capability when relinkd pairs for this intent (Pair, pairing on demand): DisplayOnly, DisplayYesNo, KeyboardOnly, KeyboardDisplay or NoInputNoOutput (default, Just Works); its passkey or confirmation requests go to the identifier's attached client as pairing-request events (none attached: the pairing fails).")
+    var pairingCapability: String?
 
     /// The options of `Connect`, each checked by the client library's rules
     /// (the model's parsers, the contract's limits).
@@ -36,6 +39,12 @@ struct ConnectCommand: AsyncParsableCommand {
                                            matchManufacturerID: matchManufacturerID, matchServices: matchServices,
                                            matchDataPrefixes: try RelinkArguments.dataPrefixes(manufacturer: matchManufacturerData, service: matchServiceData))
         if noPairOnDemand { options.pairOnDemand = false }
+        if let pairingCapability {
+            guard let capability = AgentCapability(rawValue: pairingCapability) else {
+                throw ArgumentCheck.invalid("invalid pairing capability \(RelinkArguments.echo(pairingCapability)): expected one of \(AgentCapability.names)")
+            }
+            options.pairingCapability = capability
+        }
         for s in strategies {
             guard let strategy = RelinkConnectOptions.Strategy(rawValue: s) else {
                 let known = RelinkConnectOptions.Strategy.allCases.map(\.rawValue).joined(separator: ", ")

@@ -37,6 +37,7 @@ struct StatusCommand: AsyncParsableCommand {
             for c in connections {
                 var line = "    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")"
                 if let attempt = c["attempt"] as? Int, attempt > 0 { line += " attempt \(attempt)" }
+                if c["bonded"] as? Bool == true { line += c["identity_address"] as? Bool == true ? " bonded (identity address)" : " bonded" }
                 if let error = c["last_error"] as? String { line += ", last error: \(error)" }
                 Output.line(line)
             }

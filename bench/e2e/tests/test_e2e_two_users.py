@@ -13,6 +13,7 @@ to relinkd is sending nothing about an identifier as a broadcast. The clients ru
 from a world-readable copy of themselves and dbus-fast, with the venv's
 interpreter, under setpriv. Needs root (CI runs as root)."""
 
+import asyncio
 import json
 import os
 import pwd
@@ -152,6 +153,11 @@ def attempts_on(identifier: str, lock_id: str):
         "GetAll": (path, PROPS, "GetAll", "s", [CENTRAL]),
         "Set": (path, PROPS, "Set", "ssv", [CENTRAL, "Scanning", v]),
         "Introspect": (path, "org.freedesktop.DBus.Introspectable", "Introspect", "", []),
+        # Pairing (issue 24 item 4): the bond is the whole gateway's, the call is the identifier's owner's.
+        "Pair": (path, CENTRAL, "Pair", "s", [lock_id]),
+        "PairWith": (path, CENTRAL, "PairWith", "ss", [lock_id, "DisplayYesNo"]),
+        "AnswerPairing": (path, CENTRAL, "AnswerPairing", "tbu", [1, True, 0]),
+        "Unpair": (path, CENTRAL, "Unpair", "s", [lock_id]),
     }
 
 
@@ -334,6 +340,67 @@ def test_another_users_random_calls_on_alices_identifier_all_fail_and_change_not
         "\n".join(f"{c.describe()}\n    -> {r}" for c, r in wrong[:8])
     assert scenario.relinkd.alive
     assert (scenario.alice_state(), root.events(ALICE_ID, 0), root.identifiers()) == before
+
+
+def test_another_user_can_neither_pair_nor_unpair_alices_lock_nor_tell_relinkd_knows_it(scenario):
+    """Through his own identifier bob names alice's lock in Pair, PairWith and
+    Unpair (docs/api/access.md, "Pairing"): each answers exactly as for a
+    peripheral relinkd does not know, by address and by Peripheral1 Id, so
+    bob can neither remove alice's bond nor learn that relinkd knows her lock;
+    he has no pairing request of alice's to answer; alice's values go on."""
+    bob, path = scenario.bob, central_path(BOB_ID)
+    lock, nowhere = scenario.bench.address("lock"), "00:00:00:00:00:7E"
+    unknown_id = "00000000-0000-4000-8000-000000000000"
+    calls = {"Pair": ("s", lambda p: [p]), "PairWith": ("ss", lambda p: [p, "DisplayYesNo"]),
+             "Unpair": ("s", lambda p: [p])}
+    for member, (signature, args) in calls.items():
+        for alices, missing in ((lock, nowhere), (scenario.lock_id, unknown_id)):
+            got = bob.call(path, CENTRAL, member, signature, args(alices))
+            unknown = bob.call(path, CENTRAL, member, signature, args(missing))
+            assert unknown.get("error") == "org.relink.Error.UnknownPeripheral", f"{member}: {unknown}"
+            assert got.get("error") == unknown["error"] and \
+                got["message"].replace(alices, "P") == unknown["message"].replace(missing, "P"), \
+                f"bob's {member} tells alice's lock apart: {got} / unknown {unknown}"
+    assert bob.error(path, CENTRAL, "AnswerPairing", "tbu", [1, True, 0]) == "org.relink.Error.UnknownRequest"
+    scenario.bench.cmd("push", peripheral="lock", value=b"after-pair".hex())
+    scenario.alice.wait_for(lambda l: l["type"] == "event" and l.get("value") == "after-pair", 10,
+                            "a value after bob's pairing calls")
+
+
+def test_alices_pairing_request_reaches_only_her_and_bob_cannot_unpair_the_lock_she_uses(scenario):
+    """Both users' identifiers use the lock (bob connects it too); alice's
+    identifier pairs it by numeric comparison (root calls PairWith on it and
+    answers for her: her example client does not answer pairing requests).
+    The pairing-request event is alice's only: not in bob's outbox, and bob,
+    listening to every signal the bus lets him, hears none; bob, who used
+    the lock, still cannot Unpair it while alice uses it."""
+    bob, root, bench = scenario.bob, scenario.root, scenario.bench
+    lock, alice_path, bob_path = bench.address("lock"), central_path(ALICE_ID), central_path(BOB_ID)
+    assert bob.error(bob_path, CENTRAL, "Connect", "sa{sv}", [lock, {}]) is None
+    bench.cmd("set_pairing_method", peripheral="lock", method="confirmation")
+    try:
+        pairing = asyncio.run_coroutine_threadsafe(root.bus.call(Message(
+            destination="org.relink", path=alice_path, interface=CENTRAL, member="PairWith", signature="ss",
+            body=[scenario.lock_id, "DisplayYesNo"])), root.loop)
+        # (her client acknowledges what it prints: the event is read from its output)
+        line = scenario.alice.wait_for(lambda l: l["type"] == "event" and l["kind"] == "pairing-request", 20,
+                                       "alice's pairing request at her client")
+        request = line["payload"]["pairingRequest"]
+        root.call(alice_path, CENTRAL, "AnswerPairing", "tbu", [request["request"], True, 0])
+        reply = pairing.result(40)
+        assert reply.message_type != MessageType.ERROR, reply.body
+    finally:
+        bench.cmd("set_pairing_method", peripheral="lock", method="just-works")
+    assert root.get(scenario.lock_path, PERIPHERAL, "Paired") is True
+    assert not [k for _, k, _ in root.events(BOB_ID) if k == "pairing-request"], "alice's request in bob's outbox"
+    heard = bob.request(op="signals")["signals"]
+    assert any(s["path"] == bob_path and s["member"] == "Event" for s in heard), "bob heard none of his own events"
+    assert not [s for s in heard if "pairing-request" in json.dumps(s["body"])], "bob heard alice's pairing request"
+    assert bob.call(bob_path, CENTRAL, "Unpair", "s", [lock]).get("error") == "org.relink.Error.NotPermitted"
+    assert bob.error(bob_path, CENTRAL, "Cancel", "s", [lock]) is None
+    got = bob.call(bob_path, CENTRAL, "Unpair", "s", [lock])
+    assert got.get("error") == "org.relink.Error.NotPermitted", f"bob unpaired the lock alice uses: {got}"
+    assert root.get(scenario.lock_path, PERIPHERAL, "Paired") is True
 
 
 def test_control1_is_root_only(scenario):

@@ -42,7 +42,7 @@ STORAGE = "/var/lib/bluetooth"
 
 class RealBluezBench(Bench):
     backend = "bluez"
-    unsupported = frozenset({"set_rssi", "set_timing"})
+    unsupported = frozenset({"set_rssi", "set_timing", "rotate_address"})
     zoo_name = "bluetoothd"
     starts_unpowered = False
 

@@ -8,7 +8,7 @@ import sys
 
 from ..proc import die_with_parent
 from .config import CONFIG, RssiModel
-from . import bonds, patch, term
+from . import bonds, pair_calls, patch, privacy, term
 
 
 def main(argv=None) -> int:
@@ -25,6 +25,8 @@ def main(argv=None) -> int:
     p.add_argument("--rssi", action="append", default=[], metavar="ADDR=BASE:NOISE")
     p.add_argument("--unpowered", action="append", default=[], metavar="ADDR",
                    help="an adapter that comes up powered off")
+    p.add_argument("--privacy", action="append", default=[], metavar="ADDR",
+                   help="an adapter that advertises from a rotating resolvable private address (patch 27)")
     p.add_argument("-v", "--verbose", action="count", default=0)
     args = p.parse_args(argv)
     die_with_parent()
@@ -38,12 +40,15 @@ def main(argv=None) -> int:
     CONFIG.temporary_timeout = args.temporary_timeout
     CONFIG.unpowered = {a.upper() for a in args.unpowered}
     CONFIG.advertising_instances = args.advertising_instances
+    for addr in args.privacy:
+        privacy.enable(addr)   # a (re)started bluetoothd: a fresh RPA
     for spec in args.rssi:
         addr, _, rest = spec.partition("=")
         base, _, noise = rest.partition(":")
         CONFIG.rssi[addr.upper()] = RssiModel(int(base), int(noise or 0))
 
     bonds.use_directory(args.bench_dir)
+    pair_calls.use_directory(args.bench_dir)
     patch.apply()
     from bluezoo import bluezoo
     from bluezoo.utils import BluetoothAddress

@@ -20,7 +20,7 @@ from bluezoo.utils import (BluetoothUUID, NoneTask, create_background_task,
 
 from bluezoo.gatt.application import GattApplicationClient
 
-from . import bonds
+from . import bonds, privacy
 from .discovery_filter import DiscoveryFilter
 from .gap import RESERVED_HANDLES, GapDatabase, refused_service
 
@@ -195,6 +195,8 @@ class BenchAdapter(Adapter):
         was = self.powered
         # BlueZoo's own setter: PowerState transitions, stops discovery.
         Adapter.__dict__["Powered"].property_setter(self, value)
+        if not was and value:
+            privacy.rotate(self.address)   # patch 27: a new RPA at each power-on
         if was and not value:
             logger.info(f"{self} powered off: dropping links and discovery sessions")
             self._drop_all_sessions()

@@ -42,6 +42,9 @@ class ZooConfig:
     # Patch 26: what a peripheral adapter (by address, upper case) demands of
     # the central's agent to pair: ("just-works"|"confirmation"|"passkey", passkey).
     pairing: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Patch 27: peripheral adapters with privacy on (identity address, upper
+    # case) -> the resolvable private address they advertise from now.
+    privacy: dict[str, str] = field(default_factory=dict)
     rng: random.Random = field(default_factory=random.Random)
 
     def rssi_for(self, address: str) -> int:

@@ -7,6 +7,7 @@ import sdbus
 
 from bluezoo.utils import dbus_method_async_except_logging
 
+from . import pair_calls, privacy
 from .config import CONFIG, RssiModel
 
 
@@ -45,6 +46,14 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         central's agent to pair ("just-works", "confirmation", "passkey")."""
         CONFIG.pairing[address.upper()] = (method, passkey)
 
+    @sdbus.dbus_method_async(input_signature="s", result_signature="s", input_args_names=["address"], result_args_names=["rpa"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    @dbus_method_async_except_logging
+    async def RotateAddress(self, address: str) -> str:
+        """Patch 27: the private adapter at `address` (its identity) takes a
+        new resolvable private address now; returns it ("" without privacy)."""
+        return privacy.rotate(address) or ""
+
     @sdbus.dbus_method_async(result_signature="s", flags=sdbus.DbusUnprivilegedFlag)
     @dbus_method_async_except_logging
     async def GetState(self) -> str:
@@ -52,14 +61,15 @@ class ZooControl(sdbus.DbusInterfaceCommonAsync, interface_name="org.relinkbench
         for a in self.mock.adapters.values():
             uuids = a.auto_connect_uuids()
             adapters[a.get_object_path()] = {
-                "address": a.address, "powered": a.powered,
+                "address": a.address, "air_address": privacy.air_address(a), "powered": a.powered,
                 "advertisements": len(a.advertisements), "applications": len(a.gatt_apps),
                 "discovering": a.discovering, "sessions": sorted(a.sessions),
-                "devices": {p: {"connected": d.connected, "rssi": d.rssi, "name": d.name_,
+                "devices": {p: {"connected": d.connected, "address": d.address, "rssi": d.rssi, "name": d.name_,
                                 "auto_connect": d.on_auto_connect_list(uuids)}
                             for p, d in a.devices.items()},
             }
         return json.dumps({"adapters": adapters, "scan_interval": CONFIG.scan_interval,
                            "connect_timeout": CONFIG.connect_timeout,
                            "supervision_timeout": CONFIG.supervision_timeout,
-                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances})
+                           "gap_service": CONFIG.gap_service, "advertising_instances": CONFIG.advertising_instances,
+                           "pair_calls": pair_calls.load()})

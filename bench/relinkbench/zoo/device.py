@@ -15,7 +15,7 @@ from bluezoo.log import logger
 from bluezoo.utils import (BluetoothUUID, NoneTask, dbus_method_async_except_logging,
                            dbus_property_async_except_logging)
 
-from . import agent_pairing, bonds
+from . import agent_pairing, bonds, pair_calls, privacy
 from .config import CONFIG
 from .gap import GAP_SERVICE
 from .gatt_links import BenchCharLink, BenchDescriptorLink, BenchServiceLink
@@ -71,13 +71,21 @@ class BenchDevice(Device):
 
     def attach_to_adapter(self, adapter):
         super().attach_to_adapter(adapter)
+        # Patch 27: the object path is the address the device was first
+        # known by; the Address shown may change (an RPA resolved).
+        if getattr(self, "path_address", None) is None:
+            self.path_address = self.address
         # A bond bluetoothd stored: the device comes back paired and bonded.
         if bonds.bonded(adapter.address, self.address):
             self.paired = self.bonded = True
+        # Patch 28: and so does its Trusted.
+        if bonds.trusted(adapter.address, self.address):
+            self.trusted = True
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
     async def Pair(self) -> None:
+        pair_calls.count(self.adapter.address, self.address)  # the bench's counter (Zoo1 GetState)
         await self.pair(agent_pairing.caller_agent(self))
 
     async def pair(self, agent=None) -> None:
@@ -96,8 +104,25 @@ class BenchDevice(Device):
         finally:
             root.agent = kept
         if self.paired:
+            self._identity_learnt()
             bonds.remember(self.adapter.address, self.address)
             bonds.remember(self.peer_adapter.address, self.adapter.address)
+
+    def _identity_learnt(self) -> None:
+        """Patch 27: pairing with a private peer exchanged its IRK and
+        identity address: the same Device1 shows the identity now (BlueZ's
+        device_update_addr), and a device with keys is no longer temporary."""
+        identity = self.peer_adapter.address
+        if not privacy.is_private(identity) or self.address.upper() == identity.upper():
+            return
+        logger.info(f"{self}: identity address {identity} resolved on pairing")
+        self.address, self.address_type, self.temporary = identity, "public", False
+        self.properties_changed.emit(("org.bluez.Device1", {
+            "Address": ("s", identity), "AddressType": ("s", "public")}, []))
+
+    def get_object_path(self):
+        return "/".join((self.adapter.get_object_path(),
+                         f"dev_{getattr(self, 'path_address', self.address).replace(':', '_')}"))
 
     # -- advertising reports -------------------------------------------------
 
@@ -213,7 +238,7 @@ class BenchDevice(Device):
             # The previous link is still going away (supervision timeout).
             await asyncio.shield(self.lost_task)
         while True:
-            peer_adapter = self._mock().connectable_adapter(self.address)
+            peer_adapter = self._mock().connectable_adapter(self.address, self.adapter.address)
             if peer_adapter is not None:
                 break
             if loop.time() >= deadline:
@@ -380,10 +405,11 @@ class BenchDevice(Device):
             return
         # Patch 19: however the link went down, the peripheral's bluetoothd
         # clears a non-bonded central's CCCDs and calls StopNotify on the
-        # program (gatt-database.c: att_disconnected, clear_ccc_state).
+        # program (gatt-database.c: att_disconnected, clear_ccc_state);
+        # patch 29: a bonded central's stay set, nothing is called.
         for link in list(self.services.values()):
             if isinstance(link, BenchCharLink):
-                await link.disarm(remote=True)
+                await link.link_down(bonded=self.bonded)
         peer = self.peer
         if peer is not None and peer.connected:
             await peer.ServicesResolved.set_async(False)
@@ -460,6 +486,25 @@ class BenchDevice(Device):
         # Patch 21: BlueZoo's setter stores `self.bond`, so Bonded read
         # back (GetAll, GetManagedObjects) stays false after a pairing.
         self.bonded = value
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def AddressType(self) -> str:
+        # Patch 27: an RPA not (yet) resolved is a random address.
+        return getattr(self, "address_type", "public")
+
+    @sdbus.dbus_property_async_override()
+    @dbus_property_async_except_logging
+    def Trusted(self) -> bool:
+        return self.trusted
+
+    @Trusted.setter
+    def Trusted_setter(self, value):
+        # Patch 28: BlueZ stores Trusted with the device (its info file), so
+        # a restarted bluetoothd has it again.
+        self.trusted = value
+        if self.adapter is not None:
+            bonds.set_trusted(self.adapter.address, self.address, value)
 
     @sdbus.dbus_property_async_override()
     @dbus_property_async_except_logging

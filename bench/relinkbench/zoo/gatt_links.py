@@ -70,6 +70,9 @@ class BenchCharLink(GattCharacteristicClientLink):
         # D-Bus clients with a notify session: sender -> service-lost subscription
         self.sessions: dict[str, Any] = {}
         self.armed = False
+        # Patch 29: the peripheral's bluetoothd kept a bonded central's CCCD
+        # across the link's loss (no StopNotify); the next arm() finds it set.
+        self.cccd_kept = False
         self.value = b""
         self.value_subscription = events.Subscription()
 
@@ -85,7 +88,20 @@ class BenchCharLink(GattCharacteristicClientLink):
         if client is self.client:
             return
         await self.disarm(remote=False)
+        # Patch 29: the application's services were registered anew; BlueZ
+        # removed the CCCD states with the old ones (remove_device_ccc).
+        self.cccd_kept = False
         self.client = client
+
+    async def link_down(self, bonded: bool) -> None:
+        """The link went down (patches 19 and 29): bluetoothd clears an
+        unbonded central's CCCD, a StopNotify for the program; a bonded
+        central's stays set (att_disconnected), nothing is called."""
+        if bonded and self.armed:
+            self.cccd_kept = True
+            await self.disarm(remote=False)
+        else:
+            await self.disarm(remote=True)
 
     async def arm(self) -> None:
         """Write the CCCD: ask the peripheral to notify, forward its values."""
@@ -101,6 +117,12 @@ class BenchCharLink(GattCharacteristicClientLink):
         self.armed = True
         self.value_subscription = events.subscribe(
             f"properties:changed:{id(self.client)}", self._on_client_properties)
+        kept, self.cccd_kept = self.cccd_kept, False
+        if kept:
+            # Patch 29: the CCCD is still set on the peripheral's side: the
+            # central's write of the same value changes nothing (ccc_write_cb).
+            await self.Notifying.set_async(True)
+            return
         try:
             await self.client.StartNotify()
         except Exception as e:

@@ -8,6 +8,7 @@ from bluezoo.bluezoo import BluezMockService
 from bluezoo.log import logger
 from bluezoo.utils import BluetoothUUID, create_background_task
 
+from . import privacy
 from .adapter import BenchAdapter
 from .config import CONFIG
 from .control import ZooControl
@@ -45,7 +46,7 @@ class BenchService(BluezMockService):
                         continue
                     for dev in list(adapter.devices.values()):
                         if dev.wants_auto_connect(uuids):
-                            peer = self.connectable_adapter(dev.address)
+                            peer = self.connectable_adapter(dev.address, adapter.address)
                             if peer is not None:
                                 dev.auto_connect(peer)
             except Exception:
@@ -90,7 +91,7 @@ class BenchService(BluezMockService):
             if adapter is peer_adapter:
                 continue
             for dev in adapter.devices.values():
-                if dev.address.upper() == peer_adapter.address.upper() and dev.connected:
+                if dev.connected and _links_to(dev, peer_adapter):
                     dev.link_lost()
 
     def peer_database_changed(self, peer_adapter) -> None:
@@ -101,15 +102,17 @@ class BenchService(BluezMockService):
             if adapter is peer_adapter:
                 continue
             for dev in adapter.devices.values():
-                if dev.address.upper() == peer_adapter.address.upper() and dev.connected and not dev.link_dead:
+                if dev.connected and not dev.link_dead and _links_to(dev, peer_adapter):
                     create_background_task(dev.database_changed(peer_adapter))
 
-    def connectable_adapter(self, address: str) -> Optional[BenchAdapter]:
+    def connectable_adapter(self, address: str, central: Optional[str] = None) -> Optional[BenchAdapter]:
         """The adapter with this address if it is powered and advertising
         connectable (patch 14: a "broadcast" advertisement is
-        ADV_NONCONN_IND, which no central can connect to)."""
+        ADV_NONCONN_IND, which no central can connect to). Patch 27: a
+        private adapter is reached at its current RPA, or at its identity
+        by a central that resolves it (`central`: that central's address)."""
         for adapter in self.adapters.values():
-            if (adapter.address.upper() == address.upper() and adapter.powered
+            if (privacy.answers_to(adapter, address, central) and adapter.powered
                     and any(_connectable(adv) for adv in adapter.advertisements.values())
                     and not adapter.is_peripheral_connected()):
                 return adapter
@@ -128,7 +131,7 @@ class BenchService(BluezMockService):
         if name is None and "local-name" in (adv.Includes.get([]) or []):
             name = peer.name
         return AdvReport(
-            address=peer.address,
+            address=privacy.air_address(peer),
             name=name,
             uuids=[BluetoothUUID(u) for u in adv.ServiceUUIDs.get([]) or []],
             manufacturer_data=dict(adv.ManufacturerData.get({}) or {}),
@@ -154,11 +157,20 @@ class BenchService(BluezMockService):
             if not any(f is None or f.matches(report.address, report.name, report.uuids,
                                               report.rssi, report.tx_power) for f in filters):
                 continue
-            path = f"{adapter.get_object_path()}/dev_{peer.address.replace(':', '_')}"
-            device = adapter.devices.get(path)
+            device = _resolved_device(adapter, peer)
+            if device is None:
+                path = f"{adapter.get_object_path()}/dev_{report.address.replace(':', '_')}"
+                device = adapter.devices.get(path)
             if device is None:
                 device = BenchDevice(peer, is_le=True)
                 device.temporary = True
+                if privacy.is_private(peer.address) and privacy.resolves(adapter.address, peer.address):
+                    # Patch 27: resolved to a bonded identity (a restarted
+                    # bluetoothd had it in storage: dev_<IDENTITY>).
+                    device.temporary = False
+                elif report.address != peer.address:
+                    # Patch 27: an RPA this central cannot resolve.
+                    device.address, device.address_type = report.address, "random"
                 device.apply_first_report(report)
                 await adapter.add_device(device)
             elif not device.connected:
@@ -182,6 +194,26 @@ class BenchService(BluezMockService):
                 await asyncio.sleep(self.scan_interval)
 
         return asyncio.create_task(task())
+
+
+def _resolved_device(adapter, peer) -> Optional[BenchDevice]:
+    """Patch 27: the central's device for a private peer whose RPA it
+    resolves (it holds the IRK): the device that shows the identity,
+    whatever its path; None if it has none yet or does not resolve."""
+    if not privacy.is_private(peer.address) or not privacy.resolves(adapter.address, peer.address):
+        return None
+    for dev in adapter.devices.values():
+        if not dev.is_peer_view and dev.address.upper() == peer.address.upper():
+            return dev
+    # Known under the identity after a restart: created at dev_<IDENTITY>.
+    return adapter.devices.get(f"{adapter.get_object_path()}/dev_{peer.address.replace(':', '_')}")
+
+
+def _links_to(dev, peer_adapter) -> bool:
+    """Whether a device is this adapter's peer: by address, or (patch 27: a
+    link made at an RPA that rotated since) by the adapter it is linked to."""
+    return (dev.address.upper() in (peer_adapter.address.upper(), privacy.air_address(peer_adapter).upper())
+            or getattr(dev, "peer_adapter", None) is peer_adapter)
 
 
 def _connectable(adv) -> bool:
