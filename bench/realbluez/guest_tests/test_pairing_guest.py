@@ -3,8 +3,9 @@ bench lock whose state characteristic needs an encrypted link
 (`--lock-security encrypted`: `encrypt-read`, `encrypt-notify`), reads and
 subscribes, and gets the link and the notifications back after relinkd and
 bluetoothd restarts and after the lock was out of range, **without pairing
-again**. Run by bench/realbluez/tests/test_real_pairing.py through run-vm;
-skipped elsewhere.
+again**; in the full suite also with bluetoothd's privacy on (the lock
+advertising from rotating resolvable private addresses). Run by
+bench/realbluez/tests/test_real_pairing.py through run-vm; skipped elsewhere.
 
 Pairings are counted two ways: the lock side's default agent's requests
 (lock_agent.py: bluetoothd asks the responder of every new Just Works
@@ -280,14 +281,13 @@ def privacy_world():
 
 
 @pytest.mark.skipif(not FULL, reason="the full suite only (RELINK_REALBLUEZ=full)")
-@pytest.mark.xfail(strict=False, reason="after the pairing bluetoothd turns the Device1's Address from the RPA "
-                   "into the identity address on the same object; relinkd before helper rpa's identity handling "
-                   "then said NotConnected (docs/real-bluez.md difference 33)")
 def test_private_lock_paired_then_found_under_its_identity(privacy_world):
     """bluetoothd with `Privacy = device` (both adapters: one bluetoothd owns
     them): the lock's address is learnt from relinkd's scan (an RPA),
     relinkd connects to it and pairs (`relinkctl pair`), reads and
-    subscribes; bluetoothd then knows the lock's identity address. Out of range and back: values again without
+    subscribes; bluetoothd then shows the lock's identity address and
+    relinkd follows it (`identity-resolved`). Out of range and back (the
+    kernel gives hci1 a new RPA at each power-on): values again, no pairing. Out of range and back: values again without
     pairing; whether the lock's RPA rotated is recorded."""
     bench, relinkd, figures, agent = privacy_world
     pairings = Pairings(agent)

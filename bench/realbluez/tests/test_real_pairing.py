@@ -4,7 +4,8 @@ state characteristic needs an encrypted link, then gets the link and its
 notifications back after relinkd and bluetoothd restarts and after the lock
 was out of range, without a second pairing. In the CI subset with two
 out-of-range cycles and three restart kinds; RELINK_REALBLUEZ=full runs ten
-cycles and five restart kinds.
+cycles and five restart kinds, and the lock with bluetoothd's privacy on
+(rotating resolvable private addresses).
 
     RELINK_REALBLUEZ=1 .venv/bin/python -m pytest -q -rsx bench/realbluez/tests/test_real_pairing.py
 
@@ -28,6 +29,5 @@ def test_pairing_on_real_bluetoothd(vm_ready):
                              env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
     result = summary(text)
     # The private-address case (bluetoothd with Privacy = device) runs in the full suite only.
-    # The private-address case is a known failure (docs/real-bluez.md difference 33): xfailed or passed.
-    assert re.match(r"=*\s*(2 passed|1 passed, 1 xfailed) in" if full else r"=*\s*1 passed, 1 skipped in", result), (
+    assert re.match(r"=*\s*2 passed in" if full else r"=*\s*1 passed, 1 skipped in", result), (
         f"pairing on real bluetoothd: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
