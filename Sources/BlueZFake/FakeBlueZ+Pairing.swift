@@ -21,6 +21,9 @@ struct FakePairing: Sendable {
     /// The handler of the first agent exported: as on a real connection, the
     /// agent object is exported once and keeps it (``PairingAgent``).
     var exported: AgentRequestHandler?
+    /// Whether a refusal for want of encryption makes the fake pair by
+    /// itself instead (``FakeBlueZ/pairByItselfWhenEncryptionIsRefused()``).
+    var pairsByItself = false
 }
 
 // Pairing, Just Works: `Device1.Pair` through the central's agent, and
@@ -70,6 +73,7 @@ extension FakeBlueZ {
     /// Throws BlueZ's refusal when `key` needs a bond that is not there.
     func requireBondIfEncrypted(_ key: Key) throws {
         guard pairing.encrypted.contains(key), !pairing.bonds.contains(key.address) else { return }
+        if pairing.pairsByItself, connected.contains(key.address) { return bondByItself(key.address) }
         throw BlueZError(name: "org.bluez.Error.NotPermitted", message: "Not paired")
     }
 

@@ -145,4 +145,7 @@ actor PairingGate {
         running[device] = nil
         return outcome
     }
+
+    /// Whether a pairing of `device` by relinkd is under way.
+    func isPairing(_ device: ObjectPath) -> Bool { running[device] != nil }
 }

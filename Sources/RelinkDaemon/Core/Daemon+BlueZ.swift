@@ -90,6 +90,9 @@ extension Daemon {
             if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
             if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
             if ["Paired", "Bonded", "Connected"].contains(property), let peripheral = peripheralID(for: address) { await bondSeen(peripheral, device: device) }
+            if property == "Paired", new == .boolean(true), let peripheral = peripheralID(for: address) {
+                pairedByBluetoothd(peripheral, device: device)
+            }
             if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
                 await writeLinkChanged(peripheral, device: device)
                 await transfersLinkChanged(peripheral)

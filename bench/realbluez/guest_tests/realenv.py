@@ -169,13 +169,14 @@ def connection_state(identifier: str) -> str:
     return ctl("--json", "status")[1]
 
 
-def lock_world(figures_file: str, figures: Optional[dict] = None):
+def lock_world(figures_file: str, figures: Optional[dict] = None, lock_args: tuple[str, ...] = ()):
     """A guest test's world, as a fixture's body (`yield from`): the bench
-    with the lock and a relinkd (not started yet), with the dict a test
-    puts its figures in; afterwards both are stopped and the figures
-    written to LOGDIR/`figures_file` and printed."""
+    with the lock (`lock_args`: more run-bench options, e.g. its security)
+    and a relinkd (not started yet), with the dict a test puts its figures
+    in; afterwards both are stopped and the figures written to
+    LOGDIR/`figures_file` and printed."""
     figures = {} if figures is None else figures
-    bench = start_bench("--lock", "lock")
+    bench = start_bench("--lock", "lock", *lock_args)
     relinkd = Relinkd()
     yield bench, relinkd, figures
     relinkd.stop()

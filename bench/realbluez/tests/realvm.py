@@ -29,12 +29,13 @@ def vm_ready():
 
 
 def run_in_vm(name: str, *tests: str, controllers: int = 2, timeout: int = 900,
-              pytest_args: tuple[str, ...] = ()) -> tuple[str, str]:
-    """Boot the VM and run guest tests in it; (combined output, log directory)."""
+              pytest_args: tuple[str, ...] = (), env: tuple[str, ...] = ()) -> tuple[str, str]:
+    """Boot the VM and run guest tests in it (`env`: NAME=VALUE settings for
+    the guest pytest); (combined output, log directory)."""
     logdir = os.path.join(LOGS, name)
     shutil.rmtree(logdir, ignore_errors=True)
     os.makedirs(logdir)
-    guest = [os.path.join(REPO, ".venv", "bin", "python"), "-m", "pytest", "-p", "no:cacheprovider",
+    guest = [*(("env", *env) if env else ()), os.path.join(REPO, ".venv", "bin", "python"), "-m", "pytest", "-p", "no:cacheprovider",
              "-q", "-s", "-rs", *pytest_args, *(os.path.join(GUEST_TESTS, t) for t in tests)]
     out = subprocess.run([RUN_VM, "--no-bluetoothd", "--controllers", str(controllers), "--logdir", logdir,
                           "--timeout", str(timeout), "--", *guest],

@@ -76,7 +76,8 @@ class RealBluezBench(Bench):
         return info
 
     def _zoo_argv(self) -> list[str]:
-        return [BLUETOOTHD, "-n", "-d", "-f", MAIN_CONF]
+        # RELINK_BLUETOOTHD_CONF: another main.conf (bench/realbluez/main-privacy.conf).
+        return [BLUETOOTHD, "-n", "-d", "-f", os.environ.get("RELINK_BLUETOOTHD_CONF") or MAIN_CONF]
 
     async def start_bus(self) -> None:
         """No private bus: the guest's system bus, and btvirt's controllers.
