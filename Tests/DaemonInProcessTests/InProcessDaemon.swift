@@ -95,8 +95,12 @@ final class InProcessDaemon: Sendable {
 }
 
 /// BenchSupport's bounded wait, polled every millisecond: the daemon
-/// in-process answers in microseconds.
-func eventually(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+/// in-process answers in microseconds. The bound is generous (30 s) because
+/// `swift test` runs every suite at once: on two loaded cores a condition
+/// that takes milliseconds alone once took more than 10 s (a transfer
+/// shrinking its chunks a dozen times, TransferLengthTests); a bound only
+/// costs time when the test fails.
+func eventually(_ what: String, within bound: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
     try await BenchSupport.eventually(timeout: bound, poll: .milliseconds(1), what, condition)
 }
 
