@@ -291,8 +291,10 @@ def test_private_lock_paired_then_found_under_its_identity(privacy_world):
     relinkd connects to it and pairs (`relinkctl pair`), reads and
     subscribes; bluetoothd then shows the lock's identity address and
     relinkd follows it (`identity-resolved`). Out of range and back (the
-    kernel gives hci1 a new RPA at each power-on): values again, no pairing. Out of range and back: values again without
-    pairing; whether the lock's RPA rotated is recorded."""
+    kernel gives hci1 a new RPA at each power-on): values again, no pairing;
+    then bluetoothd SIGTERM and SIGKILL restarts: the bond loaded under the
+    identity, values again, no pairing, and both adapters' IRKs kept in
+    /var/lib/bluetooth (difference 34). Whether the RPA rotated is recorded."""
     bench, relinkd, figures, agent = privacy_world
     pairings = Pairings(agent)
     relinkd.start()
