@@ -11,8 +11,13 @@ the pairings the lock was asked for. It registers again whenever org.bluez
 gets a new owner (a restarted bluetoothd has no agents).
 
 Being the default agent of that bluetoothd also makes bluetoothd give both
-adapters the NoInputNoOutput capability and keep them bondable, as any
-desktop's agent (bluetoothctl's `default-agent`) does."""
+adapters the agent's capability (NoInputNoOutput unless a test names another:
+test_pairing_models_guest.py's DisplayOnly and DisplayYesNo locks) and keep
+them bondable, as any desktop's agent (bluetoothctl's `default-agent`) does.
+A pairing relinkd starts names its own capability for hci0's side
+(`Device1.Pair` with relinkd's agent), so the lock's side alone takes this
+one: the passkey bluetoothd gives it to show (`DisplayPasskey`) is in
+`displayed()`."""
 
 import json
 import os
@@ -23,6 +28,7 @@ from typing import Optional
 
 AGENT = r"""
 import asyncio, json, sys
+CAPABILITY = sys.argv[1] if len(sys.argv) > 1 else "NoInputNoOutput"
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, method
@@ -42,25 +48,27 @@ class Agent(ServiceInterface):
     @method()
     def RequestAuthorization(self, device: "o"): say(event="request", kind="authorization", device=device)
     @method()
-    def RequestConfirmation(self, device: "o", passkey: "u"): say(event="request", kind="confirmation", device=device)
+    def RequestConfirmation(self, device: "o", passkey: "u"):
+        say(event="request", kind="confirmation", device=device, passkey=passkey)
     @method()
     def AuthorizeService(self, device: "o", uuid: "s"): say(event="request", kind="service", device=device)
     @method()
     def RequestPasskey(self, device: "o") -> "u":
         say(event="request", kind="passkey", device=device); return 0
     @method()
-    def DisplayPasskey(self, device: "o", passkey: "u", entered: "q"): say(event="display", device=device)
+    def DisplayPasskey(self, device: "o", passkey: "u", entered: "q"):
+        say(event="display", device=device, passkey=passkey, entered=entered)
 
 async def register(bus):
     for member in ("RegisterAgent", "RequestDefaultAgent"):
-        body = [PATH, "NoInputNoOutput"] if member == "RegisterAgent" else [PATH]
+        body = [PATH, CAPABILITY] if member == "RegisterAgent" else [PATH]
         r = await bus.call(Message(destination="org.bluez", path="/org/bluez", interface="org.bluez.AgentManager1",
                                    member=member, signature="os" if len(body) == 2 else "o", body=body))
         ok = r.message_type == MessageType.METHOD_RETURN or r.error_name == "org.bluez.Error.AlreadyExists"
         if not ok:
             say(event="register-failed", member=member, error=r.error_name)
             return False
-    say(event="registered")
+    say(event="registered", capability=CAPABILITY)
     return True
 
 async def main():
@@ -90,13 +98,17 @@ asyncio.run(main())
 
 class LockAgent:
     """The lock side's default agent (a child process); `requests()` are the
-    pairing requests it was asked so far."""
+    pairing requests it was asked so far, `displayed()` the passkeys
+    bluetoothd gave it to show. `capability`: another I/O capability, which
+    bluetoothd gives every adapter while this is its default agent (the
+    lock's side of a passkey entry or numeric comparison; relinkd's pairing
+    names its own for hci0's side)."""
 
-    def __init__(self, log_path: str):
+    def __init__(self, log_path: str, capability: str = "NoInputNoOutput"):
         self.log_path = log_path
         self.lines: list[dict] = []
         self.lock = threading.Lock()
-        self.proc = subprocess.Popen([sys.executable, "-c", AGENT], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([sys.executable, "-c", AGENT, capability], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -121,6 +133,10 @@ class LockAgent:
     def requests(self) -> list[dict]:
         with self.lock:
             return [l for l in self.lines if l.get("event") == "request"]
+
+    def displayed(self) -> list[int]:
+        with self.lock:
+            return [l["passkey"] for l in self.lines if l.get("event") == "display" and "passkey" in l]
 
     def stop(self) -> Optional[int]:
         if self.proc.poll() is None:

@@ -43,10 +43,14 @@ def lock_with_agent():
     """The bench with the encrypted lock, a relinkd (not started), the
     figures, and the lock side's agent."""
     agent = LockAgent(log_path(LOGDIR))
-    bench_args_world = lock_world("pairing.json", FIGURES, lock_args=("--lock-security", "encrypted"))
-    bench, relinkd, figures = next(bench_args_world)
-    wait_for(lambda: agent.registrations() >= 1, 30, "the lock side's agent registered")
     try:
+        bench_args_world = lock_world("pairing.json", FIGURES, lock_args=("--lock-security", "encrypted"))
+        bench, relinkd, figures = next(bench_args_world)
+    except BaseException:
+        agent.stop()  # else it outlives the test and registers with the next tests' bluetoothd
+        raise
+    try:
+        wait_for(lambda: agent.registrations() >= 1, 30, "the lock side's agent registered")
         yield bench, relinkd, figures, agent
     finally:
         figures["lock_agent_requests"] = len(agent.requests())
@@ -287,8 +291,10 @@ def test_private_lock_paired_then_found_under_its_identity(privacy_world):
     relinkd connects to it and pairs (`relinkctl pair`), reads and
     subscribes; bluetoothd then shows the lock's identity address and
     relinkd follows it (`identity-resolved`). Out of range and back (the
-    kernel gives hci1 a new RPA at each power-on): values again, no pairing. Out of range and back: values again without
-    pairing; whether the lock's RPA rotated is recorded."""
+    kernel gives hci1 a new RPA at each power-on): values again, no pairing;
+    then bluetoothd SIGTERM and SIGKILL restarts: the bond loaded under the
+    identity, values again, no pairing, and both adapters' IRKs kept in
+    /var/lib/bluetooth (difference 34). Whether the RPA rotated is recorded."""
     bench, relinkd, figures, agent = privacy_world
     pairings = Pairings(agent)
     relinkd.start()
@@ -350,5 +356,55 @@ def test_private_lock_paired_then_found_under_its_identity(privacy_world):
             ok = False
         cycles.append({"cycle": n, "values_again": ok, "values_s": round(time.monotonic() - t, 2),
                        "rpa_before": before, "rpa_after": lock_random_address(), "pairings": pairings.now()})
-    failed = [c for c in cycles if not c["values_again"] or c["pairings"] != first]
-    assert not failed, f"privacy cycles that lost the lock or paired again (first {first}): {failed}"
+    # bluetoothd restarts: it loads the bond under the lock's identity
+    # (dev_<IDENTITY>), the lock's adapter keeps its IRK (the bench creates
+    # the adapters' storage directories, difference 34) and comes back with
+    # a new RPA (bluetoothd powers it on again).
+    privacy["storage"] = storage = bond_storage()
+    restarts = privacy.setdefault("restarts", [])
+    crashes: list[dict] = []
+    for kind in ("bluetoothd_term", "bluetoothd_kill"):
+        seq = last_sequence()
+        before = lock_random_address()
+        t = time.monotonic()
+        oopses, crashed = bluetoothd_oopses(), len(crashes)
+        play_restart(kind, relinkd, bench)
+        try:
+            # The bench starts bluetoothd again whenever the guest kernel's
+            # oops (difference 32) killed it meanwhile, as a unit would.
+            wait_for(lambda: not recover_bluetoothd(bench, crashes, kind) and lock.values_after(seq), 120,
+                     f"privacy: notifications after {kind}", interval=0.5)
+            ok = True
+        except Exception:
+            ok = False
+        restarts.append({"kind": kind, "values_again": ok, "values_s": round(time.monotonic() - t, 2),
+                         "bluetoothd_crashed": len(crashes) - crashed, "kernel_oops": bluetoothd_oopses() - oopses,
+                         "rpa_before": before, "rpa_after": lock_random_address(), "pairings": pairings.now(),
+                         "device": lock.device(), "peripheral1": peripheral_entry(bench.address("lock"))})
+    privacy["bluetoothd_crashes"] = crashes
+    failed = [c for c in cycles + restarts if not c["values_again"] or c["pairings"] != first]
+    assert not failed, f"privacy cycles or restarts that lost the lock or paired again (first {first}): {failed}"
+    assert storage["adapter_identities"] >= 2 and storage["peer_irks"] >= 1, (
+        f"bluetoothd did not keep the IRKs: {storage}")
+
+
+def bond_storage() -> dict:
+    """What bluetoothd keeps in /var/lib/bluetooth: adapters with an
+    `identity` file (their IRK) and devices whose `info` has an
+    `[IdentityResolvingKey]` (a peer's IRK); `ls -R` as evidence."""
+    root = "/var/lib/bluetooth"
+    identities, irks = [], []
+    for adapter in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        if os.path.exists(os.path.join(root, adapter, "identity")):
+            identities.append(adapter)
+        for device in sorted(os.listdir(os.path.join(root, adapter))):
+            info = os.path.join(root, adapter, device, "info")
+            try:
+                with open(info) as f:
+                    if "[IdentityResolvingKey]" in f.read():
+                        irks.append(f"{adapter}/{device}")
+            except OSError:
+                continue
+    listing = subprocess.run(["ls", "-R", root], capture_output=True, text=True).stdout
+    return {"adapter_identities": len(identities), "adapters": identities, "peer_irks": len(irks), "irks": irks,
+            "ls": listing[-1500:]}

@@ -4,8 +4,9 @@ state characteristic needs an encrypted link, then gets the link and its
 notifications back after relinkd and bluetoothd restarts and after the lock
 was out of range, without a second pairing. In the CI subset with two
 out-of-range cycles and three restart kinds; RELINK_REALBLUEZ=full runs ten
-cycles and five restart kinds, and the lock with bluetoothd's privacy on
-(rotating resolvable private addresses).
+cycles and five restart kinds, the lock with bluetoothd's privacy on
+(rotating resolvable private addresses, then bluetoothd restarts), and
+passkey entry and numeric comparison (test_pairing_models_guest.py).
 
     RELINK_REALBLUEZ=1 .venv/bin/python -m pytest -q -rsx bench/realbluez/tests/test_real_pairing.py
 
@@ -25,9 +26,14 @@ pytestmark = pytest.mark.skipif(
 
 def test_pairing_on_real_bluetoothd(vm_ready):
     full = os.environ.get("RELINK_REALBLUEZ") == "full"
-    text, logdir = run_in_vm("pairing", "test_pairing_guest.py", timeout=2400 if full else 900,
-                             env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
+    # The pairing models first: they restart nothing, so a kernel oops of
+    # the restarts and cycles (docs/real-bluez.md difference 32) cannot
+    # leave them a damaged kernel.
+    text, logdir = run_in_vm("pairing", "test_pairing_models_guest.py", "test_pairing_guest.py",
+                             timeout=2700 if full else 900, env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
     result = summary(text)
-    # The private-address case (bluetoothd with Privacy = device) runs in the full suite only.
-    assert re.match(r"=*\s*2 passed in" if full else r"=*\s*1 passed, 1 skipped in", result), (
+    # The private-address case (bluetoothd with Privacy = device, across
+    # bluetoothd restarts) and the passkey-entry and numeric-comparison cases
+    # run in the full suite only.
+    assert re.match(r"=*\s*4 passed in" if full else r"=*\s*1 passed, 3 skipped in", result), (
         f"pairing on real bluetoothd: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")

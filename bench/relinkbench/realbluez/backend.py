@@ -27,7 +27,9 @@ bench; what differs:
 
 import asyncio
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 from dbus_fast import Message, MessageType
@@ -116,6 +118,27 @@ class RealBluezBench(Bench):
         restarts within a bench keep the storage, as on a real machine."""
         for entry in os.listdir(STORAGE) if os.path.isdir(STORAGE) else []:
             shutil.rmtree(os.path.join(STORAGE, entry), ignore_errors=True)
+        RealBluezBench._adapter_directories()
+
+    @staticmethod
+    def _adapter_directories() -> None:
+        """/var/lib/bluetooth/<adapter address>/ for every controller, as a
+        machine bluetoothd has run on has them. bluetoothd 5.66 writes an
+        adapter's IRK (`Privacy = device`) to <adapter>/identity before it
+        creates that directory (`generate_and_write_irk() Unable set contents
+        for ...identity`): without it every bluetoothd start takes a new IRK,
+        and a bonded peer's stored IRK no longer resolves the adapter's
+        private addresses (docs/real-bluez.md difference 34)."""
+        for hci in sorted(os.listdir("/sys/class/bluetooth")) if os.path.isdir("/sys/class/bluetooth") else []:
+            if not re.fullmatch(r"hci\d+", hci):
+                continue
+            out = subprocess.run(["hciconfig", hci], capture_output=True, text=True, timeout=10).stdout
+            found = re.search(r"BD Address: ([0-9A-F]{2}(?::[0-9A-F]{2}){5})", out)
+            if found and found.group(1) != "00:00:00:00:00:00":
+                os.makedirs(os.path.join(STORAGE, found.group(1)), mode=0o700, exist_ok=True)
+            else:
+                print(f"bench: no address for {hci} (hciconfig: {out.strip()[:200]!r}); "
+                      "bluetoothd cannot keep its IRK", file=sys.stderr)
 
     def _on_message(self, msg: Message) -> None:
         if (msg.message_type == MessageType.SIGNAL and msg.member == "PropertiesChanged"
