@@ -103,10 +103,11 @@ extension ConnectionStateMachine {
         actions.append(log(.disconnected, failure: reason))
         actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: reason)))
         consecutiveFailedRounds = 0
+        countShortLink()
         if options.reconnectAfterDisconnect {
             armDeadline(into: &actions)
             actions.append(.persist(record(.pending)))
-            beginRound(into: &actions)
+            if !backOffAfterShortLinks(into: &actions) { beginRound(into: &actions) }
         } else {
             state = .idle
             actions.append(.persist(record(.idle)))

@@ -247,6 +247,7 @@ extension ConnectionStateMachine {
         stopActivity(into: &actions)
         cancelDeadline(into: &actions)
         consecutiveFailedRounds = 0
+        linkUpSince = clock.now
         knownAddress = address
         knownDevicePresent = true
         state = .connected(address, route)

@@ -72,6 +72,12 @@ public struct ConnectionStateMachine<C: Clock>: Sendable where C.Duration == Dur
     /// the kernel kept the link, the new bluetoothd dropped it and answered
     /// relinkd's `Connect` with a new one).
     var ownConnect: OwnConnect?
+    /// When the current link came up (services resolved), for telling a
+    /// short link from a lasting one when it goes down.
+    var linkUpSince: C.Instant?
+    /// Links in a row that went down within ``shortLinkLimit`` of coming
+    /// up, saturating like ``consecutiveFailedRounds``.
+    public internal(set) var consecutiveShortLinks: Int = 0
 
     /// See ``ownConnect``.
     struct OwnConnect: Sendable, Hashable {

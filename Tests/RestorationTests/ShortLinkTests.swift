@@ -1,0 +1,72 @@
+import Testing
+@testable import Restoration
+import RelinkModel
+
+/// Links that go down as soon as they are up (real bluetoothd, difference
+/// 37: each link to a lock that had forgotten the central drew a failed
+/// pairing and dropped about 0.5 s later; relinkd reconnected at once, about
+/// 530 times in 4 minutes). The first short link reconnects at once, as any
+/// lost link; from the second in a row the machine backs off along the
+/// transient list with nothing armed; a link that lasted resets the count.
+@Suite("Short links")
+struct ShortLinkTests {
+    /// Connects (the world answers the lookup and the connect), keeps the
+    /// link up for `up`, then drops it; returns the actions of the drop.
+    @discardableResult
+    static func link(_ driver: inout Driver, up: Duration) -> [Action] {
+        driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+        driver.advance(by: up)
+        return driver.send { $0.disconnected(Fixtures.lockAddress) }
+    }
+
+    static func connecting(_ driver: Driver) -> Bool {
+        if case .connecting = driver.state { true } else { false }
+    }
+
+    static func driver() -> Driver {
+        var driver = Driver(options: Fixtures.options(strategies: [.knownIdentifier]))
+        driver.world = { action in
+            if case .lookUpKnownDevice = action { return { $0.knownDeviceLookup(found: true) } }
+            return nil
+        }
+        driver.send { $0.start() }
+        return driver
+    }
+
+    @Test func fromTheSecondShortLinkInARowTheMachineBacksOffWithNothingArmed() {
+        var driver = Self.driver()
+        #expect(Self.connecting(driver))
+        let first = Self.link(&driver, up: .milliseconds(500))
+        #expect(Self.connecting(driver), "the first short link reconnects at once: \(driver.state)")
+        #expect(first.contains { if case .connect = $0 { true } else { false } })
+        var waits: [Duration] = []
+        for _ in 0 ..< 3 {
+            let drop = Self.link(&driver, up: .milliseconds(500))
+            guard case .backingOff(let until, let background) = driver.state else {
+                Issue.record("a short link again must back off, not \(driver.state)")
+                return
+            }
+            #expect(background == .none, "nothing armed while backing off")
+            #expect(!drop.contains { if case .connect = $0 { true } else { false } }, "no connect at once")
+            #expect(!drop.contains { if case .useBackgroundAutoConnect = $0 { true } else { false } })
+            waits.append(driver.clock.now.duration(to: until))
+            driver.finishBackoff()
+            #expect(Self.connecting(driver), "the next round after the backoff")
+        }
+        #expect(waits == [.seconds(1), .seconds(2), .seconds(4)], "the transient list")
+        #expect(driver.machine.consecutiveShortLinks == 4)
+    }
+
+    @Test func aLinkThatLastedResetsTheCountAndReconnectsAtOnce() {
+        var driver = Self.driver()
+        Self.link(&driver, up: .milliseconds(200))
+        Self.link(&driver, up: .milliseconds(200))
+        #expect(driver.machine.consecutiveShortLinks == 2)
+        driver.finishBackoff()
+        Self.link(&driver, up: ConnectionStateMachine<ManualClock>.shortLinkLimit + .seconds(1))
+        #expect(driver.machine.consecutiveShortLinks == 0)
+        #expect(Self.connecting(driver), "a lasting link lost reconnects at once: \(driver.state)")
+        Self.link(&driver, up: .milliseconds(200))
+        #expect(Self.connecting(driver), "one short link after a lasting one reconnects at once: \(driver.state)")
+    }
+}
