@@ -126,6 +126,7 @@ extension Daemon {
         case .gattCharacteristicAdded(let characteristic):
             await gattObjectsMoved(containing: characteristic.path)
             logger.debug("GATT characteristic added", metadata: ["path": "\(characteristic.path)", "awaiting": "\(core.gattGrace.waitingCount)"])
+            await writeLimitsAppeared(containing: characteristic.path)
             guard core.gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
                   let address = Self.address(of: device), let peripheral = peripheralID(for: address),

@@ -103,6 +103,20 @@ extension Daemon {
         }
     }
 
+    /// A characteristic appeared on a connected device whose write limits
+    /// relinkd does not have yet: real bluetoothd 5.66 may add the
+    /// characteristics (which carry the link's `MTU`) after
+    /// `ServicesResolved` (docs/real-bluez.md finding 3), and then
+    /// `Peripheral1.MTU` and the write sizes stayed 0 until the next change
+    /// of the link (seen in CI's real-bluetoothd central test).
+    func writeLimitsAppeared(containing path: ObjectPath) async {
+        let mirror = await bluez.mirror
+        guard let devicePath = mirror.devicePath(containing: path), let device = mirror.device(devicePath), device.connected,
+              let address = Self.address(of: device), let peripheral = peripheralID(for: address),
+              writeStreams.limits[peripheral] == nil else { return }
+        await writeLinkChanged(peripheral, device: device)
+    }
+
     /// Gives a stream a socket (and the link's limits) again.
     func reacquire(_ path: ObjectPath) async {
         guard let stream = writeStreams.streams[path] else { return }
