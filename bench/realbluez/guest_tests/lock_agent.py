@@ -90,7 +90,7 @@ async def main():
         for _ in range(100):
             if await register(bus):
                 break
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2)  # the agent program's own retry (100 tries), not a test's wait
 
 asyncio.run(main())
 """
