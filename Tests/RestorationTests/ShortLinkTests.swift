@@ -70,3 +70,69 @@ struct ShortLinkTests {
         #expect(Self.connecting(driver), "one short link after a lasting one reconnects at once: \(driver.state)")
     }
 }
+
+/// Short links that worked (issue 31's regression 1): a device at the edge of
+/// range, or a lock that sends its state and leaves, makes links that last
+/// seconds but carry values. They are reconnected at once however many come
+/// in a row; only links that carried nothing count towards the back-off.
+@Suite("Short links that carried something")
+struct ShortLinksThatWorkedTests {
+    @Test func shortLinksThatCarriedAValueReconnectAtOnceEveryTime() {
+        var driver = ShortLinkTests.driver()
+        for cycle in 1 ... 12 {
+            driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+            driver.send { $0.linkCarried() }
+            driver.advance(by: .milliseconds(700))
+            let drop = driver.send { $0.disconnected(Fixtures.lockAddress) }
+            #expect(ShortLinkTests.connecting(driver), "cycle \(cycle): a link that carried a value reconnects at once: \(driver.state)")
+            #expect(drop.contains { if case .connect = $0 { true } else { false } })
+            #expect(driver.machine.consecutiveShortLinks == 0)
+        }
+    }
+
+    @Test func aCarriedLinkBetweenEmptyOnesResetsTheCount() {
+        var driver = ShortLinkTests.driver()
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        #expect(driver.machine.consecutiveShortLinks == 1)
+        driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+        driver.send { $0.linkCarried() }
+        driver.send { $0.disconnected(Fixtures.lockAddress) }
+        #expect(driver.machine.consecutiveShortLinks == 0)
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        #expect(ShortLinkTests.connecting(driver), "one empty short link after a carried one reconnects at once: \(driver.state)")
+    }
+
+    @Test func whatALinkCarriedIsForgottenWhenTheNextOneComesUp() {
+        var driver = ShortLinkTests.driver()
+        driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+        driver.send { $0.linkCarried() }
+        driver.send { $0.disconnected(Fixtures.lockAddress) }
+        // Two empty short links after it: the second backs off.
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        guard case .backingOff = driver.state else {
+            Issue.record("empty short links after a carried one must still back off: \(driver.state)")
+            return
+        }
+    }
+
+    @Test func linkCarriedBeforeTheLinkIsUpIsIgnored() {
+        var driver = ShortLinkTests.driver()
+        driver.send { $0.linkCarried() }   // connecting: no link yet
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        guard case .backingOff = driver.state else {
+            Issue.record("a carried mark before the link must not count: \(driver.state)")
+            return
+        }
+    }
+
+    @Test func aLinkLostToABluetoothdRestartLeavesTheCountAsItIs() {
+        var driver = ShortLinkTests.driver()
+        ShortLinkTests.link(&driver, up: .milliseconds(300))
+        #expect(driver.machine.consecutiveShortLinks == 1)
+        driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+        driver.send { $0.bluetoothdRestarted() }
+        #expect(driver.machine.consecutiveShortLinks == 1, "bluetoothd's restart says nothing of the peripheral")
+    }
+}

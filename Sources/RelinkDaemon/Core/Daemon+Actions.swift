@@ -316,6 +316,7 @@ extension Daemon {
                     if start {
                         core.gattGrace.armed(peripheral, key)
                         writes.batch.held.started(peripheral, key, on: characteristic.path)
+                        linkCarried(peripheral)
                     }
                     var fields = deviceFields(peripheral)
                     fields[JournalField.characteristic.rawValue] = "\(key)"

@@ -105,6 +105,7 @@ extension Daemon {
             guard writes.batch.held.sessionsLast(since: issued) else { return }
             writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
             core.gattGrace.armed(notify.peripheral, notify.key)
+            linkCarried(notify.peripheral)
             logger.info("notifications armed", metadata: metadata)
             return
         }

@@ -269,6 +269,7 @@ extension Daemon {
             }
             return
         }
+        linkCarried(peripheral)
         do {
             try emitGathered(.valueNotified(peripheral: peripheral, characteristic: key, value: value), to: ids)
         } catch {

@@ -280,9 +280,20 @@ public actor Daemon {
     /// Feeds a machine one input and carries out its actions.
     func feed(_ intent: ConnectionIntentID, _ input: Machine.Input) async {
         guard var machine = core.machines[intent] else { return }
+        if case .servicesResolved = input { core.linksCarried.remove(intent.peripheral) }  // a new link: nothing carried yet
         let actions = machine.handle(input)
         core.machines[intent] = machine
         await perform(actions, for: intent)
+    }
+
+    /// The peripheral's current link carried a notified value or a
+    /// StartNotify reply: its intents hear it once per link, so that a short
+    /// link that worked is not taken for one that fails at once
+    /// (``ConnectionStateMachine/linkCarried()``). Constant time on the
+    /// value path after the first value of a link.
+    func linkCarried(_ peripheral: PeripheralID) {
+        guard core.linksCarried.insert(peripheral).inserted else { return }
+        for intent in intents(of: peripheral) { loop.immediate.append((intent, .linkCarried)) }
     }
 
     func drainImmediate() async {

@@ -54,6 +54,10 @@ struct CoreState {
     var autoConnect = AutoConnectPolicy()
     /// The adapter's state as programs are told of it (``AdapterWatch``).
     var adapter = AdapterWatch()
+    /// Peripherals whose current link carried a notified value or a
+    /// successful StartNotify: their intents were told (``Daemon/linkCarried(_:)``)
+    /// once for the link. Emptied per peripheral as its next link comes up.
+    var linksCarried: Set<PeripheralID> = []
 }
 
 /// What relinkd knows of each peripheral.

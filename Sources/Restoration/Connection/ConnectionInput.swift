@@ -12,6 +12,8 @@ extension ConnectionStateMachine {
         case connectSucceeded(BluetoothAddress)
         case deviceConnected(BluetoothAddress)
         case servicesResolved(BluetoothAddress)
+        /// The current link carried a value or a GATT reply (``linkCarried()``).
+        case linkCarried
         case connectFailed(ConnectionFailure)
         case disconnected(BluetoothAddress, reason: ConnectionFailure?)
         case timerFired(TimerToken)
@@ -35,6 +37,7 @@ extension ConnectionStateMachine {
         case .connectSucceeded(let address): connectSucceeded(address)
         case .deviceConnected(let address): deviceConnected(address)
         case .servicesResolved(let address): servicesResolved(address)
+        case .linkCarried: linkCarried()
         case .connectFailed(let failure): connectFailed(failure)
         case .disconnected(let address, let reason): disconnected(address, reason: reason)
         case .timerFired(let token): timerFired(token)

@@ -103,7 +103,7 @@ extension ConnectionStateMachine {
         actions.append(log(.disconnected, failure: reason))
         actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: reason)))
         consecutiveFailedRounds = 0
-        countShortLink()
+        countShortLink(reason)
         if options.reconnectAfterDisconnect {
             armDeadline(into: &actions)
             actions.append(.persist(record(.pending)))

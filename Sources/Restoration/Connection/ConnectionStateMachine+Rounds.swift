@@ -248,6 +248,7 @@ extension ConnectionStateMachine {
         cancelDeadline(into: &actions)
         consecutiveFailedRounds = 0
         linkUpSince = clock.now
+        linkWorked = false
         knownAddress = address
         knownDevicePresent = true
         state = .connected(address, route)

@@ -5,15 +5,36 @@ import RelinkModel
 // failed and the link dropped about 0.5 s after it came up; relinkd
 // reconnected at once each time, about 530 times in 4 minutes, because every
 // Connect succeeded and a lost link started a new round with no backoff).
+//
+// A short link counts only when it carried nothing: no notified value and no
+// GATT reply came on it (``linkCarried()``). A lock that sent its state and
+// then left range, or a wearable at the edge of range, worked and left: it
+// is reconnected at once however short its links (issue 31's regression: the
+// bench's back-in-range cases waited 1 s, 2 s, 4 s ... for such a device).
 extension ConnectionStateMachine {
     /// A link that goes down within this long of coming up is a short link.
     public static var shortLinkLimit: Duration { .seconds(10) }
 
+    /// The current link carried something: a notified value or a
+    /// successful GATT reply (StartNotify's CCCD write, a read, a write).
+    /// It then counts as a link that worked, however short. Ignored unless
+    /// a link is up; returns no action (it is fed on the value path).
+    public mutating func linkCarried() -> [Action] {
+        if case .connected = state { linkWorked = true }
+        return []
+    }
+
     /// Counts the link that just went down: short (within
-    /// ``shortLinkLimit`` of coming up) or lasting (resets the count).
-    mutating func countShortLink() {
-        defer { linkUpSince = nil }
-        guard let since = linkUpSince, since.duration(to: clock.now) < Self.shortLinkLimit else {
+    /// ``shortLinkLimit`` of coming up, having carried nothing) or one that
+    /// worked (resets the count). A link lost to a bluetoothd restart says
+    /// nothing of the peripheral: it leaves the count as it is.
+    mutating func countShortLink(_ reason: ConnectionFailure?) {
+        defer {
+            linkUpSince = nil
+            linkWorked = false
+        }
+        if reason == .bluetoothdRestarted { return }
+        guard !linkWorked, let since = linkUpSince, since.duration(to: clock.now) < Self.shortLinkLimit else {
             consecutiveShortLinks = 0
             return
         }
@@ -21,7 +42,7 @@ extension ConnectionStateMachine {
         consecutiveShortLinks = min(consecutiveShortLinks + 1, longest + 1)
     }
 
-    /// From the second short link in a row, waits before the next round as
+    /// From the second short link in a row (each carrying nothing), waits before the next round as
     /// after failed rounds (the transient list: 1 s, 2 s, 4 s, ... 300 s),
     /// with nothing armed meanwhile (background auto-connect would make the
     /// same short link at once). The first short link reconnects at once, as

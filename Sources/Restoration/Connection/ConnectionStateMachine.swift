@@ -75,8 +75,11 @@ public struct ConnectionStateMachine<C: Clock>: Sendable where C.Duration == Dur
     /// When the current link came up (services resolved), for telling a
     /// short link from a lasting one when it goes down.
     var linkUpSince: C.Instant?
+    /// Whether the current link carried a value or a GATT reply
+    /// (``linkCarried()``): a short link that did is not counted as short.
+    var linkWorked = false
     /// Links in a row that went down within ``shortLinkLimit`` of coming
-    /// up, saturating like ``consecutiveFailedRounds``.
+    /// up having carried nothing, saturating like ``consecutiveFailedRounds``.
     public internal(set) var consecutiveShortLinks: Int = 0
 
     /// See ``ownConnect``.
