@@ -26,6 +26,11 @@ Measures, for each contender:
     while it is away its state changes (silently) to a fresh probe. Back in
     range -> that value at the client, or missed (lost for good: the lock
     sends it again only at the next reconnection). --once-reps samples.
+  * flapping (--flap-cycles, 0 by default): a device at the edge of range,
+    away 0.5-2 s and back 1-5 s each cycle (one seeded schedule for all),
+    sending a value every 50 ms throughout: back in range -> its first value
+    at the client, cycles with none, and values bluetoothd put on the bus
+    that never reached the client (lost).
   * restore: N links connected and subscribed (N = --links, default 1,2,4,8);
     the client process is SIGKILLed (BlueZ keeps the links, as it does when
     a process dies); the clock starts just before the new process is spawned;
@@ -65,6 +70,7 @@ import asyncio
 import ctypes
 import json
 import os
+import random
 import shutil
 import signal
 import statistics
@@ -147,7 +153,7 @@ class Bench:
         self.log = open(os.path.join(self.work, "bench.log"), "wb")
         self.proc = await asyncio.create_subprocess_exec(
             *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log,
-            preexec_fn=die_with_parent)
+            preexec_fn=die_with_parent, limit=16 * 1024 * 1024)
         # Real bluetoothd under software emulation starts in tens of seconds.
         line = await asyncio.wait_for(self.proc.stdout.readline(), 120 if self.backend == "mock" else 300)
         self.info = json.loads(line or b'{"event":"error","error":"no ready line"}')
@@ -163,7 +169,10 @@ class Bench:
 
     async def _conn(self, key: str):
         if key not in self.conns:
-            r, w = await asyncio.open_unix_connection(os.path.join(self.info["dir"], "control.sock"))
+            # A status reply names every peripheral: with 64 locks it is far
+            # longer than asyncio's default 64 KiB line limit.
+            r, w = await asyncio.open_unix_connection(os.path.join(self.info["dir"], "control.sock"),
+                                                      limit=64 * 1024 * 1024)
             self.conns[key] = (r, w, asyncio.Lock())
         return self.conns[key]
 
@@ -796,6 +805,71 @@ async def measure_once(c: Contender, bench: Bench, reps: int, away: float, watch
         await bench.cmd("notify_on_subscribe", peripheral=lock, on=False)
 
 
+async def measure_flapping(c: Contender, bench: Bench, cycles: int, watch: LinkWatch, fig: "Figures",
+                           seed: int, period_ms: float = 50, timeout: float = 60) -> None:
+    """A device at the edge of range (issue 31): `cycles` times away for
+    0.5-2 s, then back for 1-5 s (uniform, from `seed`: every contender
+    gets the same schedule), while the device sends a fresh value every
+    `period_ms` throughout, as a wearable streams. Per cycle: back in range
+    -> the first value sent after it at the client (`fig[""]`; a cycle with
+    none in its window counts in `_not_back`); and the values bluetoothd put
+    on the bus in that cycle (sent while linked and armed) that never
+    reached the client (`_lost`)."""
+    rng = random.Random(seed)
+    await c.setup([0])
+    await Prober(bench, 20).until_all(c, [0], timeout)
+    lock = bench.locks[0]
+    got: dict[int, float] = {}
+
+    async def collect() -> None:
+        while True:
+            link, seq, t = await c.arrivals.values.get()
+            if link == 0:
+                got.setdefault(seq, t)
+
+    async def pusher() -> None:
+        while True:
+            Prober.seq += 1
+            await bench.push(0, Prober.seq)
+            await asyncio.sleep(period_ms / 1000)
+
+    out, not_back, lost = fig[""], fig["_not_back"], fig["_lost"]
+    spans: list[tuple[int, int]] = []
+    watch.clear()
+    tasks = [asyncio.create_task(collect()), asyncio.create_task(pusher())]
+    try:
+        for _ in range(cycles):
+            start = Prober.seq + 1
+            await bench.cmd("out_of_range", peripheral=lock)
+            await asyncio.sleep(rng.uniform(0.5, 2.0))
+            mark = Prober.seq
+            t0 = time.monotonic()
+            await bench.cmd("in_range", peripheral=lock)
+            window = t0 + rng.uniform(1.0, 5.0)
+            first = None
+            while time.monotonic() < window:
+                first = first or min((t for seq, t in got.items() if seq > mark), default=None)
+                await asyncio.sleep(0.005)
+            if first is None:
+                not_back.append(1)
+            else:
+                not_back.append(0)
+                out.append(first - t0)
+            spans.append((start, Prober.seq))
+        for task in tasks[1:]:
+            task.cancel()
+        # Stragglers: a value on the bus reaches a client within milliseconds.
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and any(seq not in got for seq in watch.values if seq >= spans[0][0]):
+            await asyncio.sleep(0.01)
+        for start, end in spans:
+            lost.append(sum(1 for seq in watch.values if start <= seq <= end and seq not in got))
+    finally:
+        for task in tasks:
+            task.cancel()
+        c.arrivals.clear()
+
+
 async def measure_restore(c: Contender, bench: Bench, prober: Prober, reps: int, n: int,
                           fig: "Figures", timeout: float = 60) -> None:
     """Restart -> a probe from each of n links at the client (`fig[""]`)."""
@@ -927,6 +1001,10 @@ async def run(args) -> dict:
         await in_rounds(args.once_reps, "the lock's state sent once", "once",
                         lambda c, reps, watch, fig: measure_once(c, bench, reps, args.away, watch, args.once_wait,
                                                                  fig, args.timeout))
+        # The device at the edge of range.
+        await in_rounds(args.flap_cycles, "flapping at the edge of range", "flapping",
+                        lambda c, reps, watch, fig: measure_flapping(c, bench, reps, watch, fig,
+                                                                     args.flap_seed, timeout=args.timeout))
         # N by N, so that what a larger N does to the bench (on real BlueZ:
         # more concurrent connections) cannot spoil a smaller N's figures.
         for n in args.links:
@@ -994,7 +1072,7 @@ def report(results: dict, args) -> None:
     print(header)
     print("-" * len(header))
     for label, key in table_rows(args, results):
-        cell = (fmt_count if key.endswith(("_dropped", "_missed")) else fmt_tail if key.endswith("#tail")
+        cell = (fmt_count if key.endswith(("_dropped", "_missed", "_lost", "_not_back")) else fmt_tail if key.endswith("#tail")
                 else fmt_failed if key.endswith("_failed") else fmt_sum if key.endswith("_count") else fmt)
         key = key.removesuffix("#tail")
         print(f"{label:<34}" + "".join(f"{cell(results[n][key]) if results[n].get(key) else 'n/a':>26}"
@@ -1037,6 +1115,11 @@ def table_rows(args, results: dict) -> list[tuple[str, str]]:
                  ("  bluetoothd put it on the bus", "once_to_bus"),
                  ("  after it was on the bus", "once_after_bus"),
                  ("  missed (lost for good)", "once_missed")] + failed("once")
+    if args.flap_cycles:
+        rows += [("flapping: back -> first value", "flapping"),
+                 ("  mean; 90th percentile", "flapping#tail"),
+                 ("  cycles with no value", "flapping_not_back"),
+                 ("  values lost on the way", "flapping_lost")] + failed("flapping")
     for n in args.links:
         rows += [(f"restart -> {n} link(s) restored", f"restore_{n}")] + failed(f"restore_{n}")
     return rows
@@ -1088,6 +1171,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--once-reps", type=int,
                    help="samples of the lock that sends its state once as notifications are enabled "
                         "again (0: none; default: mock 15, bluez 4)")
+    p.add_argument("--flap-cycles", type=int, default=0,
+                   help="cycles of the device flapping at the edge of range (away 0.5-2 s, back 1-5 s, "
+                        "a value every 50 ms throughout; 0: none); in rounds like the back-in-range samples")
+    p.add_argument("--flap-seed", type=int, default=1, help="seed of the flapping schedule (the same for all)")
     p.add_argument("--once-wait", type=float, default=2.0,
                    help="seconds after the state reached the bus before it counts as missed")
     p.add_argument("--relinkd-client", choices=CLIENT_MODES, default="process",

@@ -1,0 +1,205 @@
+"""The benchmark gate (issue 31): relinkd's speed and memory, each as a ratio
+to a floor or a peer measured in the same run, checked against a bound.
+
+  bench/gate                      # builds the release products, runs this
+  .venv/bin/python bench/relink/gate.py [--json out.json] [--quick]
+
+It prints every figure each time and exits 1 when a ratio passes its bound
+(2 when a measurement could not be taken at all). Ratios from one run, not
+absolute times: a slower or busier machine moves relinkd and its floor
+alike. Memory is the exception: resident memory is the same from one machine
+to the next, so it has an absolute bound.
+
+The bounds (see BOUNDS; docs/benchmarks.md says what each guards):
+  * back in range, 90th percentile, relinkd / the floor relay (relay.c, which
+    only forwards): the reconnection path, the short-link back-off
+    (regression 1 of issue 31 made it 47 x);
+  * flapping at the edge of range: values on the bus that did not reach
+    relinkd's client (0), and cycles in which relinkd got no value at all
+    while the floor did;
+  * start-up t(3,000 intents) / t(1,000 intents): linearity (regression 2:
+    5 x; linear is 3 x);
+  * restore after a relinkd restart, the slope per link against the peer's
+    (bleak-retry-connector);
+  * resident memory after start-up with 3,000 intents.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import restore_bench as rb  # noqa: E402
+import startup_bench as sb  # noqa: E402
+
+ROOT = rb.ROOT
+
+# name -> (bound, "<=" or ">=", what it guards). Tighten a bound in the same
+# commit that meets its goal (docs/benchmarks.md).
+BOUNDS = {
+    "back_in_range_p90_ratio": (3.0, "<=", "back in range, 90th percentile, relinkd / floor relay (2 ms probes)"),
+    "flapping_values_lost": (0, "<=", "flapping device: values on the bus that never reached relinkd's client"),
+    "flapping_cycles_missed_beyond_floor": (0, "<=", "flapping device: cycles with no value at relinkd's client, "
+                                                     "beyond the floor's"),
+    "startup_3k_over_1k": (4.5, "<=", "start-up to READY, 3,000 intents / 1,000 intents (linear: 3)"),
+    "restore_slope_ratio": (3.0, "<=", "restore after a relinkd restart, ms per link, relinkd / bleak peer"),
+    "rss_3k_mib": (96.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
+}
+
+
+def p90(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, -(-9 * len(s) // 10) - 1))]  # nearest rank, as restore_bench
+
+
+def restore_figures(args) -> dict:
+    """One restore_bench run: back in range (2 ms probes), the flapping
+    device, and restore at N = 1, 4, 16; relinkd, the relay and the peer."""
+    out = os.path.join(args.work, "restore.json")
+    argv = ["--relinkd", args.relinkd, "--contenders", "relinkd,relay,bleak", "--probe-ms", "2",
+            "--reps-in-range", str(args.reps_in_range), "--rounds", "2", "--once-reps", "0",
+            "--flap-cycles", str(args.flap_cycles), "--links", args.links, "--reps", str(args.reps),
+            "--json", out]
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "restore_bench.py"), *argv], timeout=args.bench_timeout)
+    if not os.path.exists(out):
+        raise RuntimeError(f"restore_bench wrote no figures (exit {proc.returncode})")
+    with open(out) as f:
+        return json.load(f)["results"]
+
+
+def startup_figures(args) -> dict:
+    """Start-up to READY and resident memory at 1,000 and 3,000 intents
+    (100 and 300 identifiers of 10): the median of --startup-runs each."""
+    top = tempfile.mkdtemp(prefix="relink-gate-startup-", dir="/var/tmp")
+    figures = {}
+    try:
+        for identifiers in (100, 300):
+            state = sb.populate(os.path.join(top, f"population{identifiers}"), identifiers, 10)
+            readies, rss = [], []
+            for n in range(args.startup_runs):
+                work = os.path.join(top, f"run{identifiers}-{n}")
+                os.makedirs(work)
+                ready, kib = asyncio.run(sb.one_run(state, work, args.relinkd))
+                readies.append(ready)
+                rss.append(kib)
+            figures[identifiers * 10] = {"ready_s": statistics.median(readies), "rss_kib": statistics.median(rss),
+                                         "ready_all_s": readies}
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    return figures
+
+
+def ratios(restore: dict, startup: dict, links: list[int]) -> tuple[dict, list[str]]:
+    """The gated figures, and the lines that show where they come from."""
+    r, lines = {}, []
+    rel, relay, peer = restore.get("relinkd", {}), restore.get("relay", {}), restore.get("bleak", {})
+    key = "in_range_2ms"
+    if rel.get(key) and relay.get(key):
+        a, b = p90(rel[key]) * 1000, p90(relay[key]) * 1000
+        r["back_in_range_p90_ratio"] = a / b
+        lines.append(f"back in range (2 ms probes): relinkd median {statistics.median(rel[key]) * 1000:.1f} ms, "
+                     f"p90 {a:.1f} ms; floor relay median {statistics.median(relay[key]) * 1000:.1f} ms, "
+                     f"p90 {b:.1f} ms; bleak p90 "
+                     + (f"{p90(peer[key]) * 1000:.1f} ms" if peer.get(key) else "n/a"))
+    if rel.get("flapping_lost") is not None and relay.get("flapping_not_back") is not None:
+        r["flapping_values_lost"] = sum(rel["flapping_lost"])
+        r["flapping_cycles_missed_beyond_floor"] = max(0, sum(rel.get("flapping_not_back", []))
+                                                       - sum(relay["flapping_not_back"]))
+        for name, c in (("relinkd", rel), ("relay", relay), ("bleak", peer)):
+            if c.get("flapping_not_back") is None:
+                continue
+            back = c.get("flapping", [])
+            lines.append(f"flapping, {name}: {len(c['flapping_not_back'])} cycles, "
+                         f"{sum(c['flapping_not_back'])} with no value, {sum(c.get('flapping_lost', []))} values lost"
+                         + (f", back -> value median {statistics.median(back) * 1000:.1f} ms, "
+                            f"p90 {p90(back) * 1000:.1f} ms" if back else ""))
+    slopes = {}
+    for name, c in (("relinkd", rel), ("bleak", peer)):
+        if all(c.get(f"restore_{n}") for n in links):
+            meds = [statistics.median(c[f"restore_{n}"]) for n in links]
+            a, b, _ = rb.fit(links, meds)
+            slopes[name] = b
+            lines.append(f"restore, {name}: " + ", ".join(f"N={n} {m * 1000:.1f} ms" for n, m in zip(links, meds))
+                         + f"; fit {a * 1000:.0f} ms + {b * 1000:.2f} ms x N")
+    if "relinkd" in slopes and "bleak" in slopes:
+        # A peer slope at or below zero (noise at small N) would make any
+        # ratio meaningless: compare against a floor of 0.1 ms per link.
+        r["restore_slope_ratio"] = max(slopes["relinkd"], 0.0) / max(slopes["bleak"], 0.0001)
+    if 1000 in startup and 3000 in startup:
+        r["startup_3k_over_1k"] = startup[3000]["ready_s"] / startup[1000]["ready_s"]
+        r["rss_3k_mib"] = startup[3000]["rss_kib"] / 1024
+        for n in (1000, 3000):
+            lines.append(f"start-up, {n} intents: READY after {startup[n]['ready_s']:.3f} s (median of "
+                         + ", ".join(f"{x:.3f}" for x in startup[n]["ready_all_s"])
+                         + f"), resident {startup[n]['rss_kib'] / 1024:.1f} MiB")
+    for name, c in restore.items():
+        for error in c.get("errors", []) if isinstance(c, dict) else []:
+            lines.append(f"{name}: FAILED {error}")
+    return r, lines
+
+
+def judge(r: dict) -> list[str]:
+    """The bounds passed, one line each; a figure that is missing is a failure."""
+    failures = []
+    for name, (bound, op, what) in BOUNDS.items():
+        if name not in r:
+            failures.append(f"{name}: not measured ({what})")
+        elif (op == "<=" and r[name] > bound) or (op == ">=" and r[name] < bound):
+            failures.append(f"{name} = {r[name]:.3g}, bound {op} {bound:g}: {what}")
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
+    p.add_argument("--reps-in-range", type=int, default=12)
+    p.add_argument("--flap-cycles", type=int, default=8)
+    p.add_argument("--links", default="1,4,16")
+    p.add_argument("--reps", type=int, default=3, help="restore repetitions per N")
+    p.add_argument("--startup-runs", type=int, default=3)
+    p.add_argument("--bench-timeout", type=float, default=600)
+    p.add_argument("--json", help="also write the figures and ratios here")
+    args = p.parse_args(argv)
+    links = [int(x) for x in args.links.split(",")]
+    t0 = time.monotonic()
+    args.work = tempfile.mkdtemp(prefix="relink-gate-")
+    try:
+        print("gate: start-up at 1,000 and 3,000 intents", file=sys.stderr, flush=True)
+        startup = startup_figures(args)
+        print("gate: back in range, flapping, restore (relinkd, relay, bleak)", file=sys.stderr, flush=True)
+        restore = restore_figures(args)
+    finally:
+        shutil.rmtree(args.work, ignore_errors=True)
+    r, lines = ratios(restore, startup, links)
+    print(f"\n== benchmark gate ({time.monotonic() - t0:.0f} s; {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.2f})")
+    for line in lines:
+        print(line)
+    print()
+    for name, (bound, op, what) in BOUNDS.items():
+        value = f"{r[name]:.3g}" if name in r else "n/a"
+        print(f"{name:<38} {value:>8}  bound {op} {bound:g}")
+    failures = judge(r)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"ratios": r, "bounds": {k: v[0] for k, v in BOUNDS.items()}, "startup": startup,
+                       "restore": restore, "failures": failures}, f, indent=1)
+    if failures:
+        print("\ngate: FAILED")
+        for failure in failures:
+            print(f"  {failure}")
+        return 1
+    print("\ngate: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
