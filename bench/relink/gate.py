@@ -14,9 +14,10 @@ The bounds (see BOUNDS; docs/benchmarks.md says what each guards):
   * back in range, 90th percentile, relinkd / the floor relay (relay.c, which
     only forwards): the reconnection path, the short-link back-off
     (regression 1 of issue 31 made it 47 x);
-  * flapping at the edge of range: values on the bus that did not reach
-    relinkd's client (0), and cycles in which relinkd got no value at all
-    while the floor did;
+  * flapping at the edge of range: back in range -> first value, 90th
+    percentile against the floor's; values on the bus that did not reach
+    relinkd's client (0); cycles in which relinkd got no value at all
+    beyond the floor's;
   * start-up t(3,000 intents) / t(1,000 intents): linearity (regression 2:
     5 x; linear is 3 x);
   * restore after a relinkd restart, the slope per link against the peer's
@@ -46,6 +47,7 @@ ROOT = rb.ROOT
 # commit that meets its goal (docs/benchmarks.md).
 BOUNDS = {
     "back_in_range_p90_ratio": (3.0, "<=", "back in range, 90th percentile, relinkd / floor relay (2 ms probes)"),
+    "flapping_p90_ratio": (3.0, "<=", "flapping device, back in range -> first value, 90th percentile, relinkd / floor"),
     "flapping_values_lost": (0, "<=", "flapping device: values on the bus that never reached relinkd's client"),
     "flapping_cycles_missed_beyond_floor": (0, "<=", "flapping device: cycles with no value at relinkd's client, "
                                                      "beyond the floor's"),
@@ -53,6 +55,10 @@ BOUNDS = {
     "restore_slope_ratio": (3.0, "<=", "restore after a relinkd restart, ms per link, relinkd / bleak peer"),
     "rss_3k_mib": (96.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
 }
+
+
+# The contenders' names in restore_bench's figures.
+RELINKD, RELAY, PEER = rb.Relinkd.name, rb.RelayFloor.name, rb.BleakPeer.name
 
 
 def p90(xs: list[float]) -> float:
@@ -81,7 +87,8 @@ def startup_figures(args) -> dict:
     top = tempfile.mkdtemp(prefix="relink-gate-startup-", dir="/var/tmp")
     figures = {}
     try:
-        for identifiers in (100, 300):
+        extra = [int(x) for x in args.startup_sizes.split(",") if x]
+        for identifiers in sorted({100, 300, *extra}):
             state = sb.populate(os.path.join(top, f"population{identifiers}"), identifiers, 10)
             readies, rss = [], []
             for n in range(args.startup_runs):
@@ -100,7 +107,7 @@ def startup_figures(args) -> dict:
 def ratios(restore: dict, startup: dict, links: list[int]) -> tuple[dict, list[str]]:
     """The gated figures, and the lines that show where they come from."""
     r, lines = {}, []
-    rel, relay, peer = restore.get("relinkd", {}), restore.get("relay", {}), restore.get("bleak", {})
+    rel, relay, peer = (restore.get(n, {}) for n in (RELINKD, RELAY, PEER))
     key = "in_range_2ms"
     if rel.get(key) and relay.get(key):
         a, b = p90(rel[key]) * 1000, p90(relay[key]) * 1000
@@ -113,6 +120,8 @@ def ratios(restore: dict, startup: dict, links: list[int]) -> tuple[dict, list[s
         r["flapping_values_lost"] = sum(rel["flapping_lost"])
         r["flapping_cycles_missed_beyond_floor"] = max(0, sum(rel.get("flapping_not_back", []))
                                                        - sum(relay["flapping_not_back"]))
+        if rel.get("flapping") and relay.get("flapping"):
+            r["flapping_p90_ratio"] = p90(rel["flapping"]) / p90(relay["flapping"])
         for name, c in (("relinkd", rel), ("relay", relay), ("bleak", peer)):
             if c.get("flapping_not_back") is None:
                 continue
@@ -123,7 +132,7 @@ def ratios(restore: dict, startup: dict, links: list[int]) -> tuple[dict, list[s
                             f"p90 {p90(back) * 1000:.1f} ms" if back else ""))
     slopes = {}
     for name, c in (("relinkd", rel), ("bleak", peer)):
-        if all(c.get(f"restore_{n}") for n in links):
+        if len(links) >= 2 and all(c.get(f"restore_{n}") for n in links):
             meds = [statistics.median(c[f"restore_{n}"]) for n in links]
             a, b, _ = rb.fit(links, meds)
             slopes[name] = b
@@ -157,6 +166,68 @@ def judge(r: dict) -> list[str]:
     return failures
 
 
+def plot(path_prefix: str, restore: dict, startup: dict, links: list[int]) -> list[str]:
+    """Draws the figures of docs/benchmarks.md from one gate run: the
+    back-in-range and flapping latency distributions (relinkd, the floor,
+    the peer), restore time against N, and start-up time and resident
+    memory against the number of intents. Returns the files written."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = {RELINKD: "relinkd", RELAY: "floor (relay.c)", PEER: "peer (bleak-retry-connector)"}
+    written = []
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, key, title in ((axes[0], "in_range_2ms", "back in range (2 ms probes)"),
+                           (axes[1], "flapping", "flapping at the edge of range")):
+        for name, label in names.items():
+            xs = sorted(x * 1000 for x in restore.get(name, {}).get(key, []))
+            if xs:
+                ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=label)
+        ax.set_xscale("log")
+        ax.set_xlabel("ms to the first value at the client")
+        ax.set_ylabel("fraction of samples")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    written.append(path_prefix + "-latency.png")
+    fig.savefig(written[-1], dpi=90)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for name in (RELINKD, PEER):
+        c = restore.get(name, {})
+        ns = [n for n in links if c.get(f"restore_{n}")]
+        if ns:
+            axes[0].plot(ns, [statistics.median(c[f"restore_{n}"]) * 1000 for n in ns], "o-", label=names[name])
+            for n in ns:
+                axes[0].scatter([n] * len(c[f"restore_{n}"]), [x * 1000 for x in c[f"restore_{n}"]], s=8, alpha=0.4)
+    axes[0].set_xlabel("links (N)")
+    axes[0].set_ylabel("ms, restart -> a value from every link")
+    axes[0].set_title("restore after the client's restart")
+    axes[0].legend(fontsize=8)
+    axes[0].grid(True, alpha=0.3)
+    sizes = sorted(int(n) for n in startup)
+    if sizes:
+        ax = axes[1]
+        ax.plot(sizes, [startup[str(n)]["ready_s"] if str(n) in startup else startup[n]["ready_s"] for n in sizes],
+                "o-", color="tab:blue", label="READY (s)")
+        ax.set_xlabel("connection intents")
+        ax.set_ylabel("seconds to READY", color="tab:blue")
+        ax2 = ax.twinx()
+        ax2.plot(sizes, [(startup[str(n)] if str(n) in startup else startup[n])["rss_kib"] / 1024 for n in sizes],
+                 "s--", color="tab:red", label="resident (MiB)")
+        ax2.set_ylabel("resident MiB after start-up", color="tab:red")
+        ax.set_title("start-up with a large store")
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    written.append(path_prefix + "-restore-startup.png")
+    fig.savefig(written[-1], dpi=90)
+    plt.close(fig)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
@@ -167,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--startup-runs", type=int, default=3)
     p.add_argument("--bench-timeout", type=float, default=600)
     p.add_argument("--json", help="also write the figures and ratios here")
+    p.add_argument("--plots", help="also draw the plots, as PREFIX-latency.png and PREFIX-restore-startup.png")
+    p.add_argument("--startup-sizes", default="",
+                   help="identifiers (of 10 intents) measured for start-up besides 100 and 300, e.g. 1000 "
+                        "(for the plot; not gated)")
     args = p.parse_args(argv)
     links = [int(x) for x in args.links.split(",")]
     t0 = time.monotonic()
@@ -188,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         value = f"{r[name]:.3g}" if name in r else "n/a"
         print(f"{name:<38} {value:>8}  bound {op} {bound:g}")
     failures = judge(r)
+    if args.plots:
+        for path in plot(args.plots, restore, startup, links):
+            print(f"plot: {path}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"ratios": r, "bounds": {k: v[0] for k, v in BOUNDS.items()}, "startup": startup,
