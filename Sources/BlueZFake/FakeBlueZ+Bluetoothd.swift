@@ -140,6 +140,8 @@ extension FakeBlueZ {
             if let path = path(of: key) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(false)]) }
         }
         change(devicePath(address), BlueZInterface.device, ["ServicesResolved": .boolean(false)])
+        let cause = nextLinkEndCause.removeValue(forKey: address) ?? .timeout
+        if quirks.disconnectedSignal { emit(mirror.deviceDisconnected(path: devicePath(address), reason: cause.rawValue)) }
         change(devicePath(address), BlueZInterface.device, ["Connected": .boolean(false)])
         advertise(address)  // a peripheral advertises again once its link is gone
     }

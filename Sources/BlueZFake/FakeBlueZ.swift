@@ -27,6 +27,10 @@ public actor FakeBlueZ: BlueZPort {
         public var servicesResolvedBeforeCharacteristics = false
         /// Put the GAP name into `Device1.Name` after a connection (5.66 hides 0x1800).
         public var gapNameInDeviceName = true
+        /// Send `Device1.Disconnected(reason, message)` before each link's
+        /// `Connected=false`, as BlueZ 5.83 and later do (out of range:
+        /// `Timeout`; ``FakeBlueZ/dropLink(_:cause:)`` names another).
+        public var disconnectedSignal = false
         /// A quirk set.
         public init() {}
     }
@@ -73,6 +77,9 @@ public actor FakeBlueZ: BlueZPort {
     var readyWaiters: [CheckedContinuation<Void, Never>] = []
     var world: [BluetoothAddress: FakePeripheral] = [:]
     var connected: Set<BluetoothAddress> = []
+    /// The cause the next ``linkDown(_:)`` of a device reports (with
+    /// ``Quirks/disconnectedSignal``); `Timeout` when none is set.
+    var nextLinkEndCause: [BluetoothAddress: LinkEndCause] = [:]
     /// Notify sessions by (address, service, characteristic): kept across
     /// reconnections, as bluetoothd keeps a client's sessions.
     var sessions: Set<Key> = []
@@ -291,6 +298,14 @@ public actor FakeBlueZ: BlueZPort {
         if inRange { advertise(address) }
     }
 
+    /// The peripheral ends its link (it stays in range), with the cause a
+    /// BlueZ 5.83 bluetoothd reports (``Quirks/disconnectedSignal``).
+    public func dropLink(_ address: BluetoothAddress, cause: LinkEndCause) {
+        guard connected.contains(address) else { return }
+        nextLinkEndCause[address] = cause
+        linkDown(address)
+    }
+
     /// The peripheral notifies a value: sent to the central when the link
     /// is up and a session is open.
     public func push(_ address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID, _ value: [UInt8]) {
@@ -349,6 +364,11 @@ public actor FakeBlueZ: BlueZPort {
     /// Sets ``Quirks/servicesResolvedBeforeCharacteristics``.
     public func setQuirk(servicesResolvedBeforeCharacteristics: Bool) {
         quirks.servicesResolvedBeforeCharacteristics = servicesResolvedBeforeCharacteristics
+    }
+
+    /// Sets ``Quirks/disconnectedSignal`` (play BlueZ 5.83's `Device1.Disconnected`).
+    public func setQuirk(disconnectedSignal: Bool) {
+        quirks.disconnectedSignal = disconnectedSignal
     }
 
     /// Whether the link to `address` is up.

@@ -64,6 +64,19 @@ import RelinkModel
         #expect(mirror.device(lock)?.connected == false)
     }
 
+    /// BlueZ 5.83's `Device1.Disconnected(reason, message)` comes just
+    /// before the link's `Connected=false`: one `linkEnded` event with its
+    /// cause; an unknown reason name is `unknown`; a device the mirror does
+    /// not know is ignored.
+    @Test func aLinkEndIsOneEventWithItsCause() throws {
+        let mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A", connected: true)]])
+        #expect(mirror.deviceDisconnected(path: lock, reason: "org.bluez.Reason.Timeout") == [.linkEnded(device: lock, .timeout)])
+        #expect(mirror.deviceDisconnected(path: lock, reason: "org.bluez.Reason.Authentication") == [.linkEnded(device: lock, .authentication)])
+        #expect(mirror.deviceDisconnected(path: lock, reason: "org.bluez.Reason.SomethingNew") == [.linkEnded(device: lock, .unknown)])
+        let stranger = try ObjectPath("/org/bluez/hci0/dev_00_00_00_00_00_09")
+        #expect(mirror.deviceDisconnected(path: stranger, reason: "org.bluez.Reason.Remote").isEmpty)
+    }
+
     @Test func aValueCarriesItsDeviceFoundByParentPaths() {
         var mirror = Mirror(managedObjects: [
             lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A", connected: true)],

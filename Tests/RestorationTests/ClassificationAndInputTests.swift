@@ -23,7 +23,7 @@ struct ClassificationAndInputTests {
                 case .advertisement(let report): machine.advertisement(report)
                 case .connectSucceeded(let address): machine.connectSucceeded(address)
                 case .servicesResolved(let address): machine.servicesResolved(address)
-                case .disconnected(let address, let reason): machine.disconnected(address, reason: reason)
+                case .disconnected(let address, let reason, let cause): machine.disconnected(address, reason: reason, cause: cause)
                 case .adapterPowered(let powered): machine.adapterPowered(powered)
                 case .bluetoothdRestarted: machine.bluetoothdRestarted()
                 case .cancel(let shared): machine.cancel(linkSharedWithOthers: shared)

@@ -136,3 +136,45 @@ struct ShortLinksThatWorkedTests {
         #expect(driver.machine.consecutiveShortLinks == 1, "bluetoothd's restart says nothing of the peripheral")
     }
 }
+
+/// bluetoothd's own word on why a link ended (BlueZ 5.83 and later,
+/// `Device1.Disconnected`): it decides over what the link carried.
+@Suite("Short links with bluetoothd's cause")
+struct ShortLinkCauseTests {
+    static func drop(_ driver: inout Driver, carried: Bool, cause: LinkEndCause?) {
+        driver.send { $0.servicesResolved(Fixtures.lockAddress) }
+        if carried { driver.send { $0.linkCarried() } }
+        driver.advance(by: .milliseconds(400))
+        driver.send { $0.disconnected(Fixtures.lockAddress, cause: cause) }
+    }
+
+    @Test func aSupervisionTimeoutIsALinkThatLeftEvenWhenItCarriedNothing() {
+        var driver = ShortLinkTests.driver()
+        for _ in 0 ..< 6 {
+            Self.drop(&driver, carried: false, cause: .timeout)
+            #expect(ShortLinkTests.connecting(driver), "out of range: reconnect at once: \(driver.state)")
+        }
+        #expect(driver.machine.consecutiveShortLinks == 0)
+    }
+
+    @Test func anAuthenticationFailureIsAShortLinkEvenWhenItCarriedValues() {
+        var driver = ShortLinkTests.driver()
+        Self.drop(&driver, carried: true, cause: .authentication)
+        #expect(ShortLinkTests.connecting(driver), "the first reconnects at once")
+        Self.drop(&driver, carried: true, cause: .authentication)
+        guard case .backingOff = driver.state else {
+            Issue.record("a second authentication failure in a row must back off: \(driver.state)")
+            return
+        }
+    }
+
+    @Test func aLinkThisHostEndedLeavesTheCount() {
+        var driver = ShortLinkTests.driver()
+        Self.drop(&driver, carried: false, cause: nil)
+        #expect(driver.machine.consecutiveShortLinks == 1)
+        Self.drop(&driver, carried: false, cause: .local)
+        #expect(driver.machine.consecutiveShortLinks == 1)
+        Self.drop(&driver, carried: true, cause: .remote)
+        #expect(driver.machine.consecutiveShortLinks == 0, "a remote end after values: a link that worked")
+    }
+}

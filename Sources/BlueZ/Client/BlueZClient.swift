@@ -234,6 +234,10 @@ public actor BlueZClient {
                 events = mirror.propertiesChanged(
                     path: path, interface: interface, changed: try message.body[1].interfaceProperties(),
                     invalidated: try message.body[2].decode(), at: now)
+            case (BlueZInterface.device, "Disconnected"):
+                // BlueZ 5.83 and later, just before the link's Connected=false.
+                guard message.body.count >= 1 else { return [] }
+                events = mirror.deviceDisconnected(path: path, reason: try message.body[0].decode())
             default:
                 return []
             }

@@ -1,5 +1,6 @@
 public import DBus
 public import struct Foundation.Date
+public import RelinkModel
 
 /// A live, typed copy of bluetoothd's object tree.
 ///
@@ -101,6 +102,15 @@ public struct Mirror: Sendable {
     }
 
     /// Applies `PropertiesChanged(interface, changed, invalidated)` on `path`.
+    /// Applies `Device1.Disconnected(reason, message)` (BlueZ 5.83 and
+    /// later), which bluetoothd sends just before the `Connected=false` of
+    /// the same link: a ``MirrorEvent/linkEnded(device:_:)``, carried in
+    /// bus order (by the time it is handled the device may be linked again).
+    public func deviceDisconnected(path: ObjectPath, reason: String) -> [MirrorEvent] {
+        guard objects[path]?[BlueZInterface.device] != nil else { return [] }
+        return [.linkEnded(device: path, LinkEndCause(reason: reason))]
+    }
+
     public mutating func propertiesChanged(
         path: ObjectPath, interface: String, changed: InterfaceProperties, invalidated: [String], at date: Date = Date()
     ) -> [MirrorEvent] {

@@ -25,6 +25,9 @@ public enum MirrorEvent: Sendable, Hashable {
     /// (``Device/advertisingProperties``): one advertising report, however
     /// many of them it changed; after their `propertyChanged` events.
     case advertisementReported(device: ObjectPath)
+    /// bluetoothd said why a device's link ended (`Device1.Disconnected`,
+    /// BlueZ 5.83 and later): just before that link's `Connected=false`.
+    case linkEnded(device: ObjectPath, LinkEndCause)
 }
 
 /// A characteristic's new value with what a receiver needs to route it,

@@ -69,7 +69,7 @@ extension Daemon {
         guard case .mirror(let change) = event else { return true }
         switch change {
         case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated,
-             .gattServiceAdded, .gattDescriptorAdded, .advertisementReported:
+             .gattServiceAdded, .gattDescriptorAdded, .advertisementReported, .linkEnded:
             return true
         case .propertyChanged(_, let interface, _, _, _):
             return interface == BlueZInterface.device
@@ -101,7 +101,7 @@ extension Daemon {
             case ("Connected", .boolean(true)?):
                 await feedPeripheral(at: address, .deviceConnected(address))
             case ("Connected", .boolean(false)?):
-                await linkLost(address, "the link went down")
+                await linkLost(address, "the link went down", cause: known.linkEndCauses.removeValue(forKey: path))
             case ("ServicesResolved", .boolean(false)?) where device.connected:
                 // Usually `Connected=false` follows at once (a disconnect).
                 // Real bluetoothd can instead merge a drop and an immediate
@@ -137,6 +137,7 @@ extension Daemon {
             // connected: seen on real bluetoothd after a controller reset).
             guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
                   let address = known.peripherals[peripheral]?.address.address else { return }
+            known.linkEndCauses[path] = nil
             deviceObjectGone(peripheral)
             await linkLost(address, "bluetoothd removed the device object")
         case .gattObjectRemoved(let path):
@@ -156,6 +157,8 @@ extension Daemon {
             await nameSeen(device: device, gap: change.source == .gap, name: change.current)
         case .valueUpdated(let update):
             notified(update)
+        case .linkEnded(let path, let cause):
+            known.linkEndCauses[path] = cause  // for the Connected=false that follows
         case .advertisementReported(let path):
             // One report, however many of its properties one signal changed.
             guard let device = await bluez.mirror.device(path), !device.connected else { return }
@@ -191,14 +194,16 @@ extension Daemon {
     /// A link is gone: its notify sessions no longer count, and every
     /// intent on the peripheral is told (an intent that does not hold it as
     /// up ignores it).
-    private func linkLost(_ address: BluetoothAddress, _ why: String) async {
+    /// `cause`: bluetoothd's reason, where it gives one (BlueZ 5.83 and later).
+    private func linkLost(_ address: BluetoothAddress, _ why: String, cause: LinkEndCause? = nil) async {
         if let peripheral = peripheralID(for: address) {
             core.planner.linkDown(peripheral)
             writes.batch.held.linkDown(peripheral)
             core.gattGrace.stopWaiting(for: peripheral)
         }
-        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: why)
-        await feedPeripheral(at: address, .disconnected(address, reason: reason))
+        let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
+        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
+        await feedPeripheral(at: address, .disconnected(address, reason: reason, cause: cause))
     }
 
     private func feedPeripheral(at address: BluetoothAddress, _ input: Machine.Input) async {

@@ -70,6 +70,9 @@ struct PeripheralIndex {
     var peripheralNames: [PeripheralID: PeripheralNames] = [:]
     /// Parsed routing facts per characteristic object (``Daemon/valueRoute(_:)``).
     var valueRoutes: [ObjectPath: ValueRoute] = [:]
+    /// Why bluetoothd says a device's link ended (BlueZ 5.83 and later),
+    /// from that signal to the `Connected=false` it comes just before.
+    var linkEndCauses: [ObjectPath: LinkEndCause] = [:]
     /// The GATT database last read from each peripheral (stored; `Register` hands it back).
     var gattDatabases: [PeripheralID: GattDatabase] = [:]
     /// Per peripheral, the generation of the GATT database read waiting for

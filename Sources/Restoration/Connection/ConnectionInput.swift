@@ -15,7 +15,8 @@ extension ConnectionStateMachine {
         /// The current link carried a value or a GATT reply (``linkCarried()``).
         case linkCarried
         case connectFailed(ConnectionFailure)
-        case disconnected(BluetoothAddress, reason: ConnectionFailure?)
+        /// The link went down; `cause`: bluetoothd's reason, where it gives one (BlueZ 5.83+).
+        case disconnected(BluetoothAddress, reason: ConnectionFailure?, cause: LinkEndCause? = nil)
         case timerFired(TimerToken)
         case adapterPowered(Bool)
         case bluetoothdRestarted
@@ -39,7 +40,7 @@ extension ConnectionStateMachine {
         case .servicesResolved(let address): servicesResolved(address)
         case .linkCarried: linkCarried()
         case .connectFailed(let failure): connectFailed(failure)
-        case .disconnected(let address, let reason): disconnected(address, reason: reason)
+        case .disconnected(let address, let reason, let cause): disconnected(address, reason: reason, cause: cause)
         case .timerFired(let token): timerFired(token)
         case .adapterPowered(let powered): adapterPowered(powered)
         case .bluetoothdRestarted: bluetoothdRestarted()

@@ -78,11 +78,13 @@ extension ConnectionStateMachine {
     /// when known. A link reported up: `disconnected` event, then a new round
     /// at once (fresh deadline) or idle when `reconnectAfterDisconnect` is off.
     /// During connecting or waiting for services: counts as that step failing.
-    public mutating func disconnected(_ address: BluetoothAddress, reason: ConnectionFailure? = nil) -> [Action] {
+    /// `cause`: why bluetoothd says the link ended (BlueZ 5.83 and later),
+    /// which tells a link that left from one that failed (``countShortLink(_:cause:)``).
+    public mutating func disconnected(_ address: BluetoothAddress, reason: ConnectionFailure? = nil, cause: LinkEndCause? = nil) -> [Action] {
         var actions: [Action] = []
         switch state {
         case .connected(let current, _) where current == address:
-            linkLost(reason, into: &actions)
+            linkLost(reason, cause: cause, into: &actions)
         case .connecting(let current, _) where current == address:
             handleStepFailure(reason ?? ConnectionFailure(.transient, errorName: RelinkErrorName.disconnected.rawValue, message: "disconnected while connecting"), into: &actions)
         case .waitingForServices(let current, _) where current == address:
@@ -98,12 +100,12 @@ extension ConnectionStateMachine {
     }
 
     /// A reported-up link is gone: tell, then reconnect or go idle.
-    mutating func linkLost(_ reason: ConnectionFailure?, into actions: inout [Action]) {
+    mutating func linkLost(_ reason: ConnectionFailure?, cause: LinkEndCause? = nil, into actions: inout [Action]) {
         stopActivity(into: &actions)
         actions.append(log(.disconnected, failure: reason))
         actions.append(.emit(.disconnected(peripheral: intent.peripheral, reason: reason)))
         consecutiveFailedRounds = 0
-        countShortLink(reason)
+        countShortLink(reason, cause: cause)
         if options.reconnectAfterDisconnect {
             armDeadline(into: &actions)
             actions.append(.persist(record(.pending)))

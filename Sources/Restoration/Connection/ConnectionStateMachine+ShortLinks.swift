@@ -27,14 +27,20 @@ extension ConnectionStateMachine {
     /// Counts the link that just went down: short (within
     /// ``shortLinkLimit`` of coming up, having carried nothing) or one that
     /// worked (resets the count). A link lost to a bluetoothd restart says
-    /// nothing of the peripheral: it leaves the count as it is.
-    mutating func countShortLink(_ reason: ConnectionFailure?) {
+    /// nothing of the peripheral: it leaves the count as it is. Where
+    /// bluetoothd gives the cause (BlueZ 5.83 and later): a supervision
+    /// timeout is a link that was up and left (resets the count); one this
+    /// host ended (`Local`, `Suspend`) leaves the count; an authentication
+    /// failure is a short link however much it carried.
+    mutating func countShortLink(_ reason: ConnectionFailure?, cause: LinkEndCause? = nil) {
         defer {
             linkUpSince = nil
             linkWorked = false
         }
-        if reason == .bluetoothdRestarted { return }
-        guard !linkWorked, let since = linkUpSince, since.duration(to: clock.now) < Self.shortLinkLimit else {
+        if reason == .bluetoothdRestarted || cause == .local || cause == .suspend { return }
+        let short = linkUpSince.map { $0.duration(to: clock.now) < Self.shortLinkLimit } ?? false
+        let failedAtOnce = cause == .authentication || (cause != .timeout && !linkWorked)
+        guard short, failedAtOnce else {
             consecutiveShortLinks = 0
             return
         }
