@@ -200,9 +200,10 @@ def plot(path_prefix: str, restore: dict, startup: dict, links: list[int]) -> li
         c = restore.get(name, {})
         ns = [n for n in links if c.get(f"restore_{n}")]
         if ns:
-            axes[0].plot(ns, [statistics.median(c[f"restore_{n}"]) * 1000 for n in ns], "o-", label=names[name])
+            line, = axes[0].plot(ns, [statistics.median(c[f"restore_{n}"]) * 1000 for n in ns], "o-", label=names[name])
             for n in ns:
-                axes[0].scatter([n] * len(c[f"restore_{n}"]), [x * 1000 for x in c[f"restore_{n}"]], s=8, alpha=0.4)
+                axes[0].scatter([n] * len(c[f"restore_{n}"]), [x * 1000 for x in c[f"restore_{n}"]], s=8, alpha=0.4,
+                                color=line.get_color())
     axes[0].set_xlabel("links (N)")
     axes[0].set_ylabel("ms, restart -> a value from every link")
     axes[0].set_title("restore after the client's restart")
