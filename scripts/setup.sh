@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   libdbus-1-dev libsystemd-dev libsqlite3-dev pkg-config
-  dbus-daemon dbus-bin bluez
+  dbus-daemon dbus-bin bluez libglib2.0-bin
   python3 python3-venv python3-dev
   systemd util-linux procps psmisc
   debhelper lintian help2man
