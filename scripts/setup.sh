@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   libdbus-1-dev libsystemd-dev libsqlite3-dev pkg-config
-  dbus-daemon dbus-bin bluez
+  dbus-daemon dbus-bin bluez libglib2.0-bin
   python3 python3-venv python3-dev
   systemd util-linux procps psmisc
   debhelper lintian help2man
@@ -40,6 +40,18 @@ fi
 if [ "$(id -u)" -eq 0 ] && ! getent passwd relink-e2e >/dev/null; then
   echo "setup: adding system user relink-e2e (two-user tests)"
   useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin relink-e2e
+fi
+
+# relinkd's own user, as the package creates it (systemd/relink.sysusers), so
+# that the access test runs relinkd as relink on a bus configured as the
+# system bus with the shipped policy (Tests/RelinkDaemonTests/SystemBusAccessTests).
+if [ "$(id -u)" -eq 0 ] && ! getent passwd relink >/dev/null; then
+  echo "setup: adding system user relink (relinkd's, from systemd/relink.sysusers)"
+  if command -v systemd-sysusers >/dev/null; then
+    systemd-sysusers "$PWD/systemd/relink.sysusers"  # it takes a path, not a name, only when absolute
+  else
+    useradd --system --no-create-home --home-dir /var/lib/relink --shell /usr/sbin/nologin relink
+  fi
 fi
 
 command -v swift >/dev/null || { echo "setup: swift not found on PATH (expected Swift 6.2 or newer)" >&2; exit 1; }

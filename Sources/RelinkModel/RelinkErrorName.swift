@@ -56,6 +56,8 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
     /// instance left (`StartAdvertising`; bluetoothd's `NotPermitted`
     /// "Maximum advertisements reached").
     case advertisingLimitReached = "org.relink.Error.AdvertisingLimitReached"
+    /// The calling user is at one of their per-user bounds (docs/api/errors.md#per-user-bounds).
+    case quotaExceeded = "org.relink.Error.QuotaExceeded"
 
     // Failures relink detects (event reasons only).
     /// A relink step timer or the overall deadline ran out.
@@ -81,6 +83,7 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
         .invalidArguments, .unknownIdentifier, .unknownPeripheral, .unknownCharacteristic, .notPermitted, .alreadyExists, .notConnected,
         .notReady, .inProgress, .notSupported, .storeFailed, .failed, .unknownDescriptor, .servicesNotResolved, .valueTooLong, .writeQueueFull,
         .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer, .authenticationFailed, .advertisingLimitReached,
+        .quotaExceeded,
     ]
 
     /// The full D-Bus error name.

@@ -44,6 +44,9 @@ struct Relinkd: AsyncParsableCommand {
             help: "A user's runtime directory, %U standing for the uid, where relinkd reaches that user's own systemd manager to start a unit of a user's launch spec (default: /run/user/%U). See docs/relaunch.md#systemd.")
     var userRuntimeDirectory: String = "/run/user/%U"
 
+    @Option(name: .long, help: "relinkd's configuration file: the per-user bounds (default: /etc/relink/relinkd.conf; a missing file means the defaults). See docs/relinkd-conf.md.")
+    var config: String?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard LogDestination(rawValue: logDestination) != nil else { throw ValidationError("--log-destination must be auto, journal or stderr") }
@@ -80,6 +83,13 @@ struct Relinkd: AsyncParsableCommand {
                              .error: "\(file.reason)",
                          ])) { $1 })
         }
+        let bounds: UserBounds
+        do {
+            bounds = try Self.bounds(configFile: config, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(78)  // EX_CONFIG
+        }
         let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
         let notifier = Notifier()
         // The test interface org.relink.Control1, off unless asked for
@@ -93,7 +103,8 @@ struct Relinkd: AsyncParsableCommand {
         let relink = try await RelinkService(connection: connection, store: store, adapter: adapter, notifier: notifier, logger: logger,
                                              controlInterface: control, startUpHold: hold,
                                              launchServiceDirectories: launchServiceDirectories.isEmpty ? BusLauncher.systemServiceDirectories : launchServiceDirectories,
-                                             systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory)
+                                             systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory,
+                                             bounds: bounds)
         var services: [any Service] = [relink]
         if let watchdog = try WatchdogService.fromEnvironment(notifier: notifier, probe: relink.probe, logger: logger) {
             services.append(watchdog)
@@ -106,5 +117,28 @@ struct Relinkd: AsyncParsableCommand {
         services.append(StoppingNotificationService(notifier: notifier, logger: logger))
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
+    }
+
+    /// The bounds `configFile` sets (`/etc/relink/relinkd.conf` when nil,
+    /// the defaults when that file is missing), logged.
+    /// - Throws: a `ValidationError` naming the file and line of a bad
+    ///   setting, or the file when it cannot be read.
+    static func bounds(configFile: String?, logger: Logger) throws -> UserBounds {
+        let path = configFile ?? "/etc/relink/relinkd.conf"
+        let bounds: UserBounds
+        if configFile == nil && !FileManager.default.fileExists(atPath: path) {
+            bounds = .defaults
+        } else {
+            let text: String
+            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw ValidationError("cannot read the configuration file \(path): \(error.localizedDescription)")
+            }
+            do { bounds = try UserBounds.parse(config: text) } catch {
+                throw ValidationError("configuration file \(path), \(error)")
+            }
+        }
+        logger.info("per-user bounds: \(QuotaBound.allCases.map { "max-\($0)=\(bounds[$0])" }.joined(separator: " "))",
+                    metadata: .journal([.file: "\(path)"]))
+        return bounds
     }
 }

@@ -31,13 +31,14 @@ final class InProcessDaemon: Sendable {
     /// Starts a daemon and waits until it is ready (restored from the store).
     /// `clock`: the daemon's timers' clock (``DaemonClock/manual()`` to move
     /// time by hand).
-    init(fake: FakeBlueZ, directory: String, clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil) async throws {
+    init(fake: FakeBlueZ, directory: String, clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil,
+         bounds: UserBounds = .defaults) async throws {
         self.fake = fake
         self.directory = directory
         var logger = Logger(label: "relinkd.inprocess")
         logger.logLevel = ProcessInfo.processInfo.environment["RELINK_TEST_LOG"] == "1" ? .debug : .critical
         store = try RelinkStore(directory: directory, logger: logger)
-        daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger, clock: clock, launcher: launcher)
+        daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger, clock: clock, launcher: launcher, bounds: bounds)
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
         let daemon = self.daemon
         task = Task {

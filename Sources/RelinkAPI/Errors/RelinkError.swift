@@ -56,6 +56,9 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
     /// Peripheral role: the controller has no advertising instance left
     /// for `StartAdvertising`; nothing published changed.
     case advertisingLimitReached(String)
+    /// The calling user is at one of their per-user bounds (the message
+    /// names it, with its use and its bound); nothing changed.
+    case quotaExceeded(String)
 
     /// The kind of a method error, without its message: one per D-Bus name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
@@ -103,6 +106,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case authenticationFailed
         /// `org.relink.Error.AdvertisingLimitReached`.
         case advertisingLimitReached
+        /// `org.relink.Error.QuotaExceeded`.
+        case quotaExceeded
 
         /// The error's name in the shared list.
         public var errorName: RelinkErrorName {
@@ -128,8 +133,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
             case .notActivatable: .notActivatable
             case .unknownTransfer: .unknownTransfer
             case .authenticationFailed: .authenticationFailed
-        case .advertisingLimitReached: .advertisingLimitReached
             case .advertisingLimitReached: .advertisingLimitReached
+            case .quotaExceeded: .quotaExceeded
             }
         }
 
@@ -175,6 +180,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .unknownTransfer: self = .unknownTransfer(message)
         case .authenticationFailed: self = .authenticationFailed(message)
         case .advertisingLimitReached: self = .advertisingLimitReached(message)
+        case .quotaExceeded: self = .quotaExceeded(message)
         }
     }
 
@@ -203,6 +209,7 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
         case .unknownTransfer: .unknownTransfer
         case .authenticationFailed: .authenticationFailed
         case .advertisingLimitReached: .advertisingLimitReached
+        case .quotaExceeded: .quotaExceeded
         }
     }
 
@@ -216,7 +223,8 @@ public enum RelinkError: Error, Sendable, Hashable, DBusErrorConvertible, Custom
              .alreadyExists(let m), .notConnected(let m), .notReady(let m), .inProgress(let m), .notSupported(let m),
              .storeFailed(let m), .failed(let m), .unknownDescriptor(let m), .servicesNotResolved(let m),
              .valueTooLong(let m), .writeQueueFull(let m), .unknownRequest(let m), .updateQueueFull(let m), .notActivatable(let m),
-             .unknownTransfer(let m), .authenticationFailed(let m), .advertisingLimitReached(let m):
+             .unknownTransfer(let m), .authenticationFailed(let m), .advertisingLimitReached(let m),
+             .quotaExceeded(let m):
             m
         }
     }

@@ -71,6 +71,7 @@ extension Daemon {
     }
 
     private func api(_ request: APIRequest, from caller: APICaller) async throws(RelinkError) -> APIResult {
+        try checkQuota(request, caller: caller)
         switch request {
         case .register(let id, let rule, let replay, let eventLimit):
             return try await register(id, rule: rule, replay: replay, eventLimit: eventLimit, caller: caller)
@@ -165,7 +166,7 @@ extension Daemon {
         if core.identifiers.contains(id) {
             let owner = api.owners[id] ?? 0
             guard caller.mayUse(ownedBy: owner) else {
-                throw .notPermitted("restore identifier \(id) belongs to another user")
+                throw .notPermitted("restore identifier \(id) is taken: choose another name")
             }
             let currentLimit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
             if (rule != nil && rule != core.namePreferences[id]) || (eventLimit != nil && eventLimit != currentLimit) {

@@ -4,7 +4,7 @@ import Foundation
 public import Logging
 public import RelinkStore
 import Restoration
-import RelinkModel
+public import RelinkModel
 public import RelinkAPI
 
 /// relinkd's heart: owns the BlueZ client, the store, and per connection
@@ -61,6 +61,8 @@ public actor Daemon {
     var logger: Logger { env.logger }
     /// The clock of the machines and timers.
     var clock: DaemonClock { env.clock }
+    /// The per-user bounds (relinkd.conf); root has none.
+    var bounds: UserBounds { env.bounds }
     /// True once restoring after start-up is complete.
     public var isReady: Bool { loop.isReady }
 
@@ -68,15 +70,18 @@ public actor Daemon {
     ///   - adapter: the adapter's name, e.g. `hci0`.
     ///   - clock: the machines' and timers' clock; real time unless a test moves it.
     ///   - launcher: how programs are started for their launch spec (nil: none is).
+    ///   - bounds: what each user but root may keep in relinkd (docs/relinkd-conf.md).
     /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
     public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger,
-                clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil) throws(RelinkError) {
+                clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil,
+                bounds: UserBounds = .defaults) throws(RelinkError) {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {
             throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
         }
-        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock, launcher: launcher)
+        self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock, launcher: launcher,
+                                       bounds: bounds)
         let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
         inputs = stream
         inputContinuation = DaemonInbox(continuation)

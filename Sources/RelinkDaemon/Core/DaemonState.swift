@@ -26,6 +26,8 @@ struct DaemonEnvironment: Sendable {
     let clock: DaemonClock
     /// How programs are started for their launch spec; nil: relinkd starts none.
     let launcher: (any ProgramLauncher)?
+    /// What each user but root may keep in relinkd (relinkd.conf).
+    let bounds: UserBounds
     /// One pairing per device at a time (``PairingGate``).
     let pairings = PairingGate()
     /// The agent's capability and the requests forwarded to clients (``PairingRequestBroker``).

@@ -49,19 +49,22 @@ struct StatusSnapshot: Sendable {
         var unreadableRows: [UnreadableRow]
         /// Whether the store takes writes (``UnstoredEvents/Health``).
         var health: UnstoredEvents.Health
+        /// What each user keeps, against their bounds (shown to root only).
+        var quotas: (ledger: QuotaLedger, bounds: UserBounds)?
     }
 
     /// The document for `caller`: the identifiers it may see (all of them
     /// for root), and the store-wide entries.
     func json(for caller: APICaller) -> String {
-        json { caller.mayUse(ownedBy: owners[$0] ?? 0) }
+        json(showingQuotas: caller.isRoot) { caller.mayUse(ownedBy: owners[$0] ?? 0) }
     }
 
     /// The document as JSON: the identifiers `visible` lets through, with
     /// their intents and links. One pass over the intents and one over the
     /// subscriptions, then a sort per identifier: O(n log n) in their
     /// numbers, never one pass per identifier.
-    func json(visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
+    /// `showingQuotas`: each user's use against their bounds (root's view).
+    func json(showingQuotas: Bool = true, visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
         var intentsByIdentifier: [RestoreIdentifier: [ConnectionIntentID]] = [:]
         for intent in machines.keys { intentsByIdentifier[intent.identifier, default: []].append(intent) }
         var subscriptionCounts: [RestoreIdentifier: Int] = [:]
@@ -89,15 +92,26 @@ struct StatusSnapshot: Sendable {
             ids.append(entry)
         }
         let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
-        let object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
+        var object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
                                      "adapter_state": adapterStatus.state.rawValue, "adapter_roles": adapterStatus.roles.map(\.rawValue),
                                      "quarantined": Self.quarantineEntries(store.quarantined),
                                      "store": store.health.entry,
                                      "unreadable_rows": store.unreadableRows.filter { row in
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
+        if showingQuotas, let quotas = store.quotas { object["quotas"] = Self.quotaEntry(quotas.ledger, quotas.bounds) }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `quotas`: the bounds of every user but root, and each user's use
+    /// (root's too, unbounded: `bounded` false), by UID.
+    static func quotaEntry(_ ledger: QuotaLedger, _ bounds: UserBounds) -> [String: Any] {
+        let limits = Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.rawValue, bounds[$0]) })
+        let users = ledger.uses().sorted { $0.key < $1.key }.map { uid, use -> [String: Any] in
+            ["uid": uid, "bounded": uid != 0, "use": Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.rawValue, use[$0]) })]
+        }
+        return ["bounds": limits, "users": users]
     }
 
     /// The databases the store moved aside when relinkd started (it then
@@ -122,7 +136,7 @@ extension Daemon {
                        owners: api.owners, machines: core.machines, intentFacts: StatusSnapshot.IntentFacts(failures: health.intentFailures, bonds: known.intentBonds), planner: core.planner,
                        scanIntents: core.scanIntents,
                        store: .init(quarantined: store.quarantined, unreadableRows: health.unreadableRows,
-                                    health: writes.unstored.health),
+                                    health: writes.unstored.health, quotas: (quotaLedger, bounds)),
                        relaunch: RelaunchStatus(state: api.relaunch, now: clock.now))
     }
 

@@ -1,7 +1,7 @@
 import BlueZ
 public import DBus
 import RelinkAPI
-import RelinkModel
+public import RelinkModel
 public import Logging
 public import RelinkStore
 public import ServiceLifecycle
@@ -47,14 +47,16 @@ public struct RelinkService: Service {
     ///     launch specs' units; nil: relinkd's own bus (docs/relaunch.md#systemd).
     ///   - userRuntimeDirectory: a user's runtime directory (`%U`: the uid),
     ///     where a user's launch spec unit is started on their own manager.
+    ///   - bounds: the per-user bounds (relinkd.conf, docs/relinkd-conf.md).
     public init(connection: Connection, store: RelinkStore, adapter: String, notifier: Notifier = Notifier(), logger: Logger,
                 identity: CallerIdentity = .bus, controlInterface: Bool = false, startUpHold: Duration? = nil,
                 launchServiceDirectories: [String] = BusLauncher.systemServiceDirectories, systemdManagerAddress: String? = nil,
-                userRuntimeDirectory: String = "/run/user/%U") async throws {
+                userRuntimeDirectory: String = "/run/user/%U", bounds: UserBounds = .defaults) async throws {
         let bluez = BlueZClient(connection: connection, logger: logger)
         let daemon = try Daemon(bluez: bluez, store: store, adapter: adapter, logger: logger,
                                 launcher: BusLauncher(connection: connection, serviceDirectories: launchServiceDirectories,
-                                                      systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory))
+                                                      systemdManagerAddress: systemdManagerAddress, userRuntimeDirectory: userRuntimeDirectory),
+                                bounds: bounds)
         if controlInterface { try connection.export(try ControlObject.make(daemon: daemon, identity: identity)) }
         let publisher = APIPublisher(connection: connection, identity: identity,
                                      interfaces: APIInterfaces(daemon: daemon, identity: identity), logger: logger)
