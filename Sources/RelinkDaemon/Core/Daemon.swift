@@ -323,7 +323,7 @@ public actor Daemon {
     /// The identifiers with an intent or a subscription on a peripheral, sorted.
     func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] {
         Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(core.planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+            .union(core.planner.identifiers(subscribedOn: peripheral)).sorted()
     }
 }
 
