@@ -155,8 +155,7 @@ public actor Daemon {
     }
 
     private func startSpawned(in group: inout ThrowingDiscardingTaskGroup<any Error>) {
-        let work = loop.spawned
-        loop.spawned = []
+        let work = loop.spawned.take()
         let continuation = inputContinuation
         for item in work {
             group.addTask {
