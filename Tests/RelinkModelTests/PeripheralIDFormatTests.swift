@@ -6,7 +6,7 @@ import Testing
 /// Foundation's formatting (issue 31: start-up asked for them many times per
 /// intent); they must stay exactly `uuidString` and its order.
 struct PeripheralIDFormatTests {
-    @Test func descriptionIsUUIDString() {
+    @Test func descriptionIsUUIDString() throws {
         var uuids = (0..<2000).map { _ in UUID() }
         uuids.append(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         uuids.append(UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)))
