@@ -146,6 +146,7 @@ extension Dictionary where Key == String {
     /// Metadata (or any string-keyed dictionary) from journal fields, keyed
     /// by their names: `metadata: .journal([.restoreID: "\(id)", .error: "\(error)"])`.
     /// A field given twice keeps its last value.
+    @inlinable  // specialised where it is called: generic, it was 7% of a 10,000-intent start-up
     public static func journal(_ fields: KeyValuePairs<JournalField, Value>) -> Self {
         var dictionary: Self = [:]
         for (field, value) in fields { dictionary[field.rawValue] = value }
@@ -166,12 +167,29 @@ extension JournalField {
     public static func subject(of message: String, _ value: (JournalField) -> String?) -> String? {
         var parts: [String] = []
         func add(_ label: String, _ field: JournalField) {
-            guard let text = value(field), !text.isEmpty, !message.contains(text) else { return }
+            guard let text = value(field), !text.isEmpty, !Self.contains(message, text) else { return }
             parts.append(label + " " + text)
         }
         add("identifier", .restoreID)
         if value(.address) != nil { add("device", .address) } else { add("peripheral", .peripheral) }
         add("characteristic", .characteristic)
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// `message.contains(text)`; on ASCII text (every journal line of a
+    /// machine's decisions) a search of the bytes, which gives the same
+    /// answer there without Foundation's locale-aware search (each line
+    /// asks it up to three times).
+    static func contains(_ message: String, _ text: String) -> Bool {
+        let m = message.utf8, t = text.utf8
+        guard m.allSatisfy({ $0 < 0x80 }), t.allSatisfy({ $0 < 0x80 }) else { return message.contains(text) }
+        guard let first = t.first else { return true }
+        guard t.count <= m.count else { return false }
+        var start = m.startIndex
+        while let found = m[start...].firstIndex(of: first) {
+            if m[found...].starts(with: t) { return true }
+            start = m.index(after: found)
+        }
+        return false
     }
 }

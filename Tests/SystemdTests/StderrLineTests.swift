@@ -23,3 +23,28 @@ struct StderrLineTests {
         #expect(try pattern.wholeMatch(in: stamp) != nil, "\(stamp)")
     }
 }
+
+extension StderrLineTests {
+    /// The printable-ASCII fast path and the per-scalar path agree: every
+    /// ASCII scalar alone, and beside a non-ASCII one (which takes the
+    /// per-scalar path), is escaped by the same rule.
+    @Test func everyASCIIScalarIsEscapedByOneRule() {
+        func expected(_ scalar: Unicode.Scalar) -> String {
+            switch scalar {
+            case "\n": "\\n"
+            case "\r": "\\r"
+            case "\t": "\\t"
+            case "\\": "\\\\"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: "\\u{\(String(scalar.value, radix: 16))}"
+            default: String(scalar)
+            }
+        }
+        for value in UInt32(0)..<0x80 {
+            let scalar = Unicode.Scalar(value)!
+            #expect(StderrLine.escape(String(scalar)) == expected(scalar), "U+\(String(value, radix: 16))")
+            #expect(StderrLine.escape("é" + String(scalar)) == "é" + expected(scalar), "U+\(String(value, radix: 16))")
+        }
+        #expect(StderrLine.escape("bench.client-1/33AE8252 attempt=1 started") == "bench.client-1/33AE8252 attempt=1 started")
+        #expect(StderrLine.escape("a\u{85}b") == "a\\u{85}b")
+    }
+}

@@ -2,6 +2,14 @@
 resident memory after it, on the simulated bench.
 
   .venv/bin/python bench/relink/startup_bench.py [--identifiers 1000] [--per-identifier 10] [--runs 3]
+  .venv/bin/python bench/relink/startup_bench.py --identifiers 100,300,1000 --json   # one JSON line per size
+
+`--identifiers` takes several sizes, comma-separated, measured one after the
+other in this run. With `--json` each size ends with one line on stdout,
+{"identifiers", "intents", "ready_s", "ready_all_s", "rss_kib", "rss_all_kib"}
+(medians over --runs, and every run), and the human lines go to stderr.
+`--memory` adds, per run, where relinkd's resident memory is after READY
+(/proc/PID/smaps_rollup, the largest mappings, the threads).
 
 The store is populated once by `relink-store-torture bench` (the store
 benchmark's population: per identifier a scan intent, and per peripheral a
@@ -13,6 +21,7 @@ Build first: swift build -c release --product relinkd --product relink-store-tor
 """
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -36,7 +45,32 @@ def populate(directory: str, identifiers: int, per_identifier: int) -> str:
     return os.path.join(directory, "state")
 
 
-async def one_run(state: str, work: str, relinkd: str) -> tuple[float, int]:
+def memory_report(pid: int) -> str:
+    """Where a process's resident memory is: smaps_rollup's totals, the
+    resident mappings grouped by name (anonymous ones by size), the threads."""
+    lines = []
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        rollup = {l.split(":")[0]: l.split(":")[1].strip() for l in f if ":" in l and not l.startswith("0")}
+    lines.append("  " + ", ".join(f"{k} {rollup[k]}" for k in ("Rss", "Pss", "Anonymous", "Private_Dirty", "Shared_Clean")
+                                   if k in rollup))
+    groups: dict[str, int] = {}
+    with open(f"/proc/{pid}/smaps") as f:
+        name = ""
+        for line in f:
+            head = line.split()
+            if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+                start, end = (int(x, 16) for x in head[0].split("-"))
+                name = head[5] if len(head) > 5 else f"[anon {(end - start) // 1024} kB]"
+            elif head and head[0] == "Rss:":
+                groups[name] = groups.get(name, 0) + int(head[1])
+    for name, kib in sorted(groups.items(), key=lambda kv: -kv[1])[:15]:
+        lines.append(f"  {kib:8d} kB  {name}")
+    threads = os.listdir(f"/proc/{pid}/task")
+    lines.append(f"  threads: {len(threads)}")
+    return "\n".join(lines)
+
+
+async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> tuple[float, int]:
     bench = rb.Bench(1, 20.0, work)
     await bench.start()
     proc = None
@@ -49,17 +83,28 @@ async def one_run(state: str, work: str, relinkd: str) -> tuple[float, int]:
             proc = subprocess.Popen([relinkd, "--bus-address", bench.bus, "--state-directory", run_state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
                                     preexec_fn=rb.die_with_parent)
+            # Only what was written since the last look is read: reading the
+            # whole log each time (25 MB at 10,000 intents, 7 lines each)
+            # took a core from relinkd on a 2-core machine, more the larger
+            # the store.
+            seen, tail = 0, b""
             while True:
                 await asyncio.sleep(0.05)
-                with open(log_path, errors="replace") as f:
-                    if "relinkd ready" in f.read():
-                        ready = time.monotonic() - t0
-                        break
+                with open(log_path, "rb") as f:
+                    f.seek(seen)
+                    chunk = f.read()
+                seen += len(chunk)
+                if b"relinkd ready" in tail + chunk:
+                    ready = time.monotonic() - t0
+                    break
+                tail = chunk[-64:]
                 if proc.poll() is not None or time.monotonic() - t0 > 300:
                     raise RuntimeError(f"relinkd did not become ready (exit {proc.poll()}); log in {log_path}")
         await asyncio.sleep(1)
         with open(f"/proc/{proc.pid}/status") as f:
             rss = int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
+        if memory:
+            print(memory_report(proc.pid), file=sys.stderr, flush=True)
         return ready, rss
     finally:
         if proc and proc.poll() is None:
@@ -73,28 +118,40 @@ async def one_run(state: str, work: str, relinkd: str) -> tuple[float, int]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--identifiers", type=int, default=1000)
+    p.add_argument("--identifiers", default="1000", help="one size or several, comma-separated: 100,300,1000")
     p.add_argument("--per-identifier", type=int, default=10)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--relinkd", default=RELINKD, help="the relinkd binary (e.g. an older build, to compare)")
+    p.add_argument("--json", action="store_true", help="one JSON line per size on stdout; the rest on stderr")
+    p.add_argument("--memory", action="store_true", help="after each READY, where the resident memory is")
     args = p.parse_args()
+    sizes = [int(x) for x in args.identifiers.split(",")]
+    out = sys.stderr if args.json else sys.stdout
     for binary in (args.relinkd, TORTURE):
         if not os.access(binary, os.X_OK):
             sys.exit(f"{binary} is missing: swift build -c release --product relinkd --product relink-store-torture")
     top = tempfile.mkdtemp(prefix="relink-startup-", dir="/var/tmp")
     try:
-        state = populate(os.path.join(top, "population"), args.identifiers, args.per_identifier)
-        readies, rsss = [], []
-        for n in range(args.runs):
-            work = os.path.join(top, f"run{n}")
-            os.makedirs(work)
-            ready, rss = asyncio.run(one_run(state, work, args.relinkd))
-            readies.append(ready)
-            rsss.append(rss)
-            print(f"run {n + 1}: ready after {ready:.2f} s, resident {rss / 1024:.0f} MiB", flush=True)
-        print(f"{args.identifiers} identifiers, {args.identifiers * args.per_identifier} connection intents: "
-              f"ready median {statistics.median(readies):.2f} s (min {min(readies):.2f}, max {max(readies):.2f}), "
-              f"resident median {statistics.median(rsss) / 1024:.0f} MiB")
+        for identifiers in sizes:
+            state = populate(os.path.join(top, f"population{identifiers}"), identifiers, args.per_identifier)
+            readies, rsss = [], []
+            for n in range(args.runs):
+                work = os.path.join(top, f"run{identifiers}-{n}")
+                os.makedirs(work)
+                ready, rss = asyncio.run(one_run(state, work, args.relinkd, memory=args.memory))
+                readies.append(ready)
+                rsss.append(rss)
+                print(f"run {n + 1}: ready after {ready:.2f} s, resident {rss / 1024:.0f} MiB", file=out, flush=True)
+                shutil.rmtree(work, ignore_errors=True)
+            intents = identifiers * args.per_identifier
+            print(f"{identifiers} identifiers, {intents} connection intents: "
+                  f"ready median {statistics.median(readies):.2f} s (min {min(readies):.2f}, max {max(readies):.2f}), "
+                  f"resident median {statistics.median(rsss) / 1024:.0f} MiB", file=out, flush=True)
+            if args.json:
+                print(json.dumps({"identifiers": identifiers, "intents": intents,
+                                  "ready_s": round(statistics.median(readies), 4),
+                                  "ready_all_s": [round(r, 4) for r in readies],
+                                  "rss_kib": statistics.median(rsss), "rss_all_kib": rsss}), flush=True)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     return 0

@@ -111,7 +111,7 @@ extension Daemon {
         case .unsubscribe(let id, let ref, let key):
             let id = try visible(id, to: caller)
             let subscription = Subscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
-            guard core.planner.subscriptions.contains(subscription) else {
+            guard core.planner.contains(subscription) else {
                 throw .unknownPeripheral("\(id) is not subscribed to \(key) on \(ref)")
             }
             try await removeSubscription(subscription)

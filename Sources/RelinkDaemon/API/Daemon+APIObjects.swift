@@ -131,7 +131,7 @@ extension Daemon {
     func refreshViewers(of peripheral: PeripheralID) {
         var uids = Set<UInt32>()
         for intent in core.machines.keys where intent.peripheral == peripheral { if let o = api.owners[intent.identifier] { uids.insert(o) } }
-        for s in core.planner.subscriptions where s.peripheral == peripheral { if let o = api.owners[s.identifier] { uids.insert(o) } }
+        for id in core.planner.identifiers(subscribedOn: peripheral) { if let o = api.owners[id] { uids.insert(o) } }
         for uid in uids { api.usedBy[uid, default: []].insert(peripheral) }
         guard let publisher else { return }
         for (uid, seen) in api.discoveredBy where seen.contains(peripheral) { uids.insert(uid) }

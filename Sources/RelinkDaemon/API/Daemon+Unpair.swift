@@ -21,7 +21,7 @@ extension Daemon {
     func unpairTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> APIResult {
         let peripheral = try knownPeripheral(ref)
         let users = Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(core.planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier))
+            .union(core.planner.identifiers(subscribedOn: peripheral))
         if users.contains(id) {
             throw .notPermitted("\(id) still uses \(ref): Cancel its connection and Unsubscribe first")
         }

@@ -56,12 +56,14 @@ extension Daemon {
             }
         case .scheduleTimer(let token, let instant):
             let clock = self.clock
-            loop.spawned.append {
+            loop.spawned.appendTimer(intent, token) {
                 do { try await clock.sleep(until: instant) } catch { return [] }
                 return [.machine(intent, .timerFired(token))]
             }
-        case .cancelTimer:
-            break  // the machine ignores the stale token when it fires
+        case .cancelTimer(let token):
+            // Not started yet: never started. Started: the machine ignores
+            // the stale token when it fires.
+            loop.spawned.cancelTimer(intent, token)
         case .armSubscriptions:
             await run(core.planner.linkUp(intent.peripheral))
             writes.batch.released.append(intent.peripheral)

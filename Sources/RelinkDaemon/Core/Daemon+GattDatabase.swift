@@ -48,7 +48,10 @@ extension Daemon {
     /// services resolved get no `ServicesResolved` change, so their
     /// databases are read now.
     func readResolvedDatabases() async {
-        for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) where !interestedIdentifiers(in: peripheral).isEmpty {
+        // The peripherals with an intent or a subscription, in one pass (not
+        // ``interestedIdentifiers(in:)`` per peripheral: quadratic at start-up).
+        let interested = Set(core.machines.keys.map(\.peripheral)).union(core.planner.subscribedPeripherals)
+        for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) where interested.contains(peripheral) {
             guard let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
                   device.connected, device.servicesResolved else { continue }
             await gattObjectsMoved(device: device.path)

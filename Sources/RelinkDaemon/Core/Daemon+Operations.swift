@@ -88,7 +88,7 @@ extension Daemon {
     /// in a UUID is said at once, not found by reconnecting the link.
     /// - Throws: ``RelinkError`` (`unknownCharacteristic`, `storeFailed`, `invalidArguments`).
     func addSubscription(_ subscription: Subscription) async throws(RelinkError) {
-        if core.planner.subscriptions.contains(subscription) { return }
+        if core.planner.contains(subscription) { return }
         let key = subscription.characteristic
         if let device = await linkedDevice(of: subscription.peripheral), await absence(of: key, on: device) == .notInDatabase {
             throw .unknownCharacteristic(Self.unknownCharacteristic(key, .notInDatabase).message)
@@ -102,7 +102,7 @@ extension Daemon {
     /// Removes a subscription (nothing when it does not exist).
     /// - Throws: ``RelinkError`` (`storeFailed`, `invalidArguments`).
     func removeSubscription(_ subscription: Subscription) async throws(RelinkError) {
-        guard core.planner.subscriptions.contains(subscription) else { return }
+        guard core.planner.contains(subscription) else { return }
         try await commit([.removeSubscription(subscription)])
         await run(core.planner.unsubscribe(subscription))
         if core.planner.route(subscription.peripheral, characteristic: subscription.characteristic).isEmpty {

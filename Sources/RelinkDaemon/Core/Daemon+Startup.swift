@@ -75,7 +75,10 @@ extension Daemon {
             // known, so a missing service does not drop it (``GattGrace``).
             core.gattGrace.confirm(subscription.peripheral, subscription.characteristic)
         }
-        for (client, scan) in plan.scans.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+        // In the order of the clients' descriptions, each made once (not
+        // twice per comparison: reflection, 2.6% of a 10,000-intent start-up).
+        let scans = plan.scans.map { (order: "\($0.key)", client: $0.key, scan: $0.value) }.sorted { $0.order < $1.order }
+        for (_, client, scan) in scans {
             await apply(core.scans.register(scan, for: client))
         }
         for record in plan.obsolete {

@@ -160,8 +160,7 @@ public actor Daemon {
     }
 
     private func startSpawned(in group: inout ThrowingDiscardingTaskGroup<any Error>) {
-        let work = loop.spawned
-        loop.spawned = []
+        let work = loop.spawned.take()
         let continuation = inputContinuation
         for item in work {
             group.addTask {
@@ -328,7 +327,7 @@ public actor Daemon {
     /// The identifiers with an intent or a subscription on a peripheral, sorted.
     func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] {
         Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(core.planner.subscriptions.filter { $0.peripheral == peripheral }.map(\.identifier)).sorted()
+            .union(core.planner.identifiers(subscribedOn: peripheral)).sorted()
     }
 }
 

@@ -99,7 +99,55 @@ struct LoopState {
     /// the current action list.
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
     /// Child tasks to start after the current input.
-    var spawned: [@Sendable () async -> [DaemonInput]] = []
+    var spawned = SpawnList()
+}
+
+/// The child tasks to start after the current input, in order. A machine's
+/// timer is listed with its token, so that one cancelled before it started
+/// (a step that ended within the same input: at start-up each intent's
+/// known-identifier and already-connected steps) is never started: its
+/// firing would only have been ignored as stale, and each sleeping task
+/// kept about 3 KB (a third of relinkd's memory at 3,000 intents) and a
+/// task group slot until its instant.
+struct SpawnList {
+    struct TimerKey: Hashable {
+        var intent: ConnectionIntentID
+        var token: TimerToken
+    }
+
+    private var items: [(timer: TimerKey?, work: @Sendable () async -> [DaemonInput])] = []
+    private var timerIndex: [TimerKey: Int] = [:]
+    private var cancelled: Set<Int> = []
+
+    var isEmpty: Bool { items.count == cancelled.count }
+
+    mutating func append(_ work: @escaping @Sendable () async -> [DaemonInput]) {
+        items.append((nil, work))
+    }
+
+    /// A machine's timer, to be started with the rest unless cancelled first.
+    mutating func appendTimer(_ intent: ConnectionIntentID, _ token: TimerToken, _ work: @escaping @Sendable () async -> [DaemonInput]) {
+        let key = TimerKey(intent: intent, token: token)
+        timerIndex[key] = items.count
+        items.append((key, work))
+    }
+
+    /// Drops a timer not started yet; nothing for one already started
+    /// (it fires, and its machine ignores the stale token).
+    /// - Returns: whether it was dropped.
+    @discardableResult
+    mutating func cancelTimer(_ intent: ConnectionIntentID, _ token: TimerToken) -> Bool {
+        guard let index = timerIndex.removeValue(forKey: TimerKey(intent: intent, token: token)) else { return false }
+        cancelled.insert(index)
+        return true
+    }
+
+    /// The work to start, in order, and an empty list.
+    mutating func take() -> [@Sendable () async -> [DaemonInput]] {
+        defer { self = SpawnList() }
+        guard !cancelled.isEmpty else { return items.map(\.work) }
+        return items.indices.filter { !cancelled.contains($0) }.map { items[$0].work }
+    }
 }
 
 /// Store writes gathered, in flight, and their outcomes.

@@ -110,7 +110,27 @@ public struct SubscriptionPlanner: Sendable {
         armed[peripheral] ?? []
     }
 
-    /// Every subscription, for persistence and inspection.
+    /// Whether `subscription` is kept: constant time, where
+    /// ``subscriptions`` builds the whole set.
+    public func contains(_ subscription: Subscription) -> Bool {
+        wanted[subscription.peripheral]?[subscription.characteristic]?.contains(subscription.identifier) == true
+    }
+
+    /// The identifiers subscribed to any characteristic of `peripheral`:
+    /// in time of that peripheral's subscriptions, not of all of them.
+    public func identifiers(subscribedOn peripheral: PeripheralID) -> Set<RestoreIdentifier> {
+        var result: Set<RestoreIdentifier> = []
+        for identifiers in (wanted[peripheral] ?? [:]).values { result.formUnion(identifiers) }
+        return result
+    }
+
+    /// The peripherals with at least one subscription.
+    public var subscribedPeripherals: Set<PeripheralID> { Set(wanted.keys) }
+
+    /// Every subscription, for persistence and inspection. Builds the whole
+    /// set: not for a question about one peripheral or one subscription
+    /// (``contains(_:)``, ``identifiers(subscribedOn:)``), which asked once
+    /// per peripheral makes a loop quadratic.
     public var subscriptions: Set<Subscription> {
         var result: Set<Subscription> = []
         for (peripheral, keys) in wanted {
