@@ -51,9 +51,9 @@ BOUNDS = {
     "flapping_values_lost": (0, "<=", "flapping device: values on the bus that never reached relinkd's client"),
     "flapping_cycles_missed_beyond_floor": (0, "<=", "flapping device: cycles with no value at relinkd's client, "
                                                      "beyond the floor's"),
-    "startup_3k_over_1k": (4.5, "<=", "start-up to READY, 3,000 intents / 1,000 intents (linear: 3)"),
+    "startup_3k_over_1k": (3.5, "<=", "start-up to READY, 3,000 intents / 1,000 intents (linear: 3)"),
     "restore_slope_ratio": (3.0, "<=", "restore after a relinkd restart, ms per link, relinkd / bleak peer"),
-    "rss_3k_mib": (96.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
+    "rss_3k_mib": (80.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
 }
 
 
