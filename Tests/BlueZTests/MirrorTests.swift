@@ -111,6 +111,59 @@ import RelinkModel
         #expect(mirror.devices(offering: "0000180d-0000-1000-8000-00805f9b34fb", connectedOnly: true).isEmpty)
     }
 
+    /// The lookups that build only what they find (issue 31: restoring N
+    /// links cost N^2) answer as the full scans they replaced: the lowest
+    /// path of several matches, case ignored, the adapter honoured.
+    @Test func lookupsAnswerAsTheFullScansTheyReplaced() throws {
+        let hci1 = try ObjectPath("/org/bluez/hci1")
+        var tree: ManagedObjects = [:]
+        for (adapter, n) in [(hci0, 0), (hci1, 0), (hci0, 1), (hci1, 7), (hci0, 0xAB)] {
+            let hex = String(format: "%02X", n)
+            let dev = try ObjectPath("\(adapter.description)/dev_00_00_00_00_00_\(hex)")
+            tree[dev] = [BlueZInterface.device: [
+                "Address": .string("00:00:00:00:00:\(n == 0xAB ? "ab" : hex)"), "AddressType": .string(n == 7 ? "random" : "public"),
+                "Adapter": .objectPath(adapter), "Connected": .boolean(true)]]
+            for s in 0..<2 {
+                let svc = try ObjectPath("\(dev.description)/service000\(s)")
+                tree[svc] = [BlueZInterface.gattService: ["UUID": .string("0000180\(s)-0000-1000-8000-00805F9B34FB"), "Device": .objectPath(dev)]]
+                for c in 0..<2 {
+                    tree[try ObjectPath("\(svc.description)/char000\(c)")] = [BlueZInterface.gattCharacteristic: [
+                        "UUID": .string("00002a0\(c)-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(svc),
+                        "MTU": .uint16(UInt16(23 + n + c))]]
+                }
+            }
+        }
+        let mirror = Mirror(managedObjects: tree)
+        for address in ["00:00:00:00:00:00", "00:00:00:00:00:01", "00:00:00:00:00:07", "00:00:00:00:00:AB",
+                        "00:00:00:00:00:ab", "00:00:00:00:00:Ab", "00:00:00:00:00:02", "", "00:00:00:00:00:0"] {
+            for adapter in [nil, hci0, hci1] {
+                let scanned = mirror.devices.first { d in
+                    d.address?.caseInsensitiveCompare(address) == .orderedSame && (adapter == nil || d.adapter == adapter)
+                }
+                #expect(mirror.device(address: address, adapter: adapter) == scanned, "\(address) on \(String(describing: adapter))")
+            }
+            let byType = mirror.devices.first { $0.address == address && $0.addressType == "public" }
+            #expect(mirror.firstDevice(address: { $0 == address && $1 == "public" }) == byType)
+        }
+        for device in mirror.devices {
+            let services = mirror.objects.compactMap { path, i in i[BlueZInterface.gattService].map { GattService(path: path, properties: $0) } }
+                .filter { $0.device == device.path }.sorted { $0.path < $1.path }
+            #expect(mirror.services(of: device.path) == services)
+            #expect(services.count == 2)
+            for service in services {
+                let chars = mirror.objects.compactMap { path, i in
+                    i[BlueZInterface.gattCharacteristic].map { GattCharacteristic(path: path, properties: $0) }
+                }.filter { $0.service == service.path }.sorted { $0.path < $1.path }
+                #expect(mirror.characteristics(of: service.path) == chars)
+                #expect(chars.count == 2)
+            }
+        }
+        #expect(Mirror.sameIgnoringCase("aB:c", "Ab:C"))
+        #expect(!Mirror.sameIgnoringCase("ab", "abc"))
+        #expect(!Mirror.sameIgnoringCase("a[", "A{"))  // 0x5B and 0x7B are not a case pair
+        #expect(Mirror.sameIgnoringCase("é", "É") == ("é".caseInsensitiveCompare("É") == .orderedSame))
+    }
+
     @Test func snapshotKeepsKnownNames() {
         let known = DeviceNames(advertisingName: "RLK-7F3A", gapName: "Front Door")
         let mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "Front Door")]], knownNames: [lock: known])

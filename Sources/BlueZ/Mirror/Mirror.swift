@@ -203,11 +203,44 @@ public struct Mirror: Sendable {
         }
     }
 
-    /// The device with this address (case-insensitive), optionally on one adapter.
+    /// The device with this address (case-insensitive), optionally on one
+    /// adapter; of several, the one with the lowest path.
+    ///
+    /// Compares the raw properties and builds only the device found: it is
+    /// called for every link at start-up, and building (and sorting) every
+    /// device for each call made restoring N links cost N^2 (issue 31).
     public func device(address: String, adapter: ObjectPath? = nil) -> Device? {
-        devices.first { d in
-            d.address?.caseInsensitiveCompare(address) == .orderedSame && (adapter == nil || d.adapter == adapter)
+        firstDevice { p in
+            p.string("Address").map { Self.sameIgnoringCase($0, address) } == true
+                && (adapter == nil || p.path("Adapter") == adapter)
         }
+    }
+
+    /// The device with the lowest path whose `Address` and `AddressType`
+    /// satisfy `matches`, as `devices.first(where:)` would find it, but
+    /// building only that device.
+    public func firstDevice(address matches: (_ address: String?, _ addressType: String?) -> Bool) -> Device? {
+        firstDevice { p in matches(p.string("Address"), p.string("AddressType")) }
+    }
+
+    private func firstDevice(where matches: (InterfaceProperties) -> Bool) -> Device? {
+        var found: ObjectPath?
+        for (path, interfaces) in objects {
+            guard let p = interfaces[BlueZInterface.device], matches(p) else { continue }
+            if found.map({ path < $0 }) ?? true { found = path }
+        }
+        return found.flatMap { device($0) }
+    }
+
+    /// `caseInsensitiveCompare(_:) == .orderedSame`, answered without
+    /// Foundation when both strings are ASCII (addresses are), where case
+    /// folding is A-Z to a-z and nothing else.
+    static func sameIgnoringCase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.allSatisfy({ $0 < 0x80 }), b.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return a.caseInsensitiveCompare(b) == .orderedSame
+        }
+        func folded(_ c: UInt8) -> UInt8 { (0x41...0x5A).contains(c) ? c | 0x20 : c }
+        return a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { folded($0) == folded($1) }
     }
 
     public var connectedDevices: [Device] { devices.filter(\.connected) }
@@ -221,19 +254,22 @@ public struct Mirror: Sendable {
         }
     }
 
+    /// A device's services. Only those of `device` are built (not every
+    /// service of every device, then filtered: see ``device(address:adapter:)``).
     public func services(of device: ObjectPath) -> [GattService] {
-        objects.compactMap { path, i in
-            i[BlueZInterface.gattService].map { GattService(path: path, properties: $0) }
+        objects.compactMap { path, i -> GattService? in
+            guard let p = i[BlueZInterface.gattService], p.path("Device") == device else { return nil }
+            return GattService(path: path, properties: p)
         }
-        .filter { $0.device == device }
         .sorted { $0.path < $1.path }
     }
 
+    /// A service's characteristics, built only for `service`.
     public func characteristics(of service: ObjectPath) -> [GattCharacteristic] {
-        objects.compactMap { path, i in
-            i[BlueZInterface.gattCharacteristic].map { GattCharacteristic(path: path, properties: $0) }
+        objects.compactMap { path, i -> GattCharacteristic? in
+            guard let p = i[BlueZInterface.gattCharacteristic], p.path("Service") == service else { return nil }
+            return GattCharacteristic(path: path, properties: p)
         }
-        .filter { $0.service == service }
         .sorted { $0.path < $1.path }
     }
 

@@ -348,7 +348,9 @@ extension Daemon {
         switch event {
         case .connected(let p, let address, let route, nil), .restored(let p, let address, let route, nil):
             let mirror = await bluez.mirror
-            guard let device = mirror.devices.first(where: { Self.address(of: $0) == address }),
+            // Only the device found is built: this runs for every link
+            // restored at start-up (building every device each time cost N^2).
+            guard let device = mirror.firstDevice(address: { Self.address($0, type: $1) == address }),
                   let limits = mirror.writeLimits(of: device.path) else { return event }
             if case .connected = event { return .connected(peripheral: p, address: address, route: route, limits: limits) }
             return .restored(peripheral: p, address: address, route: route, limits: limits)
