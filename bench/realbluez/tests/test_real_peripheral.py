@@ -44,3 +44,15 @@ def test_the_peripheral_role_on_real_bluetoothd(vm_ready):
     assert re.match(expected, result), (
         f"the peripheral role on real bluetoothd: {result or 'no result'}; failed restart cases: {failed} "
         f"(logs in {logdir}):\n{text[-6000:]}")
+
+
+@pytest.mark.skipif(os.environ.get("RELINK_REALBLUEZ") != "full", reason="the full real-BlueZ suite only (RELINK_REALBLUEZ=full)")
+def test_the_peripheral_role_for_a_program_of_an_ordinary_user(vm_ready):
+    """Issue 39: guest_tests/test_peripheral_user_guest.py, a program run as
+    `nobody` publishes, advertises, is subscribed to by a remote central and
+    gets its writes, through relinkd (as relink) under the shipped D-Bus
+    policy. One boot of its own (three controllers), about 3 minutes."""
+    text, logdir = run_in_vm("peripheral-user", "test_peripheral_user_guest.py", controllers=3, timeout=900)
+    result = summary(text)
+    assert re.match(r"=*\s*1 passed in", result), (
+        f"the peripheral role for an ordinary user's program: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
