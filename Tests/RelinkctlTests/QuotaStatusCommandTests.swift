@@ -28,7 +28,7 @@ import Testing
             let lines = plain.split(separator: "\n").map(String.init)
             #expect(lines.contains("Quotas (per user but root, /etc/relink/relinkd.conf): identifiers 1, intents 256, subscriptions 1024, "
                                    + "published-services 64, transfer-bytes 67108864, stored-events 5000"), "\(plain)")
-            #expect(lines.contains("  root (uid 0, unbounded): identifiers 1, intents 0, subscriptions 0, published-services 0, "
+            #expect(lines.contains("  root (uid 0, not bounded by relinkd.conf): identifiers 1, intents 0, subscriptions 0, published-services 0, "
                                    + "transfer-bytes 0, stored-events 3000"), "\(plain)")
             #expect(lines.contains("  nobody (uid 65534): identifiers 1/1 (full), intents 0/256, subscriptions 0/1024, "
                                    + "published-services 0/64, transfer-bytes 0/67108864, stored-events 1000/5000"), "\(plain)")

@@ -71,7 +71,7 @@ struct StatusCommand: AsyncParsableCommand {
                 guard bounded, let max = limit(bound) else { return "\(bound) \(used)" }
                 return "\(bound) \(used)/\(max)\(used >= max ? " (full)" : "")"
             }
-            lines.append("  \(Self.userName(uid)) (uid \(uid)\(bounded ? "" : ", unbounded")): \(amounts.joined(separator: ", "))")
+            lines.append("  \(Self.userName(uid)) (uid \(uid)\(bounded ? "" : ", not bounded by relinkd.conf")): \(amounts.joined(separator: ", "))")
         }
         return lines
     }
