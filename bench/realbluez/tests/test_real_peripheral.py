@@ -8,6 +8,9 @@
     matrix of the role (6 restart kinds x advertising / connected /
     subscribed): with RELINK_REALBLUEZ=1 (CI) only its two most telling
     cases, with RELINK_REALBLUEZ=full all 18.
+With RELINK_REALBLUEZ=full, a second boot runs
+  * guest_tests/test_peripheral_user_guest.py: the same role used by a
+    program run as `nobody` under the shipped D-Bus policy (issue 39).
 
     RELINK_REALBLUEZ=1 .venv/bin/python -m pytest -q -rsx bench/realbluez/tests/test_real_peripheral.py
 
