@@ -6,16 +6,22 @@
 #  3. `apt-get install ./relink_VERSION_ARCH.deb`; every file it lists is
 #     there; the maintainer scripts made the user relink, enabled the unit
 #     and updated the journal catalog; the binaries, man pages and unit work;
+#     /etc/relink/relinkd.conf is a conffile that sets nothing, and the
+#     group drop-in is in /usr/share/doc/relink/examples;
 #  4. start, as far as a machine without systemd as PID 1 allows: a private
 #     bus made from Debian's own system.conf (so it reads the installed
 #     policy and activation file from their real places) sees org.relink as
 #     activatable; relinkd from /usr/sbin runs as the user relink with the
 #     state directory and environment its unit gives it, owns org.relink
-#     under the installed policy, tells a notify socket READY=1 and answers
+#     under the installed policy, reads the installed relinkd.conf (the
+#     default bounds), tells a notify socket READY=1 and answers
 #     `relinkctl status` from another user; SIGTERM stops it with status 0;
-#  5. `apt-get purge relink`: every file is gone, so are the state directory,
-#     the unit's enablement and the catalog entries; the user relink stays
-#     (Debian policy: system users are not removed).
+#  5. an operator's edit of relinkd.conf survives an upgrade (the package
+#     repacked as a newer version) and `apt-get remove`;
+#  6. `apt-get purge relink`: every file is gone, relinkd.conf and /etc/relink
+#     too, so are the state directory, the unit's enablement and the catalog
+#     entries; the user relink stays (Debian policy: system users are not
+#     removed).
 #
 #   scripts/check-deb.sh [DEB]
 #
@@ -133,9 +139,31 @@ for path in /usr/sbin/relinkd /usr/bin/relinkctl /lib/systemd/system/relinkd.ser
     /usr/share/dbus-1/system.d/org.relink.conf /usr/share/dbus-1/system-services/org.relink.service \
     /usr/lib/sysusers.d/relink.conf /usr/lib/systemd/catalog/relink.catalog \
     /usr/share/man/man8/relinkd.8.gz /usr/share/man/man1/relinkctl.1.gz \
-    /usr/share/doc/relink/copyright /usr/share/doc/relink/changelog.gz /usr/share/doc/relink/README.md; do
+    /usr/share/doc/relink/copyright /usr/share/doc/relink/changelog.gz /usr/share/doc/relink/README.md \
+    /etc/relink/relinkd.conf /usr/share/doc/relink/examples/org.relink-group.conf; do
     grep -qx "$path" "$work/files" || fail "the package does not ship $path"
 done
+
+# relinkd.conf: a conffile (dpkg keeps an operator's edits on upgrade and
+# removes it on purge only), as shipped in systemd/, setting nothing.
+conf=/etc/relink/relinkd.conf
+if dpkg-query -W -f='${Conffiles}\n' relink | grep -q "^ $conf [0-9a-f]\{32\}\$"; then
+    ok "$conf is a conffile"
+else
+    dpkg-query -W -f='${Conffiles}\n' relink
+    fail "$conf is not among the package's conffiles"
+fi
+if cmp -s "$conf" "$here/systemd/relinkd.conf" && [ "$(stat -c '%U %a' "$conf")" = "root 644" ] \
+    && ! grep -v -e '^#' -e '^[[:space:]]*$' "$conf"; then
+    ok "$conf is systemd/relinkd.conf, root's, mode 644, every setting commented out"
+else
+    fail "$conf: $(stat -c '%U %a' "$conf" 2>&1), or not systemd/relinkd.conf, or it sets something (above)"
+fi
+if cmp -s /usr/share/doc/relink/examples/org.relink-group.conf "$here/systemd/examples/org.relink-group.conf"; then
+    ok "the group drop-in example is /usr/share/doc/relink/examples/org.relink-group.conf (uncompressed, to copy)"
+else
+    fail "/usr/share/doc/relink/examples/org.relink-group.conf differs from systemd/examples/org.relink-group.conf"
+fi
 
 [ "$(/usr/bin/relinkctl --version)" = "$version" ] && ok "relinkctl --version: $version" || fail "relinkctl --version: $(/usr/bin/relinkctl --version 2>&1)"
 [ "$(/usr/sbin/relinkd --version)" = "$version" ] && ok "relinkd --version: $version" || fail "relinkd --version: $(/usr/sbin/relinkd --version 2>&1)"
@@ -197,6 +225,8 @@ start_with_systemd() {
     status=$(setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/relinkctl status 2>&1)
     printf '%s\n' "$status" | grep -q "$version" && ok "relinkctl status as nobody on the system bus" \
         || { printf '%s\n' "$status"; fail "relinkctl status as nobody"; }
+    journalctl -b -u relinkd.service --no-pager 2> /dev/null | grep -q -F "$default_bounds" \
+        && ok "relinkd read the installed $conf: $default_bounds" || fail "relinkd did not log '$default_bounds'"
 }
 
 start_without_systemd() {
@@ -253,6 +283,12 @@ PY
         cat "$work/relinkd.log" "$work/notify.log"
         fail "relinkd did not send READY=1 within 30 s"
     fi
+    if grep -q -F "$default_bounds" "$work/relinkd.log"; then
+        ok "relinkd read the installed $conf: $default_bounds"
+    else
+        cat "$work/relinkd.log"
+        fail "relinkd did not log '$default_bounds'"
+    fi
     status=$(setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/relinkctl --bus-address "$bus" status 2>&1)
     if printf '%s\n' "$status" | grep -q "$version"; then
         ok "relinkctl status as nobody, through the installed policy: $(printf '%s\n' "$status" | head -n 1)"
@@ -280,7 +316,43 @@ PY
     notify_pid=
 }
 
+# What relinkd logs at start-up with the shipped relinkd.conf (docs/relinkd-conf.md).
+default_bounds="per-user bounds: max-identifiers=64 max-intents=256 max-subscriptions=1024 max-published-services=64 max-transfer-bytes=67108864 max-stored-events=64000"
 if [ -d /run/systemd/system ]; then start_with_systemd; else start_without_systemd; fi
+
+# An operator's edit of the conffile against an upgrade: the same package
+# repacked as a newer version (its relinkd.conf unchanged, as in most
+# upgrades). dpkg must keep the edit without asking (stdin is /dev/null, so
+# a conffile prompt would fail the upgrade) and leave no .dpkg-* beside it.
+echo "== an edited $conf across an upgrade and a remove"
+sed -i 's/^#max-identifiers = 64$/max-identifiers = 7/' "$conf"
+edited=$(sha256sum < "$conf")
+grep -q '^max-identifiers = 7$' "$conf" || fail "could not edit $conf as an operator would"
+next=$version+check1
+dpkg-deb -R "$deb" "$work/repack" \
+    && sed -i "s/^Version: .*/Version: $next/" "$work/repack/DEBIAN/control" \
+    && dpkg-deb --root-owner-group -Zgzip -z1 --build "$work/repack" "$work/relink_next.deb" > /dev/null
+if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$work/relink_next.deb" < /dev/null > "$work/upgrade.log" 2>&1 \
+    && [ "$(dpkg-query -W -f='${Version}' relink)" = "$next" ]; then
+    ok "apt-get install relink $next over $version (an upgrade)"
+else
+    cat "$work/upgrade.log"
+    fail "the upgrade to $next"
+fi
+if [ "$(sha256sum < "$conf")" = "$edited" ] && ! ls /etc/relink/*.dpkg-* > /dev/null 2>&1; then
+    ok "the upgrade kept the operator's $conf (max-identifiers = 7), without asking"
+else
+    ls -l /etc/relink
+    fail "the upgrade changed $conf or left a .dpkg-* file"
+fi
+if DEBIAN_FRONTEND=noninteractive apt-get remove -y -q relink < /dev/null > "$work/remove.log" 2>&1 \
+    && [ "$(dpkg-query -W -f='${db:Status-Status}' relink)" = config-files ] \
+    && [ "$(sha256sum < "$conf")" = "$edited" ] && [ ! -e /usr/sbin/relinkd ]; then
+    ok "apt-get remove relink: the programs are gone, the edited $conf stays (config-files)"
+else
+    cat "$work/remove.log"
+    fail "apt-get remove relink: $(dpkg-query -W -f='${db:Status-Status}' relink 2>&1), $conf $(ls -l "$conf" 2>&1)"
+fi
 
 echo "== apt-get purge relink"
 if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q relink > "$work/purge.log" 2>&1 \
@@ -299,6 +371,8 @@ while IFS= read -r path; do
 done < "$work/files"
 [ $left -eq 0 ] && ok "no file of the package is left" || fail "$left files left after purge"
 [ ! -e "$state" ] && ok "purge removed $state" || fail "$state is still there"
+[ ! -e "$conf" ] && [ ! -e /etc/relink ] && ok "purge removed the edited $conf and /etc/relink" \
+    || { ls -la /etc/relink; fail "$conf or /etc/relink is still there after purge"; }
 [ ! -e "$wants" ] && [ ! -e /var/lib/systemd/deb-systemd-helper-enabled/relinkd.service.dsh-also ] \
     && ok "purge removed the unit's enablement" || fail "relinkd.service is still enabled"
 if journalctl --list-catalog 2> /dev/null | grep -q ' relink: '; then

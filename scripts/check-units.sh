@@ -42,7 +42,8 @@ fi
 # Install into a temp prefix on the real root, so ExecStart= names an existing
 # executable and units we depend on (dbus.socket, ...) resolve as on the host.
 prefix=$work/prefix
-"$here/scripts/install.sh" "$prefix" "" "$bindir" > /dev/null || { echo "FAIL: install.sh"; exit 1; }
+# (relinkd.conf too: RELINK_SYSCONFDIR keeps it out of the real /etc.)
+RELINK_SYSCONFDIR=$prefix/etc "$here/scripts/install.sh" "$prefix" "" "$bindir" > /dev/null || { echo "FAIL: install.sh"; exit 1; }
 
 for source in "$srcdir"/*.service "$srcdir"/*.socket "$srcdir"/*.timer "$srcdir"/*.path; do
     [ -e "$source" ] || continue

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs relink: relinkd (sbin) and relinkctl (bin), systemd unit, sysusers.d
-# entry, D-Bus policy and activation file, journal catalog, man pages (when
-# built: make man), README. The Debian package stages its files with this
+# entry, D-Bus policy and activation file, journal catalog, relinkd's
+# configuration file, man pages (when built: make man), README and the D-Bus
+# group drop-in example. The Debian package stages its files with this
 # script too (scripts/build-deb.sh), so this is the one list of what goes where.
 #
 #   scripts/install.sh [PREFIX [DESTDIR [BINDIR]]]
@@ -18,6 +19,10 @@
 # package uses /lib/systemd/system, where its debhelper looks for units).
 # RELINK_MAN_DIR: where relinkd.8 and relinkctl.1 are (default .build/man,
 # written by scripts/manpages.sh); skipped when they are not there.
+# RELINK_SYSCONFDIR: where relink/relinkd.conf goes (default /etc, whatever
+# PREFIX is: relinkd reads /etc/relink/relinkd.conf). The file sets nothing
+# (every setting is commented out, showing its default); an existing one is
+# an operator's and is never replaced. In the Debian package it is a conffile.
 # After a live install: systemd-sysusers; journalctl --update-catalog;
 # systemctl daemon-reload; systemctl reload dbus; systemctl enable --now relinkd
 set -eu
@@ -42,6 +47,7 @@ dbusservicedir=${DBUS_SYSTEM_SERVICEDIR:-$prefix/share/dbus-1/system-services}
 docdir=$prefix/share/doc/relink
 mandir=$prefix/share/man
 mansrc=${RELINK_MAN_DIR:-$here/.build/man}
+sysconfdir=${RELINK_SYSCONFDIR:-/etc}
 
 for binary in relinkd relinkctl; do
     if [ ! -x "$bindir_src/$binary" ]; then
@@ -62,6 +68,12 @@ install -m 0644 "$srcdir/relink.sysusers" "$destdir$sysusersdir/relink.conf"
 install -m 0644 "$srcdir/relink.catalog" "$destdir$catalogdir/relink.catalog"
 install -m 0644 "$srcdir/org.relink.conf" "$destdir$dbusconfdir/org.relink.conf"
 install -m 0644 "$srcdir/org.relink.service" "$destdir$dbusservicedir/org.relink.service"
+install -d "$destdir$sysconfdir/relink"
+if [ -e "$destdir$sysconfdir/relink/relinkd.conf" ]; then
+    echo "install.sh: keeping the existing $destdir$sysconfdir/relink/relinkd.conf"
+else
+    install -m 0644 "$srcdir/relinkd.conf" "$destdir$sysconfdir/relink/relinkd.conf"
+fi
 for page in relinkd.8 relinkctl.1; do
     if [ -f "$mansrc/$page" ]; then
         install -d "$destdir$mandir/man${page##*.}"
@@ -72,5 +84,8 @@ if [ -f "$here/README.md" ]; then
     install -d "$destdir$docdir"
     install -m 0644 "$here/README.md" "$destdir$docdir/README.md"
 fi
+# Not active where it is: an operator copies it to /etc/dbus-1/system.d/.
+install -d "$destdir$docdir/examples"
+install -m 0644 "$srcdir/examples/org.relink-group.conf" "$destdir$docdir/examples/org.relink-group.conf"
 
 echo "installed relink under $destdir$prefix"

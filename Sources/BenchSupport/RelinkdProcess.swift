@@ -23,13 +23,14 @@ public final class RelinkdProcess: Sendable {
         }
     }
 
-    /// Starts relinkd on `bus` with its store in `stateDirectory`.
+    /// Starts relinkd on `bus` with its store in `stateDirectory`
+    /// (`extraArguments` after the usual ones, e.g. `--config FILE`).
     /// - Throws: when the process cannot be launched.
     public static func start(bus: String, stateDirectory: String, logPath: String, environment: [String: String] = [:],
-                      launch: Launch = Launch()) throws -> RelinkdProcess {
+                      launch: Launch = Launch(), extraArguments: [String] = []) throws -> RelinkdProcess {
         let p = Process()
         let arguments = ["--bus-address", bus, "--state-directory", stateDirectory,
-                         "--log-destination", launch.logDestination, "--log-level", "debug"]
+                         "--log-destination", launch.logDestination, "--log-level", "debug"] + extraArguments
         if let command = launch.prefix.first {
             p.executableURL = URL(fileURLWithPath: command)
             p.arguments = Array(launch.prefix.dropFirst()) + [executable.path] + arguments

@@ -16,6 +16,8 @@ final class CtlHarness {
     let directory: String
     private(set) var relinkd: RelinkdProcess?
     private var starts = 0
+    /// More arguments for every relinkd start (e.g. `--config FILE`).
+    var relinkdArguments: [String] = []
 
     private init(bench: Bench, directory: String) {
         self.bench = bench
@@ -25,11 +27,12 @@ final class CtlHarness {
     var bus: String { bench.busAddress }
 
     /// Runs `body` with a fresh bench (and relinkd unless told not to); stops everything.
-    static func with(startRelinkd: Bool = true, _ body: (CtlHarness) async throws -> Void) async throws {
+    static func with(startRelinkd: Bool = true, relinkdArguments: [String] = [], _ body: (CtlHarness) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkctl-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let bench = try await Bench.start()
         let harness = CtlHarness(bench: bench, directory: directory)
+        harness.relinkdArguments = relinkdArguments
         do {
             if startRelinkd { try await harness.startRelinkd() }
             try await body(harness)
@@ -47,7 +50,8 @@ final class CtlHarness {
     /// Starts relinkd and waits until Manager1 answers.
     func startRelinkd() async throws {
         starts += 1
-        relinkd = try RelinkdProcess.start(bus: bus, stateDirectory: directory + "/state", logPath: directory + "/relinkd-\(starts).log")
+        relinkd = try RelinkdProcess.start(bus: bus, stateDirectory: directory + "/state", logPath: directory + "/relinkd-\(starts).log",
+                                           extraArguments: relinkdArguments)
         try await eventually(timeout: .seconds(30), "relinkd's Manager1 to answer") {
             guard let manager = try? await RelinkManager.connect(to: .address(self.bus), timeout: .seconds(2)) else { return false }
             defer { manager.close() }

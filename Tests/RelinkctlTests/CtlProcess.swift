@@ -32,8 +32,10 @@ enum CtlProcess {
 
     /// Runs relinkctl with `arguments` (nothing added) and waits for it (at most `timeout`, then SIGKILL).
     /// `stdin`: what relinkctl reads on its standard input (nothing: `/dev/null`).
+    /// `user`: run it as that user (UID, GID; no other groups) through
+    /// setpriv, as an ordinary user would run it (needs root).
     static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-                    timeout: Duration = .seconds(30)) async throws -> CtlResult {
+                    timeout: Duration = .seconds(30), user: (uid: UInt32, gid: UInt32)? = nil) async throws -> CtlResult {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkctl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -42,8 +44,13 @@ enum CtlProcess {
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
+        if let user {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--", executable.path] + arguments
+        } else {
+            p.executableURL = executable
+            p.arguments = arguments
+        }
         p.standardOutput = out
         p.standardError = err
         if let stdin {

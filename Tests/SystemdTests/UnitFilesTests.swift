@@ -64,6 +64,16 @@ struct UnitFilesTests {
             }
             let unit = try String(contentsOfFile: root + "/lib/systemd/system/relinkd.service", encoding: .utf8)
             #expect(unit.contains("\nExecStart=/opt/relink/sbin/relinkd\n"))
+            // The group drop-in as an example beside the README; relinkd.conf
+            // in /etc whatever the prefix (relinkd reads it there).
+            #expect(FileManager.default.fileExists(atPath: root + "/share/doc/relink/examples/org.relink-group.conf"))
+            let conf = destdir + "/etc/relink/relinkd.conf"
+            #expect(FileManager.default.contents(atPath: conf) == FileManager.default.contents(atPath: TestPaths.packageRoot + "/systemd/relinkd.conf"))
+            // An operator's relinkd.conf is kept by a later install.
+            try "max-identifiers = 7\n".write(toFile: conf, atomically: true, encoding: .utf8)
+            let again = try await TestPaths.run(Self.install, ["/opt/relink", destdir, bin], environment: ["RELINK_MAN_DIR": man])
+            #expect(again.status == 0 && again.stdout.contains("keeping the existing"), "\(again.stdout)\(again.stderr)")
+            #expect(try String(contentsOfFile: conf, encoding: .utf8) == "max-identifiers = 7\n")
 
             let missing = try await TestPaths.run(Self.install, ["/opt/relink", destdir, directory + "/nothing"])
             #expect(missing.status == 1)

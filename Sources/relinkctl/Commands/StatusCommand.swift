@@ -1,7 +1,9 @@
 import ArgumentParser
 import DBus
+import Foundation
 import RelinkAPI
 import RelinkClient
+import RelinkModel
 
 /// `relinkctl status`: relinkd's version, adapter, readiness and what the caller may see.
 struct StatusCommand: AsyncParsableCommand {
@@ -42,6 +44,42 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line(line)
             }
         }
+        // root's view only: relinkd sends `quotas` to root alone.
+        if let quotas = (status as? [String: Any])?["quotas"] as? [String: Any] {
+            for line in Self.quotaLines(quotas) { Output.line(line) }
+        }
+    }
+
+    /// The `quotas` section of root's `Status` (docs/relinkd-conf.md): the
+    /// bounds, then each user's use against them, by UID; a bound a user
+    /// has reached is marked `(full)`: their next call that adds to it is
+    /// refused with `QuotaExceeded`.
+    static func quotaLines(_ quotas: [String: Any]) -> [String] {
+        let bounds = quotas["bounds"] as? [String: Any] ?? [:]
+        func limit(_ bound: QuotaBound) -> Int? { bounds[bound.rawValue] as? Int }
+        let names = QuotaBound.allCases
+        var lines = ["Quotas (per user but root, /etc/relink/relinkd.conf): "
+                     + names.map { "\($0) \(limit($0).map(String.init) ?? "?")" }.joined(separator: ", ")]
+        let users = quotas["users"] as? [[String: Any]] ?? []
+        if users.isEmpty { lines.append("  no user keeps anything") }
+        for user in users {
+            let uid = user["uid"] as? Int ?? -1
+            let bounded = user["bounded"] as? Bool ?? true
+            let use = user["use"] as? [String: Any] ?? [:]
+            let amounts = names.map { bound -> String in
+                let used = use[bound.rawValue] as? Int ?? 0
+                guard bounded, let max = limit(bound) else { return "\(bound) \(used)" }
+                return "\(bound) \(used)/\(max)\(used >= max ? " (full)" : "")"
+            }
+            lines.append("  \(Self.userName(uid)) (uid \(uid)\(bounded ? "" : ", not bounded by relinkd.conf")): \(amounts.joined(separator: ", "))")
+        }
+        return lines
+    }
+
+    /// The user's name on this machine (relinkd's), or `?` for a UID with none.
+    static func userName(_ uid: Int) -> String {
+        guard uid >= 0, let entry = getpwuid(uid_t(uid)), let name = entry.pointee.pw_name else { return "?" }
+        return String(cString: name)
     }
 
     /// ` (roles central, peripheral)`, or nothing when relinkd gave none.

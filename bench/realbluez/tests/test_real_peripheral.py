@@ -8,6 +8,9 @@
     matrix of the role (6 restart kinds x advertising / connected /
     subscribed): with RELINK_REALBLUEZ=1 (CI) only its two most telling
     cases, with RELINK_REALBLUEZ=full all 18.
+With RELINK_REALBLUEZ=full, a second boot runs
+  * guest_tests/test_peripheral_user_guest.py: the same role used by a
+    program run as `nobody` under the shipped D-Bus policy (issue 39).
 
     RELINK_REALBLUEZ=1 .venv/bin/python -m pytest -q -rsx bench/realbluez/tests/test_real_peripheral.py
 
@@ -44,3 +47,15 @@ def test_the_peripheral_role_on_real_bluetoothd(vm_ready):
     assert re.match(expected, result), (
         f"the peripheral role on real bluetoothd: {result or 'no result'}; failed restart cases: {failed} "
         f"(logs in {logdir}):\n{text[-6000:]}")
+
+
+@pytest.mark.skipif(os.environ.get("RELINK_REALBLUEZ") != "full", reason="the full real-BlueZ suite only (RELINK_REALBLUEZ=full)")
+def test_the_peripheral_role_for_a_program_of_an_ordinary_user(vm_ready):
+    """Issue 39: guest_tests/test_peripheral_user_guest.py, a program run as
+    `nobody` publishes, advertises, is subscribed to by a remote central and
+    gets its writes, through relinkd (as relink) under the shipped D-Bus
+    policy. One boot of its own (three controllers), about 3 minutes."""
+    text, logdir = run_in_vm("peripheral-user", "test_peripheral_user_guest.py", controllers=3, timeout=900)
+    result = summary(text)
+    assert re.match(r"=*\s*1 passed in", result), (
+        f"the peripheral role for an ordinary user's program: {result or 'no result'} (logs in {logdir}):\n{text[-6000:]}")
