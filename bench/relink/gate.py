@@ -206,7 +206,7 @@ def plot(path_prefix: str, restore: dict, startup: dict, links: list[int]) -> li
                                 color=line.get_color())
     axes[0].set_xlabel("links (N)")
     axes[0].set_ylabel("ms, restart -> a value from every link")
-    axes[0].set_title("restore after the client's restart")
+    axes[0].set_title("restore after a SIGKILL (relinkd; the peer's process)")
     axes[0].legend(fontsize=8)
     axes[0].grid(True, alpha=0.3)
     sizes = sorted(int(n) for n in startup)
