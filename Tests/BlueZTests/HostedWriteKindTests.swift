@@ -56,7 +56,9 @@ import RelinkModel
                 call.noReplyExpected = true
                 try bluetoothd.send(call)
             } else {
-                _ = try await bluetoothd.call(call, timeout: .seconds(10))
+                // 30 s: in a full parallel swift test run on two loaded cores this
+                // call once got no reply within 10 s (CI-like run, session 15).
+                _ = try await bluetoothd.call(call, timeout: .seconds(30))
             }
             try await eventually(timeout: .seconds(10), poll: .milliseconds(10), "the write reaching the handler") { !seen.withLock { $0 }.isEmpty }
             #expect(seen.withLock { $0 } == [withResponse])

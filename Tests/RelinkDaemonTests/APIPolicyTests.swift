@@ -41,27 +41,9 @@ import Testing
         """
     }
 
-    /// Runs a tool on its own thread: the service it talks to is served
-    /// by this process's cooperative pool, which must not be blocked.
+    /// Runs a tool on its own thread (``runTool(_:_:)``).
     func run(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                do {
-                    let p = Process()
-                    p.executableURL = URL(fileURLWithPath: tool)
-                    p.arguments = args
-                    let pipe = Pipe()
-                    p.standardOutput = pipe
-                    p.standardError = pipe
-                    try p.run()
-                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                    p.waitUntilExit()
-                    continuation.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
+        try await runTool(tool, args)
     }
 
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to play nobody"))

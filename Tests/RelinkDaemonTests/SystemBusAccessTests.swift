@@ -132,7 +132,7 @@ import Testing
             var arguments = ["call", "--address", "unix:path=\(socket)", "--dest", RelinkNames.busName,
                              "--object-path", method.path, "--method", "\(method.interface).\(method.name)", "--timeout", "20"]
             if !values.isEmpty { arguments += ["--"] + values }
-            let (status, output) = try await run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid == 0 ? 0 : (getpwuid(uid)?.pointee.pw_gid ?? 65534))",
+            let (status, output) = try await runTool("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid == 0 ? 0 : (getpwuid(uid)?.pointee.pw_gid ?? 65534))",
                                                                       "--clear-groups", "--", "/usr/bin/gdbus"] + arguments)
             guard status != 0 else { return Reply(error: nil, text: output) }
             // "Error: GDBus.Error:org.relink.Error.UnknownIdentifier: message"
@@ -353,8 +353,10 @@ enum Introspection {
     }
 }
 
-/// Runs a tool to its end on its own thread, its stdout and stderr together.
-private func run(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
+/// Runs a tool to its end on its own thread, its stdout and stderr together:
+/// a service the tool talks to may be served by this process's cooperative
+/// pool, which must not be blocked.
+func runTool(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
             do {

@@ -70,6 +70,25 @@ def memory_report(pid: int) -> str:
     return "\n".join(lines)
 
 
+async def wait_ready(log_path: str, proc: subprocess.Popen, t0: float, bound: float = 300) -> float:
+    """Seconds from t0 until relinkd's "relinkd ready" line is in its log.
+    Only what was written since the last look is read: reading the whole
+    log each time (25 MB at 10,000 intents, 7 lines each) took a core from
+    relinkd on a 2-core machine, more the larger the store."""
+    seen, tail = 0, b""
+    while True:
+        await asyncio.sleep(0.05)
+        with open(log_path, "rb") as f:
+            f.seek(seen)
+            chunk = f.read()
+        seen += len(chunk)
+        if b"relinkd ready" in tail + chunk:
+            return time.monotonic() - t0
+        tail = chunk[-64:]
+        if proc.poll() is not None or time.monotonic() - t0 > bound:
+            raise RuntimeError(f"relinkd did not become ready (exit {proc.poll()}); log in {log_path}")
+
+
 async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> tuple[float, int]:
     bench = rb.Bench(1, 20.0, work)
     await bench.start()
@@ -83,23 +102,7 @@ async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> 
             proc = subprocess.Popen([relinkd, "--bus-address", bench.bus, "--state-directory", run_state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
                                     preexec_fn=rb.die_with_parent)
-            # Only what was written since the last look is read: reading the
-            # whole log each time (25 MB at 10,000 intents, 7 lines each)
-            # took a core from relinkd on a 2-core machine, more the larger
-            # the store.
-            seen, tail = 0, b""
-            while True:
-                await asyncio.sleep(0.05)
-                with open(log_path, "rb") as f:
-                    f.seek(seen)
-                    chunk = f.read()
-                seen += len(chunk)
-                if b"relinkd ready" in tail + chunk:
-                    ready = time.monotonic() - t0
-                    break
-                tail = chunk[-64:]
-                if proc.poll() is not None or time.monotonic() - t0 > 300:
-                    raise RuntimeError(f"relinkd did not become ready (exit {proc.poll()}); log in {log_path}")
+            ready = await wait_ready(log_path, proc, t0)
         await asyncio.sleep(1)
         with open(f"/proc/{proc.pid}/status") as f:
             rss = int(next(line for line in f if line.startswith("VmRSS:")).split()[1])

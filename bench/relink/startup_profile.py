@@ -44,19 +44,7 @@ async def profile(identifiers: int, out: str, callgraph: str, relinkd: str) -> f
                                      "--bus-address", bench.bus, "--state-directory", state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
                                     preexec_fn=rb.die_with_parent)
-            seen, tail = 0, b""
-            while True:
-                await asyncio.sleep(0.05)
-                with open(log_path, "rb") as f:
-                    f.seek(seen)
-                    chunk = f.read()
-                seen += len(chunk)
-                if b"relinkd ready" in tail + chunk:
-                    ready = time.monotonic() - t0
-                    break
-                tail = chunk[-64:]
-                if perf.poll() is not None:
-                    raise RuntimeError(f"relinkd exited; log in {log_path}")
+            ready = await sb.wait_ready(log_path, perf, t0)
         with open(f"/proc/{perf.pid}/task/{perf.pid}/children") as f:
             os.kill(int(f.read().split()[0]), signal.SIGTERM)  # relinkd; perf writes its file when it exits
         perf.wait(60)
