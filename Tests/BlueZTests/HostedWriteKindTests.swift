@@ -60,7 +60,7 @@ import RelinkModel
                 // call once got no reply within 10 s (CI-like run, session 15).
                 _ = try await bluetoothd.call(call, timeout: .seconds(30))
             }
-            try await eventually(timeout: .seconds(10), poll: .milliseconds(10), "the write reaching the handler") { !seen.withLock { $0 }.isEmpty }
+            try await eventually(timeout: .seconds(30), poll: .milliseconds(10), "the write reaching the handler") { !seen.withLock { $0 }.isEmpty }
             #expect(seen.withLock { $0 } == [withResponse])
         }
     }

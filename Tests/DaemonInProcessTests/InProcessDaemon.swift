@@ -112,7 +112,9 @@ func eventually(_ what: String, within bound: Duration = .seconds(30), _ conditi
 func eventually(_ what: String, advancing clock: DaemonClock, by step: Duration = .milliseconds(100),
                 upTo simulated: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
     var elapsed = Duration.zero
-    try await eventually(what, within: .seconds(30)) {
+    // 60 s of real time: each step is a poll of the loaded test process (in
+    // a full parallel run one such wait took more than 30 s, session 15).
+    try await eventually(what, within: .seconds(60)) {
         if try await condition() { return true }
         guard elapsed < simulated else { throw TimedOutOnClock(what: what, simulated: simulated) }
         clock.advance(by: step)

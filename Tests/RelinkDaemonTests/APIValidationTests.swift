@@ -144,18 +144,4 @@ import Testing
             #expect(tree.output.contains(central.rawValue), "\(tree.output)")
         }
     }
-
-    /// Runs a tool; returns its exit status and output.
-    func runTool(_ tool: String, _ args: [String]) async throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = await Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }.value
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 }
