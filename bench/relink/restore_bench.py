@@ -831,7 +831,7 @@ async def measure_flapping(c: Contender, bench: Bench, cycles: int, watch: LinkW
         while True:
             Prober.seq += 1
             await bench.push(0, Prober.seq)
-            await asyncio.sleep(period_ms / 1000)
+            await asyncio.sleep(period_ms / 1000)  # the device's send rate: time is what is measured
 
     out, not_back, lost = fig[""], fig["_not_back"], fig["_lost"]
     spans: list[tuple[int, int]] = []
@@ -841,7 +841,7 @@ async def measure_flapping(c: Contender, bench: Bench, cycles: int, watch: LinkW
         for _ in range(cycles):
             start = Prober.seq + 1
             await bench.cmd("out_of_range", peripheral=lock)
-            await asyncio.sleep(rng.uniform(0.5, 2.0))
+            await asyncio.sleep(rng.uniform(0.5, 2.0))  # the schedule: away 0.5-2 s
             mark = Prober.seq
             t0 = time.monotonic()
             await bench.cmd("in_range", peripheral=lock)
@@ -849,7 +849,7 @@ async def measure_flapping(c: Contender, bench: Bench, cycles: int, watch: LinkW
             first = None
             while time.monotonic() < window:
                 first = first or min((t for seq, t in got.items() if seq > mark), default=None)
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.005)  # polls the arrivals until the window (1-5 s) ends
             if first is None:
                 not_back.append(1)
             else:
@@ -861,7 +861,7 @@ async def measure_flapping(c: Contender, bench: Bench, cycles: int, watch: LinkW
         # Stragglers: a value on the bus reaches a client within milliseconds.
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline and any(seq not in got for seq in watch.values if seq >= spans[0][0]):
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # polls, bounded by the 2 s deadline above
         for start, end in spans:
             lost.append(sum(1 for seq in watch.values if start <= seq <= end and seq not in got))
     finally:

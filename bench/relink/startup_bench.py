@@ -77,7 +77,7 @@ async def wait_ready(log_path: str, proc: subprocess.Popen, t0: float, bound: fl
     relinkd on a 2-core machine, more the larger the store."""
     seen, tail = 0, b""
     while True:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # polls the log, bounded by `bound` below
         with open(log_path, "rb") as f:
             f.seek(seen)
             chunk = f.read()
