@@ -10,11 +10,14 @@ swift build --build-tests
 
 status=0
 if [ -d bench/tests ] && ls bench/tests/test_*.py >/dev/null 2>&1; then
-  echo "== bench tests (pytest)"
-  .venv/bin/python -m pytest -q bench/tests bench/relink/tests bench/e2e/tests || status=$?
+  echo "== bench tests (pytest, bounded like swift test below)"
+  timeout --kill-after=60 1200 .venv/bin/python -m pytest -q bench/tests bench/relink/tests bench/e2e/tests || status=$?
 fi
 
+# Bounded (about 6 minutes on two idle cores): a test process that hangs,
+# or whose crash report never ends, fails the run here (exit 124) instead of
+# holding CI to its own limit. timeout signals the whole process group.
 echo "== swift test"
-swift test --skip-build || status=$?
+timeout --kill-after=60 1800 swift test --skip-build || status=$?
 
 exit $status

@@ -13,13 +13,24 @@ import RelinkModel
     }
 
     @Test func systemBusAddressIsTakenFromTheEnvironment() async throws {
+        // The environment is a dictionary here: setenv while other tests'
+        // threads start processes (and so copy environ) crashed the test
+        // process in CI.
         try await withTestBus { bus in
-            // Only this test reads DBUS_SYSTEM_BUS_ADDRESS, and it points at the private bus.
-            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
-            defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
-            let c = try await Connection.connect(to: .system)
+            let env = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+            let address = try Connection.Bus.system.address(environment: { env[$0] })
+            #expect(address == bus.address)
+            let c = try await Connection.connect(to: .address(address))
             #expect(c.uniqueName.hasPrefix(":"))
             #expect(try await c.nameOwner(of: "org.freedesktop.DBus") == "org.freedesktop.DBus")
+        }
+        #expect(try Connection.Bus.system.address(environment: { _ in nil }) == "unix:path=/run/dbus/system_bus_socket")
+        #expect(throws: DBusError(.badAddress, "DBUS_SESSION_BUS_ADDRESS is not set")) {
+            try Connection.Bus.session.address(environment: { _ in nil })
+        }
+        #expect(try Connection.Bus.session.address(environment: { $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/x" : nil }) == "unix:path=/x")
+        #expect(throws: DBusError(.badAddress, "empty or invalid bus address")) {
+            try Connection.Bus.address("").address(environment: { _ in nil })
         }
     }
 

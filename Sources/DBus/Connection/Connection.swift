@@ -22,6 +22,31 @@ public final class Connection: Sendable {
         case session
         /// An explicit D-Bus address such as `unix:path=/tmp/bus`.
         case address(String)
+
+        /// The D-Bus address this bus names, variables looked up with
+        /// `environment` (nil for unset or empty), so the choice can be
+        /// tested without changing the process environment, which other
+        /// threads read while they start processes.
+        /// - Throws: ``DBusError`` `BadAddress` for an empty or invalid
+        ///   address, or an unset `DBUS_SESSION_BUS_ADDRESS`.
+        func address(environment: (String) -> String?) throws -> String {
+            let address: String
+            switch self {
+            case .system:
+                address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
+            case .session:
+                guard let a = environment("DBUS_SESSION_BUS_ADDRESS") else {
+                    throw DBusError(.badAddress, "DBUS_SESSION_BUS_ADDRESS is not set")
+                }
+                address = a
+            case .address(let a):
+                address = a
+            }
+            guard !address.isEmpty, !address.utf8.contains(0) else {
+                throw DBusError(.badAddress, "empty or invalid bus address")
+            }
+            return address
+        }
     }
 
     let loop: ConnectionLoop
@@ -47,26 +72,13 @@ public final class Connection: Sendable {
     ///   unset `DBUS_SESSION_BUS_ADDRESS`; `NoServer`/`FileNotFound` when
     ///   nothing listens; `AuthFailed`; `NoReply` when `Hello` gets no answer.
     public static func connect(to bus: Bus) async throws -> Connection {
-        let address: String
-        switch bus {
-        case .system:
-            address = Self.environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
-        case .session:
-            guard let a = Self.environment("DBUS_SESSION_BUS_ADDRESS") else {
-                throw DBusError(.badAddress, "DBUS_SESSION_BUS_ADDRESS is not set")
-            }
-            address = a
-        case .address(let a):
-            address = a
-        }
-        guard !address.isEmpty, !address.utf8.contains(0) else {
-            throw DBusError(.badAddress, "empty or invalid bus address")
-        }
+        let address = try bus.address(environment: Self.environment)
         let (loop, started) = try await ConnectionLoop.start(address: address)
         return Connection(loop: loop, started: started)
     }
 
-    private static func environment(_ name: String) -> String? {
+    /// A variable of the process environment; nil when unset or empty.
+    static func environment(_ name: String) -> String? {
         guard let v = getenv(name) else { return nil }
         let s = String(cString: v)
         return s.isEmpty ? nil : s
