@@ -1,4 +1,4 @@
-public import RelinkAPI
+import RelinkAPI
 
 /// What became of the bond after ``RelinkManager/cancel(_:peripheral:removeBond:)``
 /// (`Central1.CancelWith`).

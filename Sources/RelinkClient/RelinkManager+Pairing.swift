@@ -1,5 +1,5 @@
 import DBus
-public import RelinkAPI
+import RelinkAPI
 import RelinkModel
 
 /// A `pairing-request` event: relinkd's agent asks the identifier's client

@@ -1,4 +1,4 @@
-public import RelinkModel
+import RelinkModel
 import DBus
 
 extension Device {

@@ -58,6 +58,7 @@ public final class Connection: Sendable {
     let uidCache = Mutex<[String: UInt32]>([:])
     let serving = Mutex(false)
     let objectFilter = Mutex<ObjectFilter?>(nil)
+    let turns = CallTurns()
 
     private init(loop: ConnectionLoop, started: ConnectionLoop.Started) {
         self.loop = loop

@@ -173,6 +173,7 @@ final class ConnectionLoop: Sendable {
             return s.nextToken
         }
         let nanos = IOThread.nanos(timeout)
+        let queued = CallQueued.action
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (cont: Reply) in
                 let (wake, err) = state.withLock { s -> (Bool, (any Error)?) in
@@ -181,7 +182,10 @@ final class ConnectionLoop: Sendable {
                     s.outgoing.append(.call(m, token: token, timeout: nanos, cont, ownerOf: ownerOf))
                     return (s.needsWake(), nil)
                 }
-                if let err { cont.resume(throwing: err) } else if wake { wakeUp() }
+                if let err { cont.resume(throwing: err) } else {
+                    if wake { wakeUp() }
+                    queued?()
+                }
             }
         } onCancel: {
             self.cancel(token)

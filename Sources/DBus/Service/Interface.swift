@@ -36,13 +36,23 @@ public struct DBusMethod: Sendable {
     public typealias InlineHandler = @Sendable (MethodCall) throws -> [DBusValue]
     /// The inline handler of a method made with ``inline(_:in:out:_:)``.
     public var inlineHandler: InlineHandler?
+    /// Whether the handler holds its caller's turn (``MethodCall/endTurn()``):
+    /// the same sender's later calls, of any method or property of the
+    /// connection, are dispatched only once this handler returned or ended
+    /// its turn. For a method whose effect must be applied in the order the
+    /// caller sent its calls: the handler hands its work to a serial queue
+    /// and then ends its turn. False: the turn ends as the handler starts,
+    /// and calls run concurrently.
+    public var ordered = false
 
     /// A method with its signature and handler; names and types are checked
     /// when the interface is exported (``DBusInterface/validate()``).
-    public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [], handler: @escaping Handler) {
+    public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [], ordered: Bool = false,
+                handler: @escaping Handler) {
         self.name = name
         self.inArguments = inArguments
         self.outArguments = outArguments
+        self.ordered = ordered
         self.handler = handler
     }
 
@@ -189,11 +199,21 @@ public struct MethodCall: Sendable {
     /// The connection the call arrived on (to emit signals or make calls).
     public let connection: Connection
     let afterReplyActions = AfterReplyActions()
+    let turn: CallTurn?
 
-    init(message: Message, connection: Connection) {
+    init(message: Message, connection: Connection, turn: CallTurn? = nil) {
         self.message = message
         self.connection = connection
+        self.turn = turn
     }
+
+    /// Lets the sender's next call be dispatched before this one is
+    /// answered. For an ``DBusMethod/ordered`` method, once the call's
+    /// effect is ordered (handed to a serial queue), and before the handler
+    /// waits for something the same sender may have to send (an answer to
+    /// a request this call made). Harmless to call more than once, or for
+    /// a method that is not ordered.
+    public func endTurn() { turn?.end() }
 
     /// The arguments.
     public var arguments: [DBusValue] { message.body }

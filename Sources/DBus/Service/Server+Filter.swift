@@ -3,10 +3,11 @@
 extension Connection {
     /// The filtered answer for the standard interfaces, or nil when the
     /// call is not one of them (then normal dispatch applies).
-    func filteredDispatch(_ call: Message, path: ObjectPath, member: String, filter: @escaping ObjectFilter) -> Dispatch? {
+    func filteredDispatch(_ call: Message, path: ObjectPath, member: String, filter: @escaping ObjectFilter, turn: CallTurn?) -> Dispatch? {
         let sender = call.sender ?? ""
         switch call.interface {
         case "org.freedesktop.DBus.Introspectable" where member == "Introspect":
+            turn?.end()
             return .work {
                 let object = self.objects.object(at: path)
                 let visibleObject: ExportedObject? = if let object, await filter(path, sender) { object } else { nil }
@@ -19,6 +20,7 @@ extension Connection {
             }
         case "org.freedesktop.DBus.ObjectManager" where objects.isManager(path) && member == "GetManagedObjects":
             guard call.signature.rawValue.isEmpty else { return nil }
+            turn?.end()
             return .work {
                 var entries: [DBusValue.DictionaryEntry] = []
                 for o in self.objects.objects(below: path) where await filter(o.path, sender) {
@@ -29,11 +31,13 @@ extension Connection {
         case "org.freedesktop.DBus.Properties":
             guard objects.object(at: path) != nil else { return nil }
             // Ask the filter first; a visible object gets the normal answer.
+            // Properties promise no order: the sender's next call may go.
+            turn?.end()
             return .work {
                 guard await filter(path, sender) else {
                     return Message.errorReply(to: call, DBusError(.unknownObject, "no object at \(path)"))
                 }
-                switch self.dispatch(call, filtered: false) {
+                switch self.dispatch(call, filtered: false, turn: turn) {
                 case .reply(let m): return m ?? Message.errorReply(to: call, DBusError(.failed, "no reply"))
                 case .work(_, let work): return await work()
                 }
@@ -49,12 +53,14 @@ extension Connection {
             // An inline method checks its caller itself (DBusMethod.inline(_:in:out:_:)).
             let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
             if candidates.contains(where: { $0.methods.contains { $0.name == member && $0.inlineHandler != nil } }) { return nil }
+            // Only an ordered method holds the turn through the filter.
+            if !candidates.contains(where: { $0.methods.contains { $0.name == member && $0.ordered } }) { turn?.end() }
             let after = AfterReplyActions()
             return .work(after: after) {
                 guard await filter(path, sender) else {
                     return Message.errorReply(to: call, DBusError(.unknownObject, "no object at \(path)"))
                 }
-                switch self.dispatch(call, filtered: false) {
+                switch self.dispatch(call, filtered: false, turn: turn) {
                 case .reply(let m): return m ?? Message.errorReply(to: call, DBusError(.failed, "no reply"))
                 case .work(let inner, let work):
                     let reply = await work()

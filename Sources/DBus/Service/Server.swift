@@ -72,6 +72,11 @@ extension Connection {
     /// thread (lower latency, but then a handler must never block or
     /// compute for long, since the connection does no I/O meanwhile).
     ///
+    /// Each sender's calls are dispatched in the order it sent them: a call
+    /// waits while an earlier call of the same sender holds its turn, which
+    /// only an ``DBusMethod/ordered`` method's handler does, until it
+    /// returns or calls ``MethodCall/endTurn()`` (see ``CallTurns``).
+    ///
     /// Run it once per connection (e.g. as a service of a `ServiceGroup`); a
     /// call that arrives before it runs waits for it. After cancellation
     /// the connection no longer answers calls.
@@ -87,19 +92,42 @@ extension Connection {
         await withTaskExecutorPreference(loop) {
             await withDiscardingTaskGroup { group in
                 for await call in loop.incomingCalls {
-                    switch dispatch(call) {
+                    let turn = turns.take(call.sender ?? "")
+                    guard turn.now else {
+                        // An earlier call of this sender still holds its turn.
+                        group.addTask(executorPreference: handlerExecutor) {
+                            await turn.wait()
+                            switch self.dispatch(call, turn: turn) {
+                            case .reply(let reply):
+                                reply.map(self.sendReply)
+                                turn.end()
+                            case .work(let after, let work):
+                                await self.answer(call, turn: turn, after: after, work)
+                            }
+                        }
+                        continue
+                    }
+                    switch dispatch(call, turn: turn) {
                     case .reply(let reply):
                         reply.map(sendReply)
+                        turn.end()
                     case .work(let after, let work):
                         group.addTask(executorPreference: handlerExecutor) {
-                            let reply = await work()
-                            if !call.noReplyExpected { self.sendReply(reply) }
-                            after?.run()
+                            await self.answer(call, turn: turn, after: after, work)
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Runs a call's work, sends its reply, ends its turn (if the work did
+    /// not) and runs what waits for the reply.
+    private func answer(_ call: Message, turn: CallTurn, after: AfterReplyActions?, _ work: @Sendable () async -> Message) async {
+        let reply = await work()
+        if !call.noReplyExpected { sendReply(reply) }
+        turn.end()
+        after?.run()
     }
 
     enum Dispatch {
@@ -130,8 +158,11 @@ extension Connection {
         return Message.errorReply(to: call, e)
     }
 
-    /// Decides what to do with one call; runs on the serve loop, in order.
-    func dispatch(_ call: Message, filtered: Bool = true) -> Dispatch {
+    /// Decides what to do with one call; runs on the serve loop, or in a
+    /// child task once the call's turn came, in each sender's order. Work
+    /// that promises no order ends `turn` here, as it is dispatched; an
+    /// ordered method's handler holds it (``DBusMethod/ordered``).
+    func dispatch(_ call: Message, filtered: Bool = true, turn: CallTurn? = nil) -> Dispatch {
         func fail(_ name: DBusError.Name, _ text: String) -> Dispatch {
             .reply(call.noReplyExpected ? nil : Message.errorReply(to: call, DBusError(name, text)))
         }
@@ -142,7 +173,7 @@ extension Connection {
             }
         }
         guard let path = call.path, let member = call.member else { return fail(.unknownMethod, "call without path or member") }
-        if filtered, let filter = objectFilter.withLock({ $0 }), let answer = filteredDispatch(call, path: path, member: member, filter: filter) {
+        if filtered, let filter = objectFilter.withLock({ $0 }), let answer = filteredDispatch(call, path: path, member: member, filter: filter, turn: turn) {
             return answer
         }
         let object = objects.object(at: path)
@@ -168,7 +199,7 @@ extension Connection {
             return ok([.dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), entries)])
         case "org.freedesktop.DBus.Properties":
             guard let object else { return fail(.unknownObject, "no object at \(path)") }
-            return properties(call, member: member, signature: sig, object: object, fail: fail, ok: ok)
+            return properties(call, member: member, signature: sig, object: object, turn: turn, fail: fail, ok: ok)
         default:
             guard let object else { return fail(.unknownObject, "no object at \(path)") }
             let candidates = call.interface.map { name in object.interface(name).map { [$0] } ?? [] } ?? object.interfaces
@@ -179,7 +210,7 @@ extension Connection {
             guard sig == method.inSignature else {
                 return fail(iface.invalidSignatureError ?? .invalidArgs, "\(member) takes '\(method.inSignature)', got '\(sig)'")
             }
-            let context = MethodCall(message: call, connection: self)
+            let context = MethodCall(message: call, connection: self, turn: turn)
             let outTypes = method.outArguments.map(\.type)
             if let inline = method.inlineHandler {
                 do {
@@ -192,6 +223,8 @@ extension Connection {
                     return .reply(call.noReplyExpected ? nil : Self.errorMessage(error, for: call))
                 }
             }
+            // A method that promises no order lets the sender's next call go now.
+            if !method.ordered { turn?.end() }
             return .work(after: context.afterReplyActions) {
                 do {
                     let result = try await method.handler(context)
@@ -208,7 +241,7 @@ extension Connection {
     }
 
     private func properties(
-        _ call: Message, member: String, signature sig: String, object: ExportedObject,
+        _ call: Message, member: String, signature sig: String, object: ExportedObject, turn: CallTurn?,
         fail: (DBusError.Name, String) -> Dispatch, ok: ([DBusValue]) -> Dispatch
     ) -> Dispatch {
         let args = call.body
@@ -222,6 +255,7 @@ extension Connection {
             guard p.access.readable else { return fail(.accessDenied, "property \(pname) is write-only") }
             if let getter = p.getter {
                 let context = MethodCall(message: call, connection: self)
+                turn?.end()
                 return .work {
                     do { return try Message.methodReturn(to: call, body: [.variant(try await getter(context))]) } catch {
                         return Self.errorMessage(error, for: call)
@@ -238,6 +272,7 @@ extension Connection {
             }
             if iface.properties.contains(where: { $0.getter != nil }) {
                 let context = MethodCall(message: call, connection: self)
+                turn?.end()
                 return .work {
                     do {
                         return try Message.methodReturn(to: call, body: [.dictionary(key: .string, value: .variant, try await object.readableValues(iface, for: context))])
@@ -256,6 +291,7 @@ extension Connection {
             guard p.access.writable else { return fail(.propertyReadOnly, "property \(pname) is read-only") }
             guard value.type == p.type else { return fail(.invalidArgs, "property \(pname) has type '\(p.type)', got '\(value.type)'") }
             let context = MethodCall(message: call, connection: self)
+            turn?.end()
             return .work {
                 do {
                     try await p.onSet?(value, context)

@@ -12,7 +12,7 @@ extension APIInterfaces {
         /// Read and write: the loop finds the descriptor; BlueZ is asked outside the loop.
         func descriptorMethod(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument],
                               _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> (PeripheralRef, DescriptorKey, [UInt8]?)) -> DBusMethod {
-            DBusMethod(name, in: inArgs, out: outArgs) { call in
+            DBusMethod(name, in: inArgs, out: outArgs, ordered: true) { call in
                 let (peripheral, key, value) = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
                 guard let path = try await daemon.submit(.locateDescriptor(id, peripheral, key, forWriting: value != nil), from: caller).get().characteristic else {
@@ -20,10 +20,14 @@ extension APIInterfaces {
                 }
                 do {
                     if let value {
-                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.writeDescriptor(path, value) }
+                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name, beforePairing: call.endTurn) {
+                            try await CallQueued.whenQueued(call.endTurn) { try await daemon.bluez.writeDescriptor(path, value) }
+                        }
                         return []
                     }
-                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.readDescriptor(path) }
+                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name, beforePairing: call.endTurn) {
+                        try await CallQueued.whenQueued(call.endTurn) { try await daemon.bluez.readDescriptor(path) }
+                    }
                     return [.array(.byte, read.map { .byte($0) })]
                 } catch {
                     throw APIInterfaces.gattError(error, name)
@@ -31,10 +35,10 @@ extension APIInterfaces {
             }
         }
         return [
-            DBusMethod(Central1Member.gattDatabase.rawValue, in: [p], out: [DBusArgument("database", .string)]) { call in
+            DBusMethod(Central1Member.gattDatabase.rawValue, in: [p], out: [DBusArgument("database", .string)], ordered: true) { call in
                 let a = try ControlArguments(call, count: 1)
                 let request = APIRequest.gattDatabase(id, try a.peripheral(0))
-                return try await daemon.submit(request, from: try await identity.caller(of: call)).get().values
+                return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
             },
             descriptorMethod(Central1Member.readDescriptor.rawValue, [p, service, characteristic, descriptor], [DBusArgument("value", .array(.byte))]) { a throws(RelinkError) in
                 (try a.peripheral(0), try a.descriptor(1), nil)

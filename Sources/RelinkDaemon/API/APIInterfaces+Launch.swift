@@ -14,14 +14,15 @@ extension APIInterfaces {
     var registerMethod: DBusMethod {
         let daemon = self.daemon, identity = self.identity
         return DBusMethod(Manager1Member.register.rawValue, in: [DBusArgument("identifier", .string), DBusArgument("options", Self.optionsType)],
-                          out: [DBusArgument("central", .objectPath), DBusArgument("restored", Self.optionsType)]) { call in
+                          out: [DBusArgument("central", .objectPath), DBusArgument("restored", Self.optionsType)], ordered: true) { call in
             let (request, launch) = try Self.register(try ControlArguments(call, count: 2))
             let caller = try await identity.caller(of: call)
             if let spec = launch ?? nil { try await daemon.checkLaunch(spec, for: caller) }
-            let result = try await daemon.submit(request, from: caller).get()
+            // With a launch spec the turn is held until its request is queued too.
+            let result = try await daemon.submit(request, from: caller, queued: launch == nil ? call.endTurn : nil).get()
             // The identifier exists now (a new one is created by the call).
             if let launch, case .register(let id, _, _, _) = request {
-                _ = try await daemon.submit(.setLaunch(id, launch), from: caller).get()
+                _ = try await daemon.submit(.setLaunch(id, launch), from: caller, queued: call.endTurn).get()
             }
             if let delivery = result.delivery {
                 call.afterReply { daemon.requestDelivery(delivery.id, to: caller.name, after: delivery.after) }
@@ -33,13 +34,14 @@ extension APIInterfaces {
     /// `SetLaunch(s identifier, a{sv} spec)`: `bus_name` `""` removes it.
     var setLaunchMethod: DBusMethod {
         let daemon = self.daemon, identity = self.identity
-        return DBusMethod(Manager1Member.setLaunch.rawValue, in: [DBusArgument("identifier", .string), DBusArgument("spec", Self.optionsType)]) { call in
+        return DBusMethod(Manager1Member.setLaunch.rawValue, in: [DBusArgument("identifier", .string), DBusArgument("spec", Self.optionsType)],
+                          ordered: true) { call in
             let a = try ControlArguments(call, count: 2)
             let id = try a.identifier(0)
             let spec = try LaunchOptions.spec(in: try a.options(1, allowed: LaunchOptions.keys))
             let caller = try await identity.caller(of: call)
             if let spec { try await daemon.checkLaunch(spec, for: caller) }
-            _ = try await daemon.submit(.setLaunch(id, spec), from: caller).get()
+            _ = try await daemon.submit(.setLaunch(id, spec), from: caller, queued: call.endTurn).get()
             return []
         }
     }

@@ -9,10 +9,10 @@ extension APIInterfaces {
         let daemon = self.daemon, identity = self.identity
         func call(_ name: PeripheralManager1Member, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                   _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> PeripheralManagerRequest) -> DBusMethod {
-            DBusMethod(name.rawValue, in: inArgs, out: outArgs) { call in
+            DBusMethod(name.rawValue, in: inArgs, out: outArgs, ordered: true) { call in
                 let request = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
-                return try await daemon.submit(.peripheralManager(id, request), from: caller).get().values
+                return try await daemon.submit(.peripheralManager(id, request), from: caller, queued: call.endTurn).get().values
             }
         }
         let request = DBusArgument("request", .uint64)

@@ -7,6 +7,17 @@ import RelinkModel
 /// The client API's interfaces (docs/api/): each method validates its
 /// arguments, learns the caller's user, and hands a request to the
 /// daemon's loop; it replies after the loop committed what it changed.
+///
+/// Every method is ``DBus/DBusMethod/ordered``: a caller's next call is
+/// dispatched once this one's request is in the loop's inbox (which the
+/// loop takes in order, each to its end), so a client's pipelined calls
+/// are applied in the order it sent them. A read or write, which goes to
+/// BlueZ outside the loop, holds the turn until its BlueZ call is queued
+/// on relinkd's connection to bluetoothd (which takes them in order), or
+/// until it is answered where no D-Bus call is made (a write stream, the
+/// in-process fake); `OpenWriteStream`, `Pair`'s target check, `Unpair`
+/// and `CancelWith` hold it until they are answered, never while a
+/// pairing waits for the caller's `AnswerPairing`.
 struct APIInterfaces: Sendable {
     let daemon: Daemon
     let identity: CallerIdentity
@@ -16,10 +27,10 @@ struct APIInterfaces: Sendable {
     private func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                         _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> APIRequest) -> DBusMethod {
         let daemon = self.daemon, identity = self.identity
-        return DBusMethod(name, in: inArgs, out: outArgs) { call in
+        return DBusMethod(name, in: inArgs, out: outArgs, ordered: true) { call in
             let request = try parse(try ControlArguments(call, count: inArgs.count))
             let caller = try await identity.caller(of: call)
-            let result = try await daemon.submit(request, from: caller).get()
+            let result = try await daemon.submit(request, from: caller, queued: call.endTurn).get()
             if let delivery = result.delivery {
                 call.afterReply { daemon.requestDelivery(delivery.id, to: caller.name, after: delivery.after) }
             }
@@ -72,7 +83,7 @@ struct APIInterfaces: Sendable {
         /// Read and Write: the loop finds the characteristic; BlueZ is asked outside the loop.
         func gatt(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument],
                   _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> (CharacteristicKey, PeripheralRef, [UInt8]?, Bool)) -> DBusMethod {
-            DBusMethod(name, in: inArgs, out: outArgs) { call in
+            DBusMethod(name, in: inArgs, out: outArgs, ordered: true) { call in
                 let (key, peripheral, value, withResponse) = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
                 guard let path = try await daemon.submit(.locate(id, peripheral, key), from: caller).get().characteristic else {
@@ -85,12 +96,14 @@ struct APIInterfaces: Sendable {
                             try stream.write(value)  // BlueZ refuses WriteValue while the stream holds its socket
                             return []
                         }
-                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) {
-                            try await daemon.bluez.write(path, value, withResponse: withResponse)
+                        try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name, beforePairing: call.endTurn) {
+                            try await CallQueued.whenQueued(call.endTurn) { try await daemon.bluez.write(path, value, withResponse: withResponse) }
                         }
                         return []
                     }
-                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name) { try await daemon.bluez.read(path) }
+                    let read = try await daemon.pairingOnDemand(id, peripheral, from: caller, operation: name, beforePairing: call.endTurn) {
+                        try await CallQueued.whenQueued(call.endTurn) { try await daemon.bluez.read(path) }
+                    }
                     return [.array(.byte, read.map { .byte($0) })]
                 } catch let error as RelinkError {
                     throw error
@@ -100,7 +113,7 @@ struct APIInterfaces: Sendable {
             }
         }
         let openWriteStream = DBusMethod(Central1Member.openWriteStream.rawValue, in: [p, service, characteristic],
-                                         out: [DBusArgument("stream", .objectPath), DBusArgument("maximum_length", .uint16)]) { call in
+                                         out: [DBusArgument("stream", .objectPath), DBusArgument("maximum_length", .uint16)], ordered: true) { call in
             let a = try ControlArguments(call, count: 3)
             let key = try a.characteristic(1), peripheral = try a.peripheral(0)
             let caller = try await identity.caller(of: call)

@@ -9,12 +9,15 @@ import RelinkModel
 // The client API's calls, handled by the daemon's loop in order, on the
 // same operations as Control1 (Core/Daemon+Operations.swift).
 extension Daemon {
-    /// Sends an API request to the loop and waits for its reply.
-    nonisolated func submit(_ request: APIRequest, from caller: APICaller) async -> APIReply {
+    /// Sends an API request to the loop and waits for its reply; `queued`
+    /// runs as soon as the request is in the loop's inbox (the D-Bus
+    /// handler ends its caller's turn there: ``DBus/MethodCall/endTurn()``).
+    nonisolated func submit(_ request: APIRequest, from caller: APICaller, queued: (@Sendable () -> Void)? = nil) async -> APIReply {
         await withCheckedContinuation { reply in
             if case .terminated = inputContinuation.yield(.api(request, caller, reply)) {
                 reply.resume(returning: .failure(.failed("relinkd is stopping")))
             }
+            queued?()
         }
     }
 

@@ -58,12 +58,15 @@ extension Daemon {
     }
 
     /// `Central1.Pair` (`capability` nil: the intent's `pairing_capability`)
-    /// and `PairWith`: checked by the loop, then paired (``pairDevice(_:_:capability:why:)``).
+    /// and `PairWith`: checked by the loop, then paired (``pairDevice(_:_:capability:why:)``);
+    /// `started` runs once the loop found the target, before the pairing
+    /// (which may wait for the caller's `AnswerPairing`).
     /// - Throws: as ``pairTarget(_:_:)``, and `AuthenticationFailed`,
     ///   `NotConnected`, `InProgress`, `NotReady`, `Failed` from BlueZ.
     nonisolated func pair(_ id: RestoreIdentifier, _ ref: PeripheralRef, capability: AgentCapability? = nil,
-                          from caller: APICaller) async throws(RelinkError) {
+                          from caller: APICaller, started: (@Sendable () -> Void)? = nil) async throws(RelinkError) {
         let target = try await pairingTarget(id, ref, from: caller)
+        started?()
         try await pairDevice(id, target, capability: capability ?? target.capability, why: capability == nil ? "Pair" : "PairWith")
     }
 

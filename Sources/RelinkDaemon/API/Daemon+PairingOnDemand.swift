@@ -17,12 +17,15 @@ import Restoration
 extension Daemon {
     /// Runs a read or write (`body`, a BlueZ call); when the peripheral
     /// refuses it for want of encryption and the identifier's intent pairs
-    /// on demand, pairs and runs it once more.
+    /// on demand, pairs and runs it once more; `beforePairing` runs just
+    /// before that pairing (the pairing may wait for the caller's
+    /// `AnswerPairing`).
     /// - Throws: `body`'s error when it is no such refusal or the intent
     ///   does not pair on demand; the pairing's (`AuthenticationFailed`,
     ///   ...); the second run's.
     nonisolated func pairingOnDemand<T: Sendable>(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller,
-                                                  operation: String, _ body: @Sendable () async throws -> T) async throws -> T {
+                                                  operation: String, beforePairing: (@Sendable () -> Void)? = nil,
+                                                  _ body: @Sendable () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch {
@@ -32,6 +35,7 @@ extension Daemon {
                 .event: "pairing-on-demand", .restoreID: "\(id)", .peripheral: "\(target.peripheral)", .decision: "\(operation)",
                 .error: "\(FailureMapping.failure(error).errorName)",
             ]))
+            beforePairing?()
             try await pairDevice(id, target, why: operation)
             return try await body()
         }

@@ -42,10 +42,10 @@ public enum ControlObject {
         }
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                     _ parse: @escaping @Sendable (MethodCall) async throws(RelinkError) -> ControlRequest) -> DBusMethod {
-            DBusMethod(name, in: inArgs, out: outArgs) { call in
+            DBusMethod(name, in: inArgs, out: outArgs, ordered: true) { call in
                 try await requireRoot(call)
                 let request = try await parse(call)
-                switch await daemon.submit(request) {
+                switch await daemon.submit(request, queued: call.endTurn) {
                 case .success(let values): return values
                 case .failure(let error): throw error
                 }

@@ -175,12 +175,14 @@ public actor Daemon {
         inputContinuation.yield(.stallForTesting(duration))
     }
 
-    /// Sends a control request to the loop and waits for its reply.
-    nonisolated func submit(_ request: ControlRequest) async -> ControlReply {
+    /// Sends a control request to the loop and waits for its reply;
+    /// `queued` runs as soon as the request is in the loop's inbox.
+    nonisolated func submit(_ request: ControlRequest, queued: (@Sendable () -> Void)? = nil) async -> ControlReply {
         await withCheckedContinuation { reply in
             if case .terminated = inputContinuation.yield(.control(request, reply)) {
                 reply.resume(returning: .failure(.failed("relinkd is stopping")))
             }
+            queued?()
         }
     }
 

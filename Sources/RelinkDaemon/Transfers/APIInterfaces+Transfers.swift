@@ -17,9 +17,9 @@ extension APIInterfaces {
         let options = DBusArgument("options", .dictionary(key: .string, value: .variant))
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument],
                     _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> TransferRequest) -> DBusMethod {
-            DBusMethod(name, in: inArgs, out: outArgs) { call in
+            DBusMethod(name, in: inArgs, out: outArgs, ordered: true) { call in
                 let request = try parse(try ControlArguments(call, count: inArgs.count))
-                return try await daemon.submit(.transfer(id, request), from: try await identity.caller(of: call)).get().values
+                return try await daemon.submit(.transfer(id, request), from: try await identity.caller(of: call), queued: call.endTurn).get().values
             }
         }
         return [
