@@ -4,8 +4,8 @@ broadcast-only beacon, the lock and the band, with the real relinkd, it
 scans for iBeacons only, reads the beacon's frame from `discovered` events
 with the client library's decoder and prints it; a changed frame is printed
 again; after relinkd is SIGKILLed and restarted, it registers again by
-itself and the stored scan still finds only the beacon. The README's
-snippet (docs/advertising.md) is the example's code."""
+itself and the stored scan still finds only the beacon. The snippet of
+docs/advertising.md is the example's code."""
 
 import os
 import re

@@ -4,8 +4,8 @@ bench with the real relinkd it registers, connects the band, subscribes to
 its heart rate, prints values and acknowledges them; SIGKILLed and started
 again it gets its restored state and the values it missed; when relinkd is
 SIGKILLed and restarted it registers again by itself and prints the
-`restored` event, then values. The README's Swift snippet is the example's
-code, word for word."""
+`restored` event, then values. The Swift snippet of docs/relinkctl.md
+("The Swift client library") is the example's code, word for word."""
 
 import os
 import re
@@ -21,7 +21,7 @@ from e2e_harness import ROOT, die_with_parent, wait_until
 
 PACKAGE = os.path.join(ROOT, "examples", "swift-band")
 MAIN = os.path.join(PACKAGE, "Sources", "relink-band", "main.swift")
-README = os.path.join(ROOT, "README.md")
+DOC = os.path.join(ROOT, "docs", "relinkctl.md")
 BAND = "00:00:00:00:00:03"
 IDENT = "swift-band"
 VALUE = re.compile(r"^#(\d+) heart rate (\d+) bpm$")
@@ -35,16 +35,16 @@ def snippet_of_example() -> str:
     return textwrap.dedent(body).strip()
 
 
-def snippet_in_readme() -> str:
-    """The ```swift block after the README's line naming the example's main.swift, dedented."""
-    with open(README) as f:
+def snippet_in_doc() -> str:
+    """The ```swift block after docs/relinkctl.md's line naming the example's main.swift, dedented."""
+    with open(DOC) as f:
         text = f.read()
     after = text.split("examples/swift-band/Sources/relink-band/main.swift", 1)[1]
     return textwrap.dedent(after.split("```swift\n", 1)[1].split("```", 1)[0]).strip()
 
 
-def test_readme_swift_snippet_is_the_example_code():
-    assert snippet_in_readme() == snippet_of_example()
+def test_doc_swift_snippet_is_the_example_code():
+    assert snippet_in_doc() == snippet_of_example()
 
 
 class SwiftBand:
