@@ -46,8 +46,14 @@ public actor RelinkCentral {
     public nonisolated let bus: RelinkBus
     /// Events of the identifier, in sequence order, each once. Nothing is
     /// yielded before ``connect(options:)`` returned the restored state.
-    public nonisolated let events: AsyncStream<RelinkClientEvent>
-    private let continuation: AsyncStream<RelinkClientEvent>.Continuation
+    /// At most `eventBuffer` events are held for the program; one that
+    /// falls behind loses nothing (``RelinkEvents``).
+    public nonisolated let events: RelinkEvents
+    private let buffer: RelinkEventBuffer
+    private var eventProgress: RelinkEventProgress?
+    /// How many times the program fell behind: ``events``' buffer was full,
+    /// and the events it missed were fetched again from relinkd.
+    public var timesFellBehind: Int { eventProgress?.episodes ?? 0 }
     private var manager: RelinkManager?
     private var pump: Task<Void, Never>?
     /// The state `connect(options:)` returned, or the one of the latest
@@ -61,12 +67,16 @@ public actor RelinkCentral {
     public private(set) var objectPath: String?
 
     /// A central for `restoreIdentifier`; nothing is sent until ``connect(options:)``.
-    /// - Parameter reattach: register again by itself when relinkd restarts.
-    public init(restoreIdentifier: String, bus: RelinkBus = .system, reattach: Bool = true) {
+    /// - Parameters:
+    ///   - reattach: register again by itself when relinkd restarts.
+    ///   - eventBuffer: the most events ``events`` holds for the program
+    ///     (at least 2; the default, 1,024, is about 1 MiB of small events).
+    public init(restoreIdentifier: String, bus: RelinkBus = .system, reattach: Bool = true, eventBuffer: Int = 1_024) {
         self.restoreIdentifier = restoreIdentifier
         self.bus = bus
         self.reattach = reattach
-        (events, continuation) = AsyncStream.makeStream(of: RelinkClientEvent.self, bufferingPolicy: .unbounded)
+        buffer = RelinkEventBuffer(limit: eventBuffer)
+        events = RelinkEvents(buffer: buffer)
     }
 
     /// Creates a central and registers it (``connect(options:)``).
@@ -99,8 +109,10 @@ public actor RelinkCentral {
             let pump = RelinkEventPump(manager: manager, identifier: restoreIdentifier, options: options,
                                        path: path.rawValue, reattach: reattach)
             let onReattach: @Sendable (RelinkRestoredState) async -> Void = { [weak self] state in await self?.reattached(state) }
-            self.pump = Task { [continuation] in
-                await pump.run(signals: signals, owners: owners, after: state.acknowledged, to: continuation, onReattach: onReattach)
+            let progress = RelinkEventProgress(after: state.acknowledged)
+            eventProgress = progress
+            self.pump = Task { [buffer] in
+                await pump.run(signals: signals, owners: owners, progress: progress, to: buffer, onReattach: onReattach)
             }
             return state
         } catch {
@@ -120,7 +132,7 @@ public actor RelinkCentral {
         pump?.cancel()
         manager?.close()
         manager = nil
-        continuation.finish()
+        buffer.finish()
     }
 
     func connected() throws(RelinkClientError) -> RelinkManager {

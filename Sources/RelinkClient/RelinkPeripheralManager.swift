@@ -43,7 +43,7 @@ public actor RelinkPeripheralManager {
     /// The restore identifier, as given.
     public nonisolated var restoreIdentifier: String { central.restoreIdentifier }
     /// Events of the identifier, in sequence order, each once (``RelinkCentral/events``).
-    public nonisolated var events: AsyncStream<RelinkClientEvent> { central.events }
+    public nonisolated var events: RelinkEvents { central.events }
 
     /// A peripheral manager for `restoreIdentifier`; nothing is sent until ``connect(options:)``.
     /// - Parameter reattach: register again by itself when relinkd restarts.

@@ -33,6 +33,13 @@ import Testing
 
         let server: Connection
         let callers = Callers()
+        /// The events "stored": every one emitted, served by `Central1.Events`.
+        final class Store: Sendable {
+            let events = Mutex<[(UInt64, String)]>([])
+            let calls = Mutex(0)
+        }
+
+        let store = Store()
         private let serving: Task<Void, Never>
 
         init(bus: String) async throws {
@@ -49,6 +56,18 @@ import Testing
                 },
             ])
             try server.export(try ExportedObject(path: try ObjectPath("/org/relink"), interfaces: [manager]))
+            let store = self.store
+            let central = DBusInterface("org.relink.Central1", methods: [
+                DBusMethod("Events", in: [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
+                           out: [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { call in
+                    let (after, max) = try call.decode(UInt64.self, UInt32.self)
+                    store.calls.withLock { $0 += 1 }
+                    let page = store.events.withLock { $0 }.filter { $0.0 > after }.prefix(Int(max))
+                    return [.array(.structure([.uint64, .string, .string]),
+                                   page.map { .structure([.uint64($0.0), .string($0.1), .string("{}")]) })]
+                },
+            ])
+            try server.export(try ExportedObject(path: try ObjectPath(CentralPumpTests.centralPath), interfaces: [central]))
             let server = server
             serving = Task { try? await server.serve() }
             _ = try await server.requestName("org.relink")
@@ -56,6 +75,7 @@ import Testing
 
         func emit(_ path: String, _ sequence: UInt64) throws {
             guard let client = callers.last else { throw DBusError(.failed, "nobody registered") }
+            if path == CentralPumpTests.centralPath { store.events.withLock { $0.append((sequence, "future-kind")) } }
             try server.emitSignal(path: try ObjectPath(path), interface: "org.relink.Central1", member: "Event",
                                   arguments: [.uint64(sequence), .string("future-kind"), .string("{}")], destination: client)
         }
@@ -85,6 +105,31 @@ import Testing
             var received: [UInt64] = []
             for await event in central.events { received.append(event.sequence) }
             #expect(received == [3, 4, 6])
+        } catch {
+            await bench.stop()
+            throw error
+        }
+        await bench.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aProgramThatFallsBehindGetsEveryEventOnceInOrderAndTheBufferStaysBounded() async throws {
+        let bench = try await Bench.start()
+        do {
+            let fake = try await FakeRelinkd(bus: bench.busAddress)
+            defer { fake.stop() }
+            let central = RelinkCentral(restoreIdentifier: "front-door", bus: .address(bench.busAddress), reattach: false, eventBuffer: 4)
+            _ = try await central.connect()
+            // 40 events while the program reads none: the buffer holds 4.
+            for sequence in UInt64(3)...42 { try fake.emit(Self.centralPath, sequence) }
+            var events = central.events.makeAsyncIterator()
+            var received: [UInt64] = []
+            while received.count < 40, let event = await events.next() { received.append(event.sequence) }
+            #expect(received == Array(3...42))
+            #expect(await central.timesFellBehind >= 1)
+            #expect(fake.store.calls.withLock { $0 } >= 1, "the missed events were not fetched from the store")
+            // Caught up: live events are buffered again.
+            try fake.emit(Self.centralPath, 43)
+            #expect(await events.next()?.sequence == 43)
         } catch {
             await bench.stop()
             throw error
