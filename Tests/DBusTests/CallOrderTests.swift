@@ -83,19 +83,20 @@ private final class OrderService: Sendable {
     }
 
     /// Serves the object on its own connection while `body` runs.
-    static func with<T: Sendable>(_ bus: TestBus, _ body: @escaping @Sendable (OrderService, Connection) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(_ bus: TestBus, maxCallsPerSender: Int = 4_096,
+                                  _ body: @escaping @Sendable (OrderService, Connection) async throws -> T) async throws -> T {
         let service = try await bus.connect()
         let order = try OrderService()
         try service.export(order.object)
         #expect(try await service.requestName(name) == .primaryOwner)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await service.serve()
+                try await service.serve(maxCallsPerSender: maxCallsPerSender)
                 return nil
             }
             group.addTask {
                 let r = try await body(order, service)
-                #expect(service.turns.pendingSenders == 0)
+                try await eventually(timeout: .seconds(10), "no sender left in the turn table") { service.turns.pendingSenders == 0 }
                 return r
             }
             defer { group.cancelAll() }
@@ -121,7 +122,11 @@ private func call(_ method: String, _ args: [DBusValue]) throws -> Message {
         try await withTestBus { bus in
             try await OrderService.with(bus) { service, _ in
                 let client = try await bus.connect()
-                let count = 1_000
+                // 300 calls, each applied after random suspensions: enough for
+                // out-of-order dispatch to show (it did in every run without the
+                // turns), few enough to be answered within the test bus's 60 s
+                // reply timeout on two loaded cores (1,000 were not, once).
+                let count = 300
                 var messages = try (0..<count).map { try call("Append", [.uint32(UInt32($0))]) }
                 messages.append(try Message.methodCall(destination: OrderService.name, path: OrderService.path,
                                                        interface: "org.freedesktop.DBus.Properties", member: "Get",
@@ -172,6 +177,37 @@ private func call(_ method: String, _ args: [DBusValue]) throws -> Message {
                 }
                 #expect(try await waiting.value.body == [.string("released")])
                 #expect(queued.withLock { $0 } == 1)
+            }
+        }
+    }
+
+    @Test func aSenderBeyondItsBoundOfCallsInProgressIsRefusedAtOnce() async throws {
+        try await withTestBus { bus in
+            try await OrderService.with(bus, maxCallsPerSender: 3) { service, server in
+                let client = try await bus.connect(), other = try await bus.connect()
+                // Three calls in progress: one holds its turn, two wait for theirs.
+                let pipelined = Task {
+                    try await client.callPipelined([
+                        try call("WaitHolding", [.string("l"), .uint32(20_000)]), try call("Append", [.uint32(1)]), try call("Append", [.uint32(2)]),
+                    ], timeout: .seconds(60))
+                }
+                try await eventually(timeout: .seconds(10), "three calls in progress") { server.turns.inProgress(client.uniqueName) == 3 }
+                // A fourth is refused at once, while the others still wait.
+                do {
+                    _ = try await client.call(try call("Append", [.uint32(3)]))
+                    Issue.record("a fourth call in progress was taken")
+                } catch let error as DBusError {
+                    #expect(error.name == .limitsExceeded)
+                }
+                try await eventually(timeout: .seconds(10), "Release to find the holder") {
+                    (try? await other.call(try call("Release", [.string("l")])).body) == [.string("released")]
+                }
+                let results = try await pipelined.value.map { try $0.get().body }
+                #expect(results == [[.string("released")], [], []])
+                #expect(service.applied.map(\.2) == [1, 2])
+                // Answered calls free their places.
+                _ = try await client.call(try call("Append", [.uint32(4)]))
+                #expect(service.applied.map(\.2) == [1, 2, 4])
             }
         }
     }

@@ -81,7 +81,23 @@ extension Connection {
     /// call that arrives before it runs waits for it. After cancellation
     /// the connection no longer answers calls.
     /// - Throws: ``DBusError`` (`Failed`) when `serve()` is already running.
+    ///
+    /// A sender with `maxCallsPerSender` calls in progress (read, not yet
+    /// answered) has any further call refused at once with
+    /// `LimitsExceeded`, until replies go out: the bound on what one client
+    /// can make this service hold (the system bus counts only calls that
+    /// expect a reply, 128 per connection by default).
     public func serve(handlersOnIOThread: Bool = false) async throws {
+        try await serve(handlersOnIOThread: handlersOnIOThread, maxCallsPerSender: Self.defaultMaxCallsPerSender)
+    }
+
+    /// The bound ``serve(handlersOnIOThread:)`` puts on each sender's calls in progress.
+    public static let defaultMaxCallsPerSender = 4_096
+
+    /// ``serve(handlersOnIOThread:)`` with another bound on each sender's
+    /// calls in progress.
+    /// - Throws: ``DBusError`` (`Failed`) when `serve()` is already running.
+    public func serve(handlersOnIOThread: Bool = false, maxCallsPerSender: Int) async throws {
         let first = serving.withLock { s -> Bool in
             if s { return false }
             s = true
@@ -92,7 +108,13 @@ extension Connection {
         await withTaskExecutorPreference(loop) {
             await withDiscardingTaskGroup { group in
                 for await call in loop.incomingCalls {
-                    let turn = turns.take(call.sender ?? "")
+                    guard let turn = turns.take(call.sender ?? "", limit: maxCallsPerSender) else {
+                        if !call.noReplyExpected {
+                            sendReply(Message.errorReply(to: call, DBusError(
+                                .limitsExceeded, "more than \(maxCallsPerSender) calls of this connection in progress; wait for replies")))
+                        }
+                        continue
+                    }
                     guard turn.now else {
                         // An earlier call of this sender still holds its turn.
                         group.addTask(executorPreference: handlerExecutor) {
@@ -100,7 +122,7 @@ extension Connection {
                             switch self.dispatch(call, turn: turn) {
                             case .reply(let reply):
                                 reply.map(self.sendReply)
-                                turn.end()
+                                turn.answered()
                             case .work(let after, let work):
                                 await self.answer(call, turn: turn, after: after, work)
                             }
@@ -110,7 +132,7 @@ extension Connection {
                     switch dispatch(call, turn: turn) {
                     case .reply(let reply):
                         reply.map(sendReply)
-                        turn.end()
+                        turn.answered()
                     case .work(let after, let work):
                         group.addTask(executorPreference: handlerExecutor) {
                             await self.answer(call, turn: turn, after: after, work)
@@ -126,7 +148,7 @@ extension Connection {
     private func answer(_ call: Message, turn: CallTurn, after: AfterReplyActions?, _ work: @Sendable () async -> Message) async {
         let reply = await work()
         if !call.noReplyExpected { sendReply(reply) }
-        turn.end()
+        turn.answered()
         after?.run()
     }
 
