@@ -27,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import socket
 import tempfile
 import time
 
@@ -70,23 +71,38 @@ def memory_report(pid: int) -> str:
     return "\n".join(lines)
 
 
-async def wait_ready(log_path: str, proc: subprocess.Popen, t0: float, bound: float = 300) -> float:
-    """Seconds from t0 until relinkd's "relinkd ready" line is in its log.
-    Only what was written since the last look is read: reading the whole
-    log each time (25 MB at 10,000 intents, 7 lines each) took a core from
-    relinkd on a 2-core machine, more the larger the store."""
-    seen, tail = 0, b""
-    while True:
-        await asyncio.sleep(0.05)  # polls the log, bounded by `bound` below
-        with open(log_path, "rb") as f:
-            f.seek(seen)
-            chunk = f.read()
-        seen += len(chunk)
-        if b"relinkd ready" in tail + chunk:
-            return time.monotonic() - t0
-        tail = chunk[-64:]
-        if proc.poll() is not None or time.monotonic() - t0 > bound:
-            raise RuntimeError(f"relinkd did not become ready (exit {proc.poll()}); log in {log_path}")
+class ReadyListener:
+    """The service manager's side of sd_notify: a datagram socket to give
+    relinkd as $NOTIFY_SOCKET, and the time its READY=1 arrives. As systemd
+    measures a Type=notify unit, and exact: polling relinkd's log for its
+    ready line every 50 ms put every figure on a 50 ms grid (15% of a
+    1,000-intent start-up)."""
+
+    def __init__(self, work: str):
+        self.path = os.path.join(work, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.setblocking(False)
+
+    def environment(self) -> dict:
+        return {**os.environ, "NOTIFY_SOCKET": self.path}
+
+    async def wait(self, proc: subprocess.Popen, t0: float, bound: float = 300) -> float:
+        """Seconds from t0 until READY=1; fails when relinkd exits first or
+        after `bound` seconds."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                try:
+                    data = await asyncio.wait_for(loop.sock_recv(self.sock, 4096), timeout=1.0)
+                except asyncio.TimeoutError:  # a bound on each wait, to look at the process
+                    if proc.poll() is not None or time.monotonic() - t0 > bound:
+                        raise RuntimeError(f"relinkd did not become ready (exit {proc.poll()})") from None
+                    continue
+                if b"READY=1" in data.split(b"\n"):
+                    return time.monotonic() - t0
+        finally:
+            self.sock.close()
 
 
 async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> tuple[float, int]:
@@ -97,12 +113,13 @@ async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> 
         run_state = os.path.join(work, "state")
         shutil.copytree(state, run_state)
         log_path = os.path.join(work, "relinkd.log")
+        listener = ReadyListener(work)
         with open(log_path, "wb") as log:
             t0 = time.monotonic()
             proc = subprocess.Popen([relinkd, "--bus-address", bench.bus, "--state-directory", run_state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
-                                    preexec_fn=rb.die_with_parent)
-            ready = await wait_ready(log_path, proc, t0)
+                                    env=listener.environment(), preexec_fn=rb.die_with_parent)
+            ready = await listener.wait(proc, t0)
         await asyncio.sleep(1)
         with open(f"/proc/{proc.pid}/status") as f:
             rss = int(next(line for line in f if line.startswith("VmRSS:")).split()[1])

@@ -37,14 +37,15 @@ async def profile(identifiers: int, out: str, callgraph: str, relinkd: str) -> f
         state = os.path.join(work, "state")
         shutil.copytree(os.path.join(population, "state"), state)
         log_path = os.path.join(work, "relinkd.log")
+        listener = sb.ReadyListener(work)
         with open(log_path, "wb") as log:
             t0 = time.monotonic()
             perf = subprocess.Popen(["perf", "record", "-F", "499", "--call-graph", callgraph,
                                      "-o", os.path.join(out, f"perf{identifiers}.data"), "--", relinkd,
                                      "--bus-address", bench.bus, "--state-directory", state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
-                                    preexec_fn=rb.die_with_parent)
-            ready = await sb.wait_ready(log_path, perf, t0)
+                                    env=listener.environment(), preexec_fn=rb.die_with_parent)
+            ready = await listener.wait(perf, t0)
         with open(f"/proc/{perf.pid}/task/{perf.pid}/children") as f:
             os.kill(int(f.read().split()[0]), signal.SIGTERM)  # relinkd; perf writes its file when it exits
         perf.wait(60)
