@@ -140,6 +140,7 @@ for path in /usr/sbin/relinkd /usr/bin/relinkctl /lib/systemd/system/relinkd.ser
     /usr/lib/sysusers.d/relink.conf /usr/lib/systemd/catalog/relink.catalog \
     /usr/share/man/man8/relinkd.8.gz /usr/share/man/man1/relinkctl.1.gz \
     /usr/share/doc/relink/copyright /usr/share/doc/relink/changelog.gz /usr/share/doc/relink/README.md \
+    /usr/share/doc/relink/docs/journal.md /usr/share/doc/relink/docs/real-hardware.md /usr/share/doc/relink/docs/api/errors.md \
     /etc/relink/relinkd.conf /usr/share/doc/relink/examples/org.relink-group.conf; do
     grep -qx "$path" "$work/files" || fail "the package does not ship $path"
 done

@@ -84,6 +84,17 @@ if [ -f "$here/README.md" ]; then
     install -d "$destdir$docdir"
     install -m 0644 "$here/README.md" "$destdir$docdir/README.md"
 fi
+# The reference the README links to (docs/..., docs/api/...), beside it, so
+# that an operator who follows the journal catalog's Support: link to the
+# README finds its pages. History and profiles stay in the repository.
+if [ -d "$here/docs" ]; then
+    install -d "$destdir$docdir/docs/api"
+    for page in "$here"/docs/*.md; do
+        case "$(basename "$page")" in benchmarks-history.md|startup-profile.md) continue ;; esac
+        install -m 0644 "$page" "$destdir$docdir/docs/"
+    done
+    install -m 0644 "$here"/docs/api/*.md "$destdir$docdir/docs/api/"
+fi
 # Not active where it is: an operator copies it to /etc/dbus-1/system.d/.
 install -d "$destdir$docdir/examples"
 install -m 0644 "$srcdir/examples/org.relink-group.conf" "$destdir$docdir/examples/org.relink-group.conf"
