@@ -14,6 +14,8 @@ Figures of the last run: .cache/realbluez/logs/pairing/pairing.json."""
 
 import os
 import re
+import shutil
+import warnings
 
 import pytest
 
@@ -29,9 +31,24 @@ def test_pairing_on_real_bluetoothd(vm_ready):
     # The pairing models first: they restart nothing, so a kernel oops of
     # the restarts and cycles (docs/real-bluez.md difference 32) cannot
     # leave them a damaged kernel.
-    text, logdir = run_in_vm("pairing", "test_pairing_models_guest.py", "test_pairing_guest.py",
-                             timeout=2700 if full else 900, env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
+    def boot() -> tuple[str, str]:
+        return run_in_vm("pairing", "test_pairing_models_guest.py", "test_pairing_guest.py",
+                         timeout=2700 if full else 600, env=("RELINK_REALBLUEZ_FULL=1",) if full else ())
+
+    text, logdir = boot()
     result = summary(text)
+    if not full and not result and '"status": 124' in text:
+        # The whole guest froze (no line from any process, run-vm's timeout):
+        # the guest kernel's Bluetooth bugs under bluetoothd restarts
+        # (docs/real-bluez.md differences 32 and 39), not a result of relink.
+        # The CI subset boots once more, the first boot's logs kept beside;
+        # an assertion that fails in the guest is never retried.
+        first = logdir + "-froze"
+        shutil.rmtree(first, ignore_errors=True)
+        os.rename(logdir, first)
+        warnings.warn(f"the pairing guest froze (logs in {first}); booting it once more")
+        text, logdir = boot()
+        result = summary(text)
     # The private-address case (bluetoothd with Privacy = device, across
     # bluetoothd restarts) and the passkey-entry and numeric-comparison cases
     # run in the full suite only.
