@@ -46,10 +46,9 @@ struct RelinkEventPump: Sendable {
             } catch {}
             owners.cancel()
             wake.finish()
-            buffer.finish()
+            buffer.finish()  // also ends the catch-up's wait for room
             group.cancelAll()
         }
-        buffer.finish()
     }
 
     /// While behind: once the program made room, fetches the events after
@@ -68,16 +67,16 @@ struct RelinkEventPump: Sendable {
                     try? await Task.sleep(for: .milliseconds(200))
                     continue
                 }
-                var full = false
-                for event in page where event.sequence > progress.last {
-                    switch buffer.offer(event) {
-                    case .taken: progress.delivered(event.sequence)
-                    case .full: full = true
-                    case .finished: return
+                offering: do {
+                    for event in page where event.sequence > progress.last {
+                        switch buffer.offer(event) {
+                        case .taken: progress.delivered(event.sequence)
+                        case .full: break offering  // still behind: wait for room again
+                        case .finished: return
+                        }
                     }
-                    if full { break }
+                    progress.caughtUp(storeEmpty: page.isEmpty)
                 }
-                if !full { progress.caughtUp(storeEmpty: page.isEmpty) }
             }
         }
     }

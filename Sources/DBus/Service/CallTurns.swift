@@ -7,8 +7,8 @@ import Synchronization
 /// Every incoming call takes a ticket from its sender's queue when the
 /// serve loop reads it; it is dispatched only when every earlier call of
 /// the same sender has ended its turn. A turn ends when the call is
-/// answered, or earlier: an ordinary method's handler, a property's getter
-/// and `Set` end it as they start (they promise no order, as before), and
+/// answered, or earlier: an ordinary method, a property's getter and `Set`
+/// end it as they are dispatched (they promise no order, as before), and
 /// a method made ``DBusMethod/ordered`` ends it when its handler returns or
 /// calls ``MethodCall/endTurn()``. Calls of different senders never wait
 /// for one another.
