@@ -37,9 +37,10 @@ def parse(argv) -> argparse.Namespace:
     p.add_argument("--remote-central", action=AddPeripheral, const="remote", metavar="NAME",
                    help="add an adapter with no program on it, for a remote central a test "
                         "drives itself (relinkd's peripheral role, issue 23; repeatable)")
-    p.add_argument("--backend", choices=("mock", "bluez"), default="mock",
+    p.add_argument("--backend", choices=("mock", "bluez", "gateway"), default="mock",
                    help="mock: private bus + patched BlueZoo (default); bluez: real bluetoothd "
-                        "inside the real-BlueZ VM (bench/realbluez/README.md)")
+                        "inside the real-BlueZ VM (bench/realbluez/README.md); gateway: the system's "
+                        "bluetooth.service in a booted gateway image (bench/gateway/README.md)")
     p.add_argument("--central-address", default="00:00:00:00:00:01")
     p.add_argument("--scan-interval", type=float, default=0.2, help="seconds between scan reports")
     p.add_argument("--connect-timeout", type=float, default=1.0,
@@ -85,6 +86,9 @@ async def amain(args) -> int:
         if args.backend == "bluez":
             from .realbluez.backend import RealBluezBench
             bench = RealBluezBench(opts)
+        elif args.backend == "gateway":
+            from .gateway.backend import GatewayBench
+            bench = GatewayBench(opts)
         else:
             bench = Bench(opts)
     except BenchError as e:

@@ -188,9 +188,25 @@ class Bench:
     # The zoo takes `--unpowered` (real bluetoothd powers every adapter on).
     starts_unpowered = True
 
-    async def start_zoo(self) -> None:
+    async def _launch_zoo(self) -> None:
+        """Start bluetoothd (or BlueZoo) as the bench's own child."""
         self.zoo = Child(self.zoo_name, self._zoo_argv(), self._env(), self._log(self.zoo_name))
         await self.zoo.start()
+
+    def _zoo_exited(self) -> bool:
+        return self.zoo is not None and not self.zoo.running
+
+    async def _stop_zoo(self, how: str) -> None:
+        """bluetoothd crashes (KILL) or stops (TERM)."""
+        if self.zoo is not None:
+            if how == "KILL":
+                self.zoo.kill()
+            # A TERM restart must not turn into a KILL because the daemon
+            # takes a while to shut down (bluetoothd powers adapters off).
+            await self.zoo.stop(timeout=self.opts.start_timeout)
+
+    async def start_zoo(self) -> None:
+        await self._launch_zoo()
         deadline = time.monotonic() + self.opts.start_timeout
         # Adapters come up as the world outside bluetoothd has them: out of
         # range peripherals (and a central switched off) stay powered off, so
@@ -199,7 +215,7 @@ class Bench:
         wanted = every if not self.starts_unpowered else (
             int(self.central_powered) + sum(1 for s in self.peripherals.values() if s.in_range))
         while True:
-            if not self.zoo.running:
+            if self._zoo_exited():
                 raise BenchError(f"{self.zoo_name} exited at start" + self._tail(self.zoo_name))
             if await self.client.name_owner("org.bluez"):
                 try:
@@ -280,12 +296,7 @@ class Bench:
         """bluetoothd crash (KILL) or stop (TERM) and restart: start again,
         wait until every running peripheral has registered again."""
         before = {s.name: s.registrations for s in self.peripherals.values()}
-        if self.zoo is not None:
-            if how == "KILL":
-                self.zoo.kill()
-            # A TERM restart must not turn into a KILL because the daemon
-            # takes a while to shut down (bluetoothd powers adapters off).
-            await self.zoo.stop(timeout=self.opts.start_timeout)
+        await self._stop_zoo(how)
         await self.start_zoo()
         await self.wait_registrations(before, self.opts.start_timeout)
 

@@ -187,7 +187,9 @@ class Dispatcher:
             # Set when the old daemon had already exited (crashed) before this restart.
             old_rc = b.zoo.proc.returncode if b.zoo and b.zoo.proc else None
             await b.restart_zoo(how)
-            return {"old_pid": old, "old_returncode": old_rc, "pid": b.zoo.pid, "signal": how}
+            # No pid where bluetoothd is systemd's (the gateway backend).
+            return {"old_pid": old, "old_returncode": old_rc, "pid": b.zoo.pid if b.zoo else None,
+                    "signal": how}
         if cmd == "central_power":
             on = req.get("on")
             if not isinstance(on, bool):

@@ -103,6 +103,10 @@ class RealBluezBench(Bench):
             raise BenchError("org.bluez is already owned: the bench starts its own bluetoothd "
                              "(boot with run-vm --no-bluetoothd)")
         self._forget_storage()
+        await self._watch_discovery()
+
+    async def _watch_discovery(self) -> None:
+        """Re-advertise when hci0 starts discovering (see _readvertise)."""
         self.client.bus.add_message_handler(self._on_message)
         await self.client.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                "AddMatch", "s", ["type='signal',sender='org.bluez',path='/org/bluez/hci0',"

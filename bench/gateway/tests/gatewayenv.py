@@ -1,0 +1,166 @@
+"""What the gateway tests share: one booted gateway per release with relink
+installed by apt, the bench's peripherals started in it, relinkctl and the
+bench's control in the guest, bounded waits, and the record of what each
+scenario saw (LOGS/<release>/results.json), written before it asserts."""
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from typing import Any, Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+from relinkbench.gateway.vm import Gateway, GatewayError, cache_dir, make_share  # noqa: E402
+
+LOGS = os.path.join(REPO, ".cache", "gateway", "logs")
+DEB_DIR = os.path.join(REPO, ".build", "deb")
+RELEASES = {"bookworm": "Debian 12", "trixie": "Debian 13"}
+BENCH_PY = "PYTHONPATH=/srv/relink/bench /usr/bin/python3"
+
+LOCK_SERVICE = "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"
+LOCK_STATE = "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"
+HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
+HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+# The three links of the gateway: two locks and a band, each on its own
+# restore identifier (three programs' worth) through the one relinkd.
+LINKS = {"locka": ("lock", LOCK_SERVICE, LOCK_STATE),
+         "lockb": ("lock", LOCK_SERVICE, LOCK_STATE),
+         "band": ("band", HEART_RATE, HR_MEASUREMENT)}
+
+
+def newest_deb() -> Optional[str]:
+    debs = sorted((os.path.join(DEB_DIR, f) for f in os.listdir(DEB_DIR) if f.endswith(".deb"))
+                  if os.path.isdir(DEB_DIR) else [], key=os.path.getmtime)
+    return debs[-1] if debs else None
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
+    """`check()` until it returns something true, for at most `timeout` s."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = check()
+        except (GatewayError, AssertionError, ValueError, KeyError) as e:
+            last = e
+        else:
+            if last:
+                return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s (last: {last!r})")
+        time.sleep(interval)
+
+
+class Results:
+    """LOGS/<release>/results.json: one entry per scenario run, kept at once."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.cases: list[dict] = json.load(open(path)) if os.path.exists(path) else []
+
+    def add(self, case: dict) -> None:
+        case["at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.cases.append(case)
+        with open(self.path, "w") as f:
+            json.dump(self.cases, f, indent=1)
+
+
+class GatewayEnv:
+    """One booted release, driven as an operator and a test author would."""
+
+    def __init__(self, release: str, deb: str):
+        self.release = release
+        self.logdir = os.path.join(LOGS, release)
+        if os.path.exists(self.logdir):
+            shutil.rmtree(self.logdir)
+        os.makedirs(self.logdir)
+        share = make_share(os.path.join(self.logdir, "share"), deb)
+        self.deb = os.path.basename(deb)
+        self.vm = Gateway(release, os.path.join(self.logdir, "vm"), share)
+        self.results = Results(os.path.join(self.logdir, "results.json"))
+        self.bench: dict = {}
+
+    # ---- the guest
+
+    def sh(self, cmd: str, timeout: float = 120, check: bool = True):
+        return self.vm.run(cmd, timeout=timeout, check=check)
+
+    def ctl(self, *args: str, check: bool = True):
+        return self.sh("relinkctl " + shlex.join(args), timeout=60, check=check)
+
+    def ctl_json(self, *args: str) -> Any:
+        return json.loads(self.ctl("--json", *args).out)
+
+    def events(self, identifier: str) -> list[dict]:
+        return self.ctl_json("events", identifier).get("events", [])
+
+    def journal(self, unit: str = "relinkd", since_boot: bool = True) -> str:
+        return self.sh(f"journalctl --no-pager -o cat -u {unit}" + (" -b" if since_boot else "")).out
+
+    def save(self, name: str, text: str) -> None:
+        with open(os.path.join(self.logdir, name), "w") as f:
+            f.write(text)
+
+    # ---- the world: the bench's peripherals on their own controllers
+
+    def start_bench(self, timeout: float = 180) -> dict:
+        """The bench (two locks and a band) as a transient unit, on
+        hci1..hci3; returns its ready line (addresses of the peripherals)."""
+        self.sh("rm -f /run/relink-bench.json; systemctl reset-failed relink-bench.service 2>/dev/null; "
+                "systemd-run --unit=relink-bench --setenv=RELINK_GATEWAY_GUEST=1 "
+                "--setenv=PYTHONPATH=/srv/relink/bench -p StandardOutput=file:/run/relink-bench.json "
+                "-p StandardError=journal /usr/bin/python3 -m relinkbench --backend gateway "
+                "--lock locka --lock lockb --band band --tmp /run --no-stdin")
+
+        def ready() -> Optional[dict]:
+            out = self.sh("cat /run/relink-bench.json 2>/dev/null || true").out
+            for line in out.splitlines():
+                msg = json.loads(line)
+                if msg.get("event") == "error":
+                    raise RuntimeError(f"the bench failed: {msg.get('error')}")
+                if msg.get("event") == "ready":
+                    return msg
+            if self.sh("systemctl is-failed --quiet relink-bench.service", check=False).rc == 0:
+                raise RuntimeError("the bench's unit failed: " + self.sh(
+                    "cat /run/relink-bench.json; journalctl -b -u relink-bench.service -o cat --no-pager "
+                    "| tail -8", check=False).out)
+            return None
+        try:
+            self.bench = wait_until(ready, timeout, "the bench's ready line", interval=2)
+        except RuntimeError as e:
+            raise AssertionError(str(e)) from None
+        return self.bench
+
+    def benchctl(self, cmd: str, *args: str) -> dict:
+        out = self.sh(f"{BENCH_PY} -m relinkbench.ctl --dir {shlex.quote(self.bench['dir'])} "
+                      + shlex.join([cmd, *args]), timeout=90).out
+        return json.loads(out) if out.strip() else {}
+
+    def address(self, name: str) -> str:
+        return self.bench["peripherals"][name]["address"]
+
+
+def lock_values(evs: list[dict], after: int = 0) -> list[str]:
+    """The lock-state values (hex) of value-notified events after `after`."""
+    out = []
+    for e in evs:
+        if e.get("kind") == "value-notified" and e.get("sequence", 0) > after:
+            out.append(bytes(((e.get("payload") or {}).get("valueNotified") or {}).get("value") or []).hex())
+    return out
+
+
+def band_counters(evs: list[dict], after: int = 0) -> list[int]:
+    """The band's counters (bytes 2..5, little endian) of value-notified events after `after`."""
+    out = []
+    for e in evs:
+        if e.get("kind") != "value-notified" or e.get("sequence", 0) <= after:
+            continue
+        value = ((e.get("payload") or {}).get("valueNotified") or {}).get("value") or []
+        if len(value) >= 6:
+            out.append(int.from_bytes(bytes(value[2:6]), "little"))
+    return out

@@ -1,0 +1,264 @@
+"""The gateway in a box (issue 32): Debian 12 and Debian 13 booted with
+systemd, relink installed from its .deb by apt, three links at once, and the
+faults a gateway meets. Host-side: each release is booted once for the
+module (bench/relinkbench/gateway/vm.py), driven over its agent.
+
+    RELINK_GATEWAY=1 .venv/bin/python -m pytest -q -rsx bench/gateway/tests
+
+needs scripts/setup-gateway.sh (the images, cached outside the clone) and
+scripts/build-deb.sh (the .deb); skipped, saying why, without them or without
+RELINK_GATEWAY. RELINK_GATEWAY_RELEASES=bookworm (or trixie) picks one.
+Every scenario writes what it saw to .cache/gateway/logs/<release>/results.json
+before asserting; the guest's journal is saved beside it."""
+
+import os
+import time
+
+import pytest
+
+from gatewayenv import (LINKS, RELEASES, GatewayEnv, GatewayError, band_counters, cache_dir,
+                        lock_values, newest_deb, wait_until)
+
+MODE = os.environ.get("RELINK_GATEWAY", "")
+WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
+
+
+def skip_reason(release: str):
+    if MODE not in ("1", "full"):
+        return "set RELINK_GATEWAY=1 (bench/gateway/README.md)"
+    if not os.path.exists(os.path.join(cache_dir(), release, "rootfs.img")):
+        return f"no {release} image: run scripts/setup-gateway.sh {release}"
+    if newest_deb() is None:
+        return "no .deb: run scripts/build-deb.sh"
+    return None
+
+
+@pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
+def gw(request):
+    release = request.param
+    reason = skip_reason(release)
+    if reason:
+        pytest.skip(reason)
+    env = GatewayEnv(release, newest_deb())
+    hello = env.vm.boot()
+    env.results.add({"scenario": "boot", "os": hello["os"], "seconds": hello["seconds"], "state": hello["state"],
+                        "failed_units": env.sh("systemctl --failed --no-legend --plain", check=False).out.split("\n")[:-1]})
+    yield env
+    try:
+        env.save("journal.txt", env.sh("journalctl --no-pager -o short-monotonic", check=False).out)
+    except GatewayError:
+        pass
+    t0 = time.monotonic()
+    env.vm.shutdown()
+    env.results.add({"scenario": "poweroff", "seconds": round(time.monotonic() - t0, 1)})
+
+
+def links_up(gw: GatewayEnv) -> dict:
+    """{identifier: connected?} from relinkctl status."""
+    doc = gw.ctl_json("status").get("Status") or {}
+    return {i.get("id"): any(c.get("state") == "connected" for c in i.get("connections") or [])
+            for i in doc.get("identifiers", [])}
+
+
+def push_lock(gw: GatewayEnv, name: str, value: str) -> None:
+    gw.benchctl("push", name, f"value={value}")
+
+
+def wait_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float) -> float:
+    t0 = time.monotonic()
+    wait_until(lambda: value in lock_values(gw.events(f"gw-{name}")), timeout,
+               f"{name}'s value {value} reaching relinkd's events")
+    return time.monotonic() - t0
+
+
+def wait_band_after(gw: GatewayEnv, counter: int, timeout: float) -> int:
+    return wait_until(lambda: max(band_counters(gw.events("gw-band")), default=-1) > counter and
+                      max(band_counters(gw.events("gw-band"))), timeout, f"band counters after {counter}")
+
+
+def test_install_with_apt(gw):
+    """apt installs the .deb with the release's own packages; systemd starts
+    relinkd from the shipped unit, once, with no error in its journal."""
+    out = gw.sh(f"DEBIAN_FRONTEND=noninteractive apt-get install -y /srv/relink/deb/{gw.deb} 2>&1",
+                timeout=600, check=False)
+    gw.save("apt-install.txt", out.out)
+    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
+               "relinkd.service active")
+    restarts = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip() or -1)
+    journal = gw.journal()
+    gw.save("relinkd-install.journal", journal)
+    denied = [l for l in journal.splitlines() if "not allowed to own" in l]
+    eperm = [l for l in journal.splitlines() if "Failed to set thread priority" in l and l.endswith("errno=1")]
+    gw.results.add({"scenario": "install", "apt_rc": out.rc, "restarts": restarts,
+                    "name_denied": denied[:3], "thread_priority_eperm": len(eperm),
+                    "apt_errors": [l for l in out.out.splitlines() if "Could not" in l or "E:" in l][:5]})
+    assert out.rc == 0, out.out[-2000:]
+    assert "Could not execute systemctl" not in out.out, "the postinst's start failed"
+    assert not denied, f"relinkd was refused its bus name at install: {denied}"
+    assert restarts == 0, f"relinkd needed {restarts} restart(s) to come up"
+    assert not eperm, f"{len(eperm)} journal lines of a syscall the unit's filter denies: {eperm[:2]}"
+
+
+def test_three_links(gw):
+    """Two locks and a band through one relinkd, values flowing on all three;
+    each reconnected after it drops while the other two keep flowing."""
+    bench = gw.start_bench()
+    gw.save("bench-ready.json", str(bench))
+    t0 = time.monotonic()
+    for name, (_, service, char) in LINKS.items():
+        ident = f"gw-{name}"
+        gw.ctl("register", ident)
+        gw.ctl("connect", ident, gw.address(name), "--service", service)
+        gw.ctl("subscribe", ident, gw.address(name), service, char)
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links up")
+    up_s = time.monotonic() - t0
+    push_lock(gw, "locka", "a1")
+    push_lock(gw, "lockb", "b1")
+    wait_lock_value(gw, "locka", "a1", 60)
+    wait_lock_value(gw, "lockb", "b1", 60)
+    counter = wait_band_after(gw, -1, 60)
+    drops = {}
+    for i, name in enumerate(LINKS):
+        others = [n for n in LINKS if n != name]
+        gw.benchctl("out_of_range", name)
+        wait_until(lambda: not links_up(gw).get(f"gw-{name}"), 60, f"{name} down")
+        # the other two keep flowing while it is away
+        for o in others:
+            if o == "band":
+                counter = wait_band_after(gw, counter, 60)
+            else:
+                push_lock(gw, o, f"{'ab'[o == 'lockb']}{i + 2}")
+                wait_lock_value(gw, o, f"{'ab'[o == 'lockb']}{i + 2}", 60)
+        t1 = time.monotonic()
+        gw.benchctl("in_range", name)
+        wait_until(lambda: links_up(gw).get(f"gw-{name}"), 180, f"{name} back")
+        if name == "band":
+            counter = wait_band_after(gw, counter, 60)
+        else:
+            push_lock(gw, name, f"{'ab'[name == 'lockb']}{i + 5}")
+            wait_lock_value(gw, name, f"{'ab'[name == 'lockb']}{i + 5}", 60)
+        drops[name] = round(time.monotonic() - t1, 1)
+    gw.results.add({"scenario": "three-links", "links_up_s": round(up_s, 1),
+                    "back_in_range_to_value_s": drops})
+
+
+def test_relinkd_sigkill(gw):
+    """`systemctl kill -s SIGKILL relinkd`: systemd starts it again and every
+    link and subscription is back."""
+    pid = gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
+    before = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
+    counter = max(band_counters(gw.events("gw-band")), default=-1)
+    t0 = time.monotonic()
+    gw.sh("systemctl kill -s SIGKILL relinkd")
+    wait_until(lambda: gw.sh("systemctl show -p MainPID --value relinkd").out.strip() not in ("0", pid)
+               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
+               "relinkd started again by systemd")
+    restarted_s = time.monotonic() - t0
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links back")
+    push_lock(gw, "locka", "c1")
+    push_lock(gw, "lockb", "c2")
+    wait_lock_value(gw, "locka", "c1", 60)
+    wait_lock_value(gw, "lockb", "c2", 60)
+    wait_band_after(gw, counter, 60)
+    after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
+    gw.results.add({"scenario": "relinkd-sigkill", "restarted_s": round(restarted_s, 1),
+                    "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
+    assert after == before + 1
+
+
+def test_bluetooth_restart(gw):
+    """`systemctl stop` then `start` of bluetooth.service (the bench's
+    restart_bluez with TERM, which keeps its peripherals advertising as real
+    ones would): bluetoothd powers every adapter off on its way out, links
+    drop; relinkd restores all three and their subscriptions."""
+    counter = max(band_counters(gw.events("gw-band")), default=-1)
+    t0 = time.monotonic()
+    gw.benchctl("restart_bluez", "signal=TERM")
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links back")
+    links_s = time.monotonic() - t0
+    push_lock(gw, "locka", "f1")
+    push_lock(gw, "lockb", "f2")
+    wait_lock_value(gw, "locka", "f1", 60)
+    wait_lock_value(gw, "lockb", "f2", 60)
+    wait_band_after(gw, counter, 60)
+    gw.results.add({"scenario": "bluetooth-restart", "links_back_s": round(links_s, 1),
+                    "values_flowing_s": round(time.monotonic() - t0, 1)})
+
+
+def test_operators_view(gw):
+    """systemctl status shows relinkd's STATUS=, the journal's JSON carries
+    the RELINK_* fields, and journalctl --catalog explains its entries."""
+    status = gw.sh("systemctl status relinkd --no-pager", check=False).out
+    fields = gw.sh("journalctl -u relinkd -b -o json --no-pager | grep -o '\"RELINK_[A-Z_]*\"' | sort -u").out.split()
+    # The first catalogued entry (relinkd's start) and its Subject, from the installed catalog.
+    cat_id, subject = gw.sh("awk '/^-- /{id=$2} /^Subject: /{print id, substr($0, 10); exit}' "
+                            "/usr/lib/systemd/catalog/relink.catalog").out.strip().split(" ", 1)
+    explained = gw.sh(f"journalctl -b -x --no-pager MESSAGE_ID={cat_id}", check=False).out
+    catalog = sum(1 for l in explained.splitlines() if subject in l and "Subject" in l)
+    gw.save("status.txt", status)
+    gw.results.add({"scenario": "operators-view", "status_line": [l.strip() for l in status.splitlines()
+                                                                   if l.strip().startswith("Status:")],
+                    "relink_fields": fields, "catalog_subjects_shown": catalog})
+    assert any(l.strip().startswith('Status: "') and "links up" in l for l in status.splitlines()), status
+    assert '"RELINK_RESTORE_ID"' in fields and '"RELINK_PERIPHERAL"' in fields, fields
+    assert catalog > 0, f"journalctl -x shows no catalog Subject {subject!r} for {cat_id}: {explained[-1500:]}"
+
+
+def test_reboot(gw):
+    """A true reboot with links up and the program away: after boot relinkd
+    restores every link (from the unit systemd starts at boot), and the
+    events stored before the reboot are all still there, once, in order."""
+    push_lock(gw, "locka", "d1")
+    wait_lock_value(gw, "locka", "d1", 60)
+    before = {n: gw.events(f"gw-{n}") for n in LINKS}
+    hello = gw.vm.reboot()
+    t0 = time.monotonic()
+    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
+               "relinkd active after boot")
+    gw.start_bench()  # the peripherals' own world comes back with the VM
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 240, "three links after reboot")
+    links_s = time.monotonic() - t0
+    push_lock(gw, "locka", "e1")
+    push_lock(gw, "lockb", "e2")
+    wait_lock_value(gw, "locka", "e1", 60)
+    wait_lock_value(gw, "lockb", "e2", 60)
+    after = {n: gw.events(f"gw-{n}") for n in LINKS}
+    kept = {n: [e["sequence"] for e in before[n]] == [e["sequence"] for e in after[n]][:len(before[n])]
+            for n in LINKS}
+    seqs = {n: [e["sequence"] for e in after[n]] for n in LINKS}
+    gw.results.add({"scenario": "reboot", "boot_s": hello["seconds"], "links_after_boot_s": round(links_s, 1),
+                    "events_kept": kept, "events_before": {n: len(before[n]) for n in LINKS},
+                    "events_after": {n: len(after[n]) for n in LINKS}})
+    for n in LINKS:
+        assert kept[n], f"{n}: the events stored before the reboot changed: {seqs[n][:20]}"
+        assert seqs[n] == sorted(set(seqs[n])), f"{n}: sequences repeated or out of order"
+
+
+def test_power_cut(gw):
+    """The VM killed without a shutdown while the band streams: after boot
+    every event relinkd had stored (and so shown to `relinkctl events`) is
+    still there, once, in order, the store passes `PRAGMA integrity_check`,
+    and all three links come back."""
+    counter = wait_band_after(gw, max(band_counters(gw.events("gw-band")), default=-1), 60)
+    before = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
+    hello = gw.vm.power_cut()
+    t0 = time.monotonic()
+    stores = gw.sh("ls /var/lib/relink/").out.split()
+    checks = {f: gw.sh(f"sqlite3 -readonly /var/lib/relink/{f} 'PRAGMA integrity_check'", check=False).out.strip()
+              for f in stores if f.endswith((".sqlite", ".db", ".sqlite3"))}
+    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
+               "relinkd active after the power cut")
+    gw.start_bench()
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 240, "three links after the power cut")
+    links_s = time.monotonic() - t0
+    wait_band_after(gw, counter, 60)
+    after = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
+    kept = {n: after[n][:len(before[n])] == before[n] for n in LINKS}
+    gw.results.add({"scenario": "power-cut", "boot_s": hello["seconds"], "links_after_boot_s": round(links_s, 1),
+                    "stores": stores, "integrity": checks, "events_kept": kept,
+                    "events_before": {n: len(before[n]) for n in LINKS},
+                    "events_after": {n: len(after[n]) for n in LINKS}})
+    assert checks and all(v == "ok" for v in checks.values()), checks
+    for n in LINKS:
+        assert kept[n], f"{n}: events stored before the power cut were lost: {before[n][-5:]} vs {after[n][:len(before[n])][-5:]}"
+        assert after[n] == sorted(set(after[n])), f"{n}: sequences repeated or out of order"

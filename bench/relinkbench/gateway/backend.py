@@ -1,0 +1,102 @@
+"""The bench inside a booted gateway image (run-bench --backend gateway).
+
+As the real-bluetoothd backend (realbluez/backend.py: btvirt's controllers,
+out of range = the peripheral's adapter powered off, re-advertising when the
+central scans, half-open links dropped), except that bluetoothd is the
+system's own `bluetooth.service`, started by systemd at boot with Debian's
+configuration, and the bench never empties its storage: a gateway keeps
+its bonds across reboots. A bluetoothd crash is `systemctl kill -s KILL`,
+a stop `systemctl stop`; both are followed by `systemctl start`."""
+
+import asyncio
+import os
+
+from ..bench import BenchError
+from ..dbusclient import BusClient
+from ..realbluez.backend import SYSTEM_BUS, RealBluezBench
+
+UNIT = "bluetooth.service"
+
+
+async def systemctl(*args: str, timeout: float = 60.0) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        "systemctl", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise BenchError(f"systemctl {' '.join(args)}: no answer in {timeout} s")
+    text = out.decode(errors="replace").strip()
+    if proc.returncode != 0 and args[0] not in ("is-active",):
+        raise BenchError(f"systemctl {' '.join(args)} failed ({proc.returncode}): {text}")
+    return text
+
+
+class GatewayBench(RealBluezBench):
+    backend = "gateway"
+    zoo_name = UNIT
+
+    def __init__(self, opts):
+        # Under emulation a gateway that has just booted takes longer than the
+        # mock's 30 s to have bluetoothd up with every adapter powered.
+        opts.start_timeout = max(opts.start_timeout, 120.0)
+        super().__init__(opts)
+
+    async def start_bus(self) -> None:
+        if os.environ.get("RELINK_GATEWAY_GUEST") != "1":
+            raise BenchError("the gateway backend runs only inside a gateway image "
+                             "(bench/gateway/README.md): it powers the system's adapters on and off")
+        self.bus_address = SYSTEM_BUS
+        wanted = 1 + len(self.peripherals)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.opts.start_timeout
+        while True:  # btvirt.service may still be bringing them up (a bench started at boot)
+            missing = [f"hci{i}" for i in range(wanted) if not os.path.exists(f"/sys/class/bluetooth/hci{i}")]
+            if not missing or loop.time() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        if missing:
+            raise BenchError(f"the gateway has too few btvirt controllers for {wanted} "
+                             f"(/etc/default/btvirt); missing: {', '.join(missing)}")
+        self.client = BusClient(self.bus_address)
+        await self.client.connect()
+        await self._watch_discovery()
+
+    async def _launch_zoo(self) -> None:
+        """`systemctl start` (a no-op when it runs), then until bluetoothd
+        shows hci0..hciN, every one powered: right after boot it may still be
+        adding them (the base class's wait counts adapters, not which)."""
+        await systemctl("start", UNIT)
+        wanted = [f"/org/bluez/hci{i}" for i in range(1 + len(self.peripherals))]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.opts.start_timeout
+        while True:
+            try:
+                objs = await self.client.managed_objects()
+                adapters = [objs.get(p, {}).get("org.bluez.Adapter1") for p in wanted]
+                if all(a is not None and a["Powered"].value for a in adapters):
+                    return
+            except Exception:  # bluetoothd not on the bus yet
+                pass
+            if loop.time() > deadline:
+                raise BenchError(f"{UNIT}: {', '.join(wanted)} not all there and powered "
+                                 f"within {self.opts.start_timeout} s")
+            await asyncio.sleep(0.2)
+
+    def _zoo_exited(self) -> bool:
+        return False  # systemd's to watch; start_zoo's wait is bounded
+
+    async def _stop_zoo(self, how: str) -> None:
+        if how == "KILL":
+            await systemctl("kill", "--signal=SIGKILL", UNIT)
+        else:
+            await systemctl("stop", UNIT)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.opts.start_timeout
+        while await systemctl("is-active", UNIT) in ("active", "deactivating"):
+            if loop.time() > deadline:
+                raise BenchError(f"{UNIT} still active {self.opts.start_timeout} s after {how}")
+            await asyncio.sleep(0.1)
+
+    def _log(self, name: str):
+        return None if name == self.zoo_name else super()._log(name)
