@@ -47,7 +47,8 @@ class Gateway:
     `share` is the host folder the guest mounts read-only at /srv/relink
     (9p): the .deb to install and the bench's peripheral programs."""
 
-    def __init__(self, release: str, workdir: str, share: str, memory_mb: int = 2048, cpus: int = 2):
+    def __init__(self, release: str, workdir: str, share: str, memory_mb: int = 2048,
+                 cpus: int = int(os.environ.get("RELINK_GATEWAY_CPUS", "2"))):
         self.release = release
         self.image = os.path.join(cache_dir(), release)
         self.workdir = workdir
