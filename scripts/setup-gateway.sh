@@ -2,6 +2,7 @@
 # Bootable Debian images for the gateway bench (bench/gateway, issue 32).
 #
 #   scripts/setup-gateway.sh [bookworm|trixie ...]     (default: both)
+#   scripts/setup-gateway.sh --host-packages            (the host's apt packages only)
 #
 # Each image is Debian's own: mmdebstrap from the release's archive (main and
 # security), that release's kernel and initramfs, systemd as PID 1, dbus,
@@ -140,6 +141,9 @@ build() {  # $1 release
   echo "image=$out"
 }
 
+# --host-packages: only the host's apt packages (.ci/run does this first, so
+# that the image builds can go on beside check-deb.sh's own apt-get calls).
+[ "${1:-}" = "--host-packages" ] && exit 0
 releases=("$@"); ((${#releases[@]})) || releases=(bookworm trixie)
 for r in "${releases[@]}"; do
   case $r in bookworm|trixie) build "$r" ;; *) log "unknown release $r (bookworm or trixie)"; exit 2 ;; esac

@@ -27,7 +27,15 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("RELINK_REALBLUEZ") not in ("1", "full"),
     reason="boots a VM: run on request with RELINK_REALBLUEZ=1 (bench/realbluez/README.md)")
 
+# In CI the booted gateways (bench/gateway, Debian 12's bluetoothd 5.66 and
+# Debian 13's 5.82) play what these two boots check: connect, subscribe,
+# values, relinkd SIGKILL, out of range, a bluetoothd restart; they stay in
+# the full suite. CI's time goes to the gateways instead (issue 32).
+full_only = pytest.mark.skipif(os.environ.get("RELINK_REALBLUEZ") != "full",
+                               reason="RELINK_REALBLUEZ=full only: in CI bench/gateway covers it")
 
+
+@full_only
 def test_real_bluetoothd_smoke(vm_ready):
     text, logdir = run_in_vm("smoke", "test_bench_guest.py", "test_smoke_guest.py")
     result = summary(text)
@@ -39,6 +47,7 @@ def test_real_bluetoothd_smoke(vm_ready):
                    "in 2 of 3 (a reconnection's Connected=true not signalled relabelled both names; fixed in "
                    "session 12, NameTrackerTests.aNameKeepsItsSourceWhenConnectedIsNotSignalled); kept "
                    "non-strict until more CI runs have passed", strict=False)
+@full_only
 def test_relinkd_faults_on_real_bluetoothd(vm_ready):
     text, logdir = run_in_vm("faults", "test_relinkd_faults_guest.py")
     result = summary(text)
