@@ -13,6 +13,7 @@ before asserting; the guest's journal is saved beside it."""
 
 import os
 import time
+from typing import Optional
 
 import pytest
 
@@ -74,6 +75,21 @@ def wait_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float) -> fl
     return time.monotonic() - t0
 
 
+def wait_three_links(gw: GatewayEnv, timeout: float, what: str) -> None:
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), timeout, what)
+
+
+def values_on_all_three(gw: GatewayEnv, tag: str, band_after: Optional[int]) -> None:
+    """Push `<tag>1` to lock A and `<tag>2` to lock B and wait for both in
+    relinkd's events; with `band_after`, also for a band counter after it."""
+    push_lock(gw, "locka", f"{tag}1")
+    push_lock(gw, "lockb", f"{tag}2")
+    wait_lock_value(gw, "locka", f"{tag}1", 60)
+    wait_lock_value(gw, "lockb", f"{tag}2", 60)
+    if band_after is not None:
+        wait_band_after(gw, band_after, 60)
+
+
 def wait_band_after(gw: GatewayEnv, counter: int, timeout: float) -> int:
     return wait_until(lambda: max(band_counters(gw.events("gw-band")), default=-1) > counter and
                       max(band_counters(gw.events("gw-band"))), timeout, f"band counters after {counter}")
@@ -113,7 +129,7 @@ def test_three_links(gw):
         gw.ctl("register", ident)
         gw.ctl("connect", ident, gw.address(name), "--service", service)
         gw.ctl("subscribe", ident, gw.address(name), service, char)
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links up")
+    wait_three_links(gw, 180, "three links up")
     up_s = time.monotonic() - t0
     push_lock(gw, "locka", "a1")
     push_lock(gw, "lockb", "b1")
@@ -157,12 +173,8 @@ def test_relinkd_sigkill(gw):
                and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
                "relinkd started again by systemd")
     restarted_s = time.monotonic() - t0
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links back")
-    push_lock(gw, "locka", "c1")
-    push_lock(gw, "lockb", "c2")
-    wait_lock_value(gw, "locka", "c1", 60)
-    wait_lock_value(gw, "lockb", "c2", 60)
-    wait_band_after(gw, counter, 60)
+    wait_three_links(gw, 180, "three links back")
+    values_on_all_three(gw, "c", counter)
     after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
     gw.results.add({"scenario": "relinkd-sigkill", "restarted_s": round(restarted_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
@@ -178,13 +190,9 @@ def test_bluetooth_restart(gw):
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
     gw.benchctl("restart_bluez", "signal=TERM")
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links back")
+    wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
-    push_lock(gw, "locka", "f1")
-    push_lock(gw, "lockb", "f2")
-    wait_lock_value(gw, "locka", "f1", 60)
-    wait_lock_value(gw, "lockb", "f2", 60)
-    wait_band_after(gw, counter, 60)
+    values_on_all_three(gw, "f", counter)
     gw.results.add({"scenario": "bluetooth-restart", "links_back_s": round(links_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1)})
 
@@ -220,12 +228,9 @@ def test_reboot(gw):
     wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
                "relinkd active after boot")
     gw.start_bench()  # the peripherals' own world comes back with the VM
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 240, "three links after reboot")
+    wait_three_links(gw, 240, "three links after reboot")
     links_s = time.monotonic() - t0
-    push_lock(gw, "locka", "e1")
-    push_lock(gw, "lockb", "e2")
-    wait_lock_value(gw, "locka", "e1", 60)
-    wait_lock_value(gw, "lockb", "e2", 60)
+    values_on_all_three(gw, "e", None)
     after = {n: gw.events(f"gw-{n}") for n in LINKS}
     kept = {n: [e["sequence"] for e in before[n]] == [e["sequence"] for e in after[n]][:len(before[n])]
             for n in LINKS}
@@ -245,13 +250,9 @@ def test_adapter_power_cycle(gw):
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
     gw.benchctl("power_cycle_central")
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 180, "three links back")
+    wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
-    push_lock(gw, "locka", "g1")
-    push_lock(gw, "lockb", "g2")
-    wait_lock_value(gw, "locka", "g1", 60)
-    wait_lock_value(gw, "lockb", "g2", 60)
-    wait_band_after(gw, counter, 60)
+    values_on_all_three(gw, "g", counter)
     gw.results.add({"scenario": "adapter-power-cycle", "links_back_s": round(links_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1)})
 
@@ -272,7 +273,7 @@ def test_power_cut(gw):
     wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
                "relinkd active after the power cut")
     gw.start_bench()
-    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), 240, "three links after the power cut")
+    wait_three_links(gw, 240, "three links after the power cut")
     links_s = time.monotonic() - t0
     wait_band_after(gw, counter, 60)
     after = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}

@@ -97,6 +97,3 @@ class GatewayBench(RealBluezBench):
             if loop.time() > deadline:
                 raise BenchError(f"{UNIT} still active {self.opts.start_timeout} s after {how}")
             await asyncio.sleep(0.1)
-
-    def _log(self, name: str):
-        return None if name == self.zoo_name else super()._log(name)

@@ -214,17 +214,6 @@ class Gateway:
             raise GatewayError(f"{sh!r} in the guest failed: {res}")
         return res
 
-    def wait_for(self, sh: str, timeout: float, what: str, interval: float = 0.5) -> Result:
-        """Run `sh` until it succeeds, for at most `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            res = self.run(sh, timeout=max(5.0, min(60.0, deadline - time.monotonic())), check=False)
-            if res.rc == 0:
-                return res
-            if time.monotonic() > deadline:
-                raise GatewayError(f"{what}: not within {timeout} s; last: {res}")
-            time.sleep(interval)
-
     def _read(self, sock: socket.socket) -> None:
         buf = b""
         while True:
