@@ -27,12 +27,8 @@ done
 
 cd "$here"
 if [ "${RELINK_DEB_SKIP_BUILD:-0}" != 1 ]; then
-    echo "== swift build -c release --static-swift-stdlib (relinkd, relinkctl)"
-    for product in relinkd relinkctl; do
-        # -z now: with the relro the linker adds by itself, a read-only GOT.
-        swift build -c release --static-swift-stdlib --disable-local-rpath \
-            -Xlinker -z -Xlinker now --product "$product"
-    done
+    echo "== scripts/build-release.sh relinkd relinkctl"
+    "$here/scripts/build-release.sh" relinkd relinkctl
 fi
 for binary in relinkd relinkctl; do
     # A build without --static-swift-stdlib would need the toolchain at run time.

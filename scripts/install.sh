@@ -51,7 +51,7 @@ sysconfdir=${RELINK_SYSCONFDIR:-/etc}
 
 for binary in relinkd relinkctl; do
     if [ ! -x "$bindir_src/$binary" ]; then
-        echo "install.sh: $bindir_src/$binary not found; build first (swift build -c release)" >&2
+        echo "install.sh: $bindir_src/$binary not found; build first (scripts/build-release.sh relinkd relinkctl)" >&2
         exit 1
     fi
 done

@@ -21,7 +21,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "building (release) ..." >&2
-swift build -c release --product relink-dbus-bench >&2
+scripts/build-release.sh relink-dbus-bench >&2
 cc -O2 -o "$work/bench-c" bench/dbus/bench.c $(pkg-config --cflags --libs dbus-1)
 PY=.venv/bin/python
 [ -x "$PY" ] || { echo "run scripts/setup.sh first (.venv with dbus-fast)" >&2; exit 1; }

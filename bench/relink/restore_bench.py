@@ -1237,7 +1237,7 @@ def in_vm(args, argv: list[str]) -> int:
     on stdout. Samples the host's load average meanwhile (the VM is emulated:
     its figures depend on it) and prints it after the run."""
     if not os.access(args.relinkd, os.X_OK):
-        print(f"restore_bench: {args.relinkd} missing (swift build -c release --product relinkd)", file=sys.stderr)
+        print(f"restore_bench: {args.relinkd} missing (scripts/build-release.sh relinkd)", file=sys.stderr)
         return 2
     logdir = os.path.join(ROOT, ".cache", "realbluez", "logs", "restore-bench")
     shutil.rmtree(logdir, ignore_errors=True)

@@ -15,7 +15,7 @@ for arg in "$@"; do
     bluez|--backend=bluez) scripts/setup-realbluez.sh >/dev/null; limit=6000 ;;
   esac
 done
-swift build -c release --product relinkd >&2
+scripts/build-release.sh relinkd >&2
 driver=""
 cleanup() {
   if [ -n "$driver" ] && kill -0 "$driver" 2>/dev/null; then

@@ -30,7 +30,7 @@ of that state directory:
 The absent addresses make every intent run its strategies (a worst case:
 a gateway has tens of links). Each relinkd is killed after its runs; every
 process started here has PR_SET_PDEATHSIG=SIGKILL. Build first:
-swift build -c release --product relinkd && swift build -c release --product relinkctl.
+scripts/build-release.sh relinkd relinkctl.
 """
 
 import argparse

@@ -17,7 +17,7 @@ connection intent and a subscription; none of those peripherals exists on
 the bench, so every intent starts its strategies and most end up scanning).
 Each run copies that store, spawns the release relinkd on a fresh bench with
 journald-style output to stderr, and waits for its "relinkd ready" line.
-Build first: swift build -c release --product relinkd && swift build -c release --product relink-store-torture.
+Build first: scripts/build-release.sh relinkd relink-store-torture.
 """
 import argparse
 import asyncio
@@ -149,7 +149,7 @@ def main() -> int:
     out = sys.stderr if args.json else sys.stdout
     for binary in (args.relinkd, TORTURE):
         if not os.access(binary, os.X_OK):
-            sys.exit(f"{binary} is missing: swift build -c release --product relinkd && swift build -c release --product relink-store-torture")
+            sys.exit(f"{binary} is missing: scripts/build-release.sh relinkd relink-store-torture")
     top = tempfile.mkdtemp(prefix="relink-startup-", dir="/var/tmp")
     try:
         for identifiers in sizes:

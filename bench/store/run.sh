@@ -5,7 +5,7 @@
 # DIR is an empty directory on the disk to measure (default: a new one under /var/tmp).
 set -eu
 cd "$(dirname "$0")/../.."
-swift build -c release --product relink-store-torture >&2
+scripts/build-release.sh relink-store-torture >&2
 dir="${1:-$(mktemp -d /var/tmp/relink-store-bench.XXXXXX)}"
 trap 'rm -rf "$dir"' EXIT
 .build/release/relink-store-torture bench --directory "$dir" \

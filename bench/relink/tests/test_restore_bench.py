@@ -1,6 +1,6 @@
 """Tests of the restoration benchmark: its pure helpers, and one short run of
 both contenders on a real bench (needs the release relinkd:
-`swift build -c release --product relinkd`).
+`scripts/build-release.sh relinkd`).
 
   .venv/bin/python -m pytest bench/relink/tests
 """
