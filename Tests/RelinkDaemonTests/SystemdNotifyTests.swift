@@ -83,8 +83,9 @@ import Testing
     }
 
     /// STATUS= (what `systemctl status` shows) follows the links and names
-    /// the last connection failure.
-    @Test func statusNamesTheLastError() async throws {
+    /// the last connection failure while its link is down, and no longer
+    /// once the link is back (an operator would read it as a current fault).
+    @Test func statusNamesTheLastErrorWhileTheLinkIsDown() async throws {
         try await Harness.with { h in
             h.killRelinkd()
             let listener = try NotifyListener(directory: h.directory)
@@ -95,6 +96,10 @@ import Testing
             let status = try #require(seen.last { $0.contains("last error:") }, "no STATUS= with the last error in \(seen)")
             #expect(status.contains("0/1 links up"), "\(status)")
             #expect(status.contains("org.bluez.Error.Failed"), "\(status)")
+            try await h.bench.inRange("lock")
+            let back = listener.waitFor(timeout: .seconds(20)) { $0.contains("1/1 links up") }
+            let recovered = try #require(back.last { $0.contains("1/1 links up") }, "no STATUS= with the link back in \(back)")
+            #expect(!recovered.contains("last error"), "a cleared fault still shown: \(recovered)")
         }
     }
 }

@@ -94,10 +94,7 @@ extension Daemon {
         var metadata: Logger.Metadata = [:]
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
         if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
-        if let failure = decision.failure {
-            health.lastFailure = failure
-            health.intentFailures[decision.intent] = (failure, Date())
-        }
+        if let failure = decision.failure { health.intentFailures[decision.intent] = (failure, Date()) }
         if case .connected = decision.kind { health.intentFailures[decision.intent] = nil }
         switch decision.kind {
         case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)

@@ -315,7 +315,16 @@ public actor Daemon {
     var statusSummary: String {
         let connected = core.machines.values.count { if case .connected = $0.state { true } else { false } }
         var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
-        if let lastFailure = health.lastFailure { summary += ", last error: \(lastFailure)" }
+        // The newest failure of a link that is down now: a fault that has
+        // since cleared (the link came back, the intent was cancelled) is
+        // not shown as a current one.
+        var newest: (failure: ConnectionFailure, at: Date)?
+        for (intent, entry) in health.intentFailures where entry.at > (newest?.at ?? .distantPast) {
+            guard let machine = core.machines[intent] else { continue }
+            if case .connected = machine.state { continue }
+            newest = entry
+        }
+        if let newest { summary += ", last error: \(newest.failure)" }
         return summary
     }
 

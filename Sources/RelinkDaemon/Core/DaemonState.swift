@@ -167,10 +167,9 @@ struct WriteState {
 
 /// Failures an operator asks about.
 struct HealthLog {
-    /// The last connection failure, for `STATUS=` (an operator's first question).
-    var lastFailure: ConnectionFailure?
     /// Each intent's last failure since its last link, with when it came
-    /// (for `Status`: why a link is down). Cleared when the link is up.
+    /// (for `Status` and `STATUS=`: why a link is down). Cleared when the
+    /// link is up.
     var intentFailures: [ConnectionIntentID: (failure: ConnectionFailure, at: Date)] = [:]
     /// Stored rows the start-up load could not read: kept in the store, not
     /// loaded, journalled, and shown in `Status`.
