@@ -108,15 +108,42 @@ class GatewayEnv:
 
     # ---- the world: the bench's peripherals on their own controllers
 
-    def start_bench(self, timeout: float = 180) -> dict:
-        """The bench (two locks and a band) as a transient unit, on
-        hci1..hci3; returns its ready line (addresses of the peripherals)."""
-        self.sh("rm -f /run/relink-bench.json; systemctl reset-failed relink-bench.service 2>/dev/null; "
-                "systemd-run --unit=relink-bench --setenv=RELINK_GATEWAY_GUEST=1 "
-                "--setenv=PYTHONPATH=/srv/relink/bench -p StandardOutput=file:/run/relink-bench.json "
-                "-p StandardError=journal /usr/bin/python3 -m relinkbench --backend gateway "
-                "--lock locka --lock lockb --band band --tmp /run --no-stdin")
+    # The bench as a unit enabled at boot and ordered before relinkd: real
+    # locks and bands serve their GATT databases before they can be
+    # connected, and so do the bench's peripherals at each boot (ready once
+    # they advertise). Started after relinkd, a lock's btvirt controller took
+    # relinkd's pending connection before its GATT application was
+    # registered (docs/real-bluez.md, G8).
+    BENCH_UNIT = """[Unit]
+Description=relink bench peripherals (two locks, a band) on hci1..hci3
+Wants=bluetooth.service
+After=bluetooth.service
+Before=relinkd.service
 
+[Service]
+Environment=RELINK_GATEWAY_GUEST=1 PYTHONPATH=/srv/relink/bench
+ExecStartPre=/bin/rm -f /run/relink-bench.json
+ExecStart=/usr/bin/python3 -m relinkbench --backend gateway --lock locka --lock lockb --band band --tmp /run --no-stdin
+ExecStartPost=/usr/bin/timeout 150 /bin/sh -c "until grep -qE 'event.: .ready' /run/relink-bench.json; do sleep 0.5; done"
+StandardOutput=file:/run/relink-bench.json
+StandardError=journal
+TimeoutStartSec=180
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+    def start_bench(self, timeout: float = 180) -> dict:
+        """The bench (two locks and a band) on hci1..hci3, as the unit
+        above, enabled for the next boots; returns its ready line (the
+        addresses of the peripherals)."""
+        self.sh(f"cat > /etc/systemd/system/relink-bench.service <<'EOF'\n{self.BENCH_UNIT}EOF\n"
+                "systemctl daemon-reload && systemctl enable --quiet relink-bench.service && "
+                "rm -f /run/relink-bench.json && systemctl restart --no-block relink-bench.service")
+        return self.bench_after_boot(timeout)
+
+    def bench_after_boot(self, timeout: float = 180) -> dict:
+        """The ready line of the bench systemd started at boot."""
         def ready() -> Optional[dict]:
             out = self.sh("cat /run/relink-bench.json 2>/dev/null || true").out
             for line in out.splitlines():

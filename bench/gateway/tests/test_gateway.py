@@ -11,6 +11,7 @@ RELINK_GATEWAY. RELINK_GATEWAY_RELEASES=bookworm (or trixie) picks one.
 Every scenario writes what it saw to .cache/gateway/logs/<release>/results.json
 before asserting; the guest's journal is saved beside it."""
 
+import json
 import os
 import time
 from typing import Optional
@@ -58,9 +59,11 @@ def gw(request):
 
 
 def links_up(gw: GatewayEnv) -> dict:
-    """{identifier: connected?} from relinkctl status."""
+    """{identifier: connected?} from relinkctl status (root sees every
+    user's identifiers). "connected-shared": a second identifier on a link
+    another one holds."""
     doc = gw.ctl_json("status").get("Status") or {}
-    return {i.get("id"): any(c.get("state") == "connected" for c in i.get("connections") or [])
+    return {i.get("id"): any(c.get("state") in ("connected", "connected-shared") for c in i.get("connections") or [])
             for i in doc.get("identifiers", [])}
 
 
@@ -75,8 +78,26 @@ def wait_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float) -> fl
     return time.monotonic() - t0
 
 
+def subscribed(gw: GatewayEnv, name: str) -> bool:
+    """The peripheral's side: a central has notifications on (bluetoothd
+    called StartNotify on its characteristic). relinkctl's "connected" comes
+    when services are resolved, before the subscription is written: a value
+    a lock sends in between reaches no one, on a real lock too."""
+    return bool(gw.benchctl("get", name).get("notifying"))
+
+
+def wait_link(gw: GatewayEnv, name: str, timeout: float, what: str) -> None:
+    """`name` up in relinkd's status and subscribed on the peripheral."""
+    deadline = time.monotonic() + timeout
+    wait_until(lambda: links_up(gw).get(f"gw-{name}"), timeout, what)
+    wait_until(lambda: subscribed(gw, name), max(30.0, deadline - time.monotonic()), f"{what}: subscribed")
+
+
 def wait_three_links(gw: GatewayEnv, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
     wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), timeout, what)
+    for n in LINKS:
+        wait_until(lambda: subscribed(gw, n), max(30.0, deadline - time.monotonic()), f"{what}: {n} subscribed")
 
 
 def values_on_all_three(gw: GatewayEnv, tag: str, band_after: Optional[int]) -> None:
@@ -150,7 +171,7 @@ def test_three_links(gw):
                 wait_lock_value(gw, o, f"{'ab'[o == 'lockb']}{i + 2}", 60)
         t1 = time.monotonic()
         gw.benchctl("in_range", name)
-        wait_until(lambda: links_up(gw).get(f"gw-{name}"), 180, f"{name} back")
+        wait_link(gw, name, 180, f"{name} back")
         if name == "band":
             counter = wait_band_after(gw, counter, 60)
         else:
@@ -178,6 +199,31 @@ def test_relinkd_sigkill(gw):
     after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
     gw.results.add({"scenario": "relinkd-sigkill", "restarted_s": round(restarted_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
+    assert after == before + 1
+
+
+@full_only
+def test_watchdog(gw):
+    """relinkd frozen (SIGSTOP, as a deadlock would leave it): its pings
+    stop, systemd's watchdog (`WatchdogSec=20s`) aborts it, kills it when the
+    abort times out, starts it again, and every link comes back."""
+    pid = gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
+    before = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
+    counter = max(band_counters(gw.events("gw-band")), default=-1)
+    t0 = time.monotonic()
+    gw.sh("systemctl kill -s SIGSTOP relinkd")
+    wait_until(lambda: gw.sh("systemctl show -p MainPID --value relinkd").out.strip() not in ("0", pid)
+               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 240,
+               "relinkd started again after its watchdog fired")
+    restarted_s = time.monotonic() - t0
+    wait_three_links(gw, 180, "three links back")
+    values_on_all_three(gw, "9", counter)
+    after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
+    fired = [l for l in gw.sh("journalctl -b -o cat --no-pager -u relinkd", check=False).out.splitlines()
+             if "Watchdog timeout" in l]
+    gw.results.add({"scenario": "watchdog", "restarted_s": round(restarted_s, 1), "watchdog_lines": fired[-2:],
+                    "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
+    assert fired, "systemd logged no watchdog timeout for relinkd"
     assert after == before + 1
 
 
@@ -216,6 +262,65 @@ def test_operators_view(gw):
     assert catalog > 0, f"journalctl -x shows no catalog Subject {subject!r} for {cat_id}: {explained[-1500:]}"
 
 
+EXAMPLE = "/srv/relink/examples/python-lock/relaunch"
+EXAMPLE_OUT = "/var/lib/relink-example/lock.jsonl"
+
+
+def example_lines(gw: GatewayEnv) -> list[dict]:
+    out = gw.sh(f"cat {EXAMPLE_OUT} 2>/dev/null || true").out
+    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+
+
+def test_relaunch_by_dbus_activation(gw):
+    """The example lock program installed as docs/relaunch.md says: its
+    files in /usr/local/share/relink/examples, its user, its bus policy, its
+    activation file naming its `Type=dbus` unit. Started once, it registers
+    `example-lock` with a launch spec and subscribes to a connected lock;
+    stopped, a value the lock then sends makes relinkd ask the bus for its
+    name, the bus hands the start to systemd, and the program, started by
+    systemd (its unit, as the activation file says), gets that value with
+    the launch reason."""
+    gw.sh("install -d /usr/local/share/relink/examples && "
+          "cp -r /srv/relink/examples/python-lock /srv/relink/examples/python-common /usr/local/share/relink/examples/ && "
+          "(id relink-example >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin relink-example) && "
+          f"install -m 644 {EXAMPLE}/org.relink.example.Lock.service /usr/share/dbus-1/system-services/ && "
+          f"install -m 644 {EXAMPLE}/org.relink.example.Lock.conf /etc/dbus-1/system.d/ && "
+          f"install -m 644 {EXAMPLE}/relink-example-lock.service /etc/systemd/system/ && "
+          "systemctl daemon-reload && busctl call org.freedesktop.DBus /org/freedesktop/DBus "
+          "org.freedesktop.DBus ReloadConfig")
+    # The first run, as its user, names the lock: root's links are not
+    # shown to another user (docs/access.md), so it would scan, and a
+    # connected lock does not advertise. Relaunched, it finds the lock in
+    # its restored state.
+    gw.sh("systemd-run --unit=example-first --uid=relink-example -p StateDirectory=relink-example "
+          "-E PYTHONPATH=/usr/local/share/relink/examples/python-lock:/usr/local/share/relink/examples/python-common "
+          f"/usr/bin/python3 -m relink_lock --identifier example-lock --address {gw.address('locka')} "
+          "--bus-name org.relink.example.Lock --wake-on value-notified --wake-on connected "
+          f"--json --output {EXAMPLE_OUT}")
+    wait_until(lambda: any(l.get("type") == "subscribe" for l in example_lines(gw)), 90,
+               "the example lock program subscribed")
+    wait_until(lambda: links_up(gw).get("example-lock"), 60, "example-lock connected")
+    gw.sh("systemctl stop example-first.service", timeout=60)
+    first = gw.sh("systemctl show -p InvocationID --value relink-example-lock").out.strip()
+    assert gw.sh("systemctl is-active relink-example-lock", check=False).out.strip() != "active"
+    value = "wake1"
+    t0 = time.monotonic()
+    push_lock(gw, "locka", value.encode().hex())
+    woken = wait_until(lambda: [l for l in example_lines(gw) if l.get("type") == "event"
+                                and l.get("kind") == "value-notified" and l.get("value") == value], 120,
+                       "the program started again with the value")
+    woken_s = time.monotonic() - t0
+    second = gw.sh("systemctl show -p InvocationID --value relink-example-lock").out.strip()
+    reasons = [l.get("launch_reason") for l in example_lines(gw) if l.get("type") == "launch-reason"]
+    decisions = gw.sh("journalctl -u relinkd -b -o cat --no-pager RELINK_BUS_NAME=org.relink.example.Lock "
+                      "| tail -5", check=False).out
+    gw.results.add({"scenario": "relaunch", "woken_s": round(woken_s, 1), "launch_reasons": reasons,
+                    "invocations": [first, second], "journal": decisions.splitlines()})
+    assert second and second != first, "systemd did not start the program's unit"
+    assert reasons and "value-notified" in (reasons[-1] or {}).get("events", []), reasons
+    assert "example-lock" in (reasons[-1] or {}).get("identifiers", []), reasons
+
+
 def test_reboot(gw):
     """A true reboot with links up and the program away: after boot relinkd
     restores every link (from the unit systemd starts at boot), and the
@@ -227,7 +332,7 @@ def test_reboot(gw):
     t0 = time.monotonic()
     wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
                "relinkd active after boot")
-    gw.start_bench()  # the peripherals' own world comes back with the VM
+    gw.bench_after_boot()  # systemd started the peripherals before relinkd
     wait_three_links(gw, 240, "three links after reboot")
     links_s = time.monotonic() - t0
     values_on_all_three(gw, "e", None)
@@ -244,7 +349,12 @@ def test_reboot(gw):
 
 
 @full_only
-def test_adapter_power_cycle(gw):
+def test_adapter_power_cycle(gw, request):
+    if gw.release == "bookworm":
+        # Run all the same (an XPASS shows the day it passes): the failure is the kernel's.
+        request.node.add_marker(pytest.mark.xfail(
+            reason="Debian 12's 6.1 kernel hits `kernel BUG at lib/list_debug.c:56` (hci_chan_del) when hci0 "
+                   "powers off under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
     """hci0 (relinkd's adapter) powered off and on again: links drop with
     it and all three come back with their subscriptions."""
     counter = max(band_counters(gw.events("gw-band")), default=-1)
@@ -252,7 +362,7 @@ def test_adapter_power_cycle(gw):
     gw.benchctl("power_cycle_central")
     wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
-    values_on_all_three(gw, "g", counter)
+    values_on_all_three(gw, "6", counter)
     gw.results.add({"scenario": "adapter-power-cycle", "links_back_s": round(links_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1)})
 
@@ -263,7 +373,7 @@ def test_power_cut(gw):
     every event relinkd had stored (and so shown to `relinkctl events`) is
     still there, once, in order, the store passes `PRAGMA integrity_check`,
     and all three links come back."""
-    counter = wait_band_after(gw, max(band_counters(gw.events("gw-band")), default=-1), 60)
+    wait_band_after(gw, max(band_counters(gw.events("gw-band")), default=-1), 60)  # it streams
     before = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
     hello = gw.vm.power_cut()
     t0 = time.monotonic()
@@ -272,10 +382,12 @@ def test_power_cut(gw):
               for f in stores if f.endswith((".sqlite", ".db", ".sqlite3"))}
     wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
                "relinkd active after the power cut")
-    gw.start_bench()
+    gw.bench_after_boot()
     wait_three_links(gw, 240, "three links after the power cut")
     links_s = time.monotonic() - t0
-    wait_band_after(gw, counter, 60)
+    # The band is a new process since the boot: its counter started over.
+    wait_until(lambda: band_counters(gw.events("gw-band"), after=before["band"][-1]), 60,
+               "band values after the power cut")
     after = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
     kept = {n: after[n][:len(before[n])] == before[n] for n in LINKS}
     gw.results.add({"scenario": "power-cut", "boot_s": hello["seconds"], "links_after_boot_s": round(links_s, 1),

@@ -239,9 +239,9 @@ class Gateway:
 
 
 def make_share(root: str, deb: str) -> str:
-    """The folder the guest sees at /srv/relink: the .deb, and the bench's
-    Python package and peripheral programs (copied, so the guest never sees
-    the host's build tree)."""
+    """The folder the guest sees at /srv/relink: the .deb, the bench's
+    Python package and peripheral programs, and the example lock program
+    (copied, so the guest never sees the host's build tree)."""
     if os.path.exists(root):
         shutil.rmtree(root)
     os.makedirs(os.path.join(root, "deb"))
@@ -253,4 +253,8 @@ def make_share(root: str, deb: str) -> str:
         shutil.copy2(os.path.join(bench, f), os.path.join(root, "bench", f))
     shutil.copytree(os.path.join(bench, "realbluez"), os.path.join(root, "bench", "realbluez"),
                     ignore=shutil.ignore_patterns("__pycache__", "tests", "guest_tests"))
+    # The example lock program and its relaunch files (docs/relaunch.md).
+    for example in ("python-lock", "python-common"):
+        shutil.copytree(os.path.join(REPO, "examples", example), os.path.join(root, "examples", example),
+                        ignore=shutil.ignore_patterns("__pycache__", ".venv"))
     return root
