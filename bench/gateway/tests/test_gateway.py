@@ -325,6 +325,9 @@ def test_reboot(gw):
     """A true reboot with links up and the program away: after boot relinkd
     restores every link (from the unit systemd starts at boot), and the
     events stored before the reboot are all still there, once, in order."""
+    if MODE != "full" and gw.release == "bookworm":
+        # About 4 minutes on the CI machine, which has 45 for everything.
+        pytest.skip("CI reboots Debian 13 only (.ci/run's time budget); RELINK_GATEWAY=full reboots both")
     push_lock(gw, "locka", "d1")
     wait_lock_value(gw, "locka", "d1", 60)
     before = {n: gw.events(f"gw-{n}") for n in LINKS}
@@ -350,19 +353,22 @@ def test_reboot(gw):
 
 @full_only
 def test_adapter_power_cycle(gw, request):
+    """hci0 (relinkd's adapter) powered off and on again: links drop with
+    it and all three come back with their subscriptions."""
     if gw.release == "bookworm":
         # Run all the same (an XPASS shows the day it passes): the failure is the kernel's.
         request.node.add_marker(pytest.mark.xfail(
             reason="Debian 12's 6.1 kernel hits `kernel BUG at lib/list_debug.c:56` (hci_chan_del) when hci0 "
                    "powers off under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
-    """hci0 (relinkd's adapter) powered off and on again: links drop with
-    it and all three come back with their subscriptions."""
-    counter = max(band_counters(gw.events("gw-band")), default=-1)
+    # By sequence, not by the band's counter: after the reboot before this
+    # test the band is a new process whose counter started over.
+    last = max((e.get("sequence", 0) for e in gw.events("gw-band")), default=0)
     t0 = time.monotonic()
     gw.benchctl("power_cycle_central")
     wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
-    values_on_all_three(gw, "6", counter)
+    values_on_all_three(gw, "6", None)
+    wait_until(lambda: band_counters(gw.events("gw-band"), after=last), 60, "band values after the power cycle")
     gw.results.add({"scenario": "adapter-power-cycle", "links_back_s": round(links_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1)})
 
