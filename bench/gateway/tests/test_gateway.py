@@ -111,6 +111,16 @@ def values_on_all_three(gw: GatewayEnv, tag: str, band_after: Optional[int]) -> 
         wait_band_after(gw, band_after, 60)
 
 
+def last_sequence(gw: GatewayEnv, identifier: str) -> int:
+    return max((e.get("sequence", 0) for e in gw.events(identifier)), default=0)
+
+
+def wait_band_values(gw: GatewayEnv, after: int, timeout: float, what: str) -> None:
+    """Band values in events after sequence `after`: by sequence, not by the
+    band's counter, which starts over when a boot starts a new band."""
+    wait_until(lambda: band_counters(gw.events("gw-band"), after=after), timeout, what)
+
+
 def wait_band_after(gw: GatewayEnv, counter: int, timeout: float) -> int:
     return wait_until(lambda: max(band_counters(gw.events("gw-band")), default=-1) > counter and
                       max(band_counters(gw.events("gw-band"))), timeout, f"band counters after {counter}")
@@ -182,23 +192,31 @@ def test_three_links(gw):
                     "back_in_range_to_value_s": drops})
 
 
-def test_relinkd_sigkill(gw):
-    """`systemctl kill -s SIGKILL relinkd`: systemd starts it again and every
-    link and subscription is back."""
+def signal_and_recover(gw: GatewayEnv, sig: str, timeout: float, what: str, tag: str) -> dict:
+    """`systemctl kill -s SIG relinkd`, then wait until systemd runs a new
+    relinkd, all three links are back and values flow on all three; returns
+    the seconds taken and `NRestarts` before and after."""
     pid = gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
     before = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
-    gw.sh("systemctl kill -s SIGKILL relinkd")
+    gw.sh(f"systemctl kill -s {sig} relinkd")
     wait_until(lambda: gw.sh("systemctl show -p MainPID --value relinkd").out.strip() not in ("0", pid)
-               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
-               "relinkd started again by systemd")
+               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", timeout, what)
     restarted_s = time.monotonic() - t0
     wait_three_links(gw, 180, "three links back")
-    values_on_all_three(gw, "c", counter)
+    values_on_all_three(gw, tag, counter)
     after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
-    gw.results.add({"scenario": "relinkd-sigkill", "restarted_s": round(restarted_s, 1),
-                    "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
+    return {"restarted_s": round(restarted_s, 1), "values_flowing_s": round(time.monotonic() - t0, 1),
+            "nrestarts": [before, after]}
+
+
+def test_relinkd_sigkill(gw):
+    """`systemctl kill -s SIGKILL relinkd`: systemd starts it again and every
+    link and subscription is back."""
+    seen = signal_and_recover(gw, "SIGKILL", 120, "relinkd started again by systemd", "c")
+    gw.results.add({"scenario": "relinkd-sigkill", **seen})
+    before, after = seen["nrestarts"]
     assert after == before + 1
 
 
@@ -207,22 +225,11 @@ def test_watchdog(gw):
     """relinkd frozen (SIGSTOP, as a deadlock would leave it): its pings
     stop, systemd's watchdog (`WatchdogSec=20s`) aborts it, kills it when the
     abort times out, starts it again, and every link comes back."""
-    pid = gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
-    before = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
-    counter = max(band_counters(gw.events("gw-band")), default=-1)
-    t0 = time.monotonic()
-    gw.sh("systemctl kill -s SIGSTOP relinkd")
-    wait_until(lambda: gw.sh("systemctl show -p MainPID --value relinkd").out.strip() not in ("0", pid)
-               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 240,
-               "relinkd started again after its watchdog fired")
-    restarted_s = time.monotonic() - t0
-    wait_three_links(gw, 180, "three links back")
-    values_on_all_three(gw, "9", counter)
-    after = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
+    seen = signal_and_recover(gw, "SIGSTOP", 240, "relinkd started again after its watchdog fired", "9")
     fired = [l for l in gw.sh("journalctl -b -o cat --no-pager -u relinkd", check=False).out.splitlines()
              if "Watchdog timeout" in l]
-    gw.results.add({"scenario": "watchdog", "restarted_s": round(restarted_s, 1), "watchdog_lines": fired[-2:],
-                    "values_flowing_s": round(time.monotonic() - t0, 1), "nrestarts": [before, after]})
+    gw.results.add({"scenario": "watchdog", "watchdog_lines": fired[-2:], **seen})
+    before, after = seen["nrestarts"]
     assert fired, "systemd logged no watchdog timeout for relinkd"
     assert after == before + 1
 
@@ -360,15 +367,13 @@ def test_adapter_power_cycle(gw, request):
         request.node.add_marker(pytest.mark.xfail(
             reason="Debian 12's 6.1 kernel hits `kernel BUG at lib/list_debug.c:56` (hci_chan_del) when hci0 "
                    "powers off under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
-    # By sequence, not by the band's counter: after the reboot before this
-    # test the band is a new process whose counter started over.
-    last = max((e.get("sequence", 0) for e in gw.events("gw-band")), default=0)
+    last = last_sequence(gw, "gw-band")
     t0 = time.monotonic()
     gw.benchctl("power_cycle_central")
     wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
     values_on_all_three(gw, "6", None)
-    wait_until(lambda: band_counters(gw.events("gw-band"), after=last), 60, "band values after the power cycle")
+    wait_band_values(gw, last, 60, "band values after the power cycle")
     gw.results.add({"scenario": "adapter-power-cycle", "links_back_s": round(links_s, 1),
                     "values_flowing_s": round(time.monotonic() - t0, 1)})
 
@@ -379,7 +384,7 @@ def test_power_cut(gw):
     every event relinkd had stored (and so shown to `relinkctl events`) is
     still there, once, in order, the store passes `PRAGMA integrity_check`,
     and all three links come back."""
-    wait_band_after(gw, max(band_counters(gw.events("gw-band")), default=-1), 60)  # it streams
+    wait_band_values(gw, last_sequence(gw, "gw-band"), 60, "the band streaming before the cut")
     before = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
     hello = gw.vm.power_cut()
     t0 = time.monotonic()
@@ -391,9 +396,7 @@ def test_power_cut(gw):
     gw.bench_after_boot()
     wait_three_links(gw, 240, "three links after the power cut")
     links_s = time.monotonic() - t0
-    # The band is a new process since the boot: its counter started over.
-    wait_until(lambda: band_counters(gw.events("gw-band"), after=before["band"][-1]), 60,
-               "band values after the power cut")
+    wait_band_values(gw, before["band"][-1], 60, "band values after the power cut")
     after = {n: [e["sequence"] for e in gw.events(f"gw-{n}")] for n in LINKS}
     kept = {n: after[n][:len(before[n])] == before[n] for n in LINKS}
     gw.results.add({"scenario": "power-cut", "boot_s": hello["seconds"], "links_after_boot_s": round(links_s, 1),
