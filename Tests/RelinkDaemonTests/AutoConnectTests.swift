@@ -22,7 +22,7 @@ import Testing
     func waitForBackoff(_ h: Harness, number n: Int) async throws {
         var entered = 0
         var was = false
-        try await eventually(timeout: .seconds(60), "backoff number \(n)") {
+        try await eventually(timeout: .seconds(90), "backoff number \(n)") {
             let now = (try? await h.control.connectionState(Harness.id)) == "backing-off"
             if now && !was { entered += 1 }
             was = now
@@ -65,7 +65,8 @@ import Testing
         try await waitForBackoff(h, number: backoff)
         try await h.bench.inRange("lock")
         try await h.waitForEvents("connected", count: 2)
-        #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"], "\(otherwise)")
+        let routes = try await h.events("connected").map(\.route)
+        #expect(routes == ["knownIdentifier", "backgroundAutoConnect"], "\(otherwise)")
     }
 
     @Test func lockBackInRangeDuringBackoffIsAutoConnectedAndNotificationsFlow() async throws {
@@ -126,9 +127,12 @@ import Testing
             // Set after the first connection, so only the later rounds wait.
             try await h.bench.send(.setTiming(connectTimeout: 40, supervisionTimeout: 0.5))
             // The first backoff comes from the round whose Connect failed at
-            // once (1 s); the next round's Connect hangs until relinkd's 20 s
-            // step timeout cancels it, then comes the second backoff (2 s).
-            try await expectBackByAutoConnect(h, inBackoff: 2, "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
+            // once (1 s); each later round's Connect hangs until relinkd's
+            // 20 s step timeout cancels it, then comes a backoff. The lock
+            // comes back in the third (4 s, at least 3.2 s): in the second
+            // (at least 1.6 s) a loaded CI machine once let the next round's
+            // Connect win over a renewed auto-connect.
+            try await expectBackByAutoConnect(h, inBackoff: 3, "the lock waited for the next round: auto-connect stayed off after relinkd's Disconnect")
             try await h.expectNoDuplicates()
         }
     }
