@@ -36,6 +36,22 @@ struct UnknownCharacteristicTests {
         await fake.calls.filter { $0 == .disconnect(T.band.string) }.count
     }
 
+    /// Whether `Status` (one snapshot) shows the band's link up with the
+    /// measurement subscription not armed, and `STATUS=` counts it.
+    static func shownNotArmed(_ d: InProcessDaemon) async throws -> Bool {
+        let snapshot = await d.daemon.currentStatus
+        let status = try JSONSerialization.jsonObject(with: Data(snapshot.json().utf8)) as? [String: Any]
+        let connection = ((status?["identifiers"] as? [[String: Any]])?.first?["connections"] as? [[String: Any]])?.first
+        let summary = await d.daemon.summary
+        return connection?["state"] as? String == "connected" && connection?["unarmed"] as? [String] == [T.key.description]
+            && summary.contains("1/1 links up") && summary.contains("1 subscription(s) not armed")
+    }
+
+    /// The `connected` events the band's identifier was sent: one per link.
+    static func links(_ d: InProcessDaemon) async throws -> Int {
+        try await d.events(T.id).count { $0.kind == "connected" }
+    }
+
     static func subscriptions(_ d: InProcessDaemon) async -> Set<Subscription> {
         await d.daemon.core.planner.subscriptions
     }
@@ -145,6 +161,59 @@ struct UnknownCharacteristicTests {
         #expect(!(await d.daemon.core.gattGrace.isWaiting), "nothing is left to wait for: no later reconnection")
         try await eventually("linked again after the one rediscovery") { await d.state(T.id, T.band) == "connected" }
         #expect(try await d.events(T.id).filter { $0.kind == "connected" }.count == 2)
+        await d.stop()
+    }
+    /// Gateway finding G8: a confirmed subscription whose service stays
+    /// away from a link that is up (the lock's GATT application came after
+    /// the link, and bluetoothd's view of its database did not follow).
+    /// relinkd reconnects three times in a row, then again with a back-off
+    /// (30 s, then 60 s, ...) instead of only waiting for good; meanwhile
+    /// `Status` and `STATUS=` say the subscription is not armed. Once the
+    /// service is there, the next reconnection arms it and values flow.
+    @Test func aConfirmedSubscriptionMissingFromAnUpLinkIsRediscoveredWithABackOffAndShownNotArmed() async throws {
+        let battery = FakeService(uuid: BluetoothUUID(shortValue: 0x180F), characteristics: [
+            FakeCharacteristic(uuid: BluetoothUUID(shortValue: 0x2A19), flags: ["read"], value: [90]),
+        ])
+        let fake = FakeBlueZ()
+        await fake.add(Self.band(inRange: false), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(T.id, uid: 0))
+        try await first.submit(.connect(T.id, T.band, try T.options([.knownIdentifier])))
+        try await first.submit(.subscribe(T.id, T.band, T.key))
+        await first.stop()
+        await fake.replaceServices(T.band, with: [battery])  // the heart rate service is not served (yet)
+        let clock = DaemonClock.manual()
+        let d = try await InProcessDaemon(fake: fake, directory: directory, clock: clock)
+        await fake.setInRange(T.band, true)
+        try await eventually("three reconnections in a row", advancing: clock) { await Self.disconnects(fake) >= GattGrace.retryLimit }
+        try await eventually("linked again after the third, shown not armed", advancing: clock) {
+            let links = try await Self.links(d)
+            guard links == GattGrace.retryLimit + 1 else { return false }
+            return try await Self.shownNotArmed(d)
+        }
+        // The back-off: the fourth reconnection comes 10 looks (30 s of
+        // the manual clock) after the link came back, not at the next look.
+        let linkedAgain = clock.now
+        try await eventually("the fourth reconnection, after the back-off", advancing: clock, upTo: .seconds(120)) {
+            await Self.disconnects(fake) == GattGrace.retryLimit + 1
+        }
+        let waited = linkedAgain.duration(to: clock.now)
+        #expect(waited >= GattGrace.period * (GattGrace.lateRediscoveryLooks(0) - 1), "reconnected after \(waited)")
+        try await eventually("linked again after the fourth, shown not armed", advancing: clock) {
+            let links = try await Self.links(d)
+            guard links == GattGrace.retryLimit + 2 else { return false }
+            return try await Self.shownNotArmed(d)
+        }
+        await fake.replaceServices(T.band, with: Self.band().services)  // the lock's application is up now
+        let peripheral = try #require(await d.daemon.peripheralID(for: T.band))
+        try await eventually("armed after the next reconnection", advancing: clock, by: .milliseconds(500), upTo: .seconds(300)) {
+            await d.daemon.core.planner.armedCharacteristics(of: peripheral).contains(T.key)
+        }
+        let armedSummary = await d.daemon.summary
+        #expect(!armedSummary.contains("not armed"), "STATUS=: \(armedSummary)")
+        await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 61, 1])
+        try await eventually("values flow") { T.values(try await d.events(T.id)).contains([0, 61, 1]) }
         await d.stop()
     }
 }

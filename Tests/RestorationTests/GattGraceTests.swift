@@ -35,18 +35,51 @@ struct GattGraceTests {
     static let state = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
     static let typo = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A39))
 
-    @Test func aConfirmedCharacteristicIsRediscoveredAtMostThreeTimesInARowThenAwaited() {
+    @Test func aConfirmedCharacteristicIsRediscoveredThreeTimesInARowThenWithABackOff() {
         var grace = GattGrace()
         grace.confirm(lock, Self.state)
         var decisions: [GattGrace.Decision?] = []
         for _ in 0...GattGrace.retryLimit {
             decisions.append(grace.stillMissing(lock, [Self.state: .databaseNotKnown], linkUp: true).decision)
         }
-        #expect(decisions == (1...GattGrace.retryLimit).map { .rediscover(attempt: $0) } + [.wait], "at most \(GattGrace.retryLimit) in a row")
+        #expect(decisions == (1...GattGrace.retryLimit).map { .rediscover(attempt: $0) } + [.rediscoverLater(looksLeft: 9, first: true)],
+                "\(GattGrace.retryLimit) in a row, then a wait")
+        // Then (gateway finding G8: waiting alone left a lock for good) a
+        // reconnection after 10, 20, 40, 80, 160 looks, then every 300.
+        var gaps: [Int] = [], looked = 1
+        for _ in 0..<2_000 {
+            switch grace.stillMissing(lock, [Self.state: .databaseNotKnown], linkUp: true).decision {
+            case .rediscover(let attempt)?:
+                #expect(attempt == GattGrace.retryLimit + gaps.count + 1)
+                gaps.append(looked + 1)
+                looked = 0
+            case .rediscoverLater(let left, let first)?:
+                looked += 1
+                #expect(first == (looked == 1), "said once per wait")
+                #expect(left == GattGrace.lateRediscoveryLooks(gaps.count) - looked)
+            case let other:
+                Issue.record("unexpected \(String(describing: other))")
+            }
+        }
+        #expect(Array(gaps.prefix(8)) == [10, 20, 40, 80, 160, 300, 300, 300], "\(gaps)")
         grace.armed(lock, Self.state)
         #expect(grace.stillMissing(lock, [Self.state: .databaseNotKnown], linkUp: true).decision == .rediscover(attempt: 1), "armed: starts over")
         let noLink = grace.stillMissing(PeripheralID(), [Self.state: .databaseNotKnown], linkUp: false)
         #expect(noLink == GattGrace.Outcome(failed: [], decision: .wait), "no link, nothing to reconnect, nothing to judge")
+    }
+
+    @Test func aMissingCharacteristicIsReportedOnceUntilArmedOrForgotten() {
+        var grace = GattGrace()
+        let reports = (0..<3).map { _ in grace.reportMissing(lock, Self.state) }
+        #expect(reports == [true, false, false])
+        let other = grace.reportMissing(lock, Self.typo)
+        #expect(other, "each characteristic once")
+        grace.armed(lock, Self.state)
+        let afterArmed = grace.reportMissing(lock, Self.state)
+        #expect(afterArmed, "missing again after it was armed: said again")
+        grace.forget(lock, Self.typo)
+        let afterForgotten = grace.reportMissing(lock, Self.typo)
+        #expect(afterForgotten)
     }
 
     /// Issue 21, item 9: the count started over whenever any characteristic
@@ -60,7 +93,7 @@ struct GattGraceTests {
             if case .rediscover? = grace.stillMissing(lock, [Self.typo: .databaseNotKnown], linkUp: true).decision { rediscoveries += 1 }
             grace.armed(lock, Self.state)  // the good one, after each reconnection
         }
-        #expect(rediscoveries == GattGrace.retryLimit)
+        #expect(rediscoveries == GattGrace.retryLimit, "in 10 looks: the three in a row (the back-off's first would be the 13th)")
     }
 
     @Test func aCharacteristicTheKnownDatabaseLacksFailsAtOnce() {

@@ -300,7 +300,9 @@ extension Daemon {
                     if start {
                         core.planner.startNotifyFailed(peripheral, key)
                         awaitGatt(peripheral)
-                        logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
+                        if core.gattGrace.reportMissing(peripheral, key) {  // once, not at every look
+                            logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
+                        }
                     }
                     continue
                 }

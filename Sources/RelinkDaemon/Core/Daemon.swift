@@ -313,15 +313,21 @@ public actor Daemon {
     public var summary: String { statusSummary }
 
     var statusSummary: String {
-        let connected = core.machines.values.count { if case .connected = $0.state { true } else { false } }
+        let connected = core.machines.values.count { $0.state.isLinkUp }
         var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
+        // A link that is up but carries nothing for a subscription (gateway
+        // finding G8) is not "up" to an operator: say how many.
+        let unarmed = core.machines.keys.reduce(0) { count, intent in
+            guard core.machines[intent]?.state.isLinkUp == true else { return count }
+            return count + core.planner.unarmed(of: intent.peripheral).count { core.planner.contains(Subscription(identifier: intent.identifier, peripheral: intent.peripheral, characteristic: $0)) }
+        }
+        if unarmed > 0 { summary += ", \(unarmed) subscription(s) not armed" }
         // The newest failure of a link that is down now: a fault that has
         // since cleared (the link came back, the intent was cancelled) is
         // not shown as a current one.
         var newest: (failure: ConnectionFailure, at: Date)?
         for (intent, entry) in health.intentFailures where entry.at > (newest?.at ?? .distantPast) {
-            guard let machine = core.machines[intent] else { continue }
-            if case .connected = machine.state { continue }
+            guard let machine = core.machines[intent], !machine.state.isLinkUp else { continue }
             newest = entry
         }
         if let newest { summary += ", last error: \(newest.failure)" }

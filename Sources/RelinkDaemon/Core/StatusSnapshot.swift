@@ -80,6 +80,14 @@ struct StatusSnapshot: Sendable {
                 let bond = intentFacts.bonds[intent] ?? IntentBond()
                 entry["bonded"] = bond.bonded
                 entry["identity_address"] = bond.identityAddress
+                if machine.state.isLinkUp {
+                    // Subscribed characteristics the link does not carry yet
+                    // (waiting for them to appear, or rediscovering).
+                    let unarmed = planner.unarmed(of: intent.peripheral).filter {
+                        planner.contains(Subscription(identifier: id, peripheral: intent.peripheral, characteristic: $0))
+                    }
+                    if !unarmed.isEmpty { entry["unarmed"] = unarmed.map(\.description) }
+                }
                 if let last = intentFacts.failures[intent] {
                     entry["last_error"] = last.failure.description
                     entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())

@@ -39,6 +39,16 @@ extension ConnectionStateMachine {
 }
 
 extension ConnectionStateMachine.State {
+    /// True while the intent's peripheral is linked for it: `connected`, or
+    /// sharing another intent's link that is up.
+    public var isLinkUp: Bool {
+        switch self {
+        case .connected: true
+        case .sharing(_, let link): link != nil
+        default: false
+        }
+    }
+
     /// True for `failed` and `cancelled`.
     public var isTerminal: Bool {
         switch self {

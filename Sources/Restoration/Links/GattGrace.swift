@@ -13,9 +13,12 @@ public import RelinkModel
 ///   not seen): reconnect the link so that bluetoothd discovers services
 ///   afresh. A characteristic **confirmed** on this peripheral (armed since
 ///   relinkd started, or subscribed before it started) is waited for: at
-///   most ``retryLimit`` reconnections in a row, then only waiting (a
-///   peripheral's GATT application restarting removes its services for a
-///   while). One never confirmed gets ``unconfirmedRetryLimit``
+///   most ``retryLimit`` reconnections in a row, one look (``period``)
+///   apart; after those, reconnections with a back-off
+///   (``lateRediscoveryLooks(_:)``: 30 s, 1, 2, 4, 8 min, then every
+///   15 min), never none: a link whose subscription never arms carries
+///   nothing, and waiting alone left a lock like that for good (gateway
+///   finding G8). One never confirmed gets ``unconfirmedRetryLimit``
 ///   reconnection; still missing after it, its subscription fails.
 ///
 /// Reconnections are counted per characteristic, since it was last armed:
@@ -33,6 +36,11 @@ public struct GattGrace: Sendable, Hashable {
     /// At most this many reconnections for a characteristic never confirmed;
     /// then its subscription fails.
     public static let unconfirmedRetryLimit = 1
+
+    /// After ``retryLimit`` reconnections in a row, the looks (each one
+    /// ``period``) to wait before the reconnection after `late` more:
+    /// 10, 20, 40, 80, 160, then 300 (30 s up to 15 min).
+    public static func lateRediscoveryLooks(_ late: Int) -> Int { min(10 << min(max(late, 0), 5), 300) }
 
     /// What a grace timer's end calls for.
     public enum Verdict: Sendable, Hashable {
@@ -57,7 +65,11 @@ public struct GattGrace: Sendable, Hashable {
     public enum Decision: Sendable, Hashable {
         /// Reconnect to make bluetoothd rediscover services (this is attempt `n`, from 1).
         case rediscover(attempt: Int)
-        /// Only wait for them (the limit is reached, or the link is not up).
+        /// The reconnections in a row are spent: wait `looksLeft` more looks,
+        /// then reconnect again; `first` on the first look of such a wait
+        /// (the daemon says so once, not at every look).
+        case rediscoverLater(looksLeft: Int, first: Bool)
+        /// Only wait for them (the link is not up).
         case wait
     }
 
@@ -82,6 +94,10 @@ public struct GattGrace: Sendable, Hashable {
     private var retries: [PeripheralID: [CharacteristicKey: Int]] = [:]
     /// Characteristics known to exist on each peripheral (``confirm(_:_:)``).
     private var confirmed: [PeripheralID: Set<CharacteristicKey>] = [:]
+    /// Looks since the last reconnection, on peripherals past ``retryLimit``.
+    private var looks: [PeripheralID: Int] = [:]
+    /// Missing characteristics already reported (``reportMissing(_:_:)``).
+    private var reported: [PeripheralID: Set<CharacteristicKey>] = [:]
 
     /// No peripheral awaited.
     public init() {}
@@ -146,10 +162,27 @@ public struct GattGrace: Sendable, Hashable {
             let limit = confirmed[peripheral]?.contains(key) == true ? Self.retryLimit : Self.unconfirmedRetryLimit
             return (retries[peripheral]?[key] ?? 0) < limit
         }
-        guard !budgeted.isEmpty else { return Outcome(failed: failed, decision: .wait) }
-        let attempt = 1 + (budgeted.map { retries[peripheral]?[$0] ?? 0 }.min() ?? 0)
+        if budgeted.isEmpty {
+            // Every one awaited is confirmed and past its reconnections in a row.
+            let made = awaited.map { retries[peripheral]?[$0] ?? 0 }.min() ?? Self.retryLimit
+            let due = Self.lateRediscoveryLooks(made - Self.retryLimit)
+            let looked = (looks[peripheral] ?? 0) + 1
+            guard looked >= due else {
+                looks[peripheral] = looked
+                return Outcome(failed: failed, decision: .rediscoverLater(looksLeft: due - looked, first: looked == 1))
+            }
+        }
+        looks[peripheral] = 0
+        let attempt = 1 + (awaited.map { retries[peripheral]?[$0] ?? 0 }.min() ?? 0)
         for key in awaited { retries[peripheral, default: [:]][key, default: 0] += 1 }
         return Outcome(failed: failed, decision: .rediscover(attempt: attempt))
+    }
+
+    /// Whether the missing `key` on `peripheral` is to be reported now:
+    /// true once until it is armed or forgotten (the daemon looks every
+    /// ``period``; the journal hears of it once).
+    public mutating func reportMissing(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> Bool {
+        reported[peripheral, default: []].insert(key).inserted
     }
 
     /// `key` is known to exist on `peripheral`: it was armed, or subscribed
@@ -168,14 +201,22 @@ public struct GattGrace: Sendable, Hashable {
     /// its reconnections start over.
     public mutating func armed(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
         confirm(peripheral, key)
+        clearCounts(peripheral, key)
+    }
+
+    private mutating func clearCounts(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
         retries[peripheral]?[key] = nil
-        if retries[peripheral]?.isEmpty == true { retries[peripheral] = nil }
+        if retries[peripheral]?.isEmpty == true {
+            retries[peripheral] = nil
+            looks[peripheral] = nil
+        }
+        reported[peripheral]?.remove(key)
+        if reported[peripheral]?.isEmpty == true { reported[peripheral] = nil }
     }
 
     /// Nobody subscribes to `key` on `peripheral` any more: forgotten.
     public mutating func forget(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
-        retries[peripheral]?[key] = nil
-        if retries[peripheral]?.isEmpty == true { retries[peripheral] = nil }
+        clearCounts(peripheral, key)
         confirmed[peripheral]?.remove(key)
         if confirmed[peripheral]?.isEmpty == true { confirmed[peripheral] = nil }
     }

@@ -40,6 +40,9 @@ struct StatusCommand: AsyncParsableCommand {
                 var line = "    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")"
                 if let attempt = c["attempt"] as? Int, attempt > 0 { line += " attempt \(attempt)" }
                 if c["bonded"] as? Bool == true { line += c["identity_address"] as? Bool == true ? " bonded (identity address)" : " bonded" }
+                if let unarmed = c["unarmed"] as? [String], !unarmed.isEmpty {
+                    line += ", not armed (no notifications yet): \(unarmed.joined(separator: ", "))"
+                }
                 if let error = c["last_error"] as? String { line += ", last error: \(error)" }
                 Output.line(line)
             }
