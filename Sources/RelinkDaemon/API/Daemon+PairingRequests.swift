@@ -135,7 +135,7 @@ actor PairingRequestBroker {
         if let answer = early.removeValue(forKey: number) { return answer }
         Task {
             try? await clock.sleep(until: deadline)
-            await self.expire(number)
+            self.expire(number)
         }
         return await withCheckedContinuation { waiting[number] = $0 }
     }
