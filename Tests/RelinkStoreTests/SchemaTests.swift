@@ -38,10 +38,13 @@ struct SchemaTests {
     func reopenIsIdempotent() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let first = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        let firstLog = LogCapture(), secondLog = LogCapture()
+        let first = try RelinkStore(directory: directory.path, logger: firstLog.logger)
         try await first.apply([.putIdentifier(Fixtures.identifier("keep"))])
         try first.close()
-        let second = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        let second = try RelinkStore(directory: directory.path, logger: secondLog.logger)
+        let migrated = (firstLog.entries + secondLog.entries).filter { "\($0.message)".contains("migrated") }
+        #expect(migrated.isEmpty, "a new store is created, not migrated; a current one is left as it is: \(migrated)")
         defer { try? second.close() }
         #expect(try await second.loadState().identifiers.map(\.record.id.rawValue) == ["keep"])
         let queue = try DatabaseQueue(path: second.databasePath)
@@ -68,8 +71,11 @@ struct SchemaTests {
                     """)
             }
         }
-        let store = try RelinkStore(directory: directory.path, logger: LogCapture().logger)
+        let log = LogCapture()
+        let store = try RelinkStore(directory: directory.path, logger: log.logger)
         defer { try? store.close() }
+        #expect(log.entries.contains { $0.level == .notice && "\($0.message)" == "restore store migrated from schema 1 to \(StoreMigrations.latestUserVersion)" },
+                "the journal says the store was migrated: \(log.entries.map(\.message))")
         let intents = try await store.loadState().identifiers.flatMap(\.connections)
         let intent = try #require(intents.first)
         #expect(intents.count == 1)

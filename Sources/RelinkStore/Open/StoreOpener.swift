@@ -118,7 +118,14 @@ struct StoreOpener {
                     try? pool.close()
                     return .failure(.bad(reason))
                 }
+                let from = try pool.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
                 try StoreMigrations.migrator.migrate(pool)
+                // An operator upgrading relink sees the store follow (a new
+                // database is schema 0 before its first migration).
+                if from > 0 {
+                    logger.notice("restore store migrated from schema \(from) to \(StoreMigrations.latestUserVersion)",
+                                  metadata: .journal([.storePath: "\(databasePath)"]))
+                }
                 return .success((pool, nil))
             }
             // The usual start: the whole-file check and the load of the state
