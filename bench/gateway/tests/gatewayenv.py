@@ -73,13 +73,15 @@ class Results:
 class GatewayEnv:
     """One booted release, driven as an operator and a test author would."""
 
-    def __init__(self, release: str, deb: str):
+    def __init__(self, release: str, deb: str, *more_debs: str, name: str = ""):
+        """`name`: a second gateway of the same release keeps its logs in
+        LOGS/<release>-<name>; `more_debs` are shared beside `deb`."""
         self.release = release
-        self.logdir = os.path.join(LOGS, release)
+        self.logdir = os.path.join(LOGS, f"{release}-{name}" if name else release)
         if os.path.exists(self.logdir):
             shutil.rmtree(self.logdir)
         os.makedirs(self.logdir)
-        share = make_share(os.path.join(self.logdir, "share"), deb)
+        share = make_share(os.path.join(self.logdir, "share"), deb, *more_debs)
         self.deb = os.path.basename(deb)
         self.vm = Gateway(release, os.path.join(self.logdir, "vm"), share)
         self.results = Results(os.path.join(self.logdir, "results.json"))
@@ -191,3 +193,73 @@ def band_counters(evs: list[dict], after: int = 0) -> list[int]:
         if len(value) >= 6:
             out.append(int.from_bytes(bytes(value[2:6]), "little"))
     return out
+
+
+# ---- what the scenarios wait for (relinkd's status and events, the bench's side)
+
+def links_up(gw: GatewayEnv) -> dict:
+    """{identifier: connected?} from relinkctl status (root sees every
+    user's identifiers). "connected-shared": a second identifier on a link
+    another one holds."""
+    doc = gw.ctl_json("status").get("Status") or {}
+    return {i.get("id"): any(c.get("state") in ("connected", "connected-shared") for c in i.get("connections") or [])
+            for i in doc.get("identifiers", [])}
+
+
+def push_lock(gw: GatewayEnv, name: str, value: str) -> None:
+    gw.benchctl("push", name, f"value={value}")
+
+
+def wait_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float) -> float:
+    t0 = time.monotonic()
+    wait_until(lambda: value in lock_values(gw.events(f"gw-{name}")), timeout,
+               f"{name}'s value {value} reaching relinkd's events")
+    return time.monotonic() - t0
+
+
+def subscribed(gw: GatewayEnv, name: str) -> bool:
+    """The peripheral's side: a central has notifications on (bluetoothd
+    called StartNotify on its characteristic). relinkctl's "connected" comes
+    when services are resolved, before the subscription is written: a value
+    a lock sends in between reaches no one, on a real lock too."""
+    return bool(gw.benchctl("get", name).get("notifying"))
+
+
+def wait_link(gw: GatewayEnv, name: str, timeout: float, what: str) -> None:
+    """`name` up in relinkd's status and subscribed on the peripheral."""
+    deadline = time.monotonic() + timeout
+    wait_until(lambda: links_up(gw).get(f"gw-{name}"), timeout, what)
+    wait_until(lambda: subscribed(gw, name), max(30.0, deadline - time.monotonic()), f"{what}: subscribed")
+
+
+def wait_three_links(gw: GatewayEnv, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    wait_until(lambda: all(links_up(gw).get(f"gw-{n}") for n in LINKS), timeout, what)
+    for n in LINKS:
+        wait_until(lambda: subscribed(gw, n), max(30.0, deadline - time.monotonic()), f"{what}: {n} subscribed")
+
+
+def values_on_all_three(gw: GatewayEnv, tag: str, band_after: Optional[int]) -> None:
+    """Push `<tag>1` to lock A and `<tag>2` to lock B and wait for both in
+    relinkd's events; with `band_after`, also for a band counter after it."""
+    push_lock(gw, "locka", f"{tag}1")
+    push_lock(gw, "lockb", f"{tag}2")
+    wait_lock_value(gw, "locka", f"{tag}1", 60)
+    wait_lock_value(gw, "lockb", f"{tag}2", 60)
+    if band_after is not None:
+        wait_band_after(gw, band_after, 60)
+
+
+def last_sequence(gw: GatewayEnv, identifier: str) -> int:
+    return max((e.get("sequence", 0) for e in gw.events(identifier)), default=0)
+
+
+def wait_band_values(gw: GatewayEnv, after: int, timeout: float, what: str) -> None:
+    """Band values in events after sequence `after`: by sequence, not by the
+    band's counter, which starts over when a boot starts a new band."""
+    wait_until(lambda: band_counters(gw.events("gw-band"), after=after), timeout, what)
+
+
+def wait_band_after(gw: GatewayEnv, counter: int, timeout: float) -> int:
+    return wait_until(lambda: max(band_counters(gw.events("gw-band")), default=-1) > counter and
+                      max(band_counters(gw.events("gw-band"))), timeout, f"band counters after {counter}")

@@ -238,14 +238,16 @@ class Gateway:
                     self._cond.notify_all()
 
 
-def make_share(root: str, deb: str) -> str:
-    """The folder the guest sees at /srv/relink: the .deb, the bench's
-    Python package and peripheral programs, and the example lock program
-    (copied, so the guest never sees the host's build tree)."""
+def make_share(root: str, deb: str, *more_debs: str) -> str:
+    """The folder the guest sees at /srv/relink: the .deb (and `more_debs`,
+    e.g. an earlier release to upgrade from), the bench's Python package and
+    peripheral programs, and the example lock program (copied, so the guest
+    never sees the host's build tree)."""
     if os.path.exists(root):
         shutil.rmtree(root)
     os.makedirs(os.path.join(root, "deb"))
-    shutil.copy2(deb, os.path.join(root, "deb", os.path.basename(deb)))
+    for d in (deb, *more_debs):
+        shutil.copy2(d, os.path.join(root, "deb", os.path.basename(d)))
     bench = os.path.join(REPO, "bench")
     shutil.copytree(os.path.join(bench, "relinkbench"), os.path.join(root, "bench", "relinkbench"),
                     ignore=shutil.ignore_patterns("__pycache__"))
