@@ -47,6 +47,24 @@ struct UnknownCharacteristicTests {
             && summary.contains("1/1 links up") && summary.contains("1 subscription(s) not armed")
     }
 
+    /// A daemon that registered the band (out of range), connected it with
+    /// the known-identifier strategy and subscribed to `key`, stopped after
+    /// `inspect`: the next daemon on `directory` takes the subscription as
+    /// confirmed (made before it started).
+    static func subscribedWhileAway(_ key: CharacteristicKey, inspect: (InProcessDaemon) async throws -> Void = { _ in })
+        async throws -> (FakeBlueZ, String) {
+        let fake = FakeBlueZ()
+        await fake.add(Self.band(inRange: false), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(T.id, uid: 0))
+        try await first.submit(.connect(T.id, T.band, try T.options([.knownIdentifier])))
+        try await first.submit(.subscribe(T.id, T.band, key))
+        try await inspect(first)
+        await first.stop()
+        return (fake, directory)
+    }
+
     /// The `connected` events the band's identifier was sent: one per link.
     static func links(_ d: InProcessDaemon) async throws -> Int {
         try await d.events(T.id).count { $0.kind == "connected" }
@@ -94,18 +112,14 @@ struct UnknownCharacteristicTests {
     /// earlier run: relinkd does not drop it when its service is missing
     /// (a peripheral's GATT application restarting), it waits for it.
     @Test func aSubscriptionFromBeforeARestartIsConfirmed() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(inRange: false), known: true)
-        let directory = try InProcessDaemon.temporaryDirectory()
-        let first = try await InProcessDaemon(fake: fake, directory: directory)
-        try await first.submit(.register(T.id, uid: 0))
-        try await first.submit(.connect(T.id, T.band, try T.options([.knownIdentifier])))
-        try await first.submit(.subscribe(T.id, T.band, Self.noSuchService))
-        let peripheral = try #require(await first.daemon.peripheralID(for: T.band))
-        #expect(!(await first.daemon.core.gattGrace.isConfirmed(peripheral, Self.noSuchService)), "never armed")
-        await first.stop()
+        var peripheral: PeripheralID?
+        let (fake, directory) = try await Self.subscribedWhileAway(Self.noSuchService) { first in
+            peripheral = await first.daemon.peripheralID(for: T.band)
+            let id = try #require(peripheral)
+            #expect(!(await first.daemon.core.gattGrace.isConfirmed(id, Self.noSuchService)), "never armed")
+        }
         let second = try await InProcessDaemon(fake: fake, directory: directory)
-        #expect(await second.daemon.core.gattGrace.isConfirmed(peripheral, Self.noSuchService))
+        #expect(await second.daemon.core.gattGrace.isConfirmed(try #require(peripheral), Self.noSuchService))
         await second.stop()
     }
 
@@ -174,14 +188,7 @@ struct UnknownCharacteristicTests {
         let battery = FakeService(uuid: BluetoothUUID(shortValue: 0x180F), characteristics: [
             FakeCharacteristic(uuid: BluetoothUUID(shortValue: 0x2A19), flags: ["read"], value: [90]),
         ])
-        let fake = FakeBlueZ()
-        await fake.add(Self.band(inRange: false), known: true)
-        let directory = try InProcessDaemon.temporaryDirectory()
-        let first = try await InProcessDaemon(fake: fake, directory: directory)
-        try await first.submit(.register(T.id, uid: 0))
-        try await first.submit(.connect(T.id, T.band, try T.options([.knownIdentifier])))
-        try await first.submit(.subscribe(T.id, T.band, T.key))
-        await first.stop()
+        let (fake, directory) = try await Self.subscribedWhileAway(T.key)
         await fake.replaceServices(T.band, with: [battery])  // the heart rate service is not served (yet)
         let clock = DaemonClock.manual()
         let d = try await InProcessDaemon(fake: fake, directory: directory, clock: clock)

@@ -197,6 +197,16 @@ def band_counters(evs: list[dict], after: int = 0) -> list[int]:
 
 # ---- what the scenarios wait for (relinkd's status and events, the bench's side)
 
+def register_three_links(gw: GatewayEnv) -> None:
+    """The three programs' worth: each link on its own identifier, connected
+    (pending until cancelled) with its service and subscribed to its value."""
+    for name, (_, service, char) in LINKS.items():
+        ident = f"gw-{name}"
+        gw.ctl("register", ident)
+        gw.ctl("connect", ident, gw.address(name), "--service", service)
+        gw.ctl("subscribe", ident, gw.address(name), service, char)
+
+
 def links_up(gw: GatewayEnv) -> dict:
     """{identifier: connected?} from relinkctl status (root sees every
     user's identifiers). "connected-shared": a second identifier on a link

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from gatewayenv import (LINKS, RELEASES, GatewayEnv, GatewayError, band_counters, cache_dir, last_sequence,
-                        links_up, newest_deb, push_lock, subscribed, values_on_all_three,
+                        links_up, newest_deb, push_lock, register_three_links, subscribed, values_on_all_three,
                         wait_band_after, wait_band_values, wait_link, wait_lock_value, wait_three_links,
                         wait_until)
 
@@ -88,11 +88,7 @@ def test_three_links(gw):
     bench = gw.start_bench()
     gw.save("bench-ready.json", str(bench))
     t0 = time.monotonic()
-    for name, (_, service, char) in LINKS.items():
-        ident = f"gw-{name}"
-        gw.ctl("register", ident)
-        gw.ctl("connect", ident, gw.address(name), "--service", service)
-        gw.ctl("subscribe", ident, gw.address(name), service, char)
+    register_three_links(gw)
     wait_three_links(gw, 180, "three links up")
     up_s = time.monotonic() - t0
     push_lock(gw, "locka", "a1")

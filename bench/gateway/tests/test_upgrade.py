@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from gatewayenv import (LINKS, RELEASES, GatewayEnv, cache_dir, lock_values, newest_deb, push_lock,
+from gatewayenv import (RELEASES, GatewayEnv, cache_dir, lock_values, newest_deb, push_lock, register_three_links,
                         values_on_all_three, wait_lock_value, wait_three_links, wait_until)
 
 MODE = os.environ.get("RELINK_GATEWAY", "")
@@ -84,11 +84,7 @@ def test_upgrade_remove_reinstall_purge(gw):
         relinkd_active(gw)
         record["previous"] = gw.sh("relinkd --version").out.strip()
         gw.start_bench()
-        for name, (_, service, char) in LINKS.items():
-            ident = f"gw-{name}"
-            gw.ctl("register", ident)
-            gw.ctl("connect", ident, gw.address(name), "--service", service)
-            gw.ctl("subscribe", ident, gw.address(name), service, char)
+        register_three_links(gw)
         wait_three_links(gw, 180, "three links up on the earlier relinkd")
         values_on_all_three(gw, "e", None)  # e1 on lock A, e2 on lock B, stored by 0.0.99
         gw.sh("cp /etc/relink/relinkd.conf /root/relinkd.conf.before 2>/dev/null || true")
