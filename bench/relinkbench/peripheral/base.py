@@ -103,9 +103,19 @@ class Peripheral:
         sys.stdout.write(json.dumps(obj) + "\n")
         sys.stdout.flush()
 
+    # D-Bus's default reply timeout. Commands are served one at a time: a
+    # call bluetoothd never answered held every later command, `get`
+    # included (Debian 12 gateway, a re-advertisement while the bench
+    # started under a scanning relinkd); now it fails like any other error.
+    CALL_TIMEOUT = 25.0
+
     async def _call(self, path: str, interface: str, member: str, signature: str, body: list):
-        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=interface,
-                                            member=member, signature=signature, body=body))
+        try:
+            reply = await asyncio.wait_for(self.bus.call(Message(destination="org.bluez", path=path, interface=interface,
+                                                                 member=member, signature=signature, body=body)),
+                                           self.CALL_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise RuntimeError(f"{member}: no reply from bluetoothd in {self.CALL_TIMEOUT:.0f} s") from None
         if reply.message_type == MessageType.ERROR:
             raise RuntimeError(f"{member}: {reply.error_name}: {reply.body}")
         return reply
