@@ -41,11 +41,7 @@ extension Daemon {
             core.gattGrace.stopWaiting(for: peripheral)  // nothing left to wait for; the link stays as it is
             return
         }
-        let attempt: Int
-        switch decision {
-        case .rediscover(let n) where device != nil:
-            attempt = n
-        case .rediscoverLater(let looksLeft, let first):
+        if case .rediscoverLater(let looksLeft, let first) = decision {
             // Said once per wait: the look comes back every period.
             if first {
                 logger.warning("a subscribed characteristic is still missing on the link after \(GattGrace.retryLimit) reconnections; reconnecting again in \(GattGrace.period * looksLeft)", metadata: .journal([
@@ -53,13 +49,13 @@ extension Daemon {
                 ]))
             }
             return
-        case .rediscover, .wait:
+        }
+        guard let device, case .rediscover(let attempt) = decision else {
             logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([
                 .peripheral: "\(peripheral)", .characteristic: "\(missing.keys.sorted().map(\.description))",
             ]))
             return
         }
-        guard let device else { return }
         logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: .journal([
             .peripheral: "\(peripheral)", .attempt: "\(attempt)", .decision: "rediscover-services",
             .characteristic: "\(missing.keys.sorted().map(\.description))",

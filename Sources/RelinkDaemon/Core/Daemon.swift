@@ -319,7 +319,7 @@ public actor Daemon {
         // finding G8) is not "up" to an operator: say how many.
         let unarmed = core.machines.keys.reduce(0) { count, intent in
             guard core.machines[intent]?.state.isLinkUp == true else { return count }
-            return count + core.planner.unarmed(of: intent.peripheral).count { core.planner.contains(Subscription(identifier: intent.identifier, peripheral: intent.peripheral, characteristic: $0)) }
+            return count + core.planner.unarmed(of: intent.peripheral, for: intent.identifier).count
         }
         if unarmed > 0 { summary += ", \(unarmed) subscription(s) not armed" }
         // The newest failure of a link that is down now: a fault that has

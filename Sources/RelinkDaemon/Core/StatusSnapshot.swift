@@ -83,9 +83,7 @@ struct StatusSnapshot: Sendable {
                 if machine.state.isLinkUp {
                     // Subscribed characteristics the link does not carry yet
                     // (waiting for them to appear, or rediscovering).
-                    let unarmed = planner.unarmed(of: intent.peripheral).filter {
-                        planner.contains(Subscription(identifier: id, peripheral: intent.peripheral, characteristic: $0))
-                    }
+                    let unarmed = planner.unarmed(of: intent.peripheral, for: id)
                     if !unarmed.isEmpty { entry["unarmed"] = unarmed.map(\.description) }
                 }
                 if let last = intentFacts.failures[intent] {

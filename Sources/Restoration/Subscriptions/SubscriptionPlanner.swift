@@ -105,6 +105,12 @@ public struct SubscriptionPlanner: Sendable {
         return (wanted[peripheral]?.keys.sorted() ?? []).filter { !armedKeys.contains($0) }
     }
 
+    /// ``unarmed(of:)`` limited to the characteristics `identifier`
+    /// subscribes to: what `Status` and `STATUS=` show as not armed.
+    public func unarmed(of peripheral: PeripheralID, for identifier: RestoreIdentifier) -> [CharacteristicKey] {
+        unarmed(of: peripheral).filter { wanted[peripheral]?[$0]?.contains(identifier) == true }
+    }
+
     /// The characteristics armed on the current link.
     public func armedCharacteristics(of peripheral: PeripheralID) -> Set<CharacteristicKey> {
         armed[peripheral] ?? []
