@@ -197,6 +197,36 @@ def band_counters(evs: list[dict], after: int = 0) -> list[int]:
 
 # ---- what the scenarios wait for (relinkd's status and events, the bench's side)
 
+def booted(release: str, *debs: str, name: str = ""):
+    """A module fixture's body: boots a gateway of `release` sharing `debs`
+    (the first is this build's), records the boot, yields it, then saves
+    the guest's journal and powers it off (recorded too)."""
+    env = GatewayEnv(release, *debs, name=name)
+    hello = env.vm.boot()
+    env.results.add({"scenario": "boot", "os": hello["os"], "seconds": hello["seconds"], "state": hello["state"],
+                     "failed_units": env.sh("systemctl --failed --no-legend --plain", check=False).out.split("\n")[:-1]})
+    yield env
+    try:
+        env.save("journal.txt", env.sh("journalctl --no-pager -o short-monotonic", check=False).out)
+    except GatewayError:
+        pass
+    t0 = time.monotonic()
+    env.vm.shutdown()
+    env.results.add({"scenario": "poweroff", "seconds": round(time.monotonic() - t0, 1)})
+
+
+def relinkd_is_active(gw: GatewayEnv) -> bool:
+    return gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active"
+
+
+def relinkd_active(gw: GatewayEnv, timeout: float = 120) -> None:
+    wait_until(lambda: relinkd_is_active(gw), timeout, "relinkd.service active")
+
+
+def main_pid(gw: GatewayEnv) -> str:
+    return gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
+
+
 def register_three_links(gw: GatewayEnv) -> None:
     """The three programs' worth: each link on its own identifier, connected
     (pending until cancelled) with its service and subscribed to its value."""

@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from gatewayenv import (LINKS, RELEASES, GatewayEnv, GatewayError, band_counters, cache_dir, last_sequence,
-                        links_up, newest_deb, push_lock, register_three_links, subscribed, values_on_all_three,
-                        wait_band_after, wait_band_values, wait_link, wait_lock_value, wait_three_links,
-                        wait_until)
+from gatewayenv import (LINKS, RELEASES, GatewayEnv, band_counters, booted, cache_dir, last_sequence, links_up,
+                        main_pid, newest_deb, push_lock, register_three_links, relinkd_active, relinkd_is_active,
+                        subscribed, values_on_all_three, wait_band_after, wait_band_values, wait_link,
+                        wait_lock_value, wait_three_links, wait_until)
 
 MODE = os.environ.get("RELINK_GATEWAY", "")
 WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
@@ -45,18 +45,7 @@ def gw(request):
     reason = skip_reason(release)
     if reason:
         pytest.skip(reason)
-    env = GatewayEnv(release, newest_deb())
-    hello = env.vm.boot()
-    env.results.add({"scenario": "boot", "os": hello["os"], "seconds": hello["seconds"], "state": hello["state"],
-                        "failed_units": env.sh("systemctl --failed --no-legend --plain", check=False).out.split("\n")[:-1]})
-    yield env
-    try:
-        env.save("journal.txt", env.sh("journalctl --no-pager -o short-monotonic", check=False).out)
-    except GatewayError:
-        pass
-    t0 = time.monotonic()
-    env.vm.shutdown()
-    env.results.add({"scenario": "poweroff", "seconds": round(time.monotonic() - t0, 1)})
+    yield from booted(release, newest_deb())
 
 
 def test_install_with_apt(gw):
@@ -65,8 +54,7 @@ def test_install_with_apt(gw):
     out = gw.sh(f"DEBIAN_FRONTEND=noninteractive apt-get install -y /srv/relink/deb/{gw.deb} 2>&1",
                 timeout=600, check=False)
     gw.save("apt-install.txt", out.out)
-    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
-               "relinkd.service active")
+    relinkd_active(gw)
     restarts = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip() or -1)
     journal = gw.journal()
     gw.save("relinkd-install.journal", journal)
@@ -125,13 +113,13 @@ def signal_and_recover(gw: GatewayEnv, sig: str, timeout: float, what: str, tag:
     """`systemctl kill -s SIG relinkd`, then wait until systemd runs a new
     relinkd, all three links are back and values flow on all three; returns
     the seconds taken and `NRestarts` before and after."""
-    pid = gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
+    pid = main_pid(gw)
     before = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip())
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
     gw.sh(f"systemctl kill -s {sig} relinkd")
-    wait_until(lambda: gw.sh("systemctl show -p MainPID --value relinkd").out.strip() not in ("0", pid)
-               and gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", timeout, what)
+    wait_until(lambda: main_pid(gw) not in ("0", pid)
+               and relinkd_is_active(gw), timeout, what)
     restarted_s = time.monotonic() - t0
     wait_three_links(gw, 180, "three links back")
     values_on_all_three(gw, tag, counter)
@@ -269,8 +257,7 @@ def test_reboot(gw):
     before = {n: gw.events(f"gw-{n}") for n in LINKS}
     hello = gw.vm.reboot()
     t0 = time.monotonic()
-    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
-               "relinkd active after boot")
+    relinkd_active(gw, 180)
     gw.bench_after_boot()  # systemd started the peripherals before relinkd
     wait_three_links(gw, 240, "three links after reboot")
     links_s = time.monotonic() - t0
@@ -320,8 +307,7 @@ def test_power_cut(gw):
     stores = gw.sh("ls /var/lib/relink/").out.split()
     checks = {f: gw.sh(f"sqlite3 -readonly /var/lib/relink/{f} 'PRAGMA integrity_check'", check=False).out.strip()
               for f in stores if f.endswith((".sqlite", ".db", ".sqlite3"))}
-    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 180,
-               "relinkd active after the power cut")
+    relinkd_active(gw, 180)
     gw.bench_after_boot()
     wait_three_links(gw, 240, "three links after the power cut")
     links_s = time.monotonic() - t0

@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from gatewayenv import (RELEASES, GatewayEnv, cache_dir, lock_values, newest_deb, push_lock, register_three_links,
-                        values_on_all_three, wait_lock_value, wait_three_links, wait_until)
+from gatewayenv import (RELEASES, GatewayEnv, booted, cache_dir, lock_values, main_pid, newest_deb, push_lock,
+                        register_three_links, relinkd_active, values_on_all_three, wait_lock_value, wait_three_links)
 
 MODE = os.environ.get("RELINK_GATEWAY", "")
 WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
@@ -38,14 +38,7 @@ def gw(request):
         pytest.skip(f"no {release} image: run scripts/setup-gateway.sh {release}")
     if newest_deb() is None or previous_deb() is None:
         pytest.skip("needs scripts/build-deb.sh and scripts/build-previous-deb.sh")
-    env = GatewayEnv(release, newest_deb(), previous_deb(), name="upgrade")
-    hello = env.vm.boot()
-    env.results.add({"scenario": "boot", "os": hello["os"], "seconds": hello["seconds"]})
-    yield env
-    try:
-        env.save("journal.txt", env.sh("journalctl --no-pager -o short-monotonic", check=False).out)
-    finally:
-        env.vm.shutdown()
+    yield from booted(release, newest_deb(), previous_deb(), name="upgrade")
 
 
 def apt(gw: GatewayEnv, args: str, what: str, earlier: bool = False):
@@ -61,15 +54,6 @@ def apt(gw: GatewayEnv, args: str, what: str, earlier: bool = False):
     if not earlier:
         assert "Could not execute systemctl" not in out.out, out.out[-2000:]
     return out.out
-
-
-def relinkd_active(gw: GatewayEnv) -> None:
-    wait_until(lambda: gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active", 120,
-               "relinkd.service active")
-
-
-def main_pid(gw: GatewayEnv) -> str:
-    return gw.sh("systemctl show -p MainPID --value relinkd").out.strip()
 
 
 def test_upgrade_remove_reinstall_purge(gw):
