@@ -6,7 +6,8 @@
 #
 # Each image is Debian's own: mmdebstrap from the release's archive (main and
 # security), that release's kernel and initramfs, systemd as PID 1, dbus,
-# bluez, bluez-test-tools (btvirt) and python3, with the bench's pinned
+# bluez, bluez-test-tools (btvirt), python3 and python3-pytest (the
+# restart-survival suite runs in the guest), with the bench's pinned
 # dbus-fast (bench/requirements.txt, from PyPI: Debian's is too old for the
 # bench's peripheral programs and the example lock) installed by pip for the
 # guest's Python under /usr/local, btvirt rebuilt from the release's bluez
@@ -29,7 +30,7 @@ SECURITY_MIRROR=${RELINK_GATEWAY_SECURITY_MIRROR:-http://deb.debian.org/debian-s
 IMAGE_SIZE=4G
 PACKAGES=(
   systemd-sysv dbus udev kmod linux-image-amd64 initramfs-tools
-  bluez bluez-test-tools python3 sqlite3 procps
+  bluez bluez-test-tools python3 sqlite3 procps python3-pytest
 )
 HOST_PACKAGES=(mmdebstrap qemu-system-x86 qemu-utils e2fsprogs curl dpkg-dev patch
   autoconf automake libtool pkg-config libglib2.0-dev libdbus-1-dev)

@@ -196,6 +196,14 @@ class Bench:
     def _zoo_exited(self) -> bool:
         return self.zoo is not None and not self.zoo.running
 
+    async def daemon_status(self) -> dict:
+        """Whether bluetoothd (BlueZoo) still runs, and how it ended if not
+        (a crash shows as a negative signal number): the `status` command's
+        "bluetoothd"."""
+        zoo = self.zoo
+        return {"pid": zoo.pid if zoo else None, "running": bool(zoo and zoo.running),
+                "returncode": zoo.proc.returncode if zoo and zoo.proc else None}
+
     async def _stop_zoo(self, how: str) -> None:
         """bluetoothd crashes (KILL) or stops (TERM)."""
         if self.zoo is not None:

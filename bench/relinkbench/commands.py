@@ -116,12 +116,8 @@ class Dispatcher:
                 states[s.name] = {"running": running, "in_range": s.in_range, **st}
             info = b.info()
             info.pop("event")
-            zoo = b.zoo
-            # Whether bluetoothd (BlueZoo) still runs, and how it ended if not
-            # (a crash shows as a negative signal number).
-            daemon = {"pid": zoo.pid if zoo else None, "running": bool(zoo and zoo.running),
-                      "returncode": zoo.proc.returncode if zoo and zoo.proc else None}
-            return {**info, "central_powered": b.central_powered, "state": states, "bluetoothd": daemon}
+            return {**info, "central_powered": b.central_powered, "state": states,
+                    "bluetoothd": await b.daemon_status()}
         if cmd in FORWARDED:
             spec = self._peripheral(req)
             if spec.kind not in FORWARDED[cmd]:

@@ -1,6 +1,11 @@
 """Helpers for tests that run inside the real-BlueZ VM (run-vm sets
 RELINK_REALBLUEZ_GUEST=1): relinkd as the relink user on the guest's system
-bus, relinkctl, a bounded wait, and a record of what relinkd did wrong."""
+bus, relinkctl, a bounded wait, and a record of what relinkd did wrong.
+
+A booted gateway image runs them too (bench/gateway/tests/test_survival.py):
+RELINK_RELINKD and RELINK_RELINKCTL name the installed binaries and
+RELINK_REALBLUEZ_BACKEND=gateway makes the bench drive the system's own
+bluetooth.service instead of a bluetoothd of its own."""
 
 import datetime
 import json
@@ -22,8 +27,9 @@ from benchproc import BenchProcess  # noqa: E402
 from relinkbench.waiting import wait_until as wait_for  # noqa: E402  (the guest tests' name for it)
 
 BUILD = os.environ.get("RELINK_BUILD_DIR", os.path.join(REPO, ".build", "debug"))
-RELINKD = os.path.join(BUILD, "relinkd")
-RELINKCTL = os.path.join(BUILD, "relinkctl")
+RELINKD = os.environ.get("RELINK_RELINKD") or os.path.join(BUILD, "relinkd")
+RELINKCTL = os.environ.get("RELINK_RELINKCTL") or os.path.join(BUILD, "relinkctl")
+BACKEND = os.environ.get("RELINK_REALBLUEZ_BACKEND") or "bluez"
 LOGDIR = os.environ.get("RELINK_REALBLUEZ_LOGDIR") or tempfile.mkdtemp(prefix="relink-real-")
 IN_GUEST = os.environ.get("RELINK_REALBLUEZ_GUEST") == "1"
 
@@ -32,9 +38,10 @@ HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 
 
 def start_bench(*args: str) -> BenchProcess:
-    """run-bench --backend bluez. Its directory stays in the guest's /tmp (its
-    control socket cannot live on LOGDIR's 9p share); stop_bench copies the logs."""
-    return BenchProcess("--backend", "bluez", "--keep-dir", *args, timeout=90)
+    """run-bench --backend bluez (or BACKEND). Its directory stays in the
+    guest's /tmp (its control socket cannot live on LOGDIR's 9p share);
+    stop_bench copies the logs."""
+    return BenchProcess("--backend", BACKEND, "--keep-dir", *args, timeout=150 if BACKEND == "gateway" else 90)
 
 
 def stop_bench(bench: BenchProcess) -> None:
@@ -193,12 +200,23 @@ class Results:
     def __init__(self, path: str):
         self.path = path
         self.doc = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "bluetoothd": "Debian bluez 5.66 (btvirt controllers, TCG VM)", "cases": []}
+                    "bluetoothd": f"Debian bluez {bluez_version()} ({BACKEND} backend, btvirt controllers, TCG VM)",
+                    "cases": []}
 
     def add(self, case: dict) -> None:
         self.doc["cases"].append(case)
         with open(self.path, "w") as f:
             json.dump(self.doc, f, indent=1)
+
+
+def bluez_version() -> str:
+    """The guest's bluez package version (dpkg), or "unknown"."""
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "bluez"], capture_output=True, text=True,
+                             timeout=10)
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
 
 
 class Findings:

@@ -1,4 +1,6 @@
-"""The restart-survival suite on real bluetoothd 5.66, inside the VM: every
+"""The restart-survival suite on real bluetoothd, inside the VM (5.66) or a
+booted gateway image (bench/gateway/tests/test_survival.py: 5.66 or 5.82,
+Debian's bluetooth.service): every
 restart kind x every state of an intent x the bench's lock and band. Each
 case sets one intent up on its own restore identifier, plays one restart,
 and checks what the user is promised afterwards:

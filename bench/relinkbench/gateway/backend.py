@@ -86,7 +86,21 @@ class GatewayBench(RealBluezBench):
     def _zoo_exited(self) -> bool:
         return False  # systemd's to watch; start_zoo's wait is bounded
 
+    async def daemon_status(self) -> dict:
+        """bluetooth.service as systemd sees it: running while `active` (or
+        on its way up or down); a crash leaves it `failed`, with the signal
+        in ExecMainStatus (Debian's unit does not restart it)."""
+        state = await systemctl("is-active", UNIT)
+        show = dict(line.split("=", 1) for line in
+                    (await systemctl("show", "-p", "MainPID", "-p", "ExecMainStatus", UNIT)).splitlines()
+                    if "=" in line)
+        running = state in ("active", "activating", "deactivating", "reloading")
+        return {"pid": int(show.get("MainPID") or 0) or None, "running": running,
+                "returncode": None if running else int(show.get("ExecMainStatus") or 0), "unit_state": state}
+
     async def _stop_zoo(self, how: str) -> None:
+        if await systemctl("is-active", UNIT) in ("inactive", "failed"):
+            return  # already down (it crashed): started again by the caller
         if how == "KILL":
             await systemctl("kill", "--signal=SIGKILL", UNIT)
         else:

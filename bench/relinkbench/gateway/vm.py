@@ -241,8 +241,8 @@ class Gateway:
 def make_share(root: str, deb: str, *more_debs: str) -> str:
     """The folder the guest sees at /srv/relink: the .deb (and `more_debs`,
     e.g. an earlier release to upgrade from), the bench's Python package and
-    peripheral programs, and the example lock program (copied, so the guest
-    never sees the host's build tree)."""
+    peripheral programs, the real-bluetoothd guest suites, and the example
+    lock program (copied, so the guest never sees the host's build tree)."""
     if os.path.exists(root):
         shutil.rmtree(root)
     os.makedirs(os.path.join(root, "deb"))
@@ -253,8 +253,13 @@ def make_share(root: str, deb: str, *more_debs: str) -> str:
                     ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("run-bench", "benchctl"):
         shutil.copy2(os.path.join(bench, f), os.path.join(root, "bench", f))
+    # The real-bluetoothd bench and its guest suites (the restart-survival
+    # suite runs in a gateway too: bench/gateway/tests/test_survival.py),
+    # with the test helper they start the bench with.
     shutil.copytree(os.path.join(bench, "realbluez"), os.path.join(root, "bench", "realbluez"),
-                    ignore=shutil.ignore_patterns("__pycache__", "tests", "guest_tests"))
+                    ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    os.makedirs(os.path.join(root, "bench", "tests"))
+    shutil.copy2(os.path.join(bench, "tests", "benchproc.py"), os.path.join(root, "bench", "tests", "benchproc.py"))
     # The example lock program and its relaunch files (docs/relaunch.md).
     for example in ("python-lock", "python-common"):
         shutil.copytree(os.path.join(REPO, "examples", example), os.path.join(root, "examples", example),
