@@ -100,7 +100,7 @@ import RelinkModel
             defer { bluetoothd.stop() }
             let connection = try await Connection.connect(to: .address(address))
             defer { connection.close() }
-            let client = BlueZClient(connection: connection, refusedRecheck: .milliseconds(50))
+            let client = BlueZClient(connection: connection, recheck: .milliseconds(50))
             let log = EventLog()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await client.run() }

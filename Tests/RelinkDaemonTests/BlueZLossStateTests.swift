@@ -97,4 +97,39 @@ import Testing
             #expect(try await h.events("discovered").count == 2, "the new session reports the band once")
         }
     }
+
+    /// G4 (docs/real-bluez.md): bluetoothd hung when relinkd starts
+    /// (SIGSTOPped: it keeps `org.bluez` and answers nothing, as bluetoothd
+    /// stuck in the kernel did on a gateway). relinkd used to exit 10 s
+    /// after each start ("timed out waiting for the first mirror"), and
+    /// systemd restarted it for as long as bluetoothd stayed stuck. Now it
+    /// starts without bluetoothd, tells programs `bluetoothdMissing`, and
+    /// restores the link once bluetoothd answers again.
+    @Test func relinkdStartsWhileBluetoothdIsHungAndRestoresTheLinkOnceItAnswers() async throws {
+        try await Harness.with { h in
+            try await h.connectAndSubscribeLock()
+            try await h.push([70])
+            try await h.waitUntilHandled()
+            guard case .object(let daemon)? = try await h.bench.status()["bluetoothd"],
+                  case .number(let number)? = daemon["pid"], let pid = pid_t(exactly: number) else {
+                Issue.record("the bench did not say bluetoothd's pid")
+                return
+            }
+            #expect(h.stopRelinkd() == 0)
+            #expect(kill(pid, SIGSTOP) == 0)
+            var hung = true
+            defer { if hung { kill(pid, SIGCONT) } }
+            try await h.startRelinkd()  // up only if it started without bluetoothd's objects
+            try await h.waitUntilReady()
+            let status = try await h.control.status()
+            #expect(status["adapter_state"] as? String == "bluetoothdMissing", "\(status)")
+            #expect(kill(pid, SIGCONT) == 0)
+            hung = false
+            try await h.waitUntilNotificationsFlow(timeout: .seconds(60))
+            try await h.push([71])
+            try await h.waitUntilHandled()
+            #expect(try await h.testValues() == [70, 71])
+            #expect(try await h.control.status()["adapter_state"] as? String == "poweredOn")
+        }
+    }
 }

@@ -17,6 +17,7 @@ extension BlueZClient {
             forgetHostedRegistrations()
             owner = nil
             refused = false  // whether the next one lets relinkd in is asked when it comes
+            unanswered = false
             discoverySessions = []
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
             emit(.serviceLost)
@@ -33,7 +34,7 @@ extension BlueZClient {
     /// layers would reconnect or restart discovery twice.
     func resync(reason: ResetReason) async {
         let names = mirror.knownNames
-        let wasRefused = refused
+        let wasRefused = refused, wasUnanswered = unanswered
         discoverySessions = []  // a new (or no) bluetoothd has no session of ours
         resyncing = true
         defer { resyncing = false }
@@ -45,7 +46,9 @@ extension BlueZClient {
             owner = nil
             heldSignals = []
             mirror = Mirror(managedObjects: [:], knownNames: names)
-            if wasRefused && refused && reason == .accessGranted { return }  // still refused: nothing changed
+            // Still refused, or still not answering: nothing changed.
+            if wasRefused && refused && reason == .accessGranted { return }
+            if wasUnanswered && unanswered && reason == .bluetoothdAnswered { return }
             emit(.serviceLost)
             return
         }
@@ -65,10 +68,11 @@ extension BlueZClient {
         resumeWaiters()
     }
 
-    /// Reads bluetoothd's objects again if the bus refused relinkd's calls.
-    func recheckIfRefused() async {
-        guard refused, !resyncing else { return }
-        await resync(reason: .accessGranted)
+    /// Reads bluetoothd's objects again if the bus refused relinkd's calls
+    /// or bluetoothd did not answer them.
+    func recheckIfUnread() async {
+        guard refused || unanswered, !resyncing else { return }
+        await resync(reason: refused ? .accessGranted : .bluetoothdAnswered)
     }
 
     /// Delays between attempts to read a new bluetoothd's objects: a
@@ -86,20 +90,35 @@ extension BlueZClient {
                 guard owner != nil else { return nil }
                 let reply = try await connection.callBlueZ(
                     path: .root, interface: BlueZInterface.objectManager,
-                    method: "GetManagedObjects", timeout: .seconds(10))
+                    method: "GetManagedObjects", timeout: readTimeout)
                 guard let body = reply.body.first else { throw DBusError(.invalidArgs, "empty GetManagedObjects reply") }
                 let objects = try body.managedObjects()
                 if refused {
                     logger.notice("the bus lets relinkd call bluetoothd again", metadata: .journal([.event: "bluetoothd-access-granted"]))
                 }
+                if unanswered {
+                    logger.notice("bluetoothd answers again", metadata: .journal([.event: "bluetoothd-answering"]))
+                }
                 refused = false
+                unanswered = false
                 return (objects: objects, serial: reply.serial)
             } catch is CancellationError {
+                return nil
+            } catch let error as DBusError where error.name == .noReply {
+                // Hung (G4 in docs/real-bluez.md: stuck in the kernel, it
+                // kept its name for good): retrying at once only piles calls
+                // up in its queue. relinkd goes on without bluetoothd and
+                // asks again every `recheck`.
+                if !unanswered {
+                    logger.error("bluetoothd holds org.bluez but does not answer (no reply to GetManagedObjects in \(readTimeout)); asking again every \(recheck)",
+                                 metadata: .journal([.event: "bluetoothd-not-answering", .error: "\(error)"]))
+                }
+                unanswered = true
                 return nil
             } catch let error as DBusError where error.name == .accessDenied {
                 // The D-Bus policy: retrying at once changes nothing.
                 if !refused {
-                    logger.error("the bus refuses relinkd's calls to bluetoothd (D-Bus policy); asking again every \(refusedRecheck)",
+                    logger.error("the bus refuses relinkd's calls to bluetoothd (D-Bus policy); asking again every \(recheck)",
                                  metadata: .journal([.event: "bluetoothd-access-denied", .error: "\(error)"]))
                 }
                 refused = true

@@ -52,9 +52,14 @@ public actor BlueZClient {
     let gapReadRequests: AsyncStream<ObjectPath>.Continuation
     private(set) var isReady = false
     /// True while the bus refuses relinkd's calls to bluetoothd
-    /// (`AccessDenied`): ``run()`` asks again every ``refusedRecheck``
+    /// (`AccessDenied`): ``run()`` asks again every ``recheck``
     /// (a reloaded D-Bus policy is not signalled).
     var refused = false
+    /// True while bluetoothd holds `org.bluez` but did not answer the last
+    /// `GetManagedObjects` in time (hung, e.g. stuck in the kernel):
+    /// ``run()`` asks again every ``recheck``, since a bluetoothd that
+    /// comes unstuck sends no signal saying so.
+    var unanswered = false
     /// The adapters upper layers watch (``watchAdapter(_:)``).
     private var adapterStatus = AdapterStatusReporter()
     private var waiterCounter: UInt64 = 0
@@ -72,15 +77,22 @@ public actor BlueZClient {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { connection.serialExecutor }
 
     /// How often ``run()`` asks bluetoothd again while the bus refuses
-    /// relinkd's calls.
-    let refusedRecheck: Duration
+    /// relinkd's calls or bluetoothd does not answer them.
+    let recheck: Duration
+    /// How long `GetManagedObjects` may take before bluetoothd counts as
+    /// not answering.
+    let readTimeout: Duration
 
-    /// A client on `connection`; `refusedRecheck`: how often to ask
-    /// bluetoothd again while the bus refuses relinkd's calls (15 s).
-    public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez"), refusedRecheck: Duration = .seconds(15)) {
+    /// A client on `connection`; `recheck`: how often to ask bluetoothd
+    /// again while the bus refuses relinkd's calls or bluetoothd does not
+    /// answer them (15 s); `readTimeout`: how long reading bluetoothd's
+    /// objects may take before it counts as not answering (10 s).
+    public init(connection: Connection, logger: Logger = Logger(label: "relink.bluez"), recheck: Duration = .seconds(15),
+                readTimeout: Duration = .seconds(10)) {
         self.connection = connection
         self.logger = logger
-        self.refusedRecheck = refusedRecheck
+        self.recheck = recheck
+        self.readTimeout = readTimeout
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (gapReads, gapReadRequests) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -111,10 +123,11 @@ public actor BlueZClient {
                 for await device in gapReads { await self.readGAPName(of: device) }
             }
             group.addTask { [self] in
-                // A D-Bus policy change comes with no signal: ask again.
+                // A D-Bus policy change, or a hung bluetoothd coming
+                // unstuck, comes with no signal: ask again.
                 while true {
-                    try await Task.sleep(for: refusedRecheck)
-                    await self.recheckIfRefused()
+                    try await Task.sleep(for: recheck)
+                    await self.recheckIfUnread()
                 }
             }
             try await group.next()

@@ -32,4 +32,7 @@ public enum ResetReason: String, Sendable, Hashable {
     /// The bus refused relinkd's calls to bluetoothd (`AccessDenied`) and
     /// now lets them through (its policy was changed and reloaded).
     case accessGranted
+    /// bluetoothd held `org.bluez` without answering relinkd's calls
+    /// (hung) and now answers them.
+    case bluetoothdAnswered
 }

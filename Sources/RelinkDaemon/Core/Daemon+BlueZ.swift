@@ -18,6 +18,8 @@ extension Daemon {
             publisher?.setReady(true)
             if reason == .accessGranted {
                 logger.notice("the bus lets relinkd call bluetoothd again: restoring every link", metadata: .journal([.event: "bluetoothd-access-granted"]))
+            } else if reason == .bluetoothdAnswered {
+                logger.notice("bluetoothd answers again: restoring every link", metadata: .journal([.event: "bluetoothd-answering"]))
             } else {
                 logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
             }
@@ -39,7 +41,7 @@ extension Daemon {
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
-            logger.warning("bluetoothd left the bus: every link is gone", metadata: .journal([.event: "bluetoothd-lost"]))
+            logger.warning("bluetoothd left the bus or does not answer: relinkd counts every link as gone", metadata: .journal([.event: "bluetoothd-lost"]))
             publisher?.setReady(false)
             core.planner.resetAll()
             writes.batch.held.endAll()

@@ -122,7 +122,12 @@ public actor Daemon {
                 await self?.submitHosted(root, request) ?? .error(.unlikelyError)
             }
             group.addTask { try await bluez.run() }
-            try await bluez.waitUntilReady()
+            // The first read of bluetoothd's objects ends within about 17 s
+            // whatever bluetoothd does: at once when it is not on the bus,
+            // after its retries (6.35 s) while it is not exporting yet,
+            // after 10 s without a reply when it is hung (then relinkd
+            // starts without it and asks again every 15 s).
+            try await bluez.waitUntilReady(timeout: .seconds(30))
             if let hold {
                 logger.warning("test hook: start-up held", metadata: ["duration": "\(hold)"])
                 try? await Task.sleep(for: hold)
