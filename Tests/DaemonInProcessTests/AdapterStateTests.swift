@@ -89,10 +89,12 @@ struct AdapterStateTests {
     @Test func bluetoothdGoneIsBluetoothdMissingAndItsReturnPoweredOnWithTheLinkBack() async throws {
         let fake = FakeBlueZ()
         let d = try await Self.linkedWithWatcher(fake)
+        #expect(!(await d.daemon.summary).contains("adapter"), "STATUS= names the adapter only when it is not on")
         await fake.stopBluetoothd()
         try await eventually("told bluetoothd is gone") {
             try await Self.announced(d, Self.watcher) == [AdapterStatus(.bluetoothdMissing)]
         }
+        #expect((await d.daemon.summary).contains("adapter hci0: bluetoothdMissing"), "STATUS= says why every link is down")
         #expect(try await Self.restored(d, Self.watcher)["adapter_state"] == .string("bluetoothdMissing"))
         await fake.startBluetoothd()
         try await eventually("told the adapter is on again, and the band connected") {

@@ -105,10 +105,18 @@ extension BlueZClient {
             } catch is CancellationError {
                 return nil
             } catch let error as DBusError where error.name == .noReply {
-                // Hung (G4 in docs/real-bluez.md: stuck in the kernel, it
-                // kept its name for good): retrying at once only piles calls
-                // up in its queue. relinkd goes on without bluetoothd and
-                // asks again every `recheck`.
+                // No reply, and the same bluetoothd still holds its name:
+                // hung (G4 in docs/real-bluez.md: stuck in the kernel, it
+                // kept its name for good); retrying at once only piles
+                // calls up in its queue. relinkd goes on without bluetoothd
+                // and asks again every `recheck`. (A bluetoothd that exited
+                // during the call also ends it with NoReply: that one is
+                // retried, and its successor is read when it appears.)
+                guard (try? await stillOwned()) == true else {
+                    guard let delay = delays.next() else { return nil }
+                    do { try await Task.sleep(for: delay) } catch { return nil }
+                    continue
+                }
                 if !unanswered {
                     logger.error("bluetoothd holds org.bluez but does not answer (no reply to GetManagedObjects in \(readTimeout)); asking again every \(recheck)",
                                  metadata: .journal([.event: "bluetoothd-not-answering", .error: "\(error)"]))
@@ -133,6 +141,12 @@ extension BlueZClient {
                 do { try await Task.sleep(for: delay) } catch { return nil }
             }
         }
+    }
+
+    /// Whether the bluetoothd last asked (``owner``) still owns `org.bluez`.
+    private func stillOwned() async throws -> Bool {
+        guard let owner else { return false }
+        return try await connection.nameOwner(of: BlueZInterface.service) == owner
     }
 
     /// Re-registers what bluetoothd forgets for an adapter.

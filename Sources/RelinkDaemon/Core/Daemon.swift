@@ -327,6 +327,11 @@ public actor Daemon {
             return count + core.planner.unarmed(of: intent.peripheral, for: intent.identifier).count
         }
         if unarmed > 0 { summary += ", \(unarmed) subscription(s) not armed" }
+        // Why every link is down, when the adapter is (bluetoothd gone or
+        // hung, the adapter off, blocked or unplugged).
+        if let adapter = core.adapter.current, adapter.state != .poweredOn {
+            summary += ", adapter \(adapterName): \(adapter.state.rawValue)"
+        }
         // The newest failure of a link that is down now: a fault that has
         // since cleared (the link came back, the intent was cancelled) is
         // not shown as a current one.
