@@ -77,7 +77,7 @@ import Testing
             #expect(try await h.ok("list").stdout.isEmpty)
             let gone = try await h.ctl("show", Self.id)
             #expect(gone.status == 4)
-            #expect(gone.stderr == "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"front-door\" is registered (or it belongs to another user).\n", "\(gone)")
+            #expect(gone.stderr == "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"front-door\" is registered (or it belongs to another user). Register it with `relinkctl register front-door`.\n", "\(gone)")
         }
     }
 
@@ -95,7 +95,7 @@ import Testing
                 ["read", id, address, CtlHarness.lockService, CtlHarness.lockState],
                 ["write", id, address, CtlHarness.lockService, CtlHarness.lockCommand, "00"],
             ]
-            let line = "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"back-door\" is registered (or it belongs to another user).\n"
+            let line = "relinkctl: org.relink.Error.UnknownIdentifier: No restore identifier \"back-door\" is registered (or it belongs to another user). Register it with `relinkctl register back-door`.\n"
             for arguments in commands {
                 let result = try await h.ctl(arguments)
                 #expect(result.status == 4, "\(arguments): \(result)")

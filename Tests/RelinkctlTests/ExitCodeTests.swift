@@ -160,6 +160,9 @@ import Testing
             let result = try await CtlProcess.run(["--bus-address", Self.noBus] + arguments)
             #expect(result.status == 3, "\(arguments): \(result)")
             #expect(result.stderr.hasPrefix("relinkctl: org.freedesktop.DBus.Error."), "\(result)")
+            // Says where relinkctl looked and how to point it elsewhere.
+            #expect(result.stderr.contains("/nonexistent/relinkctl-test-bus") && result.stderr.contains("DBUS_SYSTEM_BUS_ADDRESS"), "\(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
         }
     }
 
@@ -167,7 +170,8 @@ import Testing
     /// (not the bus's "not provided by any .service files").
     @Test func noRelinkdOnTheBusExitsThreeSayingItIsNotRunning() async throws {
         try await CtlHarness.with(startRelinkd: false) { h in
-            let explanation = "relinkd is not running (no owner of org.relink on \(h.bus))\n"
+            let explanation = "relinkd is not running (no owner of org.relink on \(h.bus)); "
+                + "start it with `systemctl start relinkd`, or run `relinkd` on that bus\n"
             let commands: [[String]] = [
                 ["status"], ["list"], ["--json", "list"], ["show", "front-door"], ["register", "front-door"],
                 ["scan", "front-door"], ["stop-scan", "front-door"], ["connect", "front-door", "00:00:00:00:00:02"],

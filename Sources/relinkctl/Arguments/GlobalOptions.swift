@@ -44,15 +44,24 @@ struct GlobalOptions: ParsableArguments {
 
     /// D-Bus's answers for a name nobody owns.
     private static let noOwnerNames: Set<String> = [DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue]
+    /// libdbus's answers for a bus that is not there (no socket, nobody listening).
+    private static let noBusNames: Set<String> = [DBusError.Name.fileNotFound.rawValue, DBusError.Name.noServer.rawValue]
 
-    /// `error` with the message relinkctl gives for its condition (name and
-    /// so exit code unchanged).
+    /// `error` with the message relinkctl gives for its condition, saying
+    /// what to do where relinkctl knows (name and so exit code unchanged;
+    /// still one line).
     func explained(_ error: RelinkClientError, identifier: String?) -> RelinkClientError {
         if Self.noOwnerNames.contains(error.name.rawValue) {
-            return RelinkClientError(error.name, "relinkd is not running (no owner of \(RelinkNames.busName) on \(busDescription))")
+            return RelinkClientError(error.name, "relinkd is not running (no owner of \(RelinkNames.busName) on \(busDescription)); "
+                                     + "start it with `systemctl start relinkd`, or run `relinkd` on that bus")
+        }
+        if Self.noBusNames.contains(error.name.rawValue) {
+            return RelinkClientError(error.name, "\(error.message) (relinkctl's bus: --bus-address, else "
+                                     + "DBUS_SYSTEM_BUS_ADDRESS, else the system bus; is dbus running there?)")
         }
         if error.name == .unknownIdentifier, let identifier {
-            return .unknownIdentifier(identifier)
+            let unknown = RelinkClientError.unknownIdentifier(identifier)
+            return RelinkClientError(unknown.name, unknown.message + " Register it with `relinkctl register \(identifier)`.")
         }
         return error
     }
