@@ -30,8 +30,7 @@ struct Relinkctl: AsyncParsableCommand {
 
     /// No command given: a usage error (exit 2) that names the commands.
     func run() async throws {
-        let commands = Self.configuration.subcommands.compactMap { $0.configuration.commandName }
-        throw ValidationError("Missing a command: one of \(commands.joined(separator: ", ")).")
+        throw ValidationError("Missing a command: one of \(Self.commandNames.joined(separator: ", ")).")
     }
 
     /// Parses, runs, and maps every failure to the documented exit codes.
@@ -66,7 +65,47 @@ struct Relinkctl: AsyncParsableCommand {
         if code == .success { Self.exit(withError: error) }
         if let failed = ArgumentCheck.failed { Output.fail(failed) }
         if let e = error as? ExitCode { Output.terminate(e.rawValue) }
-        Output.error(Output.shortened(fullMessage(for: error)))
+        if let unknown = unknownCommand(in: Array(CommandLine.arguments.dropFirst())) {
+            Output.error(Output.shortened(unknown + "\nUsage: " + usageString() + "\n  See 'relinkctl --help' for more information."))
+        } else {
+            Output.error(Output.shortened(fullMessage(for: error)))
+        }
         Output.terminate(Output.ExitStatus.usage)
+    }
+
+    /// The commands' names.
+    static var commandNames: [String] { configuration.subcommands.compactMap { $0.configuration.commandName } }
+
+    /// "Error: unknown command 'X'" (with the closest command, when one is
+    /// close) when the first word that is not a global option is not a
+    /// command; nil when it is one, or there is none.
+    static func unknownCommand(in arguments: [String]) -> String? {
+        var rest = arguments[...]
+        while let first = rest.first, first.hasPrefix("-") {
+            rest = rest.dropFirst(first == "--bus-address" ? 2 : 1)  // its value is the next word
+        }
+        guard let word = rest.first, !commandNames.contains(word) else { return nil }
+        let message = "Error: unknown command '\(word)'"
+        let distances = commandNames.map { ($0, editDistance(word, $0)) }
+        guard let best = distances.min(by: { $0.1 < $1.1 }), best.1 <= max(1, word.count / 3) else {
+            return message + "; the commands: \(commandNames.joined(separator: ", "))."
+        }
+        return message + "; did you mean '\(best.0)'?"
+    }
+
+    /// Levenshtein distance between two words (for the suggestion above).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)  // distances from a's first i characters to b's prefixes
+        for (i, x) in a.enumerated() {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for (j, y) in b.enumerated() {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x == y ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
     }
 }

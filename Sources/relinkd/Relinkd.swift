@@ -17,7 +17,7 @@ struct Relinkd: AsyncParsableCommand {
         abstract: "Keeps Bluetooth LE links alive across restarts of clients, relinkd, bluetoothd, adapters and the machine.",
         version: RelinkVersion.string)
 
-    @Option(name: .long, help: "D-Bus address of the bus to use (default: the system bus).")
+    @Option(name: .long, help: "D-Bus address of the bus to use (default: $DBUS_SYSTEM_BUS_ADDRESS, else the system bus).")
     var busAddress: String?
 
     @Option(name: .long, help: "Directory for the restore store (default: $STATE_DIRECTORY, as the unit's StateDirectory= sets it, else /var/lib/relink).")
@@ -41,7 +41,7 @@ struct Relinkd: AsyncParsableCommand {
     var systemdManagerAddress: String?
 
     @Option(name: .customLong("user-runtime-directory"),
-            help: "A user's runtime directory, %U standing for the uid, where relinkd reaches that user's own systemd manager to start a unit of a user's launch spec (default: /run/user/%U). See docs/relaunch.md#systemd.")
+            help: "A user's runtime directory, %U standing for the uid, where relinkd reaches that user's own systemd manager to start a unit of a user's launch spec. See docs/relaunch.md#systemd.")
     var userRuntimeDirectory: String = "/run/user/%U"
 
     @Option(name: .long, help: "relinkd's configuration file: the per-user bounds (default: /etc/relink/relinkd.conf; a missing file means the defaults). See docs/relinkd-conf.md.")

@@ -49,6 +49,21 @@ import Testing
         }
     }
 
+    /// A mistyped command is named as an unknown command, with the closest
+    /// one when it is close, else the list of commands; usage follows, exit 2.
+    @Test func anUnknownCommandIsNamedWithTheClosestOne() async throws {
+        let typo = try await CtlProcess.run(["--bus-address", Self.noBus, "--json", "statu"])
+        #expect(typo.status == 2 && typo.stdout.isEmpty, "\(typo)")
+        #expect(typo.stderr.hasPrefix("Error: unknown command 'statu'; did you mean 'status'?\n"), "\(typo)")
+        #expect(typo.stderr.contains("Usage: relinkctl"), "\(typo)")
+        let far = try await CtlProcess.run(["frobnicate", "x"])
+        #expect(far.status == 2, "\(far)")
+        #expect(far.stderr.hasPrefix("Error: unknown command 'frobnicate'; the commands: status, list,"), "\(far)")
+        // A known command with a bad option is the parser's usual error.
+        let option = try await CtlProcess.run(["status", "--bogus"])
+        #expect(option.status == 2 && !option.stderr.contains("unknown command"), "\(option)")
+    }
+
     /// `relinkctl` with no command (or only global options) is a usage
     /// error like any other: usage and the commands on stderr, exit 2.
     @Test func noCommandIsAUsageErrorThatListsTheCommands() async throws {

@@ -10,7 +10,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("bus-address"), help: "The bus relinkd is on (default: DBUS_SYSTEM_BUS_ADDRESS or the system bus).")
     var busAddress: String?
 
-    @Flag(help: "Print one JSON document on stdout (JSON lines with events --follow).")
+    @Flag(help: "Print one JSON document on stdout instead of text.")
     var json = false
 
     /// The bus `--bus-address` names, else the system bus.

@@ -10,7 +10,8 @@ struct EventsCommand: AsyncParsableCommand {
         discussion: "Each event: sequence, kind and payload JSON. --ack acknowledges each event once printed (relinkd then deletes it).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
-    @Option(parsing: .unconditional, help: "Only events with a sequence number above N.") var after: UInt64 = 0
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only events whose sequence number is greater than this one.", valueName: "sequence"))
+    var after: UInt64 = 0
     @Flag(help: "Keep printing live events (JSON lines with --json) until interrupted.") var follow = false
     @Flag(help: "Acknowledge the printed events.") var ack = false
 
