@@ -309,6 +309,20 @@ public final class RelinkManager: Sendable {
         }
     }
 
+    /// Subscribes (with the bus) to the removal of `Central1` objects this
+    /// connection may see: an identifier unregistered, by its program or
+    /// another. Call it before `Watch` so that no removal is missed.
+    /// - Throws: ``RelinkClientError``: unreachable.
+    public func removedCentrals() async throws(RelinkClientError) -> RelinkRemovedCentrals {
+        do {
+            let rule = SignalMatch(sender: RelinkNames.busName, interface: "org.freedesktop.DBus.ObjectManager",
+                                   member: "InterfacesRemoved", path: APIPath.manager)
+            return RelinkRemovedCentrals(signals: try await connection.signals(matching: rule))
+        } catch {
+            throw RelinkClientError.from(error)
+        }
+    }
+
     /// Owner changes of `org.relink` (`newOwner == nil`: relinkd left the
     /// bus, and every attachment of this connection with it).
     /// - Throws: ``RelinkClientError``: unreachable.

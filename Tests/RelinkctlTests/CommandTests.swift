@@ -182,6 +182,28 @@ import Testing
         }
     }
 
+    /// `events --follow` on an identifier another relinkctl forgets: the
+    /// follower says so and exits 4 (unknown identifier), instead of
+    /// waiting for events that can no longer come; a second identifier's
+    /// removal does not end it.
+    @Test func followingAForgottenIdentifierSaysSoAndExits() async throws {
+        try await CtlHarness.with { h in
+            try await h.registerAndConnectLock(Self.id)
+            try await h.ok("register", "other-door")
+            let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow"])
+            defer { follower.stop() }
+            // Following once it printed the stored `connected` (Watch replays it).
+            let printed = try await follower.lines { $0.contains { $0.contains(" connected ") } }
+            #expect(printed.contains { $0.contains(" connected ") }, "\(printed) \(follower.stderr)")
+            try await h.ok("forget", "other-door")
+            #expect(try await follower.exitStatus(within: .seconds(2)) == nil, "another identifier's removal ended the follower: \(follower.stderr)")
+            try await h.ok("forget", Self.id)
+            let status = try await follower.exitStatus(within: .seconds(20))
+            #expect(status == 4, "\(String(describing: status)): \(follower.stderr)")
+            #expect(follower.stderr == "relinkctl: org.relink.Error.UnknownIdentifier: The restore identifier \"\(Self.id)\" was forgotten (unregistered) while followed.\n", "\(follower.stderr)")
+        }
+    }
+
     @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)

@@ -21,6 +21,8 @@ struct EventsCommand: AsyncParsableCommand {
         case relinkdLeft
         /// The connection to the bus ended.
         case busClosed
+        /// The identifier was unregistered (forgotten) meanwhile.
+        case forgotten
     }
 
     /// Prints the stored events after `--after` (paged), acknowledging them with `--ack`; with `--follow`, live events until relinkd leaves the bus (exit 3).
@@ -38,6 +40,9 @@ struct EventsCommand: AsyncParsableCommand {
                 throw RelinkClientError(.init(DBusError.Name.nameHasNoOwner.rawValue), "relinkd left the bus.")
             case .busClosed:
                 throw RelinkClientError(.init(DBusError.Name.disconnected.rawValue), "The connection to the bus ended.")
+            case .forgotten:
+                let unknown = RelinkClientError.unknownIdentifier(identifier)
+                throw RelinkClientError(unknown.name, "The restore identifier \"\(identifier)\" was forgotten (unregistered) while followed.")
             }
         }
         try await global.withManager(identifier: identifier) { manager in
@@ -63,16 +68,18 @@ struct EventsCommand: AsyncParsableCommand {
     static func text(_ e: RelinkClientEvent) -> String { "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
 
     /// Watch, then print each event of the identifier once, in order,
-    /// until relinkd leaves the bus or the connection ends (or the process
-    /// is interrupted).
+    /// until relinkd leaves the bus, the identifier is forgotten or the
+    /// connection ends (or the process is interrupted).
     private func followEvents(_ manager: RelinkManager, path: String) async throws -> FollowEnd {
         let signals = try await manager.eventSignals()
         let owners = try await manager.relinkdOwnerChanges()
+        let removals = try await manager.removedCentrals()
         try await manager.watch(target.identifier, after: after)
         let (identifier, json, ack, after) = (target.identifier, global.json, ack, after)
-        // relinkd's departure ends the subscription; the events it sent
-        // before are already buffered (bus order) and still printed.
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
+        // relinkd's departure, or the identifier's removal, ends the
+        // subscription; the events relinkd sent before are already
+        // buffered (bus order) and still printed.
+        return try await withThrowingTaskGroup(of: FollowEnd?.self) { group in
             group.addTask {
                 var gone = false
                 do {
@@ -82,7 +89,18 @@ struct EventsCommand: AsyncParsableCommand {
                     }
                 } catch {}
                 signals.cancel()
-                return gone
+                return gone ? .relinkdLeft : nil
+            }
+            group.addTask {
+                var forgotten = false
+                do {
+                    for try await removed in removals where removed == path {
+                        forgotten = true
+                        break
+                    }
+                } catch {}
+                if forgotten { signals.cancel() }
+                return forgotten ? .forgotten : nil
             }
             var last = after
             for try await (from, event) in signals where from == path && event.sequence > last {
@@ -90,9 +108,10 @@ struct EventsCommand: AsyncParsableCommand {
                 if json { Output.json(JSONForms.event(event)) } else { Output.line(Self.text(event)); Output.flush() }
                 if ack { try await manager.acknowledge(identifier, through: event.sequence) }
             }
-            let departed = try await group.next() ?? false
+            let end = try await group.next() ?? nil
             group.cancelAll()
-            return departed ? .relinkdLeft : .busClosed
+            removals.cancel()
+            return end ?? .busClosed
         }
     }
 }
