@@ -41,4 +41,23 @@ import Testing
                     "the calls did start before relinkd was reachable: \(answers)")
         }
     }
+
+    /// A second relinkd on the same bus (its own state directory) cannot
+    /// take org.relink: it exits with an error naming the holder's pid, so
+    /// an operator knows which relinkd to stop (issue 38, item 4); the
+    /// first one goes on answering.
+    @Test func aSecondRelinkdNamesThePidOfTheOneHoldingTheBusName() async throws {
+        try await Harness.with { h in
+            let first = try #require(h.relinkd?.pid)
+            let second = try RelinkdProcess.start(bus: h.bench.busAddress, stateDirectory: h.directory + "/second-state",
+                                                  logPath: h.directory + "/second.log")
+            defer { second.kill9() }
+            try await eventually(timeout: .seconds(30), "the second relinkd to exit") { !second.process.isRunning }
+            second.process.waitUntilExit()
+            let log = (try? String(contentsOfFile: h.directory + "/second.log", encoding: .utf8)) ?? ""
+            #expect(second.process.terminationStatus != 0, "\(log.suffix(2000))")
+            #expect(log.contains("is owned by another process (pid \(first), :"), "\(log.suffix(2000))")
+            #expect(try await h.control.status()["ready"] as? Bool == true, "the first relinkd still answers")
+        }
+    }
 }

@@ -235,6 +235,16 @@ public final class Connection: Sendable {
         return uid
     }
 
+    /// The process id behind a unique (or well-known) name, asked of the
+    /// bus (`GetConnectionUnixProcessID`).
+    /// - Throws: ``DBusError``: `NameHasNoOwner` when the peer is gone,
+    ///   `InvalidArgs`, `Disconnected`.
+    public func unixProcessID(of name: String) async throws -> UInt32 {
+        try DBusNames.checkBusName(name)
+        let reply = try await loop.call(BusCalls.call("GetConnectionUnixProcessID", [.string(name)]), timeout: .seconds(25))
+        return try reply.decode(UInt32.self)
+    }
+
     // MARK: Names
 
     /// Flags of `RequestName`.

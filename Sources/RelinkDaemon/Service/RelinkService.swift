@@ -70,7 +70,7 @@ public struct RelinkService: Service {
         ].merging(APIPublisher.adapterValues(AdapterStatus(.bluetoothdMissing))) { $1 })
         await daemon.attach(publisher)
         if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
-            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(owner))")
+            throw await Self.nameTaken(by: owner, on: connection)
         }
         self.connection = connection
         self.daemon = daemon
@@ -150,7 +150,8 @@ public struct RelinkService: Service {
                     try await daemon.run(holdingStartUp: hold, whenRestored: {
                         let reply = try await connection.requestName(RelinkNames.busName)
                         guard reply == .primaryOwner || reply == .alreadyOwner else {
-                            throw RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process")
+                            let owner = (try? await connection.nameOwner(of: RelinkNames.busName)) ?? nil
+                            throw await Self.nameTaken(by: owner ?? RelinkNames.busName, on: connection)
                         }
                     }) { summary in
                         logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
@@ -163,5 +164,13 @@ public struct RelinkService: Service {
                 group.cancelAll()
             }
         }
+    }
+
+    /// The error for `org.relink` held by `owner` (a unique name): with
+    /// the holder's pid, so an operator knows which relinkd to stop.
+    static func nameTaken(by owner: String, on connection: Connection) async -> RelinkError {
+        let pid = (try? await connection.unixProcessID(of: owner)).map { "pid \($0), " } ?? ""
+        return RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(pid)\(owner)): "
+                                  + "another relinkd runs on this bus; stop it first")
     }
 }
