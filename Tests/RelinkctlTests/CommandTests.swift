@@ -12,7 +12,8 @@ import Testing
             // register: created, then restored; the JSON carries the restored state.
             let created = try await h.ok("register", Self.id)
             #expect(created.stdout.hasPrefix("Created front-door at /org/relink/central/front_2ddoor"), "\(created)")
-            #expect(created.stdout.contains("\nAdapter: poweredOn (central, peripheral, central-peripheral)\n"), "\(created)")
+            // The adapter's state in the same words as `status` (below).
+            #expect(created.stdout.contains("\nAdapterState: poweredOn (roles central, peripheral, central-peripheral)\n"), "\(created)")
             let again = try await h.ok("--json", "register", Self.id)
             let restored = try again.jsonObject()
             #expect(restored["new"] as? Bool == false)

@@ -51,7 +51,9 @@ struct RegisterCommand: AsyncParsableCommand {
         Output.line("\(state.isNew ? "Created" : "Restored") \(identifier) at \(path.rawValue)")
         Output.line("Scanning: \(state.scanning)\(state.scanServices.isEmpty ? "" : " for " + state.scanServices.joined(separator: " "))")
         Output.line("Events: last \(state.lastSequence), acknowledged \(state.acknowledged), dropped \(state.droppedEvents)")
-        if let adapter = state.adapterStatus { Output.line("Adapter: \(adapter)") }
+        if let adapter = state.adapterStatus {
+            Output.line(StatusCommand.adapterStateLine(adapter.state.rawValue, roles: adapter.roles.map(\.rawValue)))
+        }
         for p in state.peripherals {
             Output.line("Peripheral \(p.id) \(p.address) \(p.state)\(p.name.isEmpty ? "" : " \"\(p.name)\"")")
             for s in p.subscriptions { Output.line("  subscribed \(s.service) \(s.characteristic)") }

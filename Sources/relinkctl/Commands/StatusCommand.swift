@@ -29,7 +29,8 @@ struct StatusCommand: AsyncParsableCommand {
             if let v = props[key] { Output.line("\(key): \(JSONForms.value(v))") }
         }
         if case .string(let state)? = props[Manager1Property.adapterState.rawValue]?.unwrapped {
-            Output.line("AdapterState: \(state)\(Self.roles(props[Manager1Property.adapterRoles.rawValue]))")
+            let roles = (props[Manager1Property.adapterRoles.rawValue].map(JSONForms.value) as? [String]) ?? []
+            Output.line(Self.adapterStateLine(state, roles: roles))
         }
         let identifiers = (status as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
         Output.line("Identifiers: \(identifiers.count)")
@@ -86,8 +87,9 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// ` (roles central, peripheral)`, or nothing when relinkd gave none.
-    static func roles(_ value: DBusValue?) -> String {
-        let names = (value.map(JSONForms.value) as? [String]) ?? []
-        return names.isEmpty ? "" : " (roles \(names.joined(separator: ", ")))"
+    /// `AdapterState: poweredOn (roles central, peripheral)`: the one
+    /// wording `status` and `register` print the adapter's state in.
+    static func adapterStateLine(_ state: String, roles: [String]) -> String {
+        "AdapterState: \(state)" + (roles.isEmpty ? "" : " (roles \(roles.joined(separator: ", ")))")
     }
 }
