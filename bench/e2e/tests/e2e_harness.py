@@ -230,7 +230,7 @@ class ExampleClient:
 
     def __init__(self, bus: str, identifier: str, *extra: str, argv_prefix: Optional[list[str]] = None,
                  python: str = VENV_PY, env: Optional[dict] = None, cwd: Optional[str] = None):
-        argv = (argv_prefix or []) + [python, "-m", self.module, "--bus", bus,
+        argv = (argv_prefix or []) + [python, "-m", self.module, "--bus-address", bus,
                                        "--identifier", identifier, "--json", *extra]
         full_env = dict(env or os.environ)
         full_env.setdefault("PYTHONPATH", f"{self.directory}:{EXAMPLE_COMMON}")

@@ -11,7 +11,7 @@ event and the values go on. SIGTERM or Ctrl-C: acknowledge, leave the bus,
 exit 0 (relinkd keeps the link and stores the values until the program is
 back, up to the identifier's event limit).
 
-  relink-band [--bus ADDRESS] [--identifier ID] [--address AA:BB:..] [--scan-timeout S] [--json]
+  relink-band [--bus-address ADDRESS] [--identifier ID] [--address AA:BB:..] [--scan-timeout S] [--json]
 
 Exit status: 0 on SIGTERM/SIGINT, 1 on a relinkd error, 3 when the bus or
 relinkd cannot be reached, 4 when relinkd broke the event contract, 5 when

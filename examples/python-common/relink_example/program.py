@@ -372,8 +372,9 @@ class Program:
 def parse(argv: list[str], prog: str, description: str, default_identifier: str) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bus", default=os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"),
-                   help="bus address (default: DBUS_SYSTEM_BUS_ADDRESS, else the system bus)")
+    p.add_argument("--bus-address", "--bus", dest="bus", metavar="ADDRESS", default=os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"),
+                   help="bus address, as relinkctl's and relinkd's --bus-address (default: DBUS_SYSTEM_BUS_ADDRESS, "
+                        "else the system bus; --bus is the same)")
     p.add_argument("--identifier", default=default_identifier,
                    help=f"restore identifier (default {default_identifier})")
     p.add_argument("--address", help="the peripheral's address; default: one already connected, else the first a scan finds")

@@ -9,7 +9,7 @@ reads the lock state: a change while relinkd was down is not an event. Run it ag
 back first, then every event it missed, once each, in order. SIGTERM or
 Ctrl-C: acknowledge, leave the bus, exit 0 (relinkd keeps the link).
 
-  relink-lock [--bus ADDRESS] [--identifier ID] [--address AA:BB:..] [--scan-timeout S] [--json]
+  relink-lock [--bus-address ADDRESS] [--identifier ID] [--address AA:BB:..] [--scan-timeout S] [--json]
 
 Exit status: 0 on SIGTERM/SIGINT, 1 on a relinkd error, 3 when the bus or
 relinkd cannot be reached, 4 when relinkd broke the event contract (an event

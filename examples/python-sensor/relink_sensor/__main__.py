@@ -18,7 +18,7 @@ once each, in order. After UpdateQueueFull it waits for ready-to-update.
 When relinkd restarts it registers again. SIGTERM or Ctrl-C: acknowledge,
 leave the bus, exit 0 (relinkd keeps advertising and serving).
 
-  relink-sensor [--bus ADDRESS] [--identifier ID] [--name LOCAL_NAME] [--interval S] [--json]
+  relink-sensor [--bus-address ADDRESS] [--identifier ID] [--name LOCAL_NAME] [--interval S] [--json]
 
 Exit status: 0 on SIGTERM/SIGINT, 1 on a relinkd error, 3 when the bus or
 relinkd cannot be reached.
@@ -225,8 +225,9 @@ async def amain(args: argparse.Namespace) -> int:
 def main() -> None:
     p = argparse.ArgumentParser(prog="relink-sensor", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bus", default=os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"),
-                   help="bus address (default: DBUS_SYSTEM_BUS_ADDRESS, else the system bus)")
+    p.add_argument("--bus-address", "--bus", dest="bus", metavar="ADDRESS", default=os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"),
+                   help="bus address, as relinkctl's and relinkd's --bus-address (default: DBUS_SYSTEM_BUS_ADDRESS, "
+                        "else the system bus; --bus is the same)")
     p.add_argument("--identifier", default="example-sensor", help="restore identifier (default example-sensor)")
     p.add_argument("--name", default="Sensor-1", help="the advertised Local Name (default Sensor-1)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between level updates (default 1)")
