@@ -205,6 +205,28 @@ import Testing
         }
     }
 
+    /// issue 38, item 1: `connect` says what happens next, and a
+    /// `subscribe` with no connection intent says that alone it links
+    /// nothing, instead of succeeding into silence.
+    @Test func connectAndSubscribeSayWhatHappensNext() async throws {
+        try await CtlHarness.with { h in
+            // The lock known to relinkd (another identifier connected it):
+            // a subscription to an unknown peripheral is refused already.
+            try await h.registerAndConnectLock("other-door")
+            try await h.ok("register", Self.id)
+            let alone = try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            #expect(alone.stdout.contains("\(Self.id): no connection intent for \(CtlHarness.lockAddress): values come only while a link to it is up"), "\(alone)")
+            let connect = try await h.ok("connect", Self.id, CtlHarness.lockAddress, "--service", CtlHarness.lockService)
+            let lines = connect.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2 && lines[0].count == 36, "the peripheral's UUID first: \(connect)")
+            #expect(lines.last?.hasPrefix("\(Self.id): looking for \(CtlHarness.lockAddress) until it connects, then for good (pending until cancelled)") == true, "\(connect)")
+            let timed = try await h.ok("connect", Self.id, "00:00:00:00:00:99", "--timeout", "5")
+            #expect(timed.stdout.contains("until it connects or 5 s pass"), "\(timed)")
+            let again = try await h.ok("subscribe", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
+            #expect(!again.stdout.contains("no connection intent"), "\(again)")
+        }
+    }
+
     @Test func lockConnectSubscribeReadWriteAndEvents() async throws {
         try await CtlHarness.with { h in
             try await h.ok("register", Self.id)

@@ -69,7 +69,9 @@ struct ConnectCommand: AsyncParsableCommand {
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try options() }
     }
 
-    /// Calls `Central1.Connect` and prints the peripheral's UUID.
+    /// Calls `Central1.Connect` and prints the peripheral's UUID, then
+    /// (text output) what happens next: the intent is kept until it
+    /// connects, and where to watch it.
     func run() async throws {
         let (identifier, peripheral, options) = (target.identifier, target.peripheral, try options())
         let path = try await global.withManager(identifier: identifier) { manager in
@@ -80,6 +82,9 @@ struct ConnectCommand: AsyncParsableCommand {
             Output.json(["identifier": identifier, "object": path.rawValue, "peripheral": uuid ?? ""])
         } else {
             Output.line(uuid ?? path.rawValue)
+            let until = timeout.map { "until it connects or \($0.rounded() == $0 ? String(Int($0)) : String($0)) s pass" } ?? "until it connects, then for good (pending until cancelled)"
+            Output.line("\(identifier): looking for \(peripheral) \(until); `relinkctl events \(identifier) --follow` shows "
+                        + "`connected`, `relinkctl status` why it is not yet")
         }
     }
 }

@@ -9,9 +9,30 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     /// Calls `Central1.Subscribe` and prints what was subscribed.
     func run() async throws {
-        try await global.withManager(identifier: target.identifier) { manager in
+        let connected = try await global.withManager(identifier: target.identifier) { manager in
             try await manager.subscribe(target.identifier, peripheral: target.peripheral, service: target.service, characteristic: target.characteristic)
+            return try? await Self.hasConnectionIntent(manager, target.identifier, for: target.peripheral)
         }
-        if global.json { Output.json(target.json.merging(["subscribed": true]) { $1 }) } else { Output.line("\(target.identifier): subscribed \(target.characteristic)") }
+        if global.json { Output.json(target.json.merging(["subscribed": true]) { $1 }) } else {
+            Output.line("\(target.identifier): subscribed \(target.characteristic)")
+            // A subscription alone links nothing: say so, rather than succeed into silence.
+            if connected == false {
+                Output.line("\(target.identifier): no connection intent for \(target.peripheral): values come only while a link to it is up "
+                            + "(`relinkctl connect \(target.identifier) \(target.peripheral)` keeps one)")
+            }
+        }
+    }
+
+    /// Whether `identifier` has a connection intent for `peripheral` (an
+    /// address or a peripheral UUID), from relinkd's `Status`.
+    static func hasConnectionIntent(_ manager: RelinkManager, _ identifier: String, for peripheral: String) async throws -> Bool {
+        let props = try await manager.managerProperties()
+        let status = props["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
+        let entry = (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+        let connections = entry?["connections"] as? [[String: Any]] ?? []
+        return connections.contains { c in
+            (c["address"] as? String)?.caseInsensitiveCompare(peripheral) == .orderedSame
+                || (c["peripheral"] as? String)?.caseInsensitiveCompare(peripheral) == .orderedSame
+        }
     }
 }
