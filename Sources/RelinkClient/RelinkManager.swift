@@ -303,7 +303,7 @@ public final class RelinkManager: Sendable {
         do {
             let rule = SignalMatch(sender: RelinkNames.busName, interface: RelinkNames.central, member: Central1Member.event.rawValue,
                                  pathNamespace: try ObjectPath("/org/relink/central"))
-            return RelinkEventSignals(signals: try await connection.signals(matching: rule))
+            return RelinkEventSignals(events: try await connection.signals(matching: rule))
         } catch {
             throw RelinkClientError.from(error)
         }
@@ -317,7 +317,7 @@ public final class RelinkManager: Sendable {
         do {
             let rule = SignalMatch(sender: RelinkNames.busName, interface: "org.freedesktop.DBus.ObjectManager",
                                    member: "InterfacesRemoved", path: APIPath.manager)
-            return RelinkRemovedCentrals(signals: try await connection.signals(matching: rule))
+            return RelinkRemovedCentrals(removedCentrals: try await connection.signals(matching: rule))
         } catch {
             throw RelinkClientError.from(error)
         }

@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any, Callable, Optional
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -18,6 +20,10 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 from relinkbench.gateway.vm import Gateway, GatewayError, cache_dir, make_share  # noqa: E402
 
 LOGS = os.path.join(REPO, ".cache", "gateway", "logs")
+# RELINK_GATEWAY: unset (every gateway test skips), 1 (CI's subset) or full;
+# RELINK_GATEWAY_RELEASES: which releases to boot.
+MODE = os.environ.get("RELINK_GATEWAY", "")
+WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 DEB_DIR = os.path.join(REPO, ".build", "deb")
 RELEASES = {"bookworm": "Debian 12", "trixie": "Debian 13"}
 BENCH_PY = "PYTHONPATH=/srv/relink/bench /usr/bin/python3"
@@ -31,6 +37,33 @@ HR_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 LINKS = {"locka": ("lock", LOCK_SERVICE, LOCK_STATE),
          "lockb": ("lock", LOCK_SERVICE, LOCK_STATE),
          "band": ("band", HEART_RATE, HR_MEASUREMENT)}
+
+
+def skip_reason(release: str, full_only: str = "", needs: tuple[tuple[Optional[str], str], ...] = ()) -> Optional[str]:
+    """Why a module cannot boot `release`, or None: RELINK_GATEWAY unset
+    (or not `full` when `full_only` says why it is full only), no image,
+    no .deb, or another of `needs` ((path or None, what to run)) missing."""
+    if MODE not in ("1", "full"):
+        return "set RELINK_GATEWAY=1 (bench/gateway/README.md)"
+    if full_only and MODE != "full":
+        return f"RELINK_GATEWAY=full only ({full_only})"
+    if not os.path.exists(os.path.join(cache_dir(), release, "rootfs.img")):
+        return f"no {release} image: run scripts/setup-gateway.sh {release}"
+    for path, run in ((newest_deb(), "scripts/build-deb.sh"), *needs):
+        if path is None:
+            return f"needs {run}"
+    return None
+
+
+def expect_g9(gw: "GatewayEnv", request, what: str) -> None:
+    """Marks the running test an expected, non-strict failure on Debian 12,
+    whose 6.1 kernel can hit G9 (`kernel BUG at lib/list_debug.c`, in
+    hci_chan_del) when `what` happens under three live btvirt links; still
+    run, so an XPASS shows the day it passes."""
+    if gw.release == "bookworm":
+        request.node.add_marker(pytest.mark.xfail(
+            reason=f"Debian 12's 6.1 kernel can hit `kernel BUG at lib/list_debug.c` (hci_chan_del) when {what} "
+                   "under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
 
 
 def newest_deb() -> Optional[str]:

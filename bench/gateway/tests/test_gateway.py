@@ -12,31 +12,18 @@ Every scenario writes what it saw to .cache/gateway/logs/<release>/results.json
 before asserting; the guest's journal is saved beside it."""
 
 import json
-import os
 import time
 
 import pytest
 
-from gatewayenv import (LINKS, RELEASES, GatewayEnv, band_counters, booted, cache_dir, last_sequence, links_up,
-                        main_pid, newest_deb, push_lock, register_three_links, relinkd_active, relinkd_is_active,
-                        subscribed, values_on_all_three, wait_band_after, wait_band_values, wait_link,
+from gatewayenv import (LINKS, MODE, RELEASES, WANTED, GatewayEnv, band_counters, booted, expect_g9, last_sequence,
+                        links_up, main_pid, newest_deb, skip_reason, push_lock, register_three_links, relinkd_active, relinkd_is_active,
+                        values_on_all_three, wait_band_after, wait_band_values, wait_link,
                         wait_lock_value, wait_three_links, wait_until)
 
-MODE = os.environ.get("RELINK_GATEWAY", "")
-WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 # CI (RELINK_GATEWAY=1) runs the subset issue 32 names: install, three links,
 # SIGKILL, the operator's view, a reboot; RELINK_GATEWAY=full everything.
 full_only = pytest.mark.skipif(MODE != "full", reason="RELINK_GATEWAY=full only (CI runs the subset)")
-
-
-def skip_reason(release: str):
-    if MODE not in ("1", "full"):
-        return "set RELINK_GATEWAY=1 (bench/gateway/README.md)"
-    if not os.path.exists(os.path.join(cache_dir(), release, "rootfs.img")):
-        return f"no {release} image: run scripts/setup-gateway.sh {release}"
-    if newest_deb() is None:
-        return "no .deb: run scripts/build-deb.sh"
-    return None
 
 
 @pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
@@ -278,11 +265,7 @@ def test_reboot(gw):
 def test_adapter_power_cycle(gw, request):
     """hci0 (relinkd's adapter) powered off and on again: links drop with
     it and all three come back with their subscriptions."""
-    if gw.release == "bookworm":
-        # Run all the same (an XPASS shows the day it passes): the failure is the kernel's.
-        request.node.add_marker(pytest.mark.xfail(
-            reason="Debian 12's 6.1 kernel hits `kernel BUG at lib/list_debug.c:56` (hci_chan_del) when hci0 "
-                   "powers off under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
+    expect_g9(gw, request, "hci0 powers off")
     last = last_sequence(gw, "gw-band")
     t0 = time.monotonic()
     gw.benchctl("power_cycle_central")
@@ -337,10 +320,7 @@ def test_adapter_removed_and_back(gw, request):
     Adapter1 and its devices, relinkd says the adapter is missing; btvirt
     and the bench started again: bluetoothd finds hci0 (same address),
     powers it on, reloads its devices, and relinkd restores all three links."""
-    if gw.release == "bookworm":
-        request.node.add_marker(pytest.mark.xfail(
-            reason="Debian 12's 6.1 kernel can hit `kernel BUG at lib/list_debug.c:56` (hci_chan_del) when "
-                   "controllers go under three live btvirt links (docs/real-bluez.md, G9)", strict=False))
+    expect_g9(gw, request, "the controllers go")
     last = last_sequence(gw, "gw-band")
     t0 = time.monotonic()
     gw.sh("systemctl stop btvirt.service")

@@ -21,15 +21,12 @@ Per-case results and timings: .cache/gateway/logs/<release>-survival/
 restart-survival.json (docs/real-bluez.md quotes them)."""
 
 import json
-import os
 import re
 
 import pytest
 
-from gatewayenv import RELEASES, booted, cache_dir, newest_deb
+from gatewayenv import RELEASES, WANTED, booted, newest_deb, skip_reason
 
-MODE = os.environ.get("RELINK_GATEWAY", "")
-WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 GUEST_LOGS = "/var/tmp/relink-survival"
 GUEST_ENV = {
     "RELINK_REALBLUEZ_GUEST": "1",
@@ -47,12 +44,9 @@ CASES = 48
 @pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
 def gw(request):
     release = request.param
-    if MODE != "full":
-        pytest.skip("RELINK_GATEWAY=full only (about 40 minutes per release)")
-    if not os.path.exists(os.path.join(cache_dir(), release, "rootfs.img")):
-        pytest.skip(f"no {release} image: run scripts/setup-gateway.sh {release}")
-    if newest_deb() is None:
-        pytest.skip("no .deb: run scripts/build-deb.sh")
+    reason = skip_reason(release, full_only="about 15 minutes per release")
+    if reason:
+        pytest.skip(reason)
     yield from booted(release, newest_deb(), name="survival")
 
 

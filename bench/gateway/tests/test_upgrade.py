@@ -14,11 +14,9 @@ import os
 
 import pytest
 
-from gatewayenv import (RELEASES, GatewayEnv, booted, cache_dir, lock_values, main_pid, newest_deb, push_lock,
+from gatewayenv import (RELEASES, WANTED, GatewayEnv, booted, skip_reason, lock_values, main_pid, newest_deb, push_lock,
                         register_three_links, relinkd_active, values_on_all_three, wait_lock_value, wait_three_links)
 
-MODE = os.environ.get("RELINK_GATEWAY", "")
-WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 PREVIOUS_VERSION = "0.0.99"
 
 
@@ -32,12 +30,10 @@ def previous_deb():
 @pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
 def gw(request):
     release = request.param
-    if MODE != "full":
-        pytest.skip("RELINK_GATEWAY=full only (needs scripts/build-previous-deb.sh)")
-    if not os.path.exists(os.path.join(cache_dir(), release, "rootfs.img")):
-        pytest.skip(f"no {release} image: run scripts/setup-gateway.sh {release}")
-    if newest_deb() is None or previous_deb() is None:
-        pytest.skip("needs scripts/build-deb.sh and scripts/build-previous-deb.sh")
+    reason = skip_reason(release, full_only="needs an earlier release build",
+                         needs=((previous_deb(), "scripts/build-previous-deb.sh"),))
+    if reason:
+        pytest.skip(reason)
     yield from booted(release, newest_deb(), previous_deb(), name="upgrade")
 
 
