@@ -12,7 +12,7 @@ debug logs), as it does in the virtme VM: its restart kinds are relinkd's
 own SIGKILL and SIGTERM, bluetooth.service killed or stopped and started
 (the bench's gateway backend), hci0 powered off for 1 s, and "reboot"
 (relinkd and bluetoothd stopped, started again). A true reboot and the
-package's unit are test_gateway.py's. About 40 minutes per release under
+package's unit are test_gateway.py's. About 15 minutes per release under
 TCG here; RELINK_GATEWAY=full only, one boot per release:
 
     RELINK_GATEWAY=full RELINK_GATEWAY_RELEASES=trixie .venv/bin/python -m pytest -q -rsx bench/gateway/tests/test_survival.py
