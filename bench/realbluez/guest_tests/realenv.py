@@ -209,6 +209,18 @@ class Results:
             json.dump(self.doc, f, indent=1)
 
 
+def kernel_connections(index: int = 0) -> str:
+    """The kernel's connections of hci`index` as `btmgmt con` lists them
+    (run under `script`: btmgmt prints nothing without a terminal), or why
+    not."""
+    try:
+        out = subprocess.run(["script", "-qc", f"btmgmt --index {index} con", "/dev/null"],
+                             capture_output=True, text=True, timeout=15)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(btmgmt con failed: {e})"
+    return " | ".join(l.strip() for l in out.stdout.replace("\r", "").splitlines() if l.strip())[:600]
+
+
 def bluez_version() -> str:
     """The guest's bluez package version (dpkg), or "unknown"."""
     try:

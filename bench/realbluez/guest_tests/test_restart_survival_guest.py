@@ -40,7 +40,7 @@ from typing import Callable, Optional
 import pytest
 
 from realenv import (Results, HEART_RATE, HR_MEASUREMENT, IN_GUEST, LOGDIR, Relinkd, band_counters, ctl,
-                     ctl_ok, play_restart, recover_bluetoothd, start_bench, stop_bench, wait_for)
+                     ctl_ok, kernel_connections, play_restart, recover_bluetoothd, start_bench, stop_bench, wait_for)
 
 pytestmark = pytest.mark.skipif(
     not IN_GUEST, reason="runs inside the real-BlueZ VM (bench/realbluez/tests/test_real_restart_survival.py)")
@@ -313,6 +313,9 @@ def test_restart_survival(world, peripheral, state, kind):
         raise
     finally:
         status = ctl("--json", "status")[1] if error else ""
+        # The kernel's own list of hci0's links, beside bluetoothd's view
+        # (G10: bluetoothd kept `Connected` for a link its log says went down).
+        kernel = kernel_connections() if error else ""
         try:
             case.clean_up(failed=error is not None)
         finally:
@@ -324,6 +327,8 @@ def test_restart_survival(world, peripheral, state, kind):
             if error:
                 record["error"] = error[:600]
                 record["status"] = " ".join(status.split())[:800]
+                record["kernel_connections"] = kernel
+                record["bluez_connected"] = device_connected(case.path)
                 new = world.relinkd.log().splitlines()[log_mark:]
                 record["relinkd_log"] = [l for l in new if any(
                     w in l for w in ("warning", "error=", "ignored", "connected route", "disconnected",
