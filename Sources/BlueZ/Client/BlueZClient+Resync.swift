@@ -104,25 +104,6 @@ extension BlueZClient {
                 return (objects: objects, serial: reply.serial)
             } catch is CancellationError {
                 return nil
-            } catch let error as DBusError where error.name == .noReply {
-                // No reply, and the same bluetoothd still holds its name:
-                // hung (G4 in docs/real-bluez.md: stuck in the kernel, it
-                // kept its name for good); retrying at once only piles
-                // calls up in its queue. relinkd goes on without bluetoothd
-                // and asks again every `recheck`. (A bluetoothd that exited
-                // during the call also ends it with NoReply: that one is
-                // retried, and its successor is read when it appears.)
-                guard (try? await stillOwned()) == true else {
-                    guard let delay = delays.next() else { return nil }
-                    do { try await Task.sleep(for: delay) } catch { return nil }
-                    continue
-                }
-                if !unanswered {
-                    logger.error("bluetoothd holds org.bluez but does not answer (no reply to GetManagedObjects in \(readTimeout)); asking again every \(recheck)",
-                                 metadata: .journal([.event: "bluetoothd-not-answering", .error: "\(error)"]))
-                }
-                unanswered = true
-                return nil
             } catch let error as DBusError where error.name == .accessDenied {
                 // The D-Bus policy: retrying at once changes nothing.
                 if !refused {
@@ -132,6 +113,22 @@ extension BlueZClient {
                 refused = true
                 return nil
             } catch {
+                if (error as? DBusError)?.name == .noReply, (try? await stillOwned()) == true {
+                    // No reply, and the same bluetoothd still holds its name:
+                    // hung (G4 in docs/real-bluez.md: stuck in the kernel, it
+                    // kept its name for good); retrying at once only piles
+                    // calls up in its queue. relinkd goes on without
+                    // bluetoothd and asks again every `recheck`. (A bluetoothd
+                    // that exited during the call also ends it with NoReply:
+                    // that one is retried below, and its successor is read
+                    // when it appears.)
+                    if !unanswered {
+                        logger.error("bluetoothd holds org.bluez but does not answer (no reply to GetManagedObjects in \(readTimeout)); asking again every \(recheck)",
+                                     metadata: .journal([.event: "bluetoothd-not-answering", .error: "\(error)"]))
+                    }
+                    unanswered = true
+                    return nil
+                }
                 guard let delay = delays.next() else {
                     logger.error("cannot read bluetoothd's objects; waiting for it to restart",
                                  metadata: .journal([.event: "bluetoothd-unreadable", .error: "\(error)"]))
