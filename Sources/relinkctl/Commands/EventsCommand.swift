@@ -80,28 +80,8 @@ struct EventsCommand: AsyncParsableCommand {
         // subscription; the events relinkd sent before are already
         // buffered (bus order) and still printed.
         return try await withThrowingTaskGroup(of: FollowEnd?.self) { group in
-            group.addTask {
-                var gone = false
-                do {
-                    for try await change in owners where change.newOwner == nil {
-                        gone = true
-                        break
-                    }
-                } catch {}
-                signals.cancel()
-                return gone ? .relinkdLeft : nil
-            }
-            group.addTask {
-                var forgotten = false
-                do {
-                    for try await removed in removals where removed == path {
-                        forgotten = true
-                        break
-                    }
-                } catch {}
-                if forgotten { signals.cancel() }
-                return forgotten ? .forgotten : nil
-            }
+            group.addTask(operation: Self.end(.relinkdLeft, stopping: signals, onFirstOf: owners) { $0.newOwner == nil })
+            group.addTask(operation: Self.end(.forgotten, stopping: signals, onFirstOf: removals) { $0 == path })
             var last = after
             for try await (from, event) in signals where from == path && event.sequence > last {
                 last = event.sequence
@@ -112,6 +92,27 @@ struct EventsCommand: AsyncParsableCommand {
             group.cancelAll()
             removals.cancel()
             return end ?? .busClosed
+        }
+    }
+
+    /// A task that waits for the first element of `sequence` that
+    /// `matches` (the follow's `end`), or for `sequence` to end (nil), then
+    /// ends `signals`: the loop printing them drains what is buffered and
+    /// stops.
+    private static func end<S: AsyncSequence & Sendable>(
+        _ end: FollowEnd, stopping signals: RelinkEventSignals, onFirstOf sequence: S,
+        where matches: @escaping @Sendable (S.Element) -> Bool
+    ) -> @Sendable () async -> FollowEnd? {
+        {
+            var matched = false
+            do {
+                for try await element in sequence where matches(element) {
+                    matched = true
+                    break
+                }
+            } catch {}
+            signals.cancel()
+            return matched ? end : nil
         }
     }
 }

@@ -18,8 +18,7 @@ struct ShowCommand: AsyncParsableCommand {
             // The peripheral role's advertising, when it has one (nil from a relinkd without the role).
             return (props, try? await manager.managerProperties(), try? await manager.peripheralManagerState(identifier))
         }
-        let statusDocument = status?["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
-        let entry = (statusDocument?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+        let entry = status.flatMap { StatusCommand.entry(of: identifier, in: $0) }
         let connections = entry?["connections"] as? [[String: Any]] ?? []
         if global.json {
             var doc = JSONForms.properties(props)

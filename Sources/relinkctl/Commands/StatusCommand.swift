@@ -87,6 +87,14 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// ` (roles central, peripheral)`, or nothing when relinkd gave none.
+    /// `identifier`'s entry in the `Status` document of relinkd's
+    /// `Manager1` properties (`connections`, `launch`, ...), nil when the
+    /// caller does not see it.
+    static func entry(of identifier: String, in props: [String: DBusValue]) -> [String: Any]? {
+        let status = props["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
+        return (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+    }
+
     /// `AdapterState: poweredOn (roles central, peripheral)`: the one
     /// wording `status` and `register` print the adapter's state in.
     static func adapterStateLine(_ state: String, roles: [String]) -> String {

@@ -26,9 +26,7 @@ struct SubscribeCommand: AsyncParsableCommand {
     /// Whether `identifier` has a connection intent for `peripheral` (an
     /// address or a peripheral UUID), from relinkd's `Status`.
     static func hasConnectionIntent(_ manager: RelinkManager, _ identifier: String, for peripheral: String) async throws -> Bool {
-        let props = try await manager.managerProperties()
-        let status = props["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
-        let entry = (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+        let entry = StatusCommand.entry(of: identifier, in: try await manager.managerProperties())
         let connections = entry?["connections"] as? [[String: Any]] ?? []
         return connections.contains { c in
             (c["address"] as? String)?.caseInsensitiveCompare(peripheral) == .orderedSame
