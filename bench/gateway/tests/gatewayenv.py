@@ -134,6 +134,15 @@ class GatewayEnv:
     def events(self, identifier: str) -> list[dict]:
         return self.ctl_json("events", identifier).get("events", [])
 
+    def apt_install(self):
+        """`apt-get install -y` of this build's .deb from the share, as a
+        user installs it; its output saved to apt-install.txt. Not checked:
+        the caller asserts what it needs."""
+        out = self.sh(f"DEBIAN_FRONTEND=noninteractive apt-get install -y /srv/relink/deb/{self.deb} 2>&1",
+                      timeout=600, check=False)
+        self.save("apt-install.txt", out.out)
+        return out
+
     def journal(self, unit: str = "relinkd", since_boot: bool = True) -> str:
         return self.sh(f"journalctl --no-pager -o cat -u {unit}" + (" -b" if since_boot else "")).out
 

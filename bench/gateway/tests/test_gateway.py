@@ -38,9 +38,7 @@ def gw(request):
 def test_install_with_apt(gw):
     """apt installs the .deb with the release's own packages; systemd starts
     relinkd from the shipped unit, once, with no error in its journal."""
-    out = gw.sh(f"DEBIAN_FRONTEND=noninteractive apt-get install -y /srv/relink/deb/{gw.deb} 2>&1",
-                timeout=600, check=False)
-    gw.save("apt-install.txt", out.out)
+    out = gw.apt_install()
     relinkd_active(gw)
     restarts = int(gw.sh("systemctl show -p NRestarts --value relinkd").out.strip() or -1)
     journal = gw.journal()

@@ -24,10 +24,14 @@ import json
 import os
 import re
 import shlex
+import sys
 
 import pytest
 
-from gatewayenv import RELEASES, WANTED, booted, newest_deb, skip_reason
+from gatewayenv import REPO, RELEASES, WANTED, booted, newest_deb, skip_reason
+
+sys.path.insert(0, os.path.join(REPO, "bench", "realbluez", "tests"))
+from realvm import summary  # noqa: E402  (the guest pytest's summary line, as the VM's suites read it)
 
 GUEST_LOGS = "/var/tmp/relink-survival"
 GUEST_ENV = {
@@ -56,9 +60,7 @@ def gw(request):
 
 
 def test_restart_survival_on_the_gateway(gw):
-    out = gw.sh(f"DEBIAN_FRONTEND=noninteractive apt-get install -y /srv/relink/deb/{gw.deb} 2>&1",
-                timeout=600, check=False)
-    gw.save("apt-install.txt", out.out)
+    out = gw.apt_install()
     assert out.rc == 0, out.out[-2000:]
     # The suite's relinkd owns org.relink; the packaged one must neither run
     # nor be started by the bus's activation while the suite's is restarting.
@@ -79,10 +81,10 @@ def test_restart_survival_on_the_gateway(gw):
     except ValueError:
         cases = []
     failed = [c["case"] for c in cases if c.get("result") != "pass"]
-    lines = [l.strip() for l in text.splitlines() if re.search(r"\d+ (passed|failed|error)", l)]
-    gw.results.add({"scenario": "restart-survival", "summary": lines[-1] if lines else run.out.strip(),
+    result = summary(text)
+    gw.results.add({"scenario": "restart-survival", "summary": result or run.out.strip(),
                     "cases": len(cases), "failed": failed})
     wanted = rf"\b{CASES} passed\b" if not SELECT else r"^\d+ passed, \d+ deselected"
-    assert re.search(wanted, lines[-1] if lines else "") and not failed, (
-        f"restart survival on {gw.release}: {lines[-1] if lines else run.out}; failed cases: {failed} "
+    assert re.search(wanted, result) and not failed, (
+        f"restart survival on {gw.release}: {result or run.out}; failed cases: {failed} "
         f"(logs in {gw.logdir}):\n{text[-6000:]}")
