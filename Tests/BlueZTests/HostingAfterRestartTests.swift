@@ -78,6 +78,12 @@ import RelinkModel
 
                 // SIGTERMed: the next bluetoothd comes up with the adapter off and no managers yet.
                 first.stop()
+                // The bus daemon orders each connection's messages, not two
+                // connections': the new daemon asks for org.bluez once the
+                // bus has seen the old one leave, as a restarted bluetoothd does.
+                try await within(.seconds(10), "the bus releasing the old bluetoothd's name") {
+                    try await connection.nameOwner(of: BlueZInterface.service) == nil
+                }
                 let second = try await Bluetoothd(on: address, powered: false, managers: false)
                 defer { second.stop() }
                 try await within(.seconds(10), "the client reading the new bluetoothd") {
