@@ -23,6 +23,10 @@ LOGS = os.path.join(REPO, ".cache", "gateway", "logs")
 # RELINK_GATEWAY: unset (every gateway test skips), 1 (CI's subset) or full;
 # RELINK_GATEWAY_RELEASES: which releases to boot.
 MODE = os.environ.get("RELINK_GATEWAY", "")
+# RELINK_GATEWAY_HCI=1: btmon records every controller's HCI traffic from
+# boot to the module's end (a reboot ends it); its connections and
+# disconnections, with reasons, are saved as hci.txt beside the journal.
+HCI_TRACE = os.environ.get("RELINK_GATEWAY_HCI", "") not in ("", "0")
 WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 DEB_DIR = os.path.join(REPO, ".build", "deb")
 RELEASES = {"bookworm": "Debian 12", "trixie": "Debian 13"}
@@ -247,9 +251,16 @@ def booted(release: str, *debs: str, name: str = ""):
     hello = env.vm.boot()
     env.results.add({"scenario": "boot", "os": hello["os"], "seconds": hello["seconds"], "state": hello["state"],
                      "failed_units": env.sh("systemctl --failed --no-legend --plain", check=False).out.split("\n")[:-1]})
+    if HCI_TRACE:
+        env.sh("nohup btmon -w /var/tmp/hci.snoop >/dev/null 2>&1 &", check=False)
     yield env
     try:
         env.save("journal.txt", env.sh("journalctl --no-pager -o short-monotonic", check=False).out)
+        if HCI_TRACE:
+            env.save("hci.txt", env.sh(
+                "btmon -r /var/tmp/hci.snoop -T 2>/dev/null | grep -E -A6 "
+                "'Disconnect|Connection Complete|LE Create Connection|Add Device|Remove Device|Set Powered|Power'",
+                check=False, timeout=300).out)
     except GatewayError:
         pass
     t0 = time.monotonic()
