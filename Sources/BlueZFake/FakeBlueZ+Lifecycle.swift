@@ -104,7 +104,10 @@ extension FakeBlueZ {
 
     /// The adapter is powered off (links drop, discovery ends) or on (as
     /// BlueZ signals it: `PowerState` first, then `Powered`; discovery
-    /// resumes, as the BlueZ layer re-applies it).
+    /// resumes, as the BlueZ layer re-applies it). Off is reported as the
+    /// BlueZ layer reports it: at `PowerState` `on-disabling`, before the
+    /// links drop, when bluetoothd powers it off; at `Powered` false, after
+    /// them, when the kernel does (rfkill: ``setAdapterBlocked(_:)``).
     public func setAdapterPowered(_ on: Bool) {
         guard adapterPresent, mirror.adapter(adapterPath) != nil, on != (mirror.adapter(adapterPath)?.powered ?? false) else { return }
         if on {
@@ -115,14 +118,17 @@ extension FakeBlueZ {
             // Peripherals in range are seen again: discovery, background auto-connect.
             for address in world.keys.sorted() { advertise(address) }
         } else {
-            change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("on-disabling")])
+            if !adapterBlocked {
+                change(adapterPath, BlueZInterface.adapter, ["PowerState": .string("on-disabling")])
+                emit(.adapterPowered(adapterPath, false))
+            }
             adapterGoingDown = true
             for address in connected.sorted() { linkDown(address) }
             adapterGoingDown = false
             change(adapterPath, BlueZInterface.adapter, [
                 "Powered": .boolean(false), "Discovering": .boolean(false), "PowerState": .string(adapterBlocked ? "off-blocked" : "off"),
             ])
-            emit(.adapterPowered(adapterPath, false))
+            if adapterBlocked { emit(.adapterPowered(adapterPath, false)) }
         }
     }
 

@@ -49,6 +49,47 @@ import RelinkModel
         }
     }
 
+    /// bluetoothd powering the adapter off says so first (`PowerState`
+    /// `on-disabling`), then drops the links, then sets `Powered` false. The
+    /// client reports the adapter off at the first, before the link's drop,
+    /// and once; on again at `Powered` true, or when the power-off ends with
+    /// the adapter still on (G10, docs/real-bluez.md).
+    @Test func anAdapterIsReportedOffWhenBluetoothdBeginsPoweringItOffBeforeItsLinksDrop() async throws {
+        try await withPrivateBus { address, _ in
+            let bluetoothd = try await TinyBluetoothd.start(on: address)
+            defer { bluetoothd.stop() }
+            try await withClient(on: address) { client, log in
+                try await client.connect(TinyBluetoothd.device, timeout: .seconds(60))
+                let off = BlueZEvent.adapterPowered(TinyBluetoothd.adapter, false), on = BlueZEvent.adapterPowered(TinyBluetoothd.adapter, true)
+                let down = BlueZEvent.mirror(.propertyChanged(
+                    path: TinyBluetoothd.device, interface: BlueZInterface.device, property: "Connected", old: .boolean(true), new: .boolean(false)))
+                try bluetoothd.setAdapter("PowerState", .string("on-disabling"))
+                try bluetoothd.setDevice("Connected", .boolean(false))
+                try bluetoothd.setAdapter("Powered", .boolean(false))
+                try bluetoothd.setAdapter("PowerState", .string("off"))
+                try await within(.seconds(10), "the adapter off and the link down") {
+                    let state = await client.mirror.adapter(TinyBluetoothd.adapter)?.powerState
+                    return await log.contains(down) && state == "off"
+                }
+                var events = await log.events
+                #expect(events.filter { $0 == off }.count == 1, "off once: \(events)")
+                #expect((events.firstIndex(of: off) ?? .max) < (events.firstIndex(of: down) ?? -1), "off before the link's drop")
+                #expect(await client.mirror.adapter(TinyBluetoothd.adapter)?.isOn == false)
+
+                try bluetoothd.setAdapter("PowerState", .string("off-enabling"))
+                try bluetoothd.setAdapter("Powered", .boolean(true))
+                try bluetoothd.setAdapter("PowerState", .string("on"))
+                try await within(.seconds(10), "the adapter on") { await log.contains(on) }
+                // A power-off that ends with the adapter still on.
+                try bluetoothd.setAdapter("PowerState", .string("on-disabling"))
+                try bluetoothd.setAdapter("PowerState", .string("on"))
+                try await within(.seconds(10), "off and on again") { await log.events.filter { $0 == on }.count == 2 }
+                events = await log.events
+                #expect(events.filter { $0 == off }.count == 2 && events.last(where: { $0 == off || $0 == on }) == on, "\(events)")
+            }
+        }
+    }
+
     /// Finding 7: a call to bluetoothd while `org.bluez` has no owner fails
     /// at once (`NameHasNoOwner`/`ServiceUnknown`), and never asks the bus
     /// to start it.

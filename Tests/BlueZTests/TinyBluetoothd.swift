@@ -121,8 +121,10 @@ final class TinyBluetoothd: Sendable {
                     return []
                 }
             },
-            properties: [DBusProperty("Address", .string), DBusProperty("Powered", .boolean), DBusProperty("Discovering", .boolean)])],
-            values: [BlueZInterface.adapter: ["Address": .string("00:00:00:00:00:01"), "Powered": .boolean(true), "Discovering": .boolean(false)]])
+            properties: [DBusProperty("Address", .string), DBusProperty("Powered", .boolean), DBusProperty("Discovering", .boolean),
+                         DBusProperty("PowerState", .string)])],
+            values: [BlueZInterface.adapter: ["Address": .string("00:00:00:00:00:01"), "Powered": .boolean(true), "Discovering": .boolean(false),
+                                              "PowerState": .string("on")]])
         let device = try ExportedObject(path: Self.device, interfaces: [DBusInterface(
             BlueZInterface.device,
             methods: [DBusMethod("Connect") { _ in
@@ -141,6 +143,7 @@ final class TinyBluetoothd: Sendable {
                 "Connected": .boolean(false), "ServicesResolved": .boolean(false),
             ]])
         log.device.withLock { $0 = device }
+        log.adapter.withLock { $0 = adapter }
         connection.addObjectManager(at: .root)
         try connection.export(adapter)
         try connection.export(device)
@@ -149,6 +152,16 @@ final class TinyBluetoothd: Sendable {
             throw DBusError(.failed, "org.bluez is taken")
         }
         return TinyBluetoothd(connection: connection, recorder: log, serving: serving)
+    }
+
+    /// Sets the adapter's `property` (Powered, PowerState), signalled as bluetoothd does.
+    func setAdapter(_ property: String, _ value: DBusValue) throws {
+        try recorder.adapter.withLock { $0 }?.setValue(value, of: property, in: BlueZInterface.adapter)
+    }
+
+    /// Sets the device's `property` (Connected), signalled.
+    func setDevice(_ property: String, _ value: DBusValue) throws {
+        try recorder.device.withLock { $0 }?.setValue(value, of: property, in: BlueZInterface.device)
     }
 
     /// Leaves the bus.
@@ -161,6 +174,7 @@ final class TinyBluetoothd: Sendable {
     private final class Recorder: Sendable {
         let calls = Mutex<[String]>([])
         let device = Mutex<ExportedObject?>(nil)
+        let adapter = Mutex<ExportedObject?>(nil)
         let busyStarts = Mutex(0)
         let discovering = Mutex(false)
         func append(_ call: String) { calls.withLock { $0.append(call) } }

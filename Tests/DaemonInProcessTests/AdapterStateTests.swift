@@ -86,6 +86,36 @@ struct AdapterStateTests {
         #expect(try await store.loadState().adapterStates["hci0"] == on, "the last announced state is stored")
     }
 
+    /// bluetoothd says an adapter is going off (`PowerState` `on-disabling`)
+    /// before its links drop and before `Powered` turns false. Real gateway,
+    /// Debian 13 (docs/real-bluez.md, G10): a link-loss read as an ordinary
+    /// one started a round whose background auto-connect made bluetoothd ask
+    /// the kernel to add the device while it powered off; the kernel refused,
+    /// bluetoothd forgot it had the device armed, and a `forget` later left the
+    /// kernel connecting it for good. relinkd takes `on-disabling` as off: no
+    /// round, no auto-connect, no `Connect` until the adapter is on again.
+    @Test func anAdapterGoingOffStartsNoRoundForTheLinksItDrops() async throws {
+        let fake = FakeBlueZ()
+        let d = try await Self.linkedWithWatcher(fake)
+        let callsBefore = await fake.calls.count
+        await fake.setAdapterPowered(false)
+        try await eventually("the band's intent waits for the adapter") { await d.state(T.id, T.band) == "waiting-for-adapter" }
+        // One more input through the loop, after every BlueZ signal of the power-off.
+        _ = try await d.submit(.register(try RestoreIdentifier("after-power-off"), uid: 0))
+        let asked = await fake.calls.dropFirst(callsBefore).filter {
+            switch $0 {
+            case .connect, .setAutoConnect, .startDiscovery: true
+            default: false
+            }
+        }
+        #expect(asked.isEmpty, "asked bluetoothd while its adapter went off: \(asked)")
+        #expect(try await Self.kinds(d, T.id, after: 0).filter { $0 == "disconnected" }.count == 1, "the drop told once")
+
+        await fake.setAdapterPowered(true)
+        try await eventually("the band connected again") { await d.state(T.id, T.band) == "connected" }
+        await d.stop()
+    }
+
     @Test func bluetoothdGoneIsBluetoothdMissingAndItsReturnPoweredOnWithTheLinkBack() async throws {
         let fake = FakeBlueZ()
         let d = try await Self.linkedWithWatcher(fake)

@@ -97,7 +97,7 @@ extension BlueZClient {
         guard !profile.uuids.isEmpty else { return }
         try profile.export(on: connection)
         autoConnect = profile
-        for adapter in mirror.adapters where adapter.powered {
+        for adapter in mirror.adapters where adapter.isOn {  // at power-on otherwise (reapply)
             try await profile.register(on: adapter.path, connection: connection)
             autoConnectRegistrations.append((owner, adapter.path))
         }

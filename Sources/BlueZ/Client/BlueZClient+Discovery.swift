@@ -18,7 +18,7 @@ extension BlueZClient {
             throw BlueZError(name: DBusError.Name.serviceUnknown.rawValue,
                              message: "bluetoothd is not on the bus; discovery starts when org.bluez is back")
         }
-        if let a = mirror.adapter(adapter), !a.powered {
+        if let a = mirror.adapter(adapter), !a.isOn {
             throw BlueZError(name: "org.bluez.Error.NotReady", message: "adapter \(adapter) is powered off; discovery starts when it is powered")
         }
         try await applyDiscovery(adapter: adapter, filter: filter)
@@ -87,7 +87,7 @@ extension BlueZClient {
                 let delays = Self.discoveryRetryDelays
                 do { try await Task.sleep(for: delays[min(attempt, delays.count - 1)]) } catch { return }
                 attempt += 1
-                guard let filter = wantedDiscovery[adapter], owner != nil, mirror.adapter(adapter)?.powered == true,
+                guard let filter = wantedDiscovery[adapter], owner != nil, mirror.adapter(adapter)?.isOn == true,
                       !discoverySessions.contains(adapter) else { return }
                 do {
                     try await applyDiscovery(adapter: adapter, filter: filter)

@@ -19,6 +19,7 @@ extension BlueZClient {
             refused = false  // whether the next one lets relinkd in is asked when it comes
             unanswered = false
             discoverySessions = []
+            goingOff = []
             mirror = Mirror(managedObjects: [:], knownNames: mirror.knownNames)
             emit(.serviceLost)
         }
@@ -36,6 +37,7 @@ extension BlueZClient {
         let names = mirror.knownNames
         let wasRefused = refused, wasUnanswered = unanswered
         discoverySessions = []  // a new (or no) bluetoothd has no session of ours
+        goingOff = []  // reported anew from the rebuilt mirror
         resyncing = true
         defer { resyncing = false }
         guard let snapshot = await fetchManagedObjects() else {
@@ -62,7 +64,7 @@ extension BlueZClient {
             }
         }
         resyncing = false
-        for adapter in mirror.adapters where adapter.powered {
+        for adapter in mirror.adapters where adapter.isOn {
             await reapply(adapter: adapter.path)
         }
         resumeWaiters()

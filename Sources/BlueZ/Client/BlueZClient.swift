@@ -31,6 +31,10 @@ public actor BlueZClient {
     /// `StartDiscovery` (a discovery session of this client), until it is
     /// stopped, the adapter powers off or bluetoothd goes.
     var discoverySessions: Set<ObjectPath> = []
+    /// Adapters reported off (``BlueZEvent/adapterPowered(_:_:)``) at
+    /// `PowerState` `on-disabling`, whose `Powered` is still true: their
+    /// `Powered` false is not reported a second time (``deliver(_:)``).
+    var goingOff: Set<ObjectPath> = []
     /// Adapters whose refused discovery start is being retried.
     var discoveryRetries: Set<ObjectPath> = []
     /// Service UUIDs of the auto-connect profile, re-registered after resets.
@@ -267,6 +271,28 @@ public actor BlueZClient {
         _ = deliver(mirror.propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []))
     }
 
+    /// What an adapter's `Powered` or `PowerState` change reports: off
+    /// once, at `on-disabling` (before the links drop) or at `Powered` false,
+    /// whichever comes first; on at `Powered` true, or when a power-off
+    /// bluetoothd began ends with the adapter still on (`PowerState` `on`).
+    func powerReports(_ adapter: ObjectPath, _ property: String, _ value: DBusValue) -> [(ObjectPath, Bool)] {
+        switch (property, value) {
+        case ("Powered", .boolean(true)):
+            goingOff.remove(adapter)
+            return [(adapter, true)]
+        case ("Powered", .boolean(false)):
+            return goingOff.remove(adapter) == nil ? [(adapter, false)] : []
+        case ("PowerState", .string("on-disabling")):
+            guard mirror.adapter(adapter)?.powered == true, goingOff.insert(adapter).inserted else { return [] }
+            return [(adapter, false)]
+        case ("PowerState", .string("on")):
+            guard mirror.adapter(adapter)?.powered == true, goingOff.remove(adapter) != nil else { return [] }
+            return [(adapter, true)]
+        default:
+            return []
+        }
+    }
+
     /// Emits mirror events, notes what they mean for the layer (GAP name
     /// reads, link-ups, adapter power) and resumes waiters; returns the
     /// adapters whose power changed.
@@ -280,8 +306,8 @@ public actor BlueZClient {
             if case .propertyChanged(let p, BlueZInterface.device, "Connected", let old, .boolean(true)?) = event, old != .boolean(true) {
                 linkUps[p, default: 0] += 1
             }
-            if case .propertyChanged(let p, BlueZInterface.adapter, "Powered", _, .boolean(let on)?) = event {
-                powered.append((p, on))
+            if case .propertyChanged(let p, BlueZInterface.adapter, let name, _, let new?) = event {
+                powered += powerReports(p, name, new)
             }
             if case .adapterAdded(let adapter) = event, adapter.powered {
                 powered.append((adapter.path, true))

@@ -28,15 +28,25 @@ public struct Adapter: Sendable, Hashable {
         roles = AdapterRole.parsing(p.strings("Roles"))
     }
 
+    /// Powered and not being powered off: bluetoothd sets `PowerState` to
+    /// `on-disabling` before it asks the kernel to power the adapter off,
+    /// and signals it before the links drop and `Powered` turns false.
+    /// Nothing is asked of an adapter that is not on (docs/real-bluez.md, G10).
+    public var isOn: Bool { powered && powerState != "on-disabling" }
+
     /// The adapter's properties that decide ``status``: a change of any
     /// other property leaves it as it was.
     static let statusProperties: Set<String> = ["Powered", "PowerState", "Roles"]
 
     /// What programs are told of this adapter (``AdapterState``): the state
-    /// follows `Powered`, as relinkd's links do; `PowerState` only tells a
-    /// blocked adapter (rfkill) from one merely off.
+    /// follows `Powered`, as relinkd's links do, except that an adapter
+    /// bluetoothd is powering off (`PowerState` `on-disabling`, signalled
+    /// before its links drop) is off already, so that no link it drops starts
+    /// a reconnection the kernel would refuse on the way down
+    /// (docs/real-bluez.md, G10); `PowerState` also tells a blocked adapter
+    /// (rfkill) from one merely off.
     public var status: AdapterStatus {
-        let state: AdapterState = powered ? .poweredOn : powerState == "off-blocked" ? .blocked : .poweredOff
+        let state: AdapterState = isOn ? .poweredOn : powerState == "off-blocked" ? .blocked : .poweredOff
         return AdapterStatus(state, roles: roles)
     }
 }

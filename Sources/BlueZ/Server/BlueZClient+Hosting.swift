@@ -20,7 +20,7 @@ extension BlueZClient: HostingPort {
         let objects = try application.objects(handler: handler)
         for object in objects { try connection.export(object) }
         hosting.applications[application.root] = (application, objects.map(\.path), nil)
-        guard owner != nil, mirror.adapter(adapter)?.powered == true else { return }
+        guard owner != nil, mirror.adapter(adapter)?.isOn == true else { return }
         hosting.applications[application.root]?.adapter = adapter
         if !application.services.isEmpty {
             try await call(adapter, BlueZInterface.gattManager, "RegisterApplication", [.objectPath(application.root), .dictionary(key: .string, value: .variant, [])],
@@ -38,7 +38,7 @@ extension BlueZClient: HostingPort {
     /// - Throws: ``BlueZError`` or ``DBusError``.
     public func registerAdvertisement(root: ObjectPath, adapter: ObjectPath) async throws {
         guard let hosted = hosting.applications[root], hosted.application.advertisement != nil,
-              owner != nil, mirror.adapter(adapter)?.powered == true else { return }
+              owner != nil, mirror.adapter(adapter)?.isOn == true else { return }
         hosting.applications[root]?.adapter = adapter
         try await call(adapter, BlueZInterface.advertisingManager, "RegisterAdvertisement",
                        [.objectPath(hosted.application.advertisementPath), .dictionary(key: .string, value: .variant, [])],

@@ -32,7 +32,7 @@ extension Daemon {
             // new one powers it on before relinkd reads its objects, so no
             // Powered change is ever seen: the machines waiting for the
             // adapter are told it is up (the core's contract).
-            if await bluez.mirror.adapter(adapterPath)?.powered == true {
+            if await bluez.mirror.adapter(adapterPath)?.isOn == true {
                 for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(true)) }
             }
             await readResolvedDatabases()
