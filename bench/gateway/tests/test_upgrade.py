@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from gatewayenv import (RELEASES, WANTED, GatewayEnv, booted, skip_reason, lock_values, main_pid, newest_deb, push_lock,
-                        register_three_links, relinkd_active, values_on_all_three, wait_lock_value, wait_three_links)
+from gatewayenv import (RELEASES, WANTED, GatewayEnv, booted, skip_reason, lock_values, main_pid, newest_deb,
+                        register_three_links, relinkd_active, values_on_all_three, deliver_lock_value, wait_three_links)
 
 PREVIOUS_VERSION = "0.0.99"
 
@@ -98,8 +98,7 @@ def test_upgrade_remove_reinstall_purge(gw):
         apt(gw, f"install -y /srv/relink/deb/{gw.deb}", "reinstall")
         relinkd_active(gw)
         wait_three_links(gw, 240, "three links restored after remove and install")
-        push_lock(gw, "locka", "91")
-        wait_lock_value(gw, "locka", "91", 60)
+        deliver_lock_value(gw, "locka", "91", 60)
 
         apt(gw, "purge -y relink", "purge")
         record["state_after_purge"] = gw.sh("ls -A /var/lib/relink 2>&1", check=False).out.strip()
