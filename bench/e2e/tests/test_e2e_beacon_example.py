@@ -54,7 +54,8 @@ def test_the_docs_snippet_is_the_example_code():
 
 class Program:
     def __init__(self, binary: str, bus: str):
-        self.proc = subprocess.Popen(["stdbuf", "-oL", binary, "--bus-address", bus, "--identifier", "beacons"],
+        # As a user runs it, its output into a pipe: no stdbuf (it flushes each line itself).
+        self.proc = subprocess.Popen([binary, "--bus-address", bus, "--identifier", "beacons"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=die_with_parent)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -75,6 +76,15 @@ class Program:
             self.proc.kill()
         self.proc.wait(10)
         self.reader.join(5)
+
+
+def test_the_beacon_example_help_and_usage_errors(binary):
+    """`--help` prints the usage on stdout and exits 0; a bad command line
+    prints what is wrong and the usage on stderr and exits 2."""
+    help_ = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
+    assert help_.returncode == 0 and help_.stdout.startswith("usage: relink-beacon") and "--identifier" in help_.stdout, help_
+    bad = subprocess.run([binary, "--identifier"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "--identifier needs a value" in bad.stderr and "usage: relink-beacon" in bad.stderr, bad
 
 
 def test_the_beacon_example_prints_the_frame_and_its_changes_across_a_relinkd_restart(binary, bench, relinkd):

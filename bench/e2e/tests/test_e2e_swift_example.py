@@ -51,7 +51,8 @@ class SwiftBand:
     """The example's binary, its stdout lines collected as they come."""
 
     def __init__(self, binary: str, bus: str):
-        self.proc = subprocess.Popen(["stdbuf", "-oL", binary, "--bus-address", bus, "--identifier", IDENT, BAND],
+        # As a user runs it, its output into a pipe: no stdbuf (it flushes each line itself).
+        self.proc = subprocess.Popen([binary, "--bus-address", bus, "--identifier", IDENT, BAND],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      preexec_fn=die_with_parent)
         self.lines: list[str] = []
@@ -90,6 +91,15 @@ def binary():
     path = subprocess.run(["swift", "build", "--package-path", PACKAGE, "--show-bin-path"], capture_output=True,
                           text=True, check=True).stdout.strip()
     return os.path.join(path, "relink-band")
+
+
+def test_swift_band_example_help_and_usage_errors(binary):
+    """`--help` prints the usage on stdout and exits 0; a bad command line
+    prints what is wrong and the usage on stderr and exits 2."""
+    help_ = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
+    assert help_.returncode == 0 and help_.stdout.startswith("usage: relink-band") and "--identifier" in help_.stdout, help_
+    bad = subprocess.run([binary, "--frequency", "3"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "unknown option --frequency" in bad.stderr and "usage: relink-band" in bad.stderr, bad
 
 
 def test_swift_band_example_streams_and_survives_its_kill_and_relinkd_restart(binary, bench, relinkd):

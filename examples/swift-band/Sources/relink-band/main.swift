@@ -5,20 +5,31 @@
 // then live ones.
 //
 //   relink-band [--bus-address ADDRESS] [--identifier ID] BAND-ADDRESS
+//   relink-band --help
 //
-// Exit status: 0 when relinkd's events end (it is gone for good), 1 on an
-// error from relinkd, 2 on a usage error.
+// Exit status: 0 when relinkd's events end (it is gone for good) and after
+// --help, 1 on an error from relinkd, 2 on a usage error.
 import Foundation
 import RelinkClient
 
 let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"             // Heart Rate service
 let heartRateMeasurement = "00002a37-0000-1000-8000-00805f9b34fb"  // Heart Rate Measurement (notify)
 
-/// The command line: `[--bus-address ADDRESS] [--identifier ID] BAND-ADDRESS`.
+let usage = """
+    usage: relink-band [--bus-address ADDRESS] [--identifier ID] BAND-ADDRESS
+    Keeps a heart-rate band connected through relinkd and prints its values.
+      --bus-address ADDRESS  relinkd's bus (default: the system bus, or DBUS_SYSTEM_BUS_ADDRESS)
+      --identifier ID        the restore identifier (default: example-band-swift)
+      --help                 this text
+
+    """
+
+/// The command line: `[--bus-address ADDRESS] [--identifier ID] BAND-ADDRESS`, or `--help`.
 struct Arguments {
     var busAddress: String?
     var identifier = "example-band-swift"
     var band = ""
+    var help = false
 
     init(_ arguments: [String]) throws(UsageError) {
         var rest = arguments[...]
@@ -26,6 +37,7 @@ struct Arguments {
             switch argument {
             case "--bus-address": busAddress = try Self.value(of: argument, from: &rest)
             case "--identifier": identifier = try Self.value(of: argument, from: &rest)
+            case "--help", "-h": help = true; return
             case _ where argument.hasPrefix("-"): throw UsageError(text: "unknown option \(argument)")
             default:
                 guard band.isEmpty else { throw UsageError(text: "one band address only") }
@@ -54,6 +66,13 @@ func beatsPerMinute(_ value: [UInt8]) -> Int? {
     return value.count >= 3 ? Int(value[1]) | Int(value[2]) << 8 : nil
 }
 
+/// Prints a line and flushes it at once, also into a file or a pipe (where
+/// stdio would keep whole blocks until the program ends).
+func print(_ line: String) {
+    Swift.print(line)
+    fflush(nil)
+}
+
 func run(band: String, identifier: String, bus: RelinkBus) async throws(RelinkClientError) {
     // readme:begin
     let central = RelinkCentral(restoreIdentifier: identifier, bus: bus)
@@ -80,9 +99,13 @@ func run(band: String, identifier: String, bus: RelinkBus) async throws(RelinkCl
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+    if arguments.help {
+        Swift.print(usage, terminator: "")
+        exit(0)
+    }
     try await run(band: arguments.band, identifier: arguments.identifier, bus: RelinkBus(address: arguments.busAddress))
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("relink-band: \(error.text)\nusage: relink-band [--bus-address ADDRESS] [--identifier ID] BAND-ADDRESS\n".utf8))
+    FileHandle.standardError.write(Data("relink-band: \(error.text)\n\(usage)".utf8))
     exit(2)
 } catch {
     FileHandle.standardError.write(Data("relink-band: \(error)\n".utf8))

@@ -5,10 +5,11 @@
 // changes.
 //
 //   relink-beacon [--bus-address ADDRESS] [--identifier ID]
+//   relink-beacon --help
 //
 // Each line: `#SEQUENCE ADDRESS ibeacon UUID major MAJOR minor MINOR power POWER dBm rssi RSSI`.
-// Exit status: 0 when relinkd's events end (it is gone for good), 1 on an
-// error from relinkd, 2 on a usage error.
+// Exit status: 0 when relinkd's events end (it is gone for good) and after
+// --help, 1 on an error from relinkd, 2 on a usage error.
 import Foundation
 import RelinkClient
 
@@ -17,11 +18,21 @@ struct UsageError: Error {
     var text: String
 }
 
-/// The command line: `[--bus-address ADDRESS] [--identifier ID]`.
-func parse(_ arguments: [String]) throws(UsageError) -> (bus: String?, identifier: String) {
+let usage = """
+    usage: relink-beacon [--bus-address ADDRESS] [--identifier ID]
+    Watches iBeacons through relinkd and prints each frame.
+      --bus-address ADDRESS  relinkd's bus (default: the system bus, or DBUS_SYSTEM_BUS_ADDRESS)
+      --identifier ID        the restore identifier (default: example-beacons-swift)
+      --help                 this text
+
+    """
+
+/// The command line: `[--bus-address ADDRESS] [--identifier ID]`; nil for `--help`.
+func parse(_ arguments: [String]) throws(UsageError) -> (bus: String?, identifier: String)? {
     var bus: String?, identifier = "example-beacons-swift"
     var rest = arguments[...]
     while let argument = rest.popFirst() {
+        if argument == "--help" || argument == "-h" { return nil }
         guard let value = rest.popFirst() else { throw UsageError(text: "\(argument) needs a value") }
         switch argument {
         case "--bus-address": bus = value
@@ -30,6 +41,13 @@ func parse(_ arguments: [String]) throws(UsageError) -> (bus: String?, identifie
         }
     }
     return (bus, identifier)
+}
+
+/// Prints a line and flushes it at once, also into a file or a pipe (where
+/// stdio would keep whole blocks until the program ends).
+func print(_ line: String) {
+    Swift.print(line)
+    fflush(nil)
 }
 
 func run(identifier: String, bus: RelinkBus) async throws(RelinkClientError) {
@@ -50,10 +68,13 @@ func run(identifier: String, bus: RelinkBus) async throws(RelinkClientError) {
 }
 
 do {
-    let (busAddress, identifier) = try parse(Array(CommandLine.arguments.dropFirst()))
+    guard let (busAddress, identifier) = try parse(Array(CommandLine.arguments.dropFirst())) else {
+        Swift.print(usage, terminator: "")
+        exit(0)
+    }
     try await run(identifier: identifier, bus: RelinkBus(address: busAddress))
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("relink-beacon: \(error.text)\nusage: relink-beacon [--bus-address ADDRESS] [--identifier ID]\n".utf8))
+    FileHandle.standardError.write(Data("relink-beacon: \(error.text)\n\(usage)".utf8))
     exit(2)
 } catch {
     FileHandle.standardError.write(Data("relink-beacon: \(error)\n".utf8))
