@@ -86,7 +86,6 @@ struct StatusCommand: AsyncParsableCommand {
         return String(cString: name)
     }
 
-    /// ` (roles central, peripheral)`, or nothing when relinkd gave none.
     /// `identifier`'s entry in the `Status` document of relinkd's
     /// `Manager1` properties (`connections`, `launch`, ...), nil when the
     /// caller does not see it.

@@ -24,8 +24,8 @@ LOGS = os.path.join(REPO, ".cache", "gateway", "logs")
 # RELINK_GATEWAY_RELEASES: which releases to boot.
 MODE = os.environ.get("RELINK_GATEWAY", "")
 # RELINK_GATEWAY_HCI=1: btmon records every controller's HCI traffic from
-# boot to the module's end (a reboot ends it); its connections and
-# HCI packets (but advertising reports) are saved as hci.txt beside the journal.
+# boot to the module's end (a reboot ends it); every packet but the
+# advertising reports is saved, decoded, as hci.txt beside the journal.
 HCI_TRACE = os.environ.get("RELINK_GATEWAY_HCI", "") not in ("", "0")
 WANTED = [r for r in os.environ.get("RELINK_GATEWAY_RELEASES", "bookworm,trixie").split(",") if r]
 DEB_DIR = os.path.join(REPO, ".build", "deb")
@@ -302,13 +302,6 @@ def links_up(gw: GatewayEnv) -> dict:
 
 def push_lock(gw: GatewayEnv, name: str, value: str) -> None:
     gw.benchctl("push", name, f"value={value}")
-
-
-def wait_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float) -> float:
-    t0 = time.monotonic()
-    wait_until(lambda: value in lock_values(gw.events(f"gw-{name}")), timeout,
-               f"{name}'s value {value} reaching relinkd's events")
-    return time.monotonic() - t0
 
 
 def link_ups(evs: list[dict]) -> list[int]:
