@@ -1,4 +1,5 @@
 public import RelinkAPI
+public import RelinkModel
 import DBus
 
 /// An error of the client library: the `org.relink.Error.*` name relinkd
@@ -20,48 +21,11 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         /// The full name.
         public var description: String { rawValue }
 
-        /// The name of a relinkd method error.
-        public init(_ code: RelinkError.Code) { self.rawValue = code.dbusName }
+        /// The name of a relinkd error.
+        public init(_ code: RelinkErrorName) { self.rawValue = code.rawValue }
 
-        /// A malformed argument (bad UUID, address, identifier, option, size).
-        public static let invalidArguments = Name(.invalidArguments)
-        /// The identifier does not exist (or belongs to another user).
-        public static let unknownIdentifier = Name(.unknownIdentifier)
-        /// The peripheral UUID is not known to relinkd.
-        public static let unknownPeripheral = Name(.unknownPeripheral)
-        /// The characteristic is not on the peripheral (a typo in its UUID, most likely).
-        public static let unknownCharacteristic = Name(.unknownCharacteristic)
-        /// The caller may not do this (e.g. register another user's identifier).
-        public static let notPermitted = Name(.notPermitted)
-        /// The intent or subscription exists already.
-        public static let alreadyExists = Name(.alreadyExists)
-        /// Read or write on a peripheral with no link.
-        public static let notConnected = Name(.notConnected)
-        /// Adapter off or bluetoothd absent.
-        public static let notReady = Name(.notReady)
-        /// The same operation is already running.
-        public static let inProgress = Name(.inProgress)
-        /// The peripheral or BlueZ does not support it.
-        public static let notSupported = Name(.notSupported)
-        /// The store could not commit: nothing was acknowledged.
-        public static let storeFailed = Name(.storeFailed)
-        /// Anything else; the message says what.
-        public static let failed = Name(.failed)
-        /// The characteristic has no descriptor of that UUID.
-        public static let unknownDescriptor = Name(.unknownDescriptor)
-        /// The link is up but its services are not resolved yet.
-        public static let servicesNotResolved = Name(.servicesNotResolved)
-        /// `org.relink.Error.UnknownRequest`: the peripheral role has no such request waiting.
-        public static let unknownRequest = Name(.unknownRequest)
-        /// `org.relink.Error.UpdateQueueFull`: the peripheral role's update queue is full.
-        public static let updateQueueFull = Name(.updateQueueFull)
-        /// `org.relink.Error.NotActivatable`: the bus cannot start the launch spec's bus name.
-        public static let notActivatable = Name(.notActivatable)
-        /// The value is longer than the largest the link takes for its write type.
-        public static let valueTooLong = Name(.valueTooLong)
-        /// A write stream refused a write without response: it does not fit
-        /// now; `ReadyToWrite` follows (``RelinkWriteStream/waitUntilReady()``).
-        public static let writeQueueFull = Name(.writeQueueFull)
+        /// Whether the name is relinkd's error `code`: `error.name == .notConnected`.
+        public static func == (name: Name, code: RelinkErrorName) -> Bool { name.rawValue == code.rawValue }
     }
 
     /// The D-Bus error name (relinkd's `org.relink.Error.*`, or the bus's).
@@ -75,11 +39,16 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         self.message = message
     }
 
+    /// relinkd's error `code` with its sentence.
+    public init(_ code: RelinkErrorName, _ message: String) {
+        self.init(Name(code), message)
+    }
+
     /// `name: message`, as relinkctl prints it.
     public var description: String { "\(name.rawValue): \(message)" }
 
     /// The relinkd method error this is, nil for a D-Bus error of the bus.
-    public var code: RelinkError.Code? { RelinkError.Code(dbusName: name.rawValue) }
+    public var code: RelinkErrorName? { RelinkErrorName(methodErrorNamed: name.rawValue) }
 
     /// D-Bus errors meaning relinkd could not be reached at all.
     static let unreachableNames: Set<String> = [
@@ -102,7 +71,7 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
     /// The error for an identifier relinkd does not have (or does not show
     /// the caller): one wording for every call, whichever object answered.
     public static func unknownIdentifier(_ identifier: String) -> RelinkClientError {
-        .init(.unknownIdentifier, RelinkError.unknownIdentifier(named: identifier).message)
+        .init(Name(.unknownIdentifier), RelinkError.unknownIdentifier(named: identifier).message)
     }
 
     /// A local argument error.
@@ -115,7 +84,7 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
 
     /// Maps an error thrown by the D-Bus binding. `unknownObject` is the
     /// relink error to use when the bus says the object does not exist.
-    static func from(_ error: any Error, unknownObject: Name = .unknownIdentifier) -> RelinkClientError {
+    static func from(_ error: any Error, unknownObject: RelinkErrorName = .unknownIdentifier) -> RelinkClientError {
         if let e = error as? RelinkClientError { return e }
         if let e = error as? DBusError {
             if e.name == .unknownObject { return .init(unknownObject, e.message) }
@@ -125,3 +94,6 @@ public struct RelinkClientError: Error, Hashable, Sendable, CustomStringConverti
         return .init(.failed, "\(error)")
     }
 }
+
+/// Whether an optional error name is relinkd's error `code`: `refusal?.name == .notConnected`.
+public func == (name: RelinkClientError.Name?, code: RelinkErrorName) -> Bool { name?.rawValue == code.rawValue }

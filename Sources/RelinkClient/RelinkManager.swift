@@ -41,7 +41,7 @@ public final class RelinkManager: Sendable {
     // MARK: Calls
 
     func call(_ path: ObjectPath, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
-              unknownObject: RelinkClientError.Name = .unknownIdentifier) async throws(RelinkClientError) -> Message {
+              unknownObject: RelinkErrorName = .unknownIdentifier) async throws(RelinkClientError) -> Message {
         do {
             return try await connection.call(destination: RelinkNames.busName, path: path, interface: interface, method: method,
                                              arguments: arguments, timeout: timeout)
@@ -53,7 +53,7 @@ public final class RelinkManager: Sendable {
     }
 
     /// The message for an object the bus says does not exist (or is not visible to the caller).
-    static func unknownMessage(_ path: ObjectPath, _ name: RelinkClientError.Name) -> String {
+    static func unknownMessage(_ path: ObjectPath, _ name: RelinkErrorName) -> String {
         let element = path.rawValue.split(separator: "/").last.map(String.init) ?? path.rawValue
         if path.rawValue.hasPrefix(APIPath.writeStreamPrefix) {
             return "The write stream \(path.rawValue) is closed, or relinkd restarted since it was opened: open a new one."
@@ -65,7 +65,7 @@ public final class RelinkManager: Sendable {
     }
 
     func central(_ identifier: String, _ method: String, _ arguments: [DBusValue] = [],
-                 unknownObject: RelinkClientError.Name = .unknownIdentifier) async throws(RelinkClientError) -> Message {
+                 unknownObject: RelinkErrorName = .unknownIdentifier) async throws(RelinkClientError) -> Message {
         try await call(try APIPath.central(for: identifier), RelinkNames.central, method, arguments, unknownObject: unknownObject)
     }
 
@@ -130,7 +130,7 @@ public final class RelinkManager: Sendable {
     ///   (as `unknownObject`) when the object does not exist or is not
     ///   visible; unreachable.
     public func properties(of path: ObjectPath, interface: String,
-                           unknownObject: RelinkClientError.Name = .unknownIdentifier) async throws(RelinkClientError) -> [String: DBusValue] {
+                           unknownObject: RelinkErrorName = .unknownIdentifier) async throws(RelinkClientError) -> [String: DBusValue] {
         let reply = try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)], unknownObject: unknownObject)
         return try decode(reply, "GetAll", [String: DBusValue].self)
     }

@@ -4,8 +4,8 @@
 /// and `disconnected` events beside BlueZ's own names (docs/api/events.md).
 ///
 /// It lives in the model because the pure core, the BlueZ layer and the API
-/// contract all name these failures; `RelinkAPI.RelinkError` maps method
-/// errors onto the first group.
+/// contract all name these failures; `RelinkAPI.RelinkError` carries one of
+/// the first group (``methodErrors``) with its message.
 public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     // Method errors (docs/api/errors.md).
     /// A malformed argument.
@@ -85,6 +85,16 @@ public enum RelinkErrorName: String, Sendable, Hashable, CaseIterable, CustomStr
         .unknownRequest, .updateQueueFull, .notActivatable, .unknownTransfer, .authenticationFailed, .advertisingLimitReached,
         .quotaExceeded,
     ]
+
+    /// The method error of a D-Bus error name; nil for any other name, an
+    /// event-only failure name (`Timeout`, …) included.
+    public init?(methodErrorNamed dbusName: String) {
+        guard let name = RelinkErrorName(rawValue: dbusName), name.isMethodError else { return nil }
+        self = name
+    }
+
+    /// Whether a method may reply this name (it is in ``methodErrors``).
+    public var isMethodError: Bool { Self.methodErrors.contains(self) }
 
     /// The full D-Bus error name.
     public var description: String { rawValue }

@@ -57,7 +57,7 @@ struct GattDatabaseTests {
 
     static func database(_ d: InProcessDaemon, _ id: RestoreIdentifier = T.id, from caller: APICaller = caller) async throws(RelinkError) -> GattDatabase {
         let values = try await d.daemon.submit(.gattDatabase(id, .address(T.band)), from: caller).get().values
-        guard case .string(let json)? = values.first, let database = try? GattDatabase(json: json) else { throw .failed("reply \(values)") }
+        guard case .string(let json)? = values.first, let database = try? GattDatabase(json: json) else { throw RelinkError(.failed, "reply \(values)") }
         return database
     }
 

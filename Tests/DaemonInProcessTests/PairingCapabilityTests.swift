@@ -42,7 +42,7 @@ struct PairingCapabilityTests {
     static func reading(_ d: InProcessDaemon) -> Task<Result<[UInt8], RelinkError>, Never> {
         Task {
             do { return .success(try await P.read(d)) } catch let error as RelinkError { return .failure(error) } catch {
-                return .failure(.failed("\(error)"))
+                return .failure(RelinkError(.failed, "\(error)"))
             }
         }
     }
@@ -86,7 +86,7 @@ struct PairingCapabilityTests {
         let d = try await Self.linked(try InProcessDaemon.temporaryDirectory(), capability: .keyboardDisplay)
         let pairing = Task { () -> RelinkError? in
             do { try await d.daemon.pair(T.id, .address(T.band), from: R.caller) } catch let error as RelinkError { return error } catch {
-                return .failed("\(error)")
+                return RelinkError(.failed, "\(error)")
             }
             return nil
         }
@@ -117,7 +117,7 @@ struct PairingCapabilityTests {
 
 extension Result where Failure == RelinkError {
     /// The error's code, nil on success.
-    var failureCode: RelinkError.Code? {
+    var failureCode: RelinkErrorName? {
         if case .failure(let error) = self { error.code } else { nil }
     }
 }

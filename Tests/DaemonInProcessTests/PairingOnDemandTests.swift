@@ -152,7 +152,7 @@ struct PairingOnDemandTests {
         let failed = try await d.events(T.id).compactMap { event -> ConnectionFailure? in
             if case .subscriptionFailed(_, let key, let reason)? = event.payload, key == T.key { reason } else { nil }
         }
-        #expect(failed.map(\.errorName) == [RelinkError.Code.authenticationFailed.dbusName])
+        #expect(failed.map(\.errorName) == [RelinkErrorName.authenticationFailed.rawValue])
         #expect(await Self.pairCalls(fake) == 1, "one pairing on this link, no loop")
         await d.stop()
     }

@@ -33,7 +33,7 @@ struct PairingRequestTests {
             do {
                 try await d.daemon.pair(T.id, .address(T.band), capability: capability, from: caller)
                 return nil
-            } catch let error as RelinkError { return error } catch { return .failed("\(error)") }
+            } catch let error as RelinkError { return error } catch { return RelinkError(.failed, "\(error)") }
         }
     }
 
@@ -52,7 +52,7 @@ struct PairingRequestTests {
         return try #require(found)
     }
 
-    static func answer(_ d: InProcessDaemon, _ n: UInt64, accept: Bool, passkey: UInt32 = 0, as caller: APICaller = caller) async -> RelinkError.Code? {
+    static func answer(_ d: InProcessDaemon, _ n: UInt64, accept: Bool, passkey: UInt32 = 0, as caller: APICaller = caller) async -> RelinkErrorName? {
         do {
             try await d.api(.answerPairing(T.id, n, accept: accept, passkey: passkey), as: caller)
             return nil

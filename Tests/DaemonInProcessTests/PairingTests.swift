@@ -16,7 +16,7 @@ struct PairingTests {
     typealias T = RestoreCycleTests
     static let caller = APICaller(name: ":1.9", uid: 0)
 
-    static func pairCode(_ d: InProcessDaemon, _ ref: PeripheralRef = .address(T.band)) async -> RelinkError.Code? {
+    static func pairCode(_ d: InProcessDaemon, _ ref: PeripheralRef = .address(T.band)) async -> RelinkErrorName? {
         do {
             try await d.daemon.pair(T.id, ref, from: caller)
             return nil

@@ -189,7 +189,7 @@ struct PeripheralRoleTests {
         let d = try await Self.published(fake)
         defer { Task { await d.stop() } }
         let state = try await Self.call(d, .state)
-        func code(_ request: PeripheralManagerRequest) async -> RelinkError.Code? {
+        func code(_ request: PeripheralManagerRequest) async -> RelinkErrorName? {
             do { _ = try await Self.call(d, request); return nil } catch { return error.code }
         }
         func service(_ json: String) throws -> PublishedService { try PublishedService(json: json) }

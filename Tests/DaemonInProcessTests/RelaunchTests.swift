@@ -143,8 +143,8 @@ struct RelaunchTests {
         let user = APICaller(name: ":1.70", uid: 1000)
         let mine = try RestoreIdentifier("mine")
         try await d.api(.register(mine, nameRule: nil, replay: true, eventLimit: nil), as: user)
-        launcher.refuse(1000, .notPermitted("org.example.Band runs as user root"))
-        await #expect(throws: RelinkError.notPermitted("org.example.Band runs as user root")) {
+        launcher.refuse(1000, RelinkError(.notPermitted, "org.example.Band runs as user root"))
+        await #expect(throws: RelinkError(.notPermitted, "org.example.Band runs as user root")) {
             try await d.daemon.checkLaunch(LaunchSpec(busName: Self.busName), for: user)
         }
         await #expect(throws: RelinkError.unknownIdentifier(named: Band.id.rawValue)) {

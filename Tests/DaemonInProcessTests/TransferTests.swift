@@ -29,7 +29,7 @@ struct TransferTests {
         let reply = await d.daemon.submit(.transfer(T.id, .start(.address(T.band), key, data: data, withResponse: withResponse,
                                                                  resume: resume, chunkSize: chunkSize)), from: caller)
         guard case .string(let text)? = try reply.get().values.first, let id = try? TransferID(parsing: text) else {
-            throw .failed("no transfer identifier in \(reply)")
+            throw RelinkError(.failed, "no transfer identifier in \(reply)")
         }
         return id
     }
@@ -214,7 +214,7 @@ struct TransferTests {
 
     @Test func badInputIsRefusedWithTypedErrors() async throws {
         let d = try await Self.linkedBand()
-        func refusal(_ request: TransferRequest, id: RestoreIdentifier = T.id) async -> RelinkError.Code? {
+        func refusal(_ request: TransferRequest, id: RestoreIdentifier = T.id) async -> RelinkErrorName? {
             if case .failure(let error) = await d.daemon.submit(.transfer(id, request), from: Self.caller) { return error.code }
             return nil
         }

@@ -16,7 +16,7 @@ struct UnpairTests {
     typealias T = RestoreCycleTests
     static let caller = APICaller(name: ":1.9", uid: 0)
 
-    static func unpairCode(_ d: InProcessDaemon, _ id: RestoreIdentifier = T.id) async -> RelinkError.Code? {
+    static func unpairCode(_ d: InProcessDaemon, _ id: RestoreIdentifier = T.id) async -> RelinkErrorName? {
         do {
             try await d.daemon.unpair(id, .address(T.band), from: caller)
             return nil

@@ -33,7 +33,7 @@ struct UnreadableRowTests {
             try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
             try db.execute(sql: "UPDATE connection_intent SET state = 'flying' WHERE identifier = 'band'")
         }
-        try await queue.close()
+        try queue.close()
 
         let second = try await InProcessDaemon(fake: fake, directory: directory)
         let status = try #require(try JSONSerialization.jsonObject(with: Data(try await second.daemon.statusJSON().utf8)) as? [String: Any])
@@ -46,7 +46,7 @@ struct UnreadableRowTests {
 
         let check = try DatabaseQueue(path: path)
         let kept = try await check.read { try String.fetchOne($0, sql: "SELECT state FROM connection_intent WHERE identifier = 'band'") }
-        try await check.close()
+        try check.close()
         #expect(kept == "flying", "the row stays in the store as it was")
     }
 }

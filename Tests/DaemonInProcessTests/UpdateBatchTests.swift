@@ -15,7 +15,7 @@ struct UpdateBatchTests {
     typealias P = PeripheralRoleTests
 
     static func state(_ d: InProcessDaemon) async throws -> PeripheralManagerRecord {
-        guard case .string(let json)? = try await P.call(d, .state).first else { throw RelinkError.failed("no state") }
+        guard case .string(let json)? = try await P.call(d, .state).first else { throw RelinkError(.failed, "no state") }
         return try PeripheralManagerRecord(json: json)
     }
 

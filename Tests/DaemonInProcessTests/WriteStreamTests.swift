@@ -48,7 +48,7 @@ struct WriteStreamTests {
 
     static func open(_ d: InProcessDaemon, _ readiness: Readiness) async throws -> WriteStream {
         let reply = await d.daemon.submit(.locate(T.id, .address(T.band), key), from: APICaller(name: ":1.1", uid: 0))
-        guard case .success(let located) = reply, let path = located.characteristic else { throw RelinkError.failed("not located: \(reply)") }
+        guard case .success(let located) = reply, let path = located.characteristic else { throw RelinkError(.failed, "not located: \(reply)") }
         return try await d.daemon.openWriteStream(T.id, key: key, characteristic: path, owner: nil, uid: 0, ready: readiness.callback)
     }
 

@@ -25,8 +25,7 @@ struct ContractDocsTests {
 
     @Test func errorsMdListsExactlyTheErrorEnum() throws {
         let documented = try Self.documentedErrors()
-        #expect(documented == RelinkError.Code.allCases.map(\.dbusName), "errors.md and RelinkError.Code differ")
-        #expect(RelinkErrorName.methodErrors.map(\.rawValue) == RelinkError.Code.allCases.map(\.dbusName))
+        #expect(documented == RelinkErrorName.methodErrors.map(\.rawValue), "errors.md and RelinkErrorName.methodErrors differ")
     }
 
     /// The method sections (`### \`Name(`) of a page, by method name.
@@ -50,7 +49,7 @@ struct ContractDocsTests {
                       ("PeripheralManager1.md", PeripheralManager1Member.allCases.map(\.rawValue))])
     func everyMethodIsDocumentedWithItsErrors(page: String, methods: [String]) throws {
         let sections = Self.methodSections(try Self.page(page))
-        let known = Set(RelinkError.Code.allCases.map { String($0.dbusName.dropFirst("org.relink.Error.".count)) })
+        let known = Set(RelinkErrorName.methodErrors.map { String($0.rawValue.dropFirst("org.relink.Error.".count)) })
         for method in methods {
             let section = try #require(sections[method], "\(page) has no section for \(method)")
             #expect(section.contains("rrors"), "\(page): \(method) does not say which errors it gives")
@@ -74,11 +73,15 @@ struct ContractDocsTests {
     }
 
     @Test func codesRoundTripThroughTheirNames() {
-        for code in RelinkError.Code.allCases {
-            #expect(RelinkError.Code(dbusName: code.dbusName) == code)
+        for code in RelinkErrorName.methodErrors {
+            #expect(RelinkErrorName(methodErrorNamed: code.rawValue) == code)
             #expect(RelinkError(code, "m").code == code)
-            #expect(RelinkError(code, "m").dbusError.name.rawValue == code.dbusName)
+            #expect(RelinkError(code, "m").dbusError.name.rawValue == code.rawValue)
         }
-        #expect(RelinkError.Code(dbusName: "org.relink.Error.Timeout") == nil, "event failure names are not method errors")
+        let eventOnly = RelinkErrorName.allCases.filter { !$0.isMethodError }
+        #expect(eventOnly.contains(.timeout) && !eventOnly.contains(.failed))
+        for name in eventOnly {
+            #expect(RelinkErrorName(methodErrorNamed: name.rawValue) == nil, "\(name) is an event failure name, not a method error")
+        }
     }
 }

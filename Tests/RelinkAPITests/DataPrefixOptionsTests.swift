@@ -27,8 +27,8 @@ struct DataPrefixOptionsTests {
         #expect {
             try DataPrefixOptions.prefixes(in: ["manufacturer_data": long], keys: DataPrefixOptions.scanKeys)
         } throws: { error in
-            guard case RelinkError.invalidArguments(let message) = error else { return false }
-            return message.contains("manufacturer_data") && message.contains("252")
+            guard let error = error as? RelinkError, error.code == .invalidArguments else { return false }
+            return error.message.contains("manufacturer_data") && error.message.contains("252")
         }
     }
 

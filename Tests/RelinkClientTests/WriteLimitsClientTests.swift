@@ -48,8 +48,8 @@ import Testing
     }
 
     @Test func theStreamsErrorsAreTypedByTheirRelinkdNames() {
-        #expect(RelinkClientError.Name.writeQueueFull.rawValue == "org.relink.Error.WriteQueueFull")
-        #expect(RelinkClientError.Name.valueTooLong.rawValue == "org.relink.Error.ValueTooLong")
+        #expect(RelinkClientError.Name(.writeQueueFull).rawValue == "org.relink.Error.WriteQueueFull")
+        #expect(RelinkClientError.Name(.valueTooLong).rawValue == "org.relink.Error.ValueTooLong")
         let refused = RelinkClientError(.writeQueueFull, "does not fit now")
         #expect(refused.code == .writeQueueFull && !refused.isUnreachable)
     }

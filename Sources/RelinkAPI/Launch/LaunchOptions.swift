@@ -24,24 +24,24 @@ public enum LaunchOptions {
     ///   malformed bus name (a unique `:1.x` name included) or an unknown
     ///   event kind.
     public static func spec(in options: [String: DBusValue]) throws(RelinkError) -> LaunchSpec? {
-        guard case .string(let name)? = options[busNameKey] else { throw .invalidArguments("the launch spec needs \(busNameKey) (s)") }
+        guard case .string(let name)? = options[busNameKey] else { throw RelinkError(.invalidArguments, "the launch spec needs \(busNameKey) (s)") }
         var kinds: [String] = []
         if case .array(_, let items)? = options[wakeOnKey] {
             for case .string(let kind) in items {
                 guard EventKind(rawValue: kind) != nil else {
-                    throw .invalidArguments("unknown event kind \(DomainError.echo(kind)) in \(wakeOnKey) (known: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    throw RelinkError(.invalidArguments, "unknown event kind \(DomainError.echo(kind)) in \(wakeOnKey) (known: \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
                 }
                 kinds.append(kind)
             }
         }
         if name.isEmpty { return nil }
         guard !name.hasPrefix(":"), DBusNames.isValidBusName(name) else {
-            throw .invalidArguments("bus_name \(DomainError.echo(name)) is not a well-known D-Bus name")
+            throw RelinkError(.invalidArguments, "bus_name \(DomainError.echo(name)) is not a well-known D-Bus name")
         }
         var unit: String?
         if case .string(let u)? = options[systemdUnitKey], !u.isEmpty {
             guard isUnitName(u) else {
-                throw .invalidArguments("systemd_unit \(DomainError.echo(u)) is not a service unit name (NAME.service)")
+                throw RelinkError(.invalidArguments, "systemd_unit \(DomainError.echo(u)) is not a service unit name (NAME.service)")
             }
             unit = u
         }

@@ -51,12 +51,12 @@ public enum DataPrefixOptions {
         for kind in AdvertisingDataPrefix.Kind.allCases {
             guard let name = keys[kind], let value = options[name]?.unwrapped else { continue }
             guard case .array(_, let items) = value, value.type == type(of: kind) else {
-                throw .invalidArguments("\(name) must be \(type(of: kind).signature)")
+                throw RelinkError(.invalidArguments, "\(name) must be \(type(of: kind).signature)")
             }
             for item in items {
                 guard case .structure(let members) = item, members.count == 3,
                       case .array(_, let prefixBytes) = members[1], case .array(_, let maskBytes) = members[2] else {
-                    throw .invalidArguments("\(name) must be \(type(of: kind).signature)")
+                    throw RelinkError(.invalidArguments, "\(name) must be \(type(of: kind).signature)")
                 }
                 let bytes = prefixBytes.compactMap { if case .byte(let b) = $0 { b } else { nil } }
                 let mask = maskBytes.compactMap { if case .byte(let b) = $0 { b } else { nil } }
@@ -65,18 +65,18 @@ public enum DataPrefixOptions {
                     switch members[0] {
                     case .uint16(let company): field = .manufacturer(company)
                     case .string(let text): field = .service(try BluetoothUUID(parsing: text))
-                    default: throw RelinkError.invalidArguments("\(name) must be \(type(of: kind).signature)")
+                    default: throw RelinkError(.invalidArguments, "\(name) must be \(type(of: kind).signature)")
                     }
                     result.insert(try AdvertisingDataPrefix(field, bytes: bytes, mask: mask.isEmpty ? nil : mask))
                 } catch let error as RelinkError {
                     throw error
                 } catch {
-                    throw .invalidArguments("\(name): \(error)")
+                    throw RelinkError(.invalidArguments, "\(name): \(error)")
                 }
             }
         }
         guard result.count <= maximumCount else {
-            throw .invalidArguments("at most \(maximumCount) data prefixes, got \(result.count)")
+            throw RelinkError(.invalidArguments, "at most \(maximumCount) data prefixes, got \(result.count)")
         }
         return result
     }

@@ -16,7 +16,7 @@ extension APIInterfaces {
                 let (peripheral, key, value) = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
                 guard let path = try await daemon.submit(.locateDescriptor(id, peripheral, key, forWriting: value != nil), from: caller).get().characteristic else {
-                    throw RelinkError.failed("the descriptor could not be located")
+                    throw RelinkError(.failed, "the descriptor could not be located")
                 }
                 do {
                     if let value {

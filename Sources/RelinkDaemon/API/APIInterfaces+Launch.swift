@@ -56,14 +56,14 @@ extension APIInterfaces {
         case .string("gap")?: rule = .gapName
         case .string("advertising")?: rule = .advertisingName
         case nil: rule = nil
-        default: throw .invalidArguments("name_rule must be gap or advertising")
+        default: throw RelinkError(.invalidArguments, "name_rule must be gap or advertising")
         }
         var replay = true
         if case .boolean(let b)? = o["replay"] { replay = b }
         var eventLimit: Int?
         if case .uint32(let n)? = o["event_limit"] {
             guard (1...StoreMapping.maximumEventLimit).contains(Int(n)) else {
-                throw .invalidArguments("event_limit must be 1...\(StoreMapping.maximumEventLimit), got \(n)")
+                throw RelinkError(.invalidArguments, "event_limit must be 1...\(StoreMapping.maximumEventLimit), got \(n)")
             }
             eventLimit = Int(n)
         }

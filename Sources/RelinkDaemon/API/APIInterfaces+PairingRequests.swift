@@ -15,7 +15,7 @@ extension APIInterfaces {
                 let a = try ControlArguments(call, count: 2)
                 let ref = try a.peripheral(0)
                 guard let capability = AgentCapability(rawValue: try a.string(1, "capability")) else {
-                    throw RelinkError.invalidArguments("capability must be one of \(AgentCapability.names)")
+                    throw RelinkError(.invalidArguments, "capability must be one of \(AgentCapability.names)")
                 }
                 try await daemon.pair(id, ref, capability: capability, from: try await identity.caller(of: call), started: call.endTurn)
                 return []
@@ -25,7 +25,7 @@ extension APIInterfaces {
                        ordered: true) { call in
                 let a = try ControlArguments(call, count: 3)
                 let number = UInt64(try a.uint64(0, "request"))
-                guard case .boolean(let accept) = a.values[1] else { throw RelinkError.invalidArguments("accept must be a boolean (b)") }
+                guard case .boolean(let accept) = a.values[1] else { throw RelinkError(.invalidArguments, "accept must be a boolean (b)") }
                 let passkey = try a.uint32(2, "passkey")
                 let request = APIRequest.answerPairing(id, number, accept: accept, passkey: passkey)
                 _ = try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get()

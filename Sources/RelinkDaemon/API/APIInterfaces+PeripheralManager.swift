@@ -19,14 +19,14 @@ extension APIInterfaces {
         return DBusInterface(RelinkNames.peripheralManager, methods: [
             call(.addService, [DBusArgument("service", .string)]) { a throws(RelinkError) in
                 let text = try a.string(0, "service")
-                do throws(DomainError) { return .addService(try PublishedService(json: text)) } catch { throw .invalidArguments(error.description) }
+                do throws(DomainError) { return .addService(try PublishedService(json: text)) } catch { throw RelinkError(.invalidArguments, error.description) }
             },
             call(.removeService, [DBusArgument("uuid", .string)]) { a throws(RelinkError) in .removeService(try a.uuid(0, "uuid")) },
             call(.removeAllServices, []) { _ throws(RelinkError) in .removeAllServices },
             call(.startAdvertising, [DBusArgument("advertisement", .string)]) { a throws(RelinkError) in
                 let text = try a.string(0, "advertisement")
                 do throws(DomainError) { return .startAdvertising(try PeripheralAdvertisement(json: text)) } catch {
-                    throw .invalidArguments(error.description)
+                    throw RelinkError(.invalidArguments, error.description)
                 }
             },
             call(.stopAdvertising, []) { _ throws(RelinkError) in .stopAdvertising },
@@ -36,7 +36,7 @@ extension APIInterfaces {
             call(.respondWithError, [request, DBusArgument("error", .string)]) { a throws(RelinkError) in
                 let name = try a.string(1, "error")
                 guard let error = ATTError(rawValue: name) else {
-                    throw .invalidArguments("error must be one of \(ATTError.allCases.map(\.rawValue).joined(separator: ", ")), got \(DomainError.echo(name))")
+                    throw RelinkError(.invalidArguments, "error must be one of \(ATTError.allCases.map(\.rawValue).joined(separator: ", ")), got \(DomainError.echo(name))")
                 }
                 return .respondWithError(UInt64(try a.uint64(0, "request")), error)
             },

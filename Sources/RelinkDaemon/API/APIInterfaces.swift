@@ -22,7 +22,7 @@ struct APIInterfaces: Sendable {
     let daemon: Daemon
     let identity: CallerIdentity
     /// What a call with the wrong signature gets (docs/api/errors.md).
-    static let invalidArguments = DBusError.Name(RelinkError.Code.invalidArguments.dbusName)
+    static let invalidArguments = DBusError.Name(RelinkErrorName.invalidArguments.rawValue)
 
     private func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],
                         _ parse: @escaping @Sendable (ControlArguments) throws(RelinkError) -> APIRequest) -> DBusMethod {
@@ -56,7 +56,7 @@ struct APIInterfaces: Sendable {
             // Both from a snapshot the loop hands over in constant time; the
             // Status document is made off the loop (Core/StatusSnapshot.swift).
             DBusProperty(Manager1Property.discovering.rawValue, .boolean, emitsChanged: false, getter: { _ in
-                guard let snapshot = await daemon.statusSnapshot() else { throw RelinkError.failed("relinkd is stopping") }
+                guard let snapshot = await daemon.statusSnapshot() else { throw RelinkError(.failed, "relinkd is stopping") }
                 return .boolean(snapshot.discovering)
             }),
             DBusProperty(Manager1Property.status.rawValue, .string, emitsChanged: false, getter: { call in
@@ -87,7 +87,7 @@ struct APIInterfaces: Sendable {
                 let (key, peripheral, value, withResponse) = try parse(try ControlArguments(call, count: inArgs.count))
                 let caller = try await identity.caller(of: call)
                 guard let path = try await daemon.submit(.locate(id, peripheral, key), from: caller).get().characteristic else {
-                    throw RelinkError.failed("the characteristic could not be located")
+                    throw RelinkError(.failed, "the characteristic could not be located")
                 }
                 do {
                     if let value {
@@ -118,7 +118,7 @@ struct APIInterfaces: Sendable {
             let key = try a.characteristic(1), peripheral = try a.peripheral(0)
             let caller = try await identity.caller(of: call)
             guard let path = try await daemon.submit(.locate(id, peripheral, key), from: caller).get().characteristic else {
-                throw RelinkError.failed("the characteristic could not be located")
+                throw RelinkError(.failed, "the characteristic could not be located")
             }
             let stream = try await daemon.openWriteStream(id, key: key, characteristic: path, owner: caller.name, uid: caller.uid)
             return [.objectPath(stream.path), .uint16(UInt16(stream.limits?.withoutResponse ?? 0))]
@@ -156,7 +156,7 @@ struct APIInterfaces: Sendable {
             method(Central1Member.events.rawValue, [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
                    [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { a throws(RelinkError) in
                 let max = try a.uint32(1, "max")
-                guard max >= 1, max <= Int(APILimits.maximumEventsPage) else { throw .invalidArguments("max must be 1 to \(Int(APILimits.maximumEventsPage)), got \(max)") }
+                guard max >= 1, max <= Int(APILimits.maximumEventsPage) else { throw RelinkError(.invalidArguments, "max must be 1 to \(Int(APILimits.maximumEventsPage)), got \(max)") }
                 return .events(id, after: try a.uint64(0, "after"), max: Int(max))
             },
             method(Central1Member.ack.rawValue, [DBusArgument("sequence", .uint64)]) { a throws(RelinkError) in .ack(id, through: try a.uint64(0, "sequence")) },
@@ -181,7 +181,7 @@ struct APIInterfaces: Sendable {
         return DBusInterface(RelinkNames.writeStream, methods: [
             DBusMethod.inline(WriteStream1Member.write.rawValue, in: [DBusArgument("value", .array(.byte))], { call in
                 try opener(call)
-                guard case .array(.byte, let items)? = call.arguments.first else { throw RelinkError.invalidArguments("value must be ay") }
+                guard case .array(.byte, let items)? = call.arguments.first else { throw RelinkError(.invalidArguments, "value must be ay") }
                 try stream.write(items.map { if case .byte(let b) = $0 { b } else { 0 } })
                 return []
             }),
@@ -209,15 +209,15 @@ struct APIInterfaces: Sendable {
         // BlueZ names it: the value is too long for this characteristic,
         // which may take less than the link's largest value.
         if FailureMapping.isLengthRefusal(failure) {
-            return .valueTooLong("\(text) (the peripheral refused the value's length)")
+            return RelinkError(.valueTooLong, "\(text) (the peripheral refused the value's length)")
         }
         switch failure.failureClass {
-        case .notSupported: return .notSupported(text)
-        case .notPermitted: return .notPermitted(text)
-        case .inProgress: return .inProgress(text)
-        case .notReady: return .notReady(text)
-        case .deviceGone, .transient: return .notConnected(text)
-        default: return .failed(text)
+        case .notSupported: return RelinkError(.notSupported, text)
+        case .notPermitted: return RelinkError(.notPermitted, text)
+        case .inProgress: return RelinkError(.inProgress, text)
+        case .notReady: return RelinkError(.notReady, text)
+        case .deviceGone, .transient: return RelinkError(.notConnected, text)
+        default: return RelinkError(.failed, text)
         }
     }
 

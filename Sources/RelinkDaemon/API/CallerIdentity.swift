@@ -20,7 +20,7 @@ public struct CallerIdentity: Sendable {
     /// - Throws: ``RelinkError/failed(_:)`` when the bus cannot tell (the caller left).
     func caller(of call: MethodCall) async throws(RelinkError) -> APICaller {
         do { return APICaller(name: call.sender, uid: try await resolve(call.connection, call.sender)) } catch {
-            throw .failed("cannot tell the caller's user: \(error)")
+            throw RelinkError(.failed, "cannot tell the caller's user: \(error)")
         }
     }
 }

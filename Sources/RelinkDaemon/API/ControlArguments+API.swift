@@ -24,7 +24,7 @@ extension ControlArguments {
         let text = try string(index, "peripheral")
         if text.utf8.count == 17, let address = try? BluetoothAddress(parsing: text.uppercased(), kind: kind) { return .address(address) }
         if text.utf8.count == 36, let uuid = UUID(uuidString: text) { return .id(PeripheralID(uuid)) }
-        throw .invalidArguments("peripheral must be an address AA:BB:CC:DD:EE:FF or a peripheral UUID, got \(String(text.prefix(64)).debugDescription)")
+        throw RelinkError(.invalidArguments, "peripheral must be an address AA:BB:CC:DD:EE:FF or a peripheral UUID, got \(String(text.prefix(64)).debugDescription)")
     }
 
     /// A service and characteristic pair at `index` and `index + 1`.
@@ -34,28 +34,28 @@ extension ControlArguments {
 
     /// An `ay` of at most `limit` bytes.
     func bytes(_ index: Int, _ name: String, limit: Int) throws(RelinkError) -> [UInt8] {
-        guard case .array(.byte, let items) = values[index] else { throw .invalidArguments("\(name) must be an array of bytes (ay)") }
-        guard items.count <= limit else { throw .invalidArguments("\(name) is \(items.count) bytes, at most \(limit) are allowed") }
+        guard case .array(.byte, let items) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be an array of bytes (ay)") }
+        guard items.count <= limit else { throw RelinkError(.invalidArguments, "\(name) is \(items.count) bytes, at most \(limit) are allowed") }
         return items.map { if case .byte(let b) = $0 { b } else { 0 } }
     }
 
     /// An `aay` of `count` values, each of at most `limit` bytes.
     func byteArrays(_ index: Int, _ name: String, count: ClosedRange<Int>, limit: Int) throws(RelinkError) -> [[UInt8]] {
-        guard case .array(.array(.byte), let items) = values[index] else { throw .invalidArguments("\(name) must be an array of byte arrays (aay)") }
+        guard case .array(.array(.byte), let items) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be an array of byte arrays (aay)") }
         guard count.contains(items.count) else {
-            throw .invalidArguments("\(name) has \(items.count) values, \(count.lowerBound) to \(count.upperBound) are allowed")
+            throw RelinkError(.invalidArguments, "\(name) has \(items.count) values, \(count.lowerBound) to \(count.upperBound) are allowed")
         }
         var arrays: [[UInt8]] = []
         for (n, item) in items.enumerated() {
-            guard case .array(.byte, let bytes) = item else { throw .invalidArguments("\(name) must be an array of byte arrays (aay)") }
-            guard bytes.count <= limit else { throw .invalidArguments("\(name)[\(n)] is \(bytes.count) bytes, at most \(limit) are allowed") }
+            guard case .array(.byte, let bytes) = item else { throw RelinkError(.invalidArguments, "\(name) must be an array of byte arrays (aay)") }
+            guard bytes.count <= limit else { throw RelinkError(.invalidArguments, "\(name)[\(n)] is \(bytes.count) bytes, at most \(limit) are allowed") }
             arrays.append(bytes.map { if case .byte(let b) = $0 { b } else { 0 } })
         }
         return arrays
     }
 
     func uint32(_ index: Int, _ name: String) throws(RelinkError) -> UInt32 {
-        guard case .uint32(let v) = values[index] else { throw .invalidArguments("\(name) must be a uint32 (u)") }
+        guard case .uint32(let v) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be a uint32 (u)") }
         return v
     }
 }

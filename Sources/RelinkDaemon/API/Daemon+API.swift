@@ -15,7 +15,7 @@ extension Daemon {
     nonisolated func submit(_ request: APIRequest, from caller: APICaller, queued: (@Sendable () -> Void)? = nil) async -> APIReply {
         await withCheckedContinuation { reply in
             if case .terminated = inputContinuation.yield(.api(request, caller, reply)) {
-                reply.resume(returning: .failure(.failed("relinkd is stopping")))
+                reply.resume(returning: .failure(RelinkError(.failed, "relinkd is stopping")))
             }
             queued?()
         }
@@ -102,7 +102,7 @@ extension Daemon {
             let peripheral = try knownPeripheral(ref)
             let subscriptions = core.planner.subscriptions.filter { $0.identifier == id && $0.peripheral == peripheral }
             guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
-                throw .unknownPeripheral("\(id) has no connection intent or subscription for \(ref)")
+                throw RelinkError(.unknownPeripheral, "\(id) has no connection intent or subscription for \(ref)")
             }
             for subscription in subscriptions.sorted(by: { $0.characteristic < $1.characteristic }) { try await removeSubscription(subscription) }
             try await cancelConnection(id, peripheral: peripheral)
@@ -115,7 +115,7 @@ extension Daemon {
             let id = try visible(id, to: caller)
             let subscription = Subscription(identifier: id, peripheral: try knownPeripheral(ref), characteristic: key)
             guard core.planner.contains(subscription) else {
-                throw .unknownPeripheral("\(id) is not subscribed to \(key) on \(ref)")
+                throw RelinkError(.unknownPeripheral, "\(id) is not subscribed to \(key) on \(ref)")
             }
             try await removeSubscription(subscription)
             return APIResult()
@@ -169,7 +169,7 @@ extension Daemon {
         if core.identifiers.contains(id) {
             let owner = api.owners[id] ?? 0
             guard caller.mayUse(ownedBy: owner) else {
-                throw .notPermitted("restore identifier \(id) is taken: choose another name")
+                throw RelinkError(.notPermitted, "restore identifier \(id) is taken: choose another name")
             }
             let currentLimit = Int(api.outboxes[id]?.limit ?? Int64(RestoreIdentifierRecord.defaultOutboxLimit))
             if (rule != nil && rule != core.namePreferences[id]) || (eventLimit != nil && eventLimit != currentLimit) {
@@ -201,7 +201,7 @@ extension Daemon {
             try await commit([.putIdentifier(record)])
         } catch let e as RelinkError {
             throw e
-        } catch { throw .invalidArguments("\(error)") }
+        } catch { throw RelinkError(.invalidArguments, "\(error)") }
         core.namePreferences[id] = rule
         api.outboxes[id]?.limit = Int64(eventLimit)
         centralChanged(id)
@@ -212,7 +212,7 @@ extension Daemon {
 
     /// Attaches a client (not live until its reply is out).
     private func attach(_ caller: APICaller, to id: RestoreIdentifier) throws(RelinkError) {
-        guard !api.recentlyLeft.contains(caller.name) else { throw .failed("the caller left the bus") }
+        guard !api.recentlyLeft.contains(caller.name) else { throw RelinkError(.failed, "the caller left the bus") }
         api.attachments[id, default: [:]][caller.name] = Attachment(uid: caller.uid, live: false, cursor: 0)
     }
 
@@ -259,7 +259,7 @@ extension Daemon {
         switch ref {
         case .address(let address): return address
         case .id(let id):
-            guard let row = known.peripherals[id] else { throw .unknownPeripheral("relinkd knows no peripheral \(id)") }
+            guard let row = known.peripherals[id] else { throw RelinkError(.unknownPeripheral, "relinkd knows no peripheral \(id)") }
             return row.address.address
         }
     }
@@ -280,22 +280,22 @@ extension Daemon {
     /// caller may not name: it looks exactly the same).
     static func unknownPeripheral(_ ref: PeripheralRef) -> RelinkError {
         switch ref {
-        case .address(let address): .unknownPeripheral("relinkd knows no peripheral at \(address.string)")
-        case .id(let id): .unknownPeripheral("relinkd knows no peripheral \(id)")
+        case .address(let address): RelinkError(.unknownPeripheral, "relinkd knows no peripheral at \(address.string)")
+        case .id(let id): RelinkError(.unknownPeripheral, "relinkd knows no peripheral \(id)")
         }
     }
 
     /// The characteristic's BlueZ object on the current link.
     func locate(_ ref: PeripheralRef, _ key: CharacteristicKey) async throws(RelinkError) -> ObjectPath {
         let peripheral = try knownPeripheral(ref)
-        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
+        guard let device = await linkedDevice(of: peripheral) else { throw RelinkError(.notConnected, "\(ref) has no link") }
         guard let characteristic = await bluez.mirror.characteristic(
             device: device.path, service: key.service.string, characteristic: key.characteristic.string) else {
             let why = switch await absence(of: key, on: device) {
             case .notInDatabase?: Self.unknownCharacteristic(key, .notInDatabase).message
             default: "service \(key.service) with characteristic \(key.characteristic) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))"
             }
-            throw .unknownCharacteristic("\(ref): \(why)")
+            throw RelinkError(.unknownCharacteristic, "\(ref): \(why)")
         }
         return characteristic.path
     }

@@ -38,9 +38,9 @@ extension Daemon {
     func pairTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> APIResult {
         let peripheral = try knownPeripheral(ref)
         guard let machine = core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] else {
-            throw .unknownPeripheral("\(id) has no connection intent on \(ref): Connect first")
+            throw RelinkError(.unknownPeripheral, "\(id) has no connection intent on \(ref): Connect first")
         }
-        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link to pair over") }
+        guard let device = await linkedDevice(of: peripheral) else { throw RelinkError(.notConnected, "\(ref) has no link to pair over") }
         return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(machine.options.pairOnDemand),
                                   .string(machine.options.pairingCapability.rawValue)])
     }
@@ -48,7 +48,7 @@ extension Daemon {
     /// ``pairTarget(_:_:)`` asked of the loop.
     nonisolated func pairingTarget(_ id: RestoreIdentifier, _ ref: PeripheralRef, from caller: APICaller) async throws(RelinkError) -> PairingTarget {
         let values = try await submit(.pairTarget(id, ref), from: caller).get().values
-        guard case .objectPath(let device)? = values.first else { throw .failed("the device could not be located") }
+        guard case .objectPath(let device)? = values.first else { throw RelinkError(.failed, "the device could not be located") }
         let peripheral = values.dropFirst().first.map { if case .string(let s) = $0 { s } else { "\(ref)" } } ?? "\(ref)"
         var onDemand = false
         if case .boolean(let b)? = values.dropFirst(2).first { onDemand = b }
@@ -93,7 +93,7 @@ extension Daemon {
                 _ = await broker.end(target.device)
             } catch {
                 let failure = await broker.end(target.device)
-                    ? RelinkError.authenticationFailed("Pair failed: the pairing request was not answered within \(Self.pairingAnswerBound)")
+                    ? RelinkError(.authenticationFailed, "Pair failed: the pairing request was not answered within \(Self.pairingAnswerBound)")
                     : Self.pairingError(error)
                 logger.warning("pairing failed", metadata: .journal([
                     .event: "pairing-failed", .restoreID: "\(id)", .peripheral: "\(target.peripheral)", .decision: "\(why)",
@@ -124,7 +124,7 @@ extension Daemon {
         case "org.bluez.Error.AuthenticationFailed", "org.bluez.Error.AuthenticationRejected", "org.bluez.Error.AuthenticationCanceled",
              "org.bluez.Error.AuthenticationTimeout", "org.bluez.Error.ConnectionAttemptFailed",
              "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.TimedOut":
-            return .authenticationFailed(text)
+            return RelinkError(.authenticationFailed, text)
         default:
             return APIInterfaces.gattError(error, "Pair")
         }

@@ -50,7 +50,7 @@ extension Daemon {
     /// `subscription-failed` event (``securityRefusal(_:_:)``) and returns
     /// false. Any other failure: false, nothing done.
     func securityFailure(_ notify: RestoreBatch.Notify, _ issued: HeldSessions.Issued, _ failure: ConnectionFailure) async -> Bool {
-        let pairingFailed = failure.errorName == RelinkError.Code.authenticationFailed.dbusName
+        let pairingFailed = failure.errorName == RelinkErrorName.authenticationFailed.rawValue
         guard pairingFailed || FailureMapping.needsPairing(failure) else { return false }
         var memo = known.pairedOnDemand[notify.peripheral] ?? OnDemandPairing(link: issued)
         if !writes.batch.held.sameLink(notify.peripheral, since: memo.link) { memo = OnDemandPairing(link: issued) }
@@ -78,7 +78,7 @@ extension Daemon {
             do throws(RelinkError) {
                 try await pairDevice(id, target, why: "Subscribe")
             } catch {
-                return [.notifyDone(notify, issued, ConnectionFailure(.notPermitted, errorName: error.code.dbusName, message: error.message))]
+                return [.notifyDone(notify, issued, ConnectionFailure(.notPermitted, errorName: error.code.rawValue, message: error.message))]
             }
             do {
                 try await bluez.startNotify(notify.characteristic)

@@ -63,7 +63,7 @@ extension Daemon {
     ///   waiting: never handed out, answered, or timed out).
     func answerPairing(_ id: RestoreIdentifier, _ number: UInt64, accept: Bool, passkey: UInt32) async throws(RelinkError) -> APIResult {
         guard await env.pairingRequests.answer(number, by: id, accept: accept, passkey: passkey) else {
-            throw .unknownRequest("\(id) has no pairing request \(number) waiting for an answer (never handed out, answered already, or canceled after \(Self.pairingAnswerBound))")
+            throw RelinkError(.unknownRequest, "\(id) has no pairing request \(number) waiting for an answer (never handed out, answered already, or canceled after \(Self.pairingAnswerBound))")
         }
         return APIResult(values: [])
     }

@@ -23,9 +23,9 @@ extension Daemon {
         let users = Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
             .union(core.planner.identifiers(subscribedOn: peripheral))
         if users.contains(id) {
-            throw .notPermitted("\(id) still uses \(ref): Cancel its connection and Unsubscribe first")
+            throw RelinkError(.notPermitted, "\(id) still uses \(ref): Cancel its connection and Unsubscribe first")
         }
-        guard users.isEmpty else { throw .notPermitted("another identifier still uses \(ref): the bond stays") }
+        guard users.isEmpty else { throw RelinkError(.notPermitted, "another identifier still uses \(ref): the bond stays") }
         known.bonded.remove(peripheral)
         guard let row = known.peripherals[peripheral],
               let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return APIResult() }

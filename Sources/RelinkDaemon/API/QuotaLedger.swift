@@ -84,6 +84,6 @@ extension Daemon {
         logger.notice("quota exceeded: \(message)", metadata: .journal([
             .callerUID: "\(caller.uid)", .client: "\(caller.name)", .error: "\(RelinkErrorName.quotaExceeded.rawValue): \(bound)",
         ]))
-        throw .quotaExceeded(message)
+        throw RelinkError(.quotaExceeded, message)
     }
 }

@@ -11,50 +11,50 @@ struct ControlArguments {
     /// - Throws: ``RelinkError/invalidArguments(_:)`` when the count differs.
     init(_ call: MethodCall, count: Int) throws(RelinkError) {
         guard call.arguments.count == count else {
-            throw .invalidArguments("expected \(count) arguments, got \(call.arguments.count)")
+            throw RelinkError(.invalidArguments, "expected \(count) arguments, got \(call.arguments.count)")
         }
         values = call.arguments
     }
 
     func string(_ index: Int, _ name: String) throws(RelinkError) -> String {
-        guard case .string(let s) = values[index] else { throw .invalidArguments("\(name) must be a string (s)") }
-        guard s.utf8.count <= APILimits.maximumStringBytes else { throw .invalidArguments("\(name) is too long") }
+        guard case .string(let s) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be a string (s)") }
+        guard s.utf8.count <= APILimits.maximumStringBytes else { throw RelinkError(.invalidArguments, "\(name) is too long") }
         return s
     }
 
     func identifier(_ index: Int) throws(RelinkError) -> RestoreIdentifier {
         let text = try string(index, "id")
-        do { return try RestoreIdentifier(text) } catch { throw .invalidArguments("\(error)") }
+        do { return try RestoreIdentifier(text) } catch { throw RelinkError(.invalidArguments, "\(error)") }
     }
 
     func address(_ index: Int) throws(RelinkError) -> BluetoothAddress {
         let text = try string(index, "address")
-        do { return try BluetoothAddress(parsing: text.uppercased()) } catch { throw .invalidArguments("\(error)") }
+        do { return try BluetoothAddress(parsing: text.uppercased()) } catch { throw RelinkError(.invalidArguments, "\(error)") }
     }
 
     func uuid(_ value: DBusValue, _ name: String) throws(RelinkError) -> BluetoothUUID {
-        guard case .string(let text) = value else { throw .invalidArguments("\(name) must be a string (s)") }
-        do { return try BluetoothUUID(parsing: text) } catch { throw .invalidArguments("\(name): \(error)") }
+        guard case .string(let text) = value else { throw RelinkError(.invalidArguments, "\(name) must be a string (s)") }
+        do { return try BluetoothUUID(parsing: text) } catch { throw RelinkError(.invalidArguments, "\(name): \(error)") }
     }
 
     func uuid(_ index: Int, _ name: String) throws(RelinkError) -> BluetoothUUID { try uuid(values[index], name) }
 
     func uuids(_ index: Int, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
-        guard case .array(.string, let items) = values[index] else { throw .invalidArguments("\(name) must be an array of strings (as)") }
-        guard items.count <= APILimits.maximumUUIDs else { throw .invalidArguments("\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
+        guard case .array(.string, let items) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be an array of strings (as)") }
+        guard items.count <= APILimits.maximumUUIDs else { throw RelinkError(.invalidArguments, "\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
         var result: Set<BluetoothUUID> = []
         for item in items { result.insert(try uuid(item, name)) }
         return result
     }
 
     func bool(_ index: Int, _ name: String) throws(RelinkError) -> Bool {
-        guard case .boolean(let b) = values[index] else { throw .invalidArguments("\(name) must be a boolean (b)") }
+        guard case .boolean(let b) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be a boolean (b)") }
         return b
     }
 
     func uint64(_ index: Int, _ name: String) throws(RelinkError) -> Int64 {
-        guard case .uint64(let v) = values[index] else { throw .invalidArguments("\(name) must be a uint64 (t)") }
-        guard let value = Int64(exactly: v) else { throw .invalidArguments("\(name) is out of range") }
+        guard case .uint64(let v) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be a uint64 (t)") }
+        guard let value = Int64(exactly: v) else { throw RelinkError(.invalidArguments, "\(name) is out of range") }
         return value
     }
 
@@ -95,14 +95,14 @@ struct ControlArguments {
                 case .string("known-identifier"): strategies.append(.knownIdentifier)
                 case .string("already-connected"): strategies.append(.alreadyConnected)
                 case .string("scan"): strategies.append(.scan)
-                default: throw .invalidArguments("strategies: each is known-identifier, already-connected or scan")
+                default: throw RelinkError(.invalidArguments, "strategies: each is known-identifier, already-connected or scan")
                 }
             }
         }
         var match = MatchRule(services: try uuidSet(o["match_services"], "match_services"))
         if case .string(let name)? = o["match_name"] {
             guard !name.isEmpty, name.utf8.count <= MatchRule.maximumLocalNameLength else {
-                throw .invalidArguments("match_name must be 1 to \(MatchRule.maximumLocalNameLength) UTF-8 bytes")
+                throw RelinkError(.invalidArguments, "match_name must be 1 to \(MatchRule.maximumLocalNameLength) UTF-8 bytes")
             }
             match.localName = name
         }
@@ -113,41 +113,41 @@ struct ControlArguments {
             switch text {
             case "public": kind = .public
             case "random": kind = .random
-            default: throw .invalidArguments("address_type must be public or random")
+            default: throw RelinkError(.invalidArguments, "address_type must be public or random")
             }
         }
         var deadline = ConnectionDeadline.pendingUntilCancelled
         if let timeout {
             guard timeout.isFinite, timeout > 0, timeout <= APILimits.maximumConnectTimeout else {
-                throw .invalidArguments("\(timeoutKey) must be in (0, \(Int(APILimits.maximumConnectTimeout))]")
+                throw RelinkError(.invalidArguments, "\(timeoutKey) must be in (0, \(Int(APILimits.maximumConnectTimeout))]")
             }
             guard o["pending_until_cancelled"] == nil || !pending else {
-                throw .invalidArguments("\(timeoutKey) conflicts with pending_until_cancelled=true")
+                throw RelinkError(.invalidArguments, "\(timeoutKey) conflicts with pending_until_cancelled=true")
             }
             deadline = .after(.milliseconds(Int64((timeout * 1000).rounded(.up))))
         } else if !pending {
-            throw .invalidArguments("\(timeoutKey) is required when pending_until_cancelled is false")
+            throw RelinkError(.invalidArguments, "\(timeoutKey) is required when pending_until_cancelled is false")
         }
         var pairOnDemand = true
         if case .boolean(let b)? = o["pair_on_demand"] { pairOnDemand = b }
         var capability = AgentCapability.noInputNoOutput
         if case .string(let text)? = o["pairing_capability"] {
             guard let named = AgentCapability(rawValue: text) else {
-                throw .invalidArguments("pairing_capability must be one of \(AgentCapability.names)")
+                throw RelinkError(.invalidArguments, "pairing_capability must be one of \(AgentCapability.names)")
             }
             capability = named
         }
         do {
             return (try ConnectionOptions(strategies: strategies, deadline: deadline, services: services, match: match,
                                           pairOnDemand: pairOnDemand, pairingCapability: capability), kind)
-        } catch { throw .invalidArguments("\(error)") }
+        } catch { throw RelinkError(.invalidArguments, "\(error)") }
     }
 
     /// An `as` option of service UUIDs (absent: none), at most 64.
     /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the option.
     private func uuidSet(_ value: DBusValue?, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
         guard case .array(_, let items)? = value else { return [] }
-        guard items.count <= APILimits.maximumUUIDs else { throw .invalidArguments("\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
+        guard items.count <= APILimits.maximumUUIDs else { throw RelinkError(.invalidArguments, "\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
         var set: Set<BluetoothUUID> = []
         for item in items { set.insert(try uuid(item, name)) }
         return set
@@ -157,19 +157,19 @@ struct ControlArguments {
     /// `allowed` with the type given there.
     /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the key.
     func options(_ index: Int, allowed: [String: DBusType]) throws(RelinkError) -> [String: DBusValue] {
-        guard case .dictionary(.string, .variant, let entries) = values[index] else { throw .invalidArguments("options must be a{sv}") }
-        guard entries.count <= APILimits.maximumOptionKeys else { throw .invalidArguments("options: at most \(APILimits.maximumOptionKeys) keys") }
+        guard case .dictionary(.string, .variant, let entries) = values[index] else { throw RelinkError(.invalidArguments, "options must be a{sv}") }
+        guard entries.count <= APILimits.maximumOptionKeys else { throw RelinkError(.invalidArguments, "options: at most \(APILimits.maximumOptionKeys) keys") }
         var result: [String: DBusValue] = [:]
         for entry in entries {
-            guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw .invalidArguments("options must be a{sv}") }
+            guard case .string(let key) = entry.key, case .variant(let value) = entry.value else { throw RelinkError(.invalidArguments, "options must be a{sv}") }
             guard let type = allowed[key] else {
                 let known = allowed.keys.sorted().joined(separator: ", ")
-                throw .invalidArguments("unknown option \(String(key.prefix(64)).debugDescription) (known: \(known))")
+                throw RelinkError(.invalidArguments, "unknown option \(String(key.prefix(64)).debugDescription) (known: \(known))")
             }
             guard value.type == type else {
-                throw .invalidArguments("option \(key) has the wrong type: expected \(type.signature), got \(value.type.signature)")
+                throw RelinkError(.invalidArguments, "option \(key) has the wrong type: expected \(type.signature), got \(value.type.signature)")
             }
-            guard result.updateValue(value, forKey: key) == nil else { throw .invalidArguments("option \(key) given twice") }
+            guard result.updateValue(value, forKey: key) == nil else { throw RelinkError(.invalidArguments, "option \(key) given twice") }
         }
         return result
     }

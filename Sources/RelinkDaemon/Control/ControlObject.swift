@@ -37,7 +37,7 @@ public enum ControlObject {
     public static func make(daemon: Daemon, identity: CallerIdentity = .bus) throws -> ExportedObject {
         @Sendable func requireRoot(_ call: MethodCall) async throws {
             guard try await identity.caller(of: call).uid == 0 else {
-                throw RelinkError.notPermitted("org.relink.Control1 is a test interface for root only")
+                throw RelinkError(.notPermitted, "org.relink.Control1 is a test interface for root only")
             }
         }
         func method(_ name: String, _ inArgs: [DBusArgument], _ outArgs: [DBusArgument] = [],

@@ -204,7 +204,7 @@ extension Daemon {
         let ticket = submit(request, for: .caller)
         await settleCommits(through: ticket)
         guard let outcome = writes.commitOutcomes.removeValue(forKey: ticket) else {
-            throw .storeFailed("store: the commit's outcome was lost")
+            throw RelinkError(.storeFailed, "store: the commit's outcome was lost")
         }
         if case .failure(let error) = outcome { throw Self.controlError(error) }
     }

@@ -208,10 +208,10 @@ extension Daemon {
     static func controlError(_ error: StoreError) -> RelinkError {
         switch error {
         case .unknownIdentifier(let id): .unknownIdentifier(named: id.rawValue)
-        case .invalidArgument(let m): .invalidArguments(m)
-        case .invalidAcknowledgement: .invalidArguments("\(error)")
-        case .unknownPeripheral(let m): .unknownPeripheral(m)
-        default: .storeFailed("store: \(error)")
+        case .invalidArgument(let m): RelinkError(.invalidArguments, m)
+        case .invalidAcknowledgement: RelinkError(.invalidArguments, "\(error)")
+        case .unknownPeripheral(let m): RelinkError(.unknownPeripheral, m)
+        default: RelinkError(.storeFailed, "store: \(error)")
         }
     }
 }

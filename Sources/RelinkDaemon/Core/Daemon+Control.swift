@@ -31,14 +31,14 @@ extension Daemon {
         case .cancel(let id, let address):
             try requireRegistered(id)
             guard let peripheral = peripheralID(for: address), core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
-                throw .unknownPeripheral("\(id) has no connection intent for \(address.string)")
+                throw RelinkError(.unknownPeripheral, "\(id) has no connection intent for \(address.string)")
             }
             try await cancelConnection(id, peripheral: peripheral)
             return []
         case .subscribe(let id, let address, let key):
             try requireRegistered(id)
             guard let peripheral = peripheralID(for: address) else {
-                throw .unknownPeripheral("no peripheral at \(address.string): connect to it first")
+                throw RelinkError(.unknownPeripheral, "no peripheral at \(address.string): connect to it first")
             }
             try await addSubscription(Subscription(identifier: id, peripheral: peripheral, characteristic: key))
             return []

@@ -102,13 +102,13 @@ extension Daemon {
     func liveGattDatabase(_ id: RestoreIdentifier, _ ref: PeripheralRef) async throws(RelinkError) -> GattDatabase {
         let peripheral = try knownPeripheral(ref)
         guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else {
-            throw .unknownPeripheral("\(id) has no connection intent for \(ref)")
+            throw RelinkError(.unknownPeripheral, "\(id) has no connection intent for \(ref)")
         }
         guard let device = await linkedDevice(of: peripheral) else {
-            throw .notConnected("\(ref) has no link (the database relinkd read last is in Register's restored state)")
+            throw RelinkError(.notConnected, "\(ref) has no link (the database relinkd read last is in Register's restored state)")
         }
         guard device.servicesResolved else {
-            throw .servicesNotResolved("\(ref) is linked but bluetoothd has not resolved its services yet: ask again after its connected event")
+            throw RelinkError(.servicesNotResolved, "\(ref) is linked but bluetoothd has not resolved its services yet: ask again after its connected event")
         }
         return await bluez.mirror.gattDatabase(of: device.path, readAt: Date())
     }
@@ -117,21 +117,21 @@ extension Daemon {
     /// write. The CCCD (0x2902) is not written: relinkd's subscriptions own it.
     func locateDescriptor(_ ref: PeripheralRef, _ key: DescriptorKey, forWriting: Bool) async throws(RelinkError) -> ObjectPath {
         if forWriting && key.isClientCharacteristicConfiguration {
-            throw .notPermitted("the Client Characteristic Configuration descriptor (0x2902) belongs to relinkd's subscriptions: use Subscribe and Unsubscribe")
+            throw RelinkError(.notPermitted, "the Client Characteristic Configuration descriptor (0x2902) belongs to relinkd's subscriptions: use Subscribe and Unsubscribe")
         }
         let peripheral = try knownPeripheral(ref)
-        guard let device = await linkedDevice(of: peripheral) else { throw .notConnected("\(ref) has no link") }
+        guard let device = await linkedDevice(of: peripheral) else { throw RelinkError(.notConnected, "\(ref) has no link") }
         let mirror = await bluez.mirror
         let service = key.characteristic.service.string, characteristic = key.characteristic.characteristic.string
         let services = mirror.services(of: device.path).filter { $0.uuid == service }
         guard !services.isEmpty else {
-            throw .unknownCharacteristic("\(ref): service \(service) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))")
+            throw RelinkError(.unknownCharacteristic, "\(ref): service \(service) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))")
         }
         guard let found = services.lazy.flatMap({ mirror.characteristics(of: $0.path) }).first(where: { $0.uuid == characteristic }) else {
-            throw .unknownCharacteristic("\(ref): service \(service) has no characteristic \(characteristic) on the link")
+            throw RelinkError(.unknownCharacteristic, "\(ref): service \(service) has no characteristic \(characteristic) on the link")
         }
         guard let descriptor = mirror.descriptors(of: found.path).first(where: { $0.uuid == key.descriptor.string }) else {
-            throw .unknownDescriptor("\(ref): characteristic \(characteristic) of service \(service) has no descriptor \(key.descriptor)")
+            throw RelinkError(.unknownDescriptor, "\(ref): characteristic \(characteristic) of service \(service) has no descriptor \(key.descriptor)")
         }
         return descriptor.path
     }

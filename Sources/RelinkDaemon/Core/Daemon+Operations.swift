@@ -25,7 +25,7 @@ extension Daemon {
             record = try RestoreIdentifierRecord(id: id, ownerUID: owner,
                                                  namePreference: preference == .advertisingName ? .advertising : .gap,
                                                  outboxLimit: eventLimit ?? RestoreIdentifierRecord.defaultOutboxLimit, createdAt: Date())
-        } catch { throw .invalidArguments("\(error)") }
+        } catch { throw RelinkError(.invalidArguments, "\(error)") }
         try await commit([.putIdentifier(record)])
         core.identifiers.insert(id)
         core.namePreferences[id] = preference
@@ -42,10 +42,10 @@ extension Daemon {
     /// - Throws: ``RelinkError`` (`alreadyExists`, `storeFailed`, `failed`).
     func addConnection(_ id: RestoreIdentifier, address: BluetoothAddress, options: ConnectionOptions) async throws(RelinkError) -> PeripheralID {
         let peripheral = await knownPeripheral(for: address, services: options.services)
-        guard known.peripherals[peripheral] != nil else { throw .storeFailed("cannot store the peripheral") }
+        guard known.peripherals[peripheral] != nil else { throw RelinkError(.storeFailed, "cannot store the peripheral") }
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
         if let existing = core.machines[intent], !existing.state.isTerminal {
-            throw .alreadyExists("\(id) already has a connection intent for \(address.string)")
+            throw RelinkError(.alreadyExists, "\(id) already has a connection intent for \(address.string)")
         }
         try await rememberServices(options.services, of: peripheral)
         // A peripheral bluetoothd has bonded already: the new intent is bonded.
@@ -91,7 +91,7 @@ extension Daemon {
         if core.planner.contains(subscription) { return }
         let key = subscription.characteristic
         if let device = await linkedDevice(of: subscription.peripheral), await absence(of: key, on: device) == .notInDatabase {
-            throw .unknownCharacteristic(Self.unknownCharacteristic(key, .notInDatabase).message)
+            throw RelinkError(.unknownCharacteristic, Self.unknownCharacteristic(key, .notInDatabase).message)
         }
         try await commit([.addSubscription(subscription)])
         await run(core.planner.subscribe(subscription))

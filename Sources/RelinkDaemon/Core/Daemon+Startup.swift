@@ -23,7 +23,7 @@ extension Daemon {
     /// - Throws: ``RelinkError/failed(_:)`` when the store cannot be read.
     func startUp() async throws(RelinkError) {
         let stored: StoredState
-        do { stored = try await store.loadState() } catch { throw .failed("cannot load the store: \(error)") }
+        do { stored = try await store.loadState() } catch { throw RelinkError(.failed, "cannot load the store: \(error)") }
         health.unreadableRows = stored.unreadable
         for row in stored.unreadable {
             logger.error("a stored \(row.table) row of \(row.identifier ?? "?") could not be read: kept in the store, not loaded", metadata: .journal([

@@ -78,7 +78,7 @@ public actor Daemon {
         guard !adapter.isEmpty, adapter.utf8.count <= 32,
               adapter.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
               let path = try? ObjectPath("/org/bluez/\(adapter)") else {
-            throw .invalidArguments("bad adapter name \(adapter.debugDescription)")
+            throw RelinkError(.invalidArguments, "bad adapter name \(adapter.debugDescription)")
         }
         self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock, launcher: launcher,
                                        bounds: bounds)
@@ -185,7 +185,7 @@ public actor Daemon {
     nonisolated func submit(_ request: ControlRequest, queued: (@Sendable () -> Void)? = nil) async -> ControlReply {
         await withCheckedContinuation { reply in
             if case .terminated = inputContinuation.yield(.control(request, reply)) {
-                reply.resume(returning: .failure(.failed("relinkd is stopping")))
+                reply.resume(returning: .failure(RelinkError(.failed, "relinkd is stopping")))
             }
             queued?()
         }

@@ -184,7 +184,7 @@ extension Daemon {
     }
 
     private nonisolated func statusJSON(_ render: @escaping @Sendable (StatusSnapshot) -> String) async throws(RelinkError) -> String {
-        guard let snapshot = await statusSnapshot() else { throw .failed("relinkd is stopping") }
+        guard let snapshot = await statusSnapshot() else { throw RelinkError(.failed, "relinkd is stopping") }
         return await withTaskExecutorPreference(globalConcurrentExecutor) { render(snapshot) }
     }
 }

@@ -47,7 +47,7 @@ enum StoreMapping {
                 pairOnDemand: record.options.pairOnDemand, bond: bond,
                 pairingCapability: record.options.pairingCapability)
         } catch {
-            throw .failed("cannot store the connection intent: \(error)")
+            throw RelinkError(.failed, "cannot store the connection intent: \(error)")
         }
     }
 
@@ -79,7 +79,7 @@ enum StoreMapping {
         do {
             return try DeviceAddress(adapter: adapter, address: address)
         } catch {
-            throw .invalidArguments("\(error)")
+            throw RelinkError(.invalidArguments, "\(error)")
         }
     }
 
@@ -96,13 +96,13 @@ enum StoreMapping {
         do {
             return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: Date())
         } catch {
-            throw .failed("cannot encode event \(event.name): \(error)")
+            throw RelinkError(.failed, "cannot encode event \(event.name): \(error)")
         }
     }
 
     /// An event's payload in the wire format (`RelinkAPI.EventPayload`).
     /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
     static func payload(_ event: RelinkEvent) throws(RelinkError) -> Data {
-        do { return try EventPayload(event).encoded() } catch { throw .failed("cannot encode event \(event.name): \(error)") }
+        do { return try EventPayload(event).encoded() } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
     }
 }

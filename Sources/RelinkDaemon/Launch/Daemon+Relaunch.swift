@@ -132,7 +132,7 @@ extension Daemon {
     /// - Throws: ``RelinkError/notSupported(_:)`` when relinkd starts no
     ///   programs; the launcher's `NotActivatable`, `NotPermitted`.
     nonisolated func checkLaunch(_ spec: LaunchSpec, for caller: APICaller) async throws(RelinkError) {
-        guard let launcher = env.launcher else { throw .notSupported("this relinkd starts no programs") }
+        guard let launcher = env.launcher else { throw RelinkError(.notSupported, "this relinkd starts no programs") }
         try await launcher.check(spec, uid: caller.uid)
     }
 

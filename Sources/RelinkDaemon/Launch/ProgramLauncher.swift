@@ -81,19 +81,19 @@ public struct BusLauncher: ProgramLauncher {
         do {
             let reply = try await connection.call(destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
                                                   interface: "org.freedesktop.DBus", method: "ListActivatableNames")
-            guard case .array(_, let items)? = reply.body.first else { throw RelinkError.failed("ListActivatableNames: unexpected reply") }
+            guard case .array(_, let items)? = reply.body.first else { throw RelinkError(.failed, "ListActivatableNames: unexpected reply") }
             names = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
         } catch let error as RelinkError {
             throw error
         } catch {
-            throw .failed("cannot ask the bus for its activatable names: \(error)")
+            throw RelinkError(.failed, "cannot ask the bus for its activatable names: \(error)")
         }
         guard names.contains(busName) else {
-            throw .notActivatable("the bus cannot start \(busName): it has no activation file for it (not among its activatable names)")
+            throw RelinkError(.notActivatable, "the bus cannot start \(busName): it has no activation file for it (not among its activatable names)")
         }
         let file = activationFile(for: busName)
         if case .refused(let why) = LaunchPermission.decide(busName: busName, uid: uid, userName: Self.userName(of: uid), file: file) {
-            throw .notPermitted(why)
+            throw RelinkError(.notPermitted, why)
         }
     }
 

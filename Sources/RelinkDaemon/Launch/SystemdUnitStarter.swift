@@ -52,7 +52,7 @@ struct SystemdUnitStarter: Sendable {
     ///   not running; ``RelinkError/notPermitted(_:)`` for a uid with no user.
     func check(_ unit: String, uid: UInt32) async throws(RelinkError) {
         if uid != 0 {
-            guard let gid = Self.primaryGroup(of: uid) else { throw .notPermitted("uid \(uid) has no user on this system: it has no systemd manager") }
+            guard let gid = Self.primaryGroup(of: uid) else { throw RelinkError(.notPermitted, "uid \(uid) has no user on this system: it has no systemd manager") }
             return try await user.check(unit, uid: uid, gid: gid)
         }
         let state: String?
@@ -67,10 +67,10 @@ struct SystemdUnitStarter: Sendable {
                 return s
             }
         } catch {
-            throw .notActivatable("the systemd manager cannot be asked for \(unit): \(error)")
+            throw RelinkError(.notActivatable, "the systemd manager cannot be asked for \(unit): \(error)")
         }
         guard state == "loaded" else {
-            throw .notActivatable("the systemd manager has no unit \(unit) (LoadState \(state ?? "unknown"))")
+            throw RelinkError(.notActivatable, "the systemd manager has no unit \(unit) (LoadState \(state ?? "unknown"))")
         }
     }
 

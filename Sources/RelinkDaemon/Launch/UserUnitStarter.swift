@@ -92,7 +92,7 @@ struct UserUnitStarter: Sendable {
     ///   ``RelinkError/notReady(_:)`` when the user's manager is not
     ///   running; ``RelinkError/failed(_:)`` when systemctl fails otherwise.
     func check(_ unit: String, uid: UInt32, gid: UInt32) async throws(RelinkError) {
-        guard LaunchOptions.isUnitName(unit) else { throw .invalidArguments("\(unit) is not a service unit name") }
+        guard LaunchOptions.isUnitName(unit) else { throw RelinkError(.invalidArguments, "\(unit) is not a service unit name") }
         let result = await runner.run(command(["show", "--property=LoadState", "--value", "--", unit], uid: uid, gid: gid))
         try Self.checkOutcome(result, unit: unit, uid: uid, runtimeDirectory: runtimeDirectory(of: uid))
     }
@@ -125,15 +125,15 @@ struct UserUnitStarter: Sendable {
         case .exited(0, let stdout, _):
             let state = stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             guard state == "loaded" else {
-                throw .notActivatable("the systemd user manager of uid \(uid) has no unit \(unit) (LoadState \(state.isEmpty ? "unknown" : state))")
+                throw RelinkError(.notActivatable, "the systemd user manager of uid \(uid) has no unit \(unit) (LoadState \(state.isEmpty ? "unknown" : state))")
             }
         case .exited(let status, _, let stderr):
             try failure(status: status, stderr: stderr, unit: unit, uid: uid, runtimeDirectory: runtimeDirectory, doing: "check")
-            throw .failed("systemctl --user show \(unit) as uid \(uid) exited \(status)")
+            throw RelinkError(.failed, "systemctl --user show \(unit) as uid \(uid) exited \(status)")
         case .timedOut:
-            throw .failed("systemctl --user show \(unit) as uid \(uid) did not finish in time: killed")
+            throw RelinkError(.failed, "systemctl --user show \(unit) as uid \(uid) did not finish in time: killed")
         case .notRun(let why):
-            throw .failed("cannot run systemctl as uid \(uid) to check \(unit): \(why)")
+            throw RelinkError(.failed, "cannot run systemctl as uid \(uid) to check \(unit): \(why)")
         }
     }
 
@@ -141,16 +141,16 @@ struct UserUnitStarter: Sendable {
     private static func failure(status: Int32, stderr: String, unit: String, uid: UInt32, runtimeDirectory: String, doing: String) throws(RelinkError) {
         let said = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
         if status == timedOutStatus {
-            throw .failed("systemctl --user \(doing) \(unit) as uid \(uid) did not finish in time: killed")
+            throw RelinkError(.failed, "systemctl --user \(doing) \(unit) as uid \(uid) did not finish in time: killed")
         }
         if said.contains("Failed to connect to bus") || said.contains("Failed to connect to user scope bus") {
-            throw .notReady("the systemd user manager of uid \(uid) is not running (nothing answers in \(runtimeDirectory)): \(unit) cannot be started; systemctl: \(said)")
+            throw RelinkError(.notReady, "the systemd user manager of uid \(uid) is not running (nothing answers in \(runtimeDirectory)): \(unit) cannot be started; systemctl: \(said)")
         }
         if status == unitNotFoundStatus || said.contains("not found") || said.contains("not loaded") {
-            throw .notActivatable("the systemd user manager of uid \(uid) has no unit \(unit): \(said)")
+            throw RelinkError(.notActivatable, "the systemd user manager of uid \(uid) has no unit \(unit): \(said)")
         }
         if !said.isEmpty {
-            throw .failed("systemctl --user \(doing) \(unit) as uid \(uid) exited \(status): \(said)")
+            throw RelinkError(.failed, "systemctl --user \(doing) \(unit) as uid \(uid) exited \(status): \(said)")
         }
     }
 }

@@ -246,15 +246,15 @@ extension Daemon {
         switch request {
         case .addService(let service):
             guard !record.services.contains(where: { $0.uuid == service.uuid }) else {
-                throw .alreadyExists("service \(service.uuid) is already published by \(id): remove it first")
+                throw RelinkError(.alreadyExists, "service \(service.uuid) is already published by \(id): remove it first")
             }
             record.services.append(service)
             try validated(record.services)
             try await change(id, to: record, why: "service added")
         case .removeService(let uuid):
-            guard record.services.contains(where: { $0.uuid == uuid }) else { throw .unknownCharacteristic("\(id) publishes no service \(uuid)") }
+            guard record.services.contains(where: { $0.uuid == uuid }) else { throw RelinkError(.unknownCharacteristic, "\(id) publishes no service \(uuid)") }
             if let includer = record.services.first(where: { $0.includedServices.contains(uuid) }) {
-                throw .invalidArguments("service \(includer.uuid) includes \(uuid): remove it first")
+                throw RelinkError(.invalidArguments, "service \(includer.uuid) includes \(uuid): remove it first")
             }
             record.services.removeAll { $0.uuid == uuid }
             record.cachedValues = record.cachedValues.filter { $0.key.service != uuid }
@@ -266,7 +266,7 @@ extension Daemon {
             record.subscribers = [:]
             try await change(id, to: record, why: "services removed")
         case .startAdvertising(let advertisement):
-            do { try advertisement.validate() } catch { throw .invalidArguments(error.description) }
+            do { try advertisement.validate() } catch { throw RelinkError(.invalidArguments, error.description) }
             record.advertisement = advertisement
             try await change(id, to: record, why: "advertising started", startsAdvertising: true)
         case .stopAdvertising:
@@ -274,7 +274,7 @@ extension Daemon {
             try await change(id, to: record, why: "advertising stopped")
         case .respond(let number, let value):
             guard value.count <= maximumAttributeValueBytes else {
-                throw .invalidArguments("the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
+                throw RelinkError(.invalidArguments, "the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
             }
             let waiting = try takeRequest(number, of: id)
             if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
@@ -296,13 +296,13 @@ extension Daemon {
     }
 
     private func validated(_ services: [PublishedService]) throws(RelinkError) {
-        do { try PublishedService.validate(services) } catch { throw .invalidArguments(error.description) }
+        do { try PublishedService.validate(services) } catch { throw RelinkError(.invalidArguments, error.description) }
     }
 
     private func takeRequest(_ number: UInt64, of id: RestoreIdentifier) throws(RelinkError)
         -> (reply: CheckedContinuation<HostedReply, Never>, key: CharacteristicKey, isRead: Bool, offset: Int) {
         guard peripheralRole.pending.answer(number, by: id.rawValue) != nil, let waiting = peripheralRole.waiting.removeValue(forKey: number) else {
-            throw .unknownRequest("\(id) has no request \(number) waiting for an answer (never handed out, answered already, or answered by relinkd after \(Self.answerBound))")
+            throw RelinkError(.unknownRequest, "\(id) has no request \(number) waiting for an answer (never handed out, answered already, or answered by relinkd after \(Self.answerBound))")
         }
         return waiting
     }
@@ -331,25 +331,25 @@ extension Daemon {
         peripheralRole.records[id] = restored.isEmpty ? nil : restored
         await host(id, reason: "refused change undone")
         if overLimit {
-            throw .advertisingLimitReached("the adapter's controller has no advertising instance left for \(id)'s advertisement "
+            throw RelinkError(.advertisingLimitReached, "the adapter's controller has no advertising instance left for \(id)'s advertisement "
                                            + "(bluetoothd: \(refusal.message)); nothing changed: stop another advertisement first")
         }
-        throw .notSupported("bluetoothd refused it: \(refusal.name): \(refusal.message)")
+        throw RelinkError(.notSupported, "bluetoothd refused it: \(refusal.name): \(refusal.message)")
     }
 
     func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
-        guard let characteristic = record.characteristic(key) else { throw .unknownCharacteristic("\(id) publishes no characteristic \(key)") }
+        guard let characteristic = record.characteristic(key) else { throw RelinkError(.unknownCharacteristic, "\(id) publishes no characteristic \(key)") }
         guard !characteristic.properties.isDisjoint(with: .notifying) else {
-            throw .notSupported("\(key) has neither notify nor indicate")
+            throw RelinkError(.notSupported, "\(key) has neither notify nor indicate")
         }
         guard value.count <= maximumAttributeValueBytes else {
-            throw .invalidArguments("the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
+            throw RelinkError(.invalidArguments, "the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
         }
         var window = peripheralRole.windows[id] ?? UpdateWindow(capacity: Self.updateWindowCapacity)
         let taken = window.take()
         peripheralRole.windows[id] = window
         guard taken else {
-            throw .updateQueueFull("\(window.inFlight) updates of \(id) are on their way: wait for the ready-to-update event")
+            throw RelinkError(.updateQueueFull, "\(window.inFlight) updates of \(id) are on their way: wait for the ready-to-update event")
         }
         if characteristic.cacheable, record.cachedValues[key] != value {
             record.cachedValues[key] = value

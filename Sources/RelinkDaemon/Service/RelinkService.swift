@@ -170,7 +170,7 @@ public struct RelinkService: Service {
     /// the holder's pid, so an operator knows which relinkd to stop.
     static func nameTaken(by owner: String, on connection: Connection) async -> RelinkError {
         let pid = (try? await connection.unixProcessID(of: owner)).map { "pid \($0), " } ?? ""
-        return RelinkError.failed("the bus name \(RelinkNames.busName) is owned by another process (\(pid)\(owner)): "
+        return RelinkError(.failed, "the bus name \(RelinkNames.busName) is owned by another process (\(pid)\(owner)): "
                                   + "another relinkd runs on this bus; stop it first")
     }
 }

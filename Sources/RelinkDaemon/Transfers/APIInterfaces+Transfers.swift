@@ -30,7 +30,7 @@ extension APIInterfaces {
             },
             method(Central1Member.startTransferFromFile.rawValue,
                    [p, service, characteristic, DBusArgument("file", .unixFD), options], [DBusArgument("transfer", .string)]) { a throws(RelinkError) in
-                guard case .unixFD(let file) = a.values[3] else { throw .invalidArguments("file must be a file descriptor (h)") }
+                guard case .unixFD(let file) = a.values[3] else { throw RelinkError(.invalidArguments, "file must be a file descriptor (h)") }
                 return try Self.startRequest(a, data: try Self.contents(of: file))
             },
             method(Central1Member.transfers.rawValue, [], [DBusArgument("transfers", .array(.dictionary(key: .string, value: .variant)))]) { _ throws(RelinkError) in
@@ -38,7 +38,7 @@ extension APIInterfaces {
             },
             method(Central1Member.cancelTransfer.rawValue, [DBusArgument("transfer", .string)], []) { a throws(RelinkError) in
                 let text = try a.string(0, "transfer")
-                do { return .cancel(try TransferID(parsing: text)) } catch { throw .invalidArguments("\(error)") }
+                do { return .cancel(try TransferID(parsing: text)) } catch { throw RelinkError(.invalidArguments, "\(error)") }
             },
         ]
     }
@@ -47,7 +47,7 @@ extension APIInterfaces {
     /// characteristic at 0-2, the options at 4.
     static func startRequest(_ a: ControlArguments, data: [UInt8]) throws(RelinkError) -> TransferRequest {
         let key = try a.characteristic(1), peripheral = try a.peripheral(0)
-        guard !data.isEmpty else { throw .invalidArguments("no bytes to transfer: a transfer takes 1 to \(TransferRecord.maximumLength) bytes") }
+        guard !data.isEmpty else { throw RelinkError(.invalidArguments, "no bytes to transfer: a transfer takes 1 to \(TransferRecord.maximumLength) bytes") }
         let o = try a.options(4, allowed: ["with_response": .boolean, "resume": .boolean, "chunk_size": .uint16])
         var withResponse = true, resume = false
         var chunkSize: Int?
@@ -55,7 +55,7 @@ extension APIInterfaces {
         if case .boolean(let b)? = o["resume"] { resume = b }
         if case .uint16(let n)? = o["chunk_size"] {
             guard (1...WriteLimits.maximumAttributeLength).contains(Int(n)) else {
-                throw .invalidArguments("chunk_size must be 1 to \(WriteLimits.maximumAttributeLength), got \(n)")
+                throw RelinkError(.invalidArguments, "chunk_size must be 1 to \(WriteLimits.maximumAttributeLength), got \(n)")
             }
             chunkSize = Int(n)
         }
@@ -69,17 +69,17 @@ extension APIInterfaces {
     static func contents(of file: UnixFD) throws(RelinkError) -> [UInt8] {
         var info = stat()
         guard fstat(file.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .invalidArguments("file must be a regular file, open for reading")
+            throw RelinkError(.invalidArguments, "file must be a regular file, open for reading")
         }
         guard info.st_size <= TransferRecord.maximumLength else {
-            throw .invalidArguments("the file is \(info.st_size) bytes: a transfer takes at most \(TransferRecord.maximumLength)")
+            throw RelinkError(.invalidArguments, "the file is \(info.st_size) bytes: a transfer takes at most \(TransferRecord.maximumLength)")
         }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var read = 0
         while read < bytes.count {
             let n = bytes.withUnsafeMutableBytes { pread(file.rawValue, $0.baseAddress.map { $0 + read }, $0.count - read, off_t(read)) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw .invalidArguments("the file could not be read whole (\(read) of \(bytes.count) bytes; errno \(errno))") }
+            guard n > 0 else { throw RelinkError(.invalidArguments, "the file could not be read whole (\(read) of \(bytes.count) bytes; errno \(errno))") }
             read += n
         }
         return bytes

@@ -43,7 +43,7 @@ extension Daemon {
             return APIResult(values: [.array(.dictionary(key: .string, value: .variant), listed)])
         case .cancel(let transfer):
             guard let t = writeStreams.transfers.running[transfer], t.record.identifier == id else {
-                throw .unknownTransfer("\(id) has no transfer \(transfer) under way")
+                throw RelinkError(.unknownTransfer, "\(id) has no transfer \(transfer) under way")
             }
             writeStreams.transfers.running[transfer] = nil
             var request = try Self.eventRequest(.transfer(.failed(t.record.status, reason: ConnectionFailure(
@@ -67,28 +67,28 @@ extension Daemon {
         let peripheral = try knownPeripheral(ref)
         let path = try await locate(ref, key)
         let mirror = await bluez.mirror
-        guard let c = mirror.characteristic(path) else { throw .notConnected("\(ref): the characteristic is no longer on the link") }
+        guard let c = mirror.characteristic(path) else { throw RelinkError(.notConnected, "\(ref): the characteristic is no longer on the link") }
         let takes = withResponse ? c.flags.contains("write") : c.canWriteWithoutResponse
         guard takes else {
-            throw .notSupported("\(key.characteristic) does not take writes \(withResponse ? "with" : "without") response (its flags: \(c.flags.joined(separator: ", ")))")
+            throw RelinkError(.notSupported, "\(key.characteristic) does not take writes \(withResponse ? "with" : "without") response (its flags: \(c.flags.joined(separator: ", ")))")
         }
         if let chunkSize {
             let limits = mirror.devicePath(containing: path).flatMap { mirror.writeLimits(of: $0) } ?? WriteLimits(mtu: WriteLimits.defaultMTU)
             guard chunkSize <= limits.maximum(withResponse: withResponse) else {
-                throw .valueTooLong("chunk_size \(chunkSize): the largest value \(withResponse ? "with" : "without") response on this link is \(limits.maximum(withResponse: withResponse)) bytes")
+                throw RelinkError(.valueTooLong, "chunk_size \(chunkSize): the largest value \(withResponse ? "with" : "without") response on this link is \(limits.maximum(withResponse: withResponse)) bytes")
             }
         }
         if let other = writeStreams.transfers.running.values.first(where: { $0.record.peripheral == peripheral && $0.record.characteristic == key }) {
-            throw .inProgress("transfer \(other.record.id) is writing \(key.characteristic) (byte \(other.record.confirmed) of \(other.record.length))")
+            throw RelinkError(.inProgress, "transfer \(other.record.id) is writing \(key.characteristic) (byte \(other.record.confirmed) of \(other.record.length))")
         }
         if !withResponse, await writeStream(at: path, key) != nil {
-            throw .inProgress("a write stream holds \(key.characteristic): close it first")
+            throw RelinkError(.inProgress, "a write stream holds \(key.characteristic): close it first")
         }
         let record: TransferRecord
         do {
             record = try TransferRecord(identifier: id, peripheral: peripheral, characteristic: key, data: data, withResponse: withResponse,
                                         resume: resume, chunkSize: chunkSize)
-        } catch { throw .invalidArguments("\(error)") }
+        } catch { throw RelinkError(.invalidArguments, "\(error)") }
         try await commit([.putTransfer(record)])
         writeStreams.transfers.running[record.id] = RunningTransfer(record: record, lastProgress: clock.now)
         logger.info("transfer started", metadata: transferFields(record))

@@ -29,10 +29,10 @@ extension Daemon {
         let mirror = await bluez.mirror
         guard let c = mirror.characteristic(path), let devicePath = mirror.devicePath(containing: path),
               let device = mirror.device(devicePath), let address = Self.address(of: device), let peripheral = peripheralID(for: address) else {
-            throw .notConnected("the characteristic is no longer on the link")
+            throw RelinkError(.notConnected, "the characteristic is no longer on the link")
         }
         guard c.canWriteWithoutResponse else {
-            throw .notSupported("\(key.characteristic) does not take writes without response (its flags: \(c.flags.joined(separator: ", ")))")
+            throw RelinkError(.notSupported, "\(key.characteristic) does not take writes without response (its flags: \(c.flags.joined(separator: ", ")))")
         }
         if let open = writeStreams.streams.values.first(where: { $0.identifier == id && $0.key == key && $0.owner == owner && $0.peripheral == peripheral }) {
             return open
@@ -69,7 +69,7 @@ extension Daemon {
             sendCommand: { value in try await bluez.write(path, value, withResponse: false) })
         do { try publisher?.exportWriteStream(stream, owner: uid) } catch {
             stream.close()
-            throw .failed("cannot export the write stream: \(error)")
+            throw RelinkError(.failed, "cannot export the write stream: \(error)")
         }
         writeStreams.streams[streamPath] = stream
         logger.info("write stream opened (\(transport.rawValue))", metadata: .journal([
@@ -149,7 +149,7 @@ extension Daemon {
         let largest = limits?.maximum(withResponse: withResponse) ?? WriteLimits.maximumAttributeLength
         guard count <= largest else {
             let why = withResponse ? "the longest attribute value (a long write)" : "ATT MTU \(limits?.mtu ?? 0) - 3"
-            throw .valueTooLong("\(count) bytes: the largest value \(withResponse ? "with" : "without") response on this link is \(largest) bytes (\(why))")
+            throw RelinkError(.valueTooLong, "\(count) bytes: the largest value \(withResponse ? "with" : "without") response on this link is \(largest) bytes (\(why))")
         }
     }
 

@@ -99,20 +99,20 @@ final class WriteStream: Sendable {
     func write(_ value: [UInt8]) throws(RelinkError) {
         enum Outcome { case done, drain, refused(RelinkError), lost(RelinkError) }
         let outcome = state.withLock { s -> Outcome in
-            guard !s.ended else { return .refused(.notConnected("the write stream was closed")) }
+            guard !s.ended else { return .refused(RelinkError(.notConnected, "the write stream was closed")) }
             guard let limits = s.limits else {
                 s.refused = true
-                return .refused(.notConnected("the peripheral has no link; ReadyToWrite follows when it is back"))
+                return .refused(RelinkError(.notConnected, "the peripheral has no link; ReadyToWrite follows when it is back"))
             }
             guard value.count <= limits.withoutResponse else {
-                return .refused(.valueTooLong(
+                return .refused(RelinkError(.valueTooLong, 
                     "\(value.count) bytes: the largest value without response on this link is \(limits.withoutResponse) bytes (ATT MTU \(limits.mtu) - 3)"))
             }
             switch transport {
             case .acquired:
                 guard let socket = s.socket else {
                     s.refused = true
-                    return .refused(.notConnected("the write socket is being acquired again; ReadyToWrite follows"))
+                    return .refused(RelinkError(.notConnected, "the write socket is being acquired again; ReadyToWrite follows"))
                 }
                 let n = value.withUnsafeBytes { send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 if n == value.count {
@@ -123,17 +123,17 @@ final class WriteStream: Sendable {
                 s.refused = true
                 if n < 0, error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS {
                     armWritable(&s, socket)
-                    return .refused(.writeQueueFull("the write socket is full; ReadyToWrite follows when a value fits"))
+                    return .refused(RelinkError(.writeQueueFull, "the write socket is full; ReadyToWrite follows when a value fits"))
                 }
                 s.writable?.cancel()
                 s.writable = nil
                 s.socket = nil
                 s.limits = nil
-                return .lost(.notConnected("the write socket was closed (errno \(error)): the link went down; ReadyToWrite follows when it is back"))
+                return .lost(RelinkError(.notConnected, "the write socket was closed (errno \(error)): the link went down; ReadyToWrite follows when it is back"))
             case .writeCommand:
                 guard s.commands.count < Self.commandQueueLimit else {
                     s.refused = true
-                    return .refused(.writeQueueFull("\(Self.commandQueueLimit) values wait for BlueZ; ReadyToWrite follows when one is sent"))
+                    return .refused(RelinkError(.writeQueueFull, "\(Self.commandQueueLimit) values wait for BlueZ; ReadyToWrite follows when one is sent"))
                 }
                 s.commands.append(value)
                 s.written += 1
