@@ -5,7 +5,7 @@ public import RelinkModel
 /// One event of a restore identifier, as relinkd delivers it
 /// (`Central1.Event` signals and `Central1.Events`): its sequence number,
 /// its kind, and its payload decoded by the API contract's wire format
-/// (``RelinkAPI/EventPayload``).
+/// (``RelinkAPI/RelinkEvent``).
 public struct RelinkClientEvent: Sendable, Hashable {
     /// The kind of an event, as relinkd names it. Kinds this library does
     /// not know keep their name (``payload`` is then nil).
@@ -71,7 +71,7 @@ public struct RelinkClientEvent: Sendable, Hashable {
     public var payloadJSON: String
     /// The decoded payload; nil when it could not be decoded (an unknown
     /// kind, or a payload that does not match its kind).
-    public var payload: EventPayload?
+    public var payload: RelinkEvent?
 
     /// Decodes an event; never fails (an undecodable payload gives `payload == nil`).
     public init(sequence: UInt64, kind: String, payloadJSON: String) {
@@ -79,7 +79,7 @@ public struct RelinkClientEvent: Sendable, Hashable {
         self.kind = Kind(rawValue: kind)
         self.payloadJSON = payloadJSON
         if let known = EventKind(rawValue: kind) {
-            self.payload = try? EventPayload(kind: known, json: Data(payloadJSON.utf8))
+            self.payload = try? RelinkEvent(kind: known, json: Data(payloadJSON.utf8))
         } else {
             self.payload = nil
         }

@@ -76,9 +76,9 @@ final class InProcessDaemon: Sendable {
     }
 
     /// The identifier's stored events as (kind, payload).
-    func events(_ id: RestoreIdentifier) async throws -> [(kind: String, payload: EventPayload?)] {
+    func events(_ id: RestoreIdentifier) async throws -> [(kind: String, payload: RelinkEvent?)] {
         try await daemon.storedEvents(id, after: 0, limit: 1000).map { event in
-            (event.kind, EventKind(rawValue: event.kind).flatMap { try? EventPayload(kind: $0, json: event.payload) })
+            (event.kind, EventKind(rawValue: event.kind).flatMap { try? RelinkEvent(kind: $0, json: event.payload) })
         }
     }
 

@@ -42,7 +42,7 @@ struct RestoreCycleTests {
         }
     }
 
-    static func values(_ events: [(kind: String, payload: EventPayload?)]) -> [[UInt8]] {
+    static func values(_ events: [(kind: String, payload: RelinkEvent?)]) -> [[UInt8]] {
         events.compactMap { if case .valueNotified(_, _, let v)? = $0.payload { v } else { nil } }
     }
 

@@ -17,7 +17,7 @@ struct SharedLinkTests {
     static let second = (try? RestoreIdentifier("second")) ?? { fatalError("valid") }()
 
     /// The identifier's events of `kind` with their route.
-    static func routes(_ kind: String, _ events: [(kind: String, payload: EventPayload?)]) -> [ConnectRoute] {
+    static func routes(_ kind: String, _ events: [(kind: String, payload: RelinkEvent?)]) -> [ConnectRoute] {
         events.compactMap { event in
             switch event.payload {
             case .connected(_, _, let route, _)? where kind == "connected": route

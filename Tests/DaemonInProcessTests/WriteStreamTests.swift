@@ -197,7 +197,7 @@ struct WriteStreamTests {
     }
 
     /// The write limits an event carries (`connected` or `restored`).
-    static func limits(_ payload: EventPayload?) -> WriteLimits? {
+    static func limits(_ payload: RelinkEvent?) -> WriteLimits? {
         switch payload {
         case .connected(_, _, _, let limits)?, .restored(_, _, _, let limits)?: limits
         default: nil

@@ -14,7 +14,7 @@ struct EventPayloadTests {
                        characteristic: key, offset: offset, length: 262_144)
     }
 
-    static var samples: [EventPayload] {
+    static var samples: [RelinkEvent] {
         var names = PeripheralNames()
         let change = names.sawGAPName("Band", at: Date(timeIntervalSince1970: 1_800_000_000)) ?? NameChange(source: .gap, previous: nil, current: "Band")
         return [
@@ -29,8 +29,8 @@ struct EventPayloadTests {
             .disconnected(peripheral: peripheral, reason: nil),
             .disconnected(peripheral: peripheral, reason: .adapterOff),
             .valueNotified(peripheral: peripheral, characteristic: key, value: [0x06, 0x48, 0, 255, 100, 10, 9]),
-            .nameUpdated(peripheral: peripheral, update: NameUpdatePayload(
-                change: change, resolved: .init(name: "Band", source: .gap, reason: "gapNameKnown"), names: names)),
+            .nameUpdated(peripheral: peripheral, update: NameUpdate(
+                change: change, resolved: .init(name: "Band", source: .gap, reason: .gapNameKnown), names: names)),
             .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
                 .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
@@ -65,43 +65,43 @@ struct EventPayloadTests {
     @Test func everyKindRoundTrips() throws {
         for payload in Self.samples {
             let json = try payload.encoded()
-            #expect(try EventPayload(kind: payload.kind, json: json) == payload, "\(String(decoding: json, as: UTF8.self))")
+            #expect(try RelinkEvent(kind: payload.kind, json: json) == payload, "\(String(decoding: json, as: UTF8.self))")
         }
         #expect(Set(Self.samples.map(\.kind)) == Set(EventKind.allCases))
     }
 
     @Test func theDirectValueWriterWritesWhatTheEncoderWrites() throws {
         for value: [UInt8] in [[], [0], [9, 10, 99, 100, 199, 200, 255], Array(0...255)] {
-            let payload = EventPayload.valueNotified(peripheral: PeripheralID(), characteristic: Self.key, value: value)
+            let payload = RelinkEvent.valueNotified(peripheral: PeripheralID(), characteristic: Self.key, value: value)
             #expect(try payload.encoded() == payload.encodedByJSONEncoder())
         }
     }
 
     @Test func aPayloadOfAnotherKindIsRefused() throws {
-        let json = try EventPayload.connected(peripheral: Self.peripheral, address: Self.address, route: .scan).encoded()
-        #expect(throws: DecodingError.self) { try EventPayload(kind: .restored, json: json) }
-        #expect(throws: DecodingError.self) { try EventPayload(kind: .connected, json: Data(#"{"connected":{},"restored":{}}"#.utf8)) }
+        let json = try RelinkEvent.connected(peripheral: Self.peripheral, address: Self.address, route: .scan).encoded()
+        #expect(throws: DecodingError.self) { try RelinkEvent(kind: .restored, json: json) }
+        #expect(throws: DecodingError.self) { try RelinkEvent(kind: .connected, json: Data(#"{"connected":{},"restored":{}}"#.utf8)) }
     }
 
     @Test func optionalFieldsAreLeftOutNeverNull() throws {
-        let text = String(decoding: try EventPayload.disconnected(peripheral: Self.peripheral, reason: nil).encoded(), as: UTF8.self)
+        let text = String(decoding: try RelinkEvent.disconnected(peripheral: Self.peripheral, reason: nil).encoded(), as: UTF8.self)
         #expect(!text.contains("null") && !text.contains("reason"))
         let ad = String(decoding: try Self.samples[1].encoded(), as: UTF8.self)
         #expect(!ad.contains("localName") && !ad.contains("rssi") && ad.contains(#""manufacturerData":[]"#))
     }
 
-    @Test func formatVersionTwo() { #expect(EventPayload.formatVersion == 2) }
+    @Test func formatVersionTwo() { #expect(RelinkEvent.formatVersion == 2) }
 
     @Test func anAdapterStateIsAboutNoPeripheralAndRefusesUnknownNames() throws {
-        let payload = EventPayload.adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.peripheral, .central]))
+        let payload = RelinkEvent.adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.peripheral, .central]))
         #expect(payload.peripheral == nil)
         #expect(String(decoding: try payload.encoded(), as: UTF8.self)
             == #"{"adapterState":{"adapter":"hci0","roles":["central","peripheral"],"state":"poweredOff"}}"#)
         #expect(throws: DecodingError.self) {
-            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":[],"state":"resetting"}}"#.utf8))
+            try RelinkEvent(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":[],"state":"resetting"}}"#.utf8))
         }
         #expect(throws: DecodingError.self) {
-            try EventPayload(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":["observer"],"state":"poweredOn"}}"#.utf8))
+            try RelinkEvent(kind: .adapterState, json: Data(#"{"adapterState":{"adapter":"hci0","roles":["observer"],"state":"poweredOn"}}"#.utf8))
         }
     }
 
@@ -114,7 +114,7 @@ struct EventPayloadTests {
         #expect(text.contains(#""seenAtMs":1800000000000"#) && !text.contains(#""seenAt":"#), "\(text)")
         let formatOne = text.replacingOccurrences(of: #""seenAtMs":1800000000000"#,
                                                   with: #""seenAt":\#(Date(timeIntervalSince1970: 1_800_000_000).timeIntervalSinceReferenceDate)"#)
-        let decoded = try EventPayload(kind: .nameUpdated, json: Data(formatOne.utf8))
+        let decoded = try RelinkEvent(kind: .nameUpdated, json: Data(formatOne.utf8))
         guard case .nameUpdated(_, let old) = decoded else { throw Missing() }
         #expect(old.names.gap?.seenAt == update.names.gap?.seenAt)
     }
@@ -126,11 +126,11 @@ struct EventPayloadTests {
         let key = #""characteristic":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","service":"0000180f-0000-1000-8000-00805f9b34fb"}"#
         for (withResponse, kind) in [(false, WriteKind.command), (true, .request)] {
             let old = #"{"writeRequest":{"central":"unknown",\#(key),"offset":0,"request":0,"value":[1],"withResponse":\#(withResponse)}}"#
-            let decoded = try EventPayload(kind: .writeRequest, json: Data(old.utf8))
+            let decoded = try RelinkEvent(kind: .writeRequest, json: Data(old.utf8))
             guard case .peripheralManager(.writeRequest(_, _, _, _, _, let read, let mtu)) = decoded else { throw Missing() }
             #expect(read == kind && mtu == nil)
         }
-        let reliable = EventPayload.peripheralManager(.writeRequest(request: 2, central: "unknown", characteristic: CharacteristicKey(
+        let reliable = RelinkEvent.peripheralManager(.writeRequest(request: 2, central: "unknown", characteristic: CharacteristicKey(
             service: BluetoothUUID(shortValue: 0x180F), characteristic: BluetoothUUID(shortValue: 0x2A19)), offset: 0, value: [1], kind: .reliable, mtu: 185))
         let text = String(decoding: try reliable.encoded(), as: UTF8.self)
         #expect(text.contains(#""kind":"reliable""#) && text.contains(#""withResponse":true"#) && text.contains(#""mtu":185"#), "\(text)")

@@ -27,12 +27,12 @@ import Testing
     @Test func aDiscoveredEventGivesItsAdvertisementAndIBeacon() throws {
         let beacon = IBeacon(proximityUUID: UUID(), major: 3, minor: 4, measuredPower: -61)
         let address = try BluetoothAddress(parsing: "00:00:00:00:00:04")
-        let payload = EventPayload.discovered(peripheral: PeripheralID(), advertisement: Advertisement(
+        let payload = RelinkEvent.discovered(peripheral: PeripheralID(), advertisement: Advertisement(
             address: address, data: AdvertisingData(manufacturerData: [IBeacon.companyID: beacon.frame]), rssi: -70))
         let event = RelinkClientEvent(sequence: 9, kind: "discovered", payloadJSON: String(decoding: try payload.encoded(), as: UTF8.self))
         #expect(event.advertisement?.address == address)
         #expect(event.iBeacon == beacon)
-        let other = RelinkClientEvent(sequence: 10, kind: "discovered", payloadJSON: String(decoding: try EventPayload.discovered(
+        let other = RelinkClientEvent(sequence: 10, kind: "discovered", payloadJSON: String(decoding: try RelinkEvent.discovered(
             peripheral: PeripheralID(), advertisement: Advertisement(address: address)).encoded(), as: UTF8.self))
         #expect(other.iBeacon == nil && other.advertisement != nil)
     }

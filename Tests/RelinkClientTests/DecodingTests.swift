@@ -68,14 +68,14 @@ import RelinkModel
         }
     }
 
-    static func json(_ event: EventPayload) throws -> String {
+    static func json(_ event: RelinkEvent) throws -> String {
         String(decoding: try event.encoded(), as: UTF8.self)   // as relinkd writes the outbox
     }
 
     @Test func eventPayloadsDecodeIntoTheContractsPayloads() throws {
         let peripheral = PeripheralID()
         let key = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
-        let event = EventPayload.valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2, 255])
+        let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2, 255])
         let decoded = RelinkClientEvent(sequence: 5, kind: "value-notified", payloadJSON: try Self.json(event))
         #expect(decoded.sequence == 5)
         #expect(decoded.kind == .valueNotified)
@@ -83,7 +83,7 @@ import RelinkModel
         #expect(decoded.peripheral == peripheral)
         #expect(decoded.value == [1, 2, 255])
 
-        let connected = EventPayload.connected(peripheral: peripheral, address: try BluetoothAddress(parsing: "00:00:00:00:00:02"), route: .knownIdentifier)
+        let connected = RelinkEvent.connected(peripheral: peripheral, address: try BluetoothAddress(parsing: "00:00:00:00:00:02"), route: .knownIdentifier)
         #expect(RelinkClientEvent(sequence: 1, kind: "connected", payloadJSON: try Self.json(connected)).payload == connected)
     }
 
@@ -92,7 +92,7 @@ import RelinkModel
         #expect(unknown.kind.rawValue == "future-kind" && unknown.payload == nil && unknown.payloadJSON == "{\"x\":1}")
         #expect(RelinkClientEvent(sequence: 1, kind: "connected", payloadJSON: "not json").payload == nil)
         // A payload of another kind than announced is not trusted.
-        let disconnected = EventPayload.disconnected(peripheral: PeripheralID(), reason: nil)
+        let disconnected = RelinkEvent.disconnected(peripheral: PeripheralID(), reason: nil)
         #expect(RelinkClientEvent(sequence: 1, kind: "connected", payloadJSON: try Self.json(disconnected)).payload == nil)
     }
 

@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func aServicesChangedEventCarriesTheNewDatabase() throws {
-        let payload = try EventPayload.servicesChanged(peripheral: PeripheralID(UUID()), database: Self.database).encoded()
+        let payload = try RelinkEvent.servicesChanged(peripheral: PeripheralID(UUID()), database: Self.database).encoded()
         let event = RelinkClientEvent(sequence: 3, kind: "services-changed", payloadJSON: String(decoding: payload, as: UTF8.self))
         #expect(event.kind == .servicesChanged)
         #expect(event.gattDatabase == Self.database)

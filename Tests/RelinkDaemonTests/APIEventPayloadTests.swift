@@ -30,7 +30,7 @@ import RelinkModel
             .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
             .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
                                 reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
-            .adapterStateChanged(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
+            .adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
             .servicesChanged(peripheral: peripheral, database: GattDatabase(
                 services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],
                 readAt: Date(timeIntervalSince1970: 1_767_225_600.123))),

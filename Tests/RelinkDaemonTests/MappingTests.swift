@@ -3,6 +3,7 @@ import Foundation
 import RelinkStore
 import Restoration
 import Testing
+@testable import RelinkAPI
 @testable import RelinkDaemon
 import RelinkModel
 
@@ -70,13 +71,13 @@ import RelinkModel
         let key = CharacteristicKey(service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37))
         let draft = try StoreMapping.draft(.valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]), for: try RestoreIdentifier("a"))
         #expect(draft.kind == "value-notified")
-        let decoded = try JSONDecoder().decode(RelinkEvent.self, from: draft.payload)
+        let decoded = try RelinkEvent(kind: .valueNotified, json: draft.payload)
         #expect(decoded == .valueNotified(peripheral: peripheral, characteristic: key, value: [1, 2]))
     }
 }
 
 /// The hand-written JSON of `value-notified` (relinkd's hot path) is the
-/// very bytes `JSONEncoder` writes for the event.
+/// very bytes the general encoder writes for the event.
 @Suite struct ValuePayloadTests {
     @Test func handWrittenValuePayloadEqualsJSONEncoder() throws {
         var rng = SplitMix(seed: 42)
@@ -99,59 +100,54 @@ import RelinkModel
         }
     }
 
-    /// What relinkd wrote before the wire format was written out: the
-    /// synthesized `Codable` of the core's event, sorted keys.
+    /// The general encoder's bytes for the same event.
     static func synthesized(_ event: RelinkEvent) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(event)
+        try event.encodedByJSONEncoder()
     }
 
-    /// The core's advertisement now nests its data (`data`, issue 22); the
-    /// wire kept the old shape: `manufacturerData` beside the other fields
-    /// (an advertisement with no other data, as relinkd had then).
-    static func oldAdvertisementShape(_ synthesized: String) -> String {
-        guard let start = synthesized.range(of: #""data":{"manufacturerData":"#),
-              let end = synthesized.range(of: #","raw":[],"serviceData":[]},"#, range: start.upperBound..<synthesized.endIndex) else { return synthesized }
-        let manufacturer = String(synthesized[start.upperBound..<end.lowerBound])
-        var text = synthesized.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "")
-        if let next = text.range(of: #""rssi":"#) ?? text.range(of: #""serviceUUIDs":"#) {
-            text.insert(contentsOf: #""manufacturerData":"# + manufacturer + ",", at: next.lowerBound)
-        }
-        return text
-    }
+    /// The payloads relinkd writes for these events, byte for byte: the
+    /// format is relink's contract with programs and with the events
+    /// older relinkds stored, so a change to it must be made here on
+    /// purpose (and, if it is not an addition, with a new format version).
+    /// Pinned from the run that checked them equal to what relinkd wrote
+    /// before the format was written out (format 1, and format 2's
+    /// millisecond name times).
+    static let pinned: [String] = [
+        #"{"discovered":{"advertisement":{"address":{"address":"00:00:00:00:00:02","type":"public"},"localName":"RLK-7F3A","manufacturerData":[],"rssi":-61,"serviceUUIDs":["8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"]},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"}}}"#,
+        #"{"connected":{"address":{"address":"00:00:00:00:00:02","type":"public"},"maximumWriteWithResponse":512,"maximumWriteWithoutResponse":244,"mtu":247,"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"route":"knownIdentifier"}}"#,
+        #"{"restored":{"address":{"address":"00:00:00:00:00:02","type":"public"},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"route":"knownIdentifier"}}"#,
+        #"{"failedToConnect":{"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"reason":{"errorName":"org.relink.Error.Timeout","failureClass":"timeout","message":"overall deadline passed"}}}"#,
+        #"{"disconnected":{"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"}}}"#,
+        #"{"valueNotified":{"characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"value":[1,255]}}"#,
+        #"{"nameUpdated":{"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"update":{"change":{"current":"Front Door","source":"gap"},"names":{"advertising":{"seenAtMs":1790000000000,"value":"RLK-7F3A"},"gap":{"seenAtMs":1790000005000,"value":"Front Door"}},"resolved":{"name":"Front Door","reason":"gapNameKnown","source":"gap"}}}}"#,
+        #"{"subscriptionFailed":{"characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"reason":{"errorName":"org.relink.Error.UnknownCharacteristic","failureClass":"notSupported","message":"services are resolved and service 8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b has no characteristic 8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"}}}"#,
+        #"{"adapterState":{"adapter":"hci0","roles":["central","peripheral","central-peripheral"],"state":"poweredOff"}}"#,
+        #"{"servicesChanged":{"database":{"readAtMs":1767225600123,"services":[{"characteristics":[{"descriptors":[],"flags":["notify"],"properties":["notify"],"uuid":"00002a37-0000-1000-8000-00805f9b34fb"}],"includes":[],"primary":true,"uuid":"0000180d-0000-1000-8000-00805f9b34fb"}]},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"}}}"#,
+        #"{"bondRemoved":{"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"}}}"#,
+        #"{"pairingRequest":{"kind":"confirmation","passkey":123456,"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"request":3}}"#,
+        #"{"readRequest":{"central":"00:00:00:00:00:03","characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"mtu":512,"offset":0,"request":7}}"#,
+        #"{"writeRequest":{"central":"00:00:00:00:00:03","characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"kind":"request","mtu":512,"offset":0,"request":0,"value":[1,2],"withResponse":true}}"#,
+        #"{"subscribed":{"central":"unknown","characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"}}}"#,
+        #"{"unsubscribed":{"central":"unknown","characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"}}}"#,
+        #"{"readyToUpdate":{}}"#,
+        #"{"transferProgress":{"characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"length":262144,"offset":48860,"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"transfer":"5f0c2b1e-8e54-4b8a-9d2b-0e6e1b1c7a10"}}"#,
+        #"{"transferCompleted":{"characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"length":262144,"offset":262144,"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"transfer":"5f0c2b1e-8e54-4b8a-9d2b-0e6e1b1c7a10"}}"#,
+        #"{"transferFailed":{"characteristic":{"characteristic":"8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b","service":"8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"},"length":262144,"offset":97720,"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"reason":{"errorName":"org.relink.Error.LinkLost","failureClass":"transient","message":"the link went down at byte 97720 of 262144"},"transfer":"5f0c2b1e-8e54-4b8a-9d2b-0e6e1b1c7a10"}}"#,
+        #"{"disconnected":{"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"},"reason":{"errorName":"org.relink.Error.AdapterOff","failureClass":"notReady","message":"adapter powered off"}}}"#,
+        #"{"discovered":{"advertisement":{"address":{"address":"C0:00:00:00:00:01","type":"random"},"manufacturerData":[76,[1,2,3]],"serviceUUIDs":[]},"peripheral":{"uuid":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427"}}}"#,
+    ]
 
-    /// The wire format is byte for byte what clients got before it was
-    /// written out (single-element sets: a set's order is not part of
-    /// either), except for format 2's one change: `name-updated` times as
-    /// Unix milliseconds (`seenAtMs`) instead of seconds since 2001 (`seenAt`).
-    @Test func wireFormatOneIsWhatRelinkdWroteBefore() throws {
-        for event in try APIEventPayloadTests.samples() + [
-            .disconnected(peripheral: PeripheralID(), reason: .adapterOff),
-            .discovered(peripheral: PeripheralID(), advertisement: Advertisement(
+    @Test func theWireFormatIsPinned() throws {
+        let events = try APIEventPayloadTests.samples() + [
+            .disconnected(peripheral: APIEventPayloadTests.peripheral, reason: .adapterOff),
+            .discovered(peripheral: APIEventPayloadTests.peripheral, advertisement: Advertisement(
                 address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), data: AdvertisingData(manufacturerData: [0x004C: [1, 2, 3]]))),
-        ] {
-            // A kind added within format 2 was never written the old way.
-            if case .adapterStateChanged = event { continue }
-            if case .peripheralManager = event { continue }
-            if case .servicesChanged = event { continue }
-            if case .transfer = event { continue }
-            // Nor were the write sizes `connected` and `restored` carry within format 2.
-            var event = event
-            if case .connected(let p, let a, let r, _) = event { event = .connected(peripheral: p, address: a, route: r) }
-            if case .restored(let p, let a, let r, _) = event { event = .restored(peripheral: p, address: a, route: r) }
-            let wire = try StoreMapping.payload(event)
-            var before = String(decoding: try Self.synthesized(event), as: UTF8.self)
-            if case .nameUpdated(_, let update) = event {
-                for seen in [update.names.advertising, update.names.gap].compactMap({ $0 }) {
-                    let seconds = seen.seenAt.timeIntervalSinceReferenceDate
-                    let text = seconds == seconds.rounded() ? "\(Int64(seconds))" : "\(seconds)"  // as JSONEncoder writes it
-                    before = before.replacingOccurrences(of: #""seenAt":\#(text)"#,
-                                                         with: #""seenAtMs":\#(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()))"#)
-                }
-            }
-            if case .discovered = event { before = Self.oldAdvertisementShape(before) }
-            #expect(String(decoding: wire, as: UTF8.self) == before)
+        ]
+        #expect(events.count == Self.pinned.count)
+        for (event, pinned) in zip(events, Self.pinned) {
+            let wire = String(decoding: try StoreMapping.payload(event), as: UTF8.self)
+            #expect(wire == pinned)
+            #expect(try RelinkEvent(kind: event.kind, json: Data(pinned.utf8)) == event, "\(pinned)")
         }
     }
 }

@@ -43,7 +43,7 @@ extension Daemon {
         ]))
         publisher?.setAdapterStatus(status)
         do {
-            var request = try Self.eventRequest(.adapterStateChanged(adapter: adapterName, status: status), to: core.identifiers.sorted())
+            var request = try Self.eventRequest(.adapterState(adapter: adapterName, status: status), to: core.identifiers.sorted())
             request.mutations.append(.putAdapterState(adapter: adapterName, status))
             enqueueGathered(request)
         } catch {

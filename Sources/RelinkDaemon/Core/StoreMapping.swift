@@ -100,9 +100,9 @@ enum StoreMapping {
         }
     }
 
-    /// An event's payload in the wire format (`RelinkAPI.EventPayload`).
+    /// An event's payload in the wire format (RelinkAPI's `RelinkEvent+Wire`).
     /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
     static func payload(_ event: RelinkEvent) throws(RelinkError) -> Data {
-        do { return try EventPayload(event).encoded() } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
+        do { return try event.encoded() } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
     }
 }

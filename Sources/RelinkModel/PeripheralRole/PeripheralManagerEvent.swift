@@ -23,14 +23,17 @@ public enum PeripheralManagerEvent: Sendable, Hashable, Codable {
     /// (`peripheralManagerIsReadyToUpdateSubscribers`).
     case readyToUpdate
 
-    /// The event's wire name (`read-request`, ...).
-    public var name: String {
+    /// The event's kind (`read-request`, ...).
+    public var kind: EventKind {
         switch self {
-        case .readRequest: "read-request"
-        case .writeRequest: "write-request"
-        case .subscribed: "subscribed"
-        case .unsubscribed: "unsubscribed"
-        case .readyToUpdate: "ready-to-update"
+        case .readRequest: .readRequest
+        case .writeRequest: .writeRequest
+        case .subscribed: .subscribed
+        case .unsubscribed: .unsubscribed
+        case .readyToUpdate: .readyToUpdate
         }
     }
+
+    /// The kind's wire name (``EventKind``).
+    public var name: String { kind.rawValue }
 }

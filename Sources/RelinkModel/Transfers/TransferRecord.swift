@@ -155,12 +155,15 @@ public enum TransferEvent: Sendable, Hashable, Codable {
         }
     }
 
-    /// The event's wire name.
-    public var name: String {
+    /// The event's kind.
+    public var kind: EventKind {
         switch self {
-        case .progress: "transfer-progress"
-        case .completed: "transfer-completed"
-        case .failed: "transfer-failed"
+        case .progress: .transferProgress
+        case .completed: .transferCompleted
+        case .failed: .transferFailed
         }
     }
+
+    /// The kind's wire name (``EventKind``).
+    public var name: String { kind.rawValue }
 }

@@ -7,30 +7,6 @@ public enum NamePreference: String, Sendable, Hashable, Codable {
     case advertisingName
 }
 
-/// The resolved name and why it was chosen.
-public struct ResolvedName: Sendable, Hashable, Codable {
-    public enum Reason: String, Sendable, Hashable, Codable {
-        /// The GAP name is known and preferred (CoreBluetooth's rule).
-        case gapNameKnown
-        /// GAP preferred but never read (never connected): advertising name.
-        case noGAPNameYet
-        /// The identifier prefers the advertising name and one was seen.
-        case advertisingNamePreferred
-        /// Advertising name preferred but none seen: GAP name.
-        case noAdvertisingNameYet
-    }
-
-    public var name: String
-    public var source: NameSource
-    public var reason: Reason
-
-    public init(name: String, source: NameSource, reason: Reason) {
-        self.name = name
-        self.source = source
-        self.reason = reason
-    }
-}
-
 extension PeripheralNames {
     /// The resolved name, by this rule:
     /// * preference ``NamePreference/gapName`` (default): the GAP name once

@@ -27,7 +27,7 @@ import RelinkModel
 //   the same names); a reader takes `mtu` and derives the other two;
 // * optional fields are left out when unknown, never `null`.
 
-extension EventPayload {
+extension RelinkEvent {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
@@ -45,9 +45,9 @@ extension EventPayload {
 
     /// The payload with its explicit `Codable`.
     struct Wire: Codable {
-        let payload: EventPayload
+        let payload: RelinkEvent
 
-        init(_ payload: EventPayload) { self.payload = payload }
+        init(_ payload: RelinkEvent) { self.payload = payload }
 
         func encode(to encoder: any Encoder) throws {
             var outer = encoder.container(keyedBy: Key.self)
@@ -112,7 +112,7 @@ extension EventPayload {
                 if let resolved = update.resolved {
                     var r = u.nestedContainer(keyedBy: Key.self, forKey: .resolved)
                     try r.encode(resolved.name, forKey: .name)
-                    try r.encode(resolved.reason, forKey: .reason)
+                    try r.encode(resolved.reason.rawValue, forKey: .reason)
                     try r.encode(resolved.source.rawValue, forKey: .source)
                 }
             }
@@ -180,13 +180,16 @@ extension EventPayload {
                     }
                     return SeenName(try s.decode(String.self, forKey: .value), seenAt: at)
                 }
-                var resolved: NameUpdatePayload.Resolved?
+                var resolved: ResolvedName?
                 if u.contains(.resolved) {
                     let r = try u.nestedContainer(keyedBy: Key.self, forKey: .resolved)
-                    resolved = .init(name: try r.decode(String.self, forKey: .name), source: try Self.source(r),
-                                     reason: try r.decode(String.self, forKey: .reason))
+                    let text = try r.decode(String.self, forKey: .reason)
+                    guard let reason = ResolvedName.Reason(rawValue: text) else {
+                        throw DecodingError.dataCorruptedError(forKey: .reason, in: r, debugDescription: "unknown name reason \(text)")
+                    }
+                    resolved = .init(name: try r.decode(String.self, forKey: .name), source: try Self.source(r), reason: reason)
                 }
-                payload = .nameUpdated(peripheral: try peripheral(), update: NameUpdatePayload(
+                payload = .nameUpdated(peripheral: try peripheral(), update: NameUpdate(
                     change: NameChange(source: try Self.source(change), previous: try change.decodeIfPresent(String.self, forKey: .previous),
                                        current: try change.decode(String.self, forKey: .current)),
                     resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))

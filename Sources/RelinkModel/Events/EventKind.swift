@@ -41,29 +41,10 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     /// relinkd's agent asks the client about a pairing it started (`AnswerPairing`).
     case pairingRequest = "pairing-request"
 
-    /// The payload's single top-level key (the kind in camel case).
+    /// The payload's single top-level key: the kind in camel case
+    /// (`failed-to-connect` is `failedToConnect`).
     public var payloadKey: String {
-        switch self {
-        case .discovered: "discovered"
-        case .connected: "connected"
-        case .restored: "restored"
-        case .failedToConnect: "failedToConnect"
-        case .disconnected: "disconnected"
-        case .valueNotified: "valueNotified"
-        case .nameUpdated: "nameUpdated"
-        case .subscriptionFailed: "subscriptionFailed"
-        case .adapterState: "adapterState"
-        case .servicesChanged: "servicesChanged"
-        case .readRequest: "readRequest"
-        case .writeRequest: "writeRequest"
-        case .subscribed: "subscribed"
-        case .unsubscribed: "unsubscribed"
-        case .readyToUpdate: "readyToUpdate"
-        case .transferProgress: "transferProgress"
-        case .transferCompleted: "transferCompleted"
-        case .transferFailed: "transferFailed"
-        case .bondRemoved: "bondRemoved"
-        case .pairingRequest: "pairingRequest"
-        }
+        let words = rawValue.split(separator: "-")
+        return words.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import RelinkModel
 
-extension EventPayload {
+extension RelinkEvent {
     /// `{"valueNotified":{"characteristic":{"characteristic":C,"service":S},"peripheral":{"uuid":P},"value":[...]}}`,
     /// byte for byte what the general encoder writes (checked by a test), written
     /// directly: it is the one event that comes as fast as a peripheral sends.
@@ -53,7 +53,7 @@ extension EventPayload {
     }
 }
 
-extension EventPayload {
+extension RelinkEvent {
     /// The payload by the general encoder, also for `value-notified` (tests
     /// compare it with the direct writer's bytes).
     func encodedByJSONEncoder() throws -> Data {

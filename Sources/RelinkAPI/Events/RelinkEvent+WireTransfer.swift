@@ -6,8 +6,8 @@ import RelinkModel
 // "characteristic"}`), `offset` (bytes the peripheral confirmed) and
 // `length` (the transfer's bytes), numbers; `transfer-failed` adds
 // `reason`, a failure (`{"errorName", "failureClass", "message"}`).
-extension EventPayload.Wire {
-    typealias Key = EventPayload.Key
+extension RelinkEvent.Wire {
+    typealias Key = RelinkEvent.Key
 
     static func encodeTransfer(_ event: TransferEvent, in body: inout KeyedEncodingContainer<Key>) throws {
         let status = event.status
