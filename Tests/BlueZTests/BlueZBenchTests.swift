@@ -167,7 +167,7 @@ import RelinkModel
             } catch let e as BlueZError {
                 #expect(e.name == "org.bluez.Error.Failed")
                 #expect(e.message == "le-connection-abort-by-local")
-                #expect(e.errorClass == .transient)
+                #expect(e.failureClass == .transient)
             }
             try await bench.inRange("lock")
             try await client.connect(Self.lockPath)

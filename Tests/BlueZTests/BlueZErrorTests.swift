@@ -1,3 +1,4 @@
+import RelinkModel
 import Testing
 @testable import BlueZ
 
@@ -5,7 +6,7 @@ import Testing
     // The exact strings BlueZ sends (src/error.h, src/device.c), and what a
     // reconnect policy must make of each.
     @Test(arguments: [
-        ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZErrorClass.transient),
+        ("org.bluez.Error.Failed", "le-connection-abort-by-local", FailureClass.transient),
         ("org.bluez.Error.Failed", "br-connection-canceled", .transient),
         ("org.bluez.Error.Failed", "Software caused connection abort", .transient),
         ("org.bluez.Error.Failed", "le-connection-concurrent-connection-limit", .transient),
@@ -19,15 +20,18 @@ import Testing
         ("org.bluez.Error.NotPermitted", "Write not permitted", .notPermitted),
         ("org.bluez.Error.NotAuthorized", "Operation Not Authorized", .notPermitted),
         ("org.bluez.Error.Failed", "le-connection-key-missing", .notPermitted),
-        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided by any .service files", .serviceUnavailable),
-        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .serviceUnavailable),
+        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided by any .service files", .transient),
+        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .transient),
         ("org.bluez.Failed", "le-connection-abort-by-local", .transient),
         ("org.bluez.Error.Failed", "something new", .unknown),
         ("org.example.Error.Weird", "le-connection-abort-by-local", .unknown),
     ])
-    func classifies(name: String, message: String, expected: BlueZErrorClass) {
+    func classifies(name: String, message: String, expected: FailureClass) {
         let error = BlueZError(name: name, message: message)
-        #expect(error.errorClass == expected)
+        #expect(error.failureClass == expected)
+        // bluetoothd absent or silent: transient, and said so.
+        let unavailable = ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply"].contains(name)
+        #expect(error.isServiceUnavailable == unavailable)
         #expect(error.name == name)
         #expect(error.message == message)
     }
@@ -51,7 +55,7 @@ import Testing
     }
 
     @Test func unknownLEReasonsAreTransient() {
-        #expect(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-something-new").errorClass == .transient)
+        #expect(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-something-new").failureClass == .transient)
     }
 
     @Test func descriptionKeepsOriginal() {

@@ -104,7 +104,7 @@ import RelinkModel
             } catch let e as BlueZError {
                 // dbus-daemon says NameHasNoOwner for an activatable name, ServiceUnknown otherwise.
                 #expect([DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue].contains(e.name), "\(e)")
-                #expect(e.errorClass == .serviceUnavailable)
+                #expect(e.isServiceUnavailable)
             }
             #expect(!FileManager.default.fileExists(atPath: marker), "the bus was asked to start bluetoothd")
         }
@@ -118,7 +118,7 @@ import RelinkModel
                 do {
                     try await client.startDiscovery(adapter: TinyBluetoothd.adapter, filter: DiscoveryFilter())
                 } catch let e as BlueZError {
-                    #expect(e.errorClass == .serviceUnavailable, "\(e)")
+                    #expect(e.isServiceUnavailable, "\(e)")
                 }
                 #expect(!FileManager.default.fileExists(atPath: marker), "the bus was asked to start bluetoothd")
                 let bluetoothd = try await TinyBluetoothd.start(on: address)

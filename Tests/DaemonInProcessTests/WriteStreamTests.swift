@@ -210,6 +210,8 @@ struct WriteStreamTests {
         let directory = try InProcessDaemon.temporaryDirectory()
         let first = try await InProcessDaemon(fake: fake, directory: directory)
         try await T.linked(first)
+        // The link is up before its event's group commit: wait for the store.
+        try await eventually("connected stored") { try await first.events(T.id).contains { $0.kind == "connected" } }
         let connected = try #require(try await first.events(T.id).first { $0.kind == "connected" })
         #expect(Self.limits(connected.payload) == WriteLimits(mtu: 185), "connected: \(String(describing: connected.payload))")
         #expect(Self.limits(connected.payload)?.withoutResponse == 182)

@@ -1,4 +1,5 @@
 import BlueZ
+import DBus
 import Foundation
 import RelinkStore
 import Restoration
@@ -7,29 +8,16 @@ import Testing
 @testable import RelinkDaemon
 import RelinkModel
 
-/// Pure pieces of the daemon: error class mapping and store round trips.
+/// Pure pieces of the daemon: failures from BlueZ errors and store round trips.
 @Suite struct MappingTests {
-    @Test(arguments: BlueZErrorClass.allCases)
-    func everyBlueZClassMapsToTheCoreClass(_ c: BlueZErrorClass) {
-        let expected: FailureClass = switch c {
-        case .transient, .serviceUnavailable: .transient
-        case .inProgress: .inProgress
-        case .notReady: .notReady
-        case .deviceGone: .deviceGone
-        case .notSupported: .notSupported
-        case .notPermitted: .notPermitted
-        case .timeout: .timeout
-        case .unknown: .unknown
-        }
-        #expect(FailureMapping.failureClass(c) == expected)
-    }
-
     @Test func aBlueZErrorKeepsItsNameAndMessage() {
         let failure = FailureMapping.failure(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
         #expect(failure.failureClass == .transient)
         #expect(failure.errorName == "org.bluez.Error.Failed" && failure.message == "le-connection-abort-by-local")
         #expect(FailureMapping.failure(BlueZError(name: "org.bluez.Error.NotPermitted", message: "x")).failureClass == .notPermitted)
         #expect(FailureMapping.failure(CancellationError()).failureClass == .unknown)
+        let gone = FailureMapping.failure(DBusError(.serviceUnknown, "The name org.bluez was not provided by any .service files"))
+        #expect(gone.failureClass == .transient && gone.errorName == "org.freedesktop.DBus.Error.ServiceUnknown", "bluetoothd gone is retried like a dropped link")
     }
 
     func record(_ phase: ConnectionIntentRecord.Phase, deadline: ConnectionDeadline = .pendingUntilCancelled) throws -> ConnectionIntentRecord {

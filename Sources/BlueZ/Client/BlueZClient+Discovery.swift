@@ -8,8 +8,8 @@ extension BlueZClient {
     /// - Throws: ``BlueZError``: `notSupported` for a filter bluetoothd
     ///   rejects (`InvalidArguments`), `notReady` when the adapter is off
     ///   (discovery then starts by itself once it is powered),
-    ///   `deviceGone` for an unknown adapter, `serviceUnavailable` while
-    ///   bluetoothd is not on the bus (nothing is sent then; discovery
+    ///   `deviceGone` for an unknown adapter, `transient` with
+    ///   ``BlueZError/isServiceUnavailable`` while bluetoothd is not on the bus (nothing is sent then; discovery
     ///   starts when it is back).
     public func startDiscovery(adapter: ObjectPath, filter: DiscoveryFilter) async throws {
         try filter.validate()
@@ -35,7 +35,7 @@ extension BlueZClient {
             try await BlueZError.mapping {
                 _ = try await connection.callBlueZ(path: adapter, interface: BlueZInterface.adapter, method: "StopDiscovery")
             }
-        } catch let e as BlueZError where e.name == "org.bluez.Error.Failed" || e.name == "org.bluez.Error.NotReady" || e.errorClass == .deviceGone {
+        } catch let e as BlueZError where e.name == "org.bluez.Error.Failed" || e.name == "org.bluez.Error.NotReady" || e.failureClass == .deviceGone {
             // Not discovering (or no longer an adapter): nothing to stop.
         }
     }
@@ -54,7 +54,7 @@ extension BlueZClient {
                 _ = try await connection.callBlueZ(path: adapter, interface: BlueZInterface.adapter, method: "StartDiscovery")
             }
             discoverySessions.insert(adapter)
-        } catch let e as BlueZError where e.errorClass == .inProgress {
+        } catch let e as BlueZError where e.failureClass == .inProgress {
             // bluetoothd says `InProgress` both when this client already
             // discovers (then the new filter applies) and, in 5.66, when
             // the kernel refused to start (MGMT Busy: still running the
@@ -92,7 +92,7 @@ extension BlueZClient {
                 do {
                     try await applyDiscovery(adapter: adapter, filter: filter)
                     return
-                } catch let e as BlueZError where e.errorClass == .inProgress {
+                } catch let e as BlueZError where e.failureClass == .inProgress {
                     continue
                 } catch {
                     logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])

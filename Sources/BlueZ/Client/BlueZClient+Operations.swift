@@ -7,7 +7,8 @@ extension BlueZClient {
     ///   an LE connect after 20 s (40 s on newer kernels), so keep it above.
     /// - Throws: ``BlueZError``: `transient` for "le-connection-abort-by-local"
     ///   (out of range and timeouts look the same), `inProgress`,
-    ///   `notReady`, `deviceGone` (`UnknownObject`), `serviceUnavailable`.
+    ///   `notReady`, `deviceGone` (`UnknownObject`); `transient` with
+    ///   ``BlueZError/isServiceUnavailable`` when bluetoothd is absent or silent.
     ///
     /// Returns only once the mirror has seen the link up (or was already
     /// connected), so that a following ``waitForServices(_:timeout:)`` or
@@ -124,7 +125,7 @@ extension BlueZClient {
             try await BlueZError.mapping {
                 _ = try await connection.callBlueZ(path: characteristic, interface: BlueZInterface.gattCharacteristic, method: "StartNotify")
             }
-        } catch let e as BlueZError where e.errorClass == .inProgress {}
+        } catch let e as BlueZError where e.failureClass == .inProgress {}
     }
 
     /// Stops notifications. Not notifying is success.

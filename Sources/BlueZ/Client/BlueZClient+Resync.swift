@@ -159,7 +159,7 @@ extension BlueZClient {
             }
         }
         if let filter = wantedDiscovery[adapter] {
-            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch let e as BlueZError where e.errorClass == .inProgress {
+            do { try await applyDiscovery(adapter: adapter, filter: filter) } catch let e as BlueZError where e.failureClass == .inProgress {
                 // Refused as busy: being retried, and said so (applyDiscovery).
             } catch {
                 logger.warning("cannot resume discovery", metadata: ["adapter": "\(adapter)", JournalField.error.rawValue: "\(error)"])

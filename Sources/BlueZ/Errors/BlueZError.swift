@@ -1,19 +1,26 @@
-import RelinkModel
+public import RelinkModel
 /// An error returned by bluetoothd (or by the bus on its behalf), classified
 /// for the reconnect policy, keeping the original D-Bus error name and
 /// message so that they can be logged and reported unchanged.
+///
+/// The classes follow what BlueZ actually reports (see `bluez-facts.md`):
+/// every asynchronous LE connect failure, a timeout included, comes back as
+/// `org.bluez.Error.Failed` with "le-connection-abort-by-local", so such a
+/// failure cannot be told from "out of range" and is `transient`; so is
+/// bluetoothd absent or silent (``isServiceUnavailable``), retried like a
+/// dropped link once it is back.
 public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The D-Bus error name, e.g. `org.bluez.Error.Failed`.
     public let name: String
     /// The error message, e.g. `le-connection-abort-by-local`.
     public let message: String
-    /// What a reconnect policy should make of it.
-    public let errorClass: BlueZErrorClass
+    /// What a reconnect policy should make of it: the core's one class.
+    public let failureClass: FailureClass
 
     public init(name: String, message: String) {
         self.name = name
         self.message = message
-        self.errorClass = BlueZError.classify(name: name, message: message)
+        self.failureClass = BlueZError.classify(name: name, message: message)
     }
 
     /// The name of relink's own timeout while waiting on bluetoothd.
@@ -24,11 +31,23 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
         BlueZError(name: timeoutName, message: "timed out waiting for \(what)")
     }
 
-    public var description: String { "\(name): \(message) [\(errorClass.rawValue)]" }
+    public var description: String { "\(name): \(message) [\(failureClass.rawValue)]" }
+
+    /// The bus's names for "bluetoothd is not on the bus or did not answer".
+    static let serviceUnavailableNames: Set<String> = [
+        "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
+        "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.TimedOut",
+        "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.Disconnected",
+    ]
+
+    /// bluetoothd did not answer in time or is not on the bus (a
+    /// ``FailureClass/transient`` failure): the layer resynchronises when
+    /// it comes back.
+    public var isServiceUnavailable: Bool { Self.serviceUnavailableNames.contains(name) }
 
     /// Classifies a D-Bus error by name and, for the catch-all
     /// `org.bluez.Error.Failed`, by message.
-    public static func classify(name: String, message: String) -> BlueZErrorClass {
+    public static func classify(name: String, message: String) -> FailureClass {
         switch name {
         case "org.bluez.Error.Failed", "org.bluez.Failed":
             return classifyFailed(message: message)
@@ -53,10 +72,8 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
             return .notPermitted
         case BlueZError.timeoutName:
             return .timeout
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
-             "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.TimedOut",
-             "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.Disconnected":
-            return .serviceUnavailable
+        case _ where serviceUnavailableNames.contains(name):
+            return .transient
         default:
             return .unknown
         }
@@ -87,7 +104,7 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `org.bluez.Error.Failed` carries the reason in its message: the
     /// `le-connection-*` / `br-connection-*` strings of BlueZ's `error.h`,
     /// their older spelled-out forms, or errno strings.
-    static func classifyFailed(message: String) -> BlueZErrorClass {
+    static func classifyFailed(message: String) -> FailureClass {
         let m = message.lowercased()
         switch m {
         case "operation already in progress", "in progress":

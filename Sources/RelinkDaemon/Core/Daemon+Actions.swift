@@ -257,7 +257,7 @@ extension Daemon {
                 try await bluez.stopDiscovery(adapter: adapterPath)
                 logger.info("discovery off", metadata: .journal([.adapter: "\(adapterName)"]))
             }
-        } catch let error as BlueZError where error.errorClass == .serviceUnavailable {
+        } catch let error as BlueZError where error.isServiceUnavailable {
             // bluetoothd is not on the bus: said once when it left; the BlueZ
             // layer keeps the wish and starts discovery when it is back.
             logger.debug("discovery waits for bluetoothd", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))

@@ -3,27 +3,10 @@ import DBus
 import Restoration
 import RelinkModel
 
-/// Maps the BlueZ layer's error classes to the core's failure classes. The
-/// BlueZ layer is the one place that classifies error names; this only maps
-/// classes.
+/// Turns what a BlueZ operation threw into the core's failure. The BlueZ
+/// layer is the one place that classifies error names (``BlueZ/BlueZError``,
+/// into the model's one ``RelinkModel/FailureClass``).
 enum FailureMapping {
-    /// | BlueZErrorClass | FailureClass |
-    /// |---|---|
-    /// | transient, serviceUnavailable | transient (bluetoothd gone is retried like a dropped link) |
-    /// | others | the class of the same name |
-    static func failureClass(_ c: BlueZErrorClass) -> FailureClass {
-        switch c {
-        case .transient, .serviceUnavailable: .transient
-        case .inProgress: .inProgress
-        case .notReady: .notReady
-        case .deviceGone: .deviceGone
-        case .notSupported: .notSupported
-        case .notPermitted: .notPermitted
-        case .timeout: .timeout
-        case .unknown: .unknown
-        }
-    }
-
     /// The classified failure for any error a BlueZ operation threw.
     static func failure(_ error: any Error) -> ConnectionFailure {
         let bluez: BlueZError
@@ -32,7 +15,7 @@ enum FailureMapping {
         case let e as DBusError: bluez = BlueZError(name: e.name.rawValue, message: e.message)
         default: bluez = BlueZError(name: RelinkErrorName.failed.rawValue, message: "\(error)")
         }
-        return ConnectionFailure(failureClass(bluez.errorClass), errorName: bluez.name, message: bluez.message)
+        return ConnectionFailure(bluez.failureClass, errorName: bluez.name, message: bluez.message)
     }
 
     /// Whether a failed read or write is the peripheral refusing the

@@ -1,12 +1,13 @@
 /// What kind of failure a BlueZ error (or a relink-side condition) is, which
 /// decides what the connection state machine does next.
 ///
-/// The BlueZ layer classifies error names (see bluez-facts.md); the core only
-/// sees the class and keeps the original name and message for the journal.
+/// The one list of failure classes: the BlueZ layer classifies error names
+/// into it (`BlueZError`, see bluez-facts.md); the core only sees the class
+/// and keeps the original name and message for the journal.
 ///
 /// | class | typical BlueZ error | the state machine |
 /// |---|---|---|
-/// | `transient` | `Failed` "le-connection-abort-by-local" | next strategy; at round end the transient backoff list |
+/// | `transient` | `Failed` "le-connection-abort-by-local"; bluetoothd absent or silent (`ServiceUnknown`, `NoReply`, …) | next strategy; at round end the transient backoff list |
 /// | `inProgress` | `InProgress`, `Failed` "Operation already in progress" | as transient |
 /// | `notReady` | `NotReady`, adapter `Powered=false` | waits for the adapter-up input, no polling |
 /// | `deviceGone` | `DBus.Error.UnknownObject`, `DoesNotExist` | skips to the scan strategy; at round end the device-missing backoff list |
@@ -16,14 +17,24 @@
 /// | `cancelled` | `Failed` "br-connection-canceled" not asked for by this intent | as transient |
 /// | `unknown` | anything else | as transient |
 public enum FailureClass: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Worth retrying soon: the link could not be made or was aborted (out
+    /// of range, connect timeout, busy), or bluetoothd was away.
     case transient
+    /// Another operation on the same object is still running.
     case inProgress
+    /// The adapter is off or not ready: wait for it instead of polling.
     case notReady
+    /// The device is not in bluetoothd's cache: a scan is needed to find it.
     case deviceGone
+    /// The operation cannot work with this device or adapter.
     case notSupported
+    /// Refused for lack of permission or authorisation (pairing, policy).
     case notPermitted
+    /// relink's own wait ran out, or D-Bus gave no reply in time.
     case timeout
+    /// A cancellation this intent did not ask for.
     case cancelled
+    /// Anything else, kept with its original name and message.
     case unknown
 
     /// Failures that no retry can fix: the intent fails at once.
