@@ -143,6 +143,32 @@ struct BadStateTests {
         try old.close()
     }
 
+    /// What a first start killed before its database bore its name leaves
+    /// (SQLite had created `relink.sqlite.new`, not yet written its header):
+    /// the next start removes it and makes the database, even under
+    /// `.refuse`; before, SQLite made `relink.sqlite` itself, and a kill
+    /// there left the empty file refused below (seen once in CrashTests).
+    @Test func aCreationCutShortLeavesNoEmptyDatabaseAndIsCleanedUp() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fresh = databasePath(directory) + StoreOpener.creationSuffix
+        #expect(FileManager.default.createFile(atPath: fresh, contents: Data()))
+        #expect(FileManager.default.createFile(atPath: fresh + "-wal", contents: Data([1, 2, 3])))
+        let logs = LogCapture()
+        let store = try RelinkStore(directory: directory.path, policy: .refuse, logger: logs.logger)
+        try store.close()
+        #expect(logs.loud.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: fresh) && !FileManager.default.fileExists(atPath: fresh + "-wal"))
+        let header = try #require(FileManager.default.contents(atPath: databasePath(directory))).prefix(16)
+        #expect(header == Data("SQLite format 3\u{0}".utf8))
+        // And a created database is whole before any store opens it.
+        let other = try TemporaryDirectory()
+        defer { other.remove() }
+        try StoreOpener.createIfMissing(databasePath(other))
+        #expect(try #require(FileManager.default.contents(atPath: databasePath(other))).count >= 4096)
+        #expect(StoreOpener.headerProblem(databasePath(other)) == nil)
+    }
+
     @Test("a zero-length database file is never taken silently: moved aside as `empty`, logged at critical, refused under .refuse")
     func zeroLengthFile() async throws {
         let directory = try TemporaryDirectory()

@@ -6,12 +6,13 @@
 public enum BadStateReason: Hashable, Sendable, CustomStringConvertible {
     /// Not a database, or damaged (SQLite message, or `quick_check` output).
     case corrupt(String)
-    /// The database file exists and is empty (0 bytes). relinkd's SQLite
-    /// writes the file's header when it opens it the first time (setting WAL
-    /// mode), before anything is stored, and never shrinks it to nothing
-    /// again: an empty file was truncated outside relinkd (whatever it held
-    /// is gone), or relinkd stopped within its very first open, before it
-    /// stored anything. Taking it as a new database would hide the first.
+    /// The database file exists and is empty (0 bytes). relinkd makes a
+    /// new database whole under another name and renames it into place
+    /// (`StoreOpener.createIfMissing`), and SQLite never shrinks it to
+    /// nothing again: an empty file was truncated outside relinkd (whatever
+    /// it held is gone), or left by a relink older than that rule stopped
+    /// within its very first open. Taking it as a new database would hide
+    /// the first.
     case empty
 
     /// A short word for file names and log fields.
@@ -25,7 +26,7 @@ public enum BadStateReason: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .corrupt(let why): "corrupt database (\(why))"
-        case .empty: "empty database file (0 bytes; truncated outside relinkd, or left by a first start that stopped at once)"
+        case .empty: "empty database file (0 bytes: truncated outside relinkd)"
         }
     }
 }

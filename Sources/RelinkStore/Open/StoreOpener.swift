@@ -93,6 +93,7 @@ struct StoreOpener {
 
     private func attempt() -> Result<(DatabasePool, Result<StoredState, StoreError>?), Failure> {
         if let (path, cause) = Self.accessProblem(databasePath) { return .failure(.unavailable(path: path, cause)) }
+        do { try Self.createIfMissing(databasePath) } catch { return .failure(classify(error)) }
         if let reason = Self.headerProblem(databasePath) { return .failure(.bad(reason)) }
         let pool: DatabasePool
         do {
@@ -225,6 +226,43 @@ struct StoreOpener {
             }
         }
         return nil
+    }
+
+    /// The suffix of the name a new database is made under before it takes
+    /// its own name.
+    static let creationSuffix = ".new"
+
+    /// Makes a missing database whole before it bears its name: an empty
+    /// WAL-mode database (its 4 KiB header page written and fsynced) under
+    /// `path` + ``creationSuffix``, then renamed to `path` and the directory
+    /// fsynced. A relinkd killed during its first start thus leaves either
+    /// no database or a valid empty one, never the empty file that
+    /// ``BadStateReason/empty`` refuses (SQLite creates the file before it
+    /// writes its header); a leftover of a creation cut short held nothing
+    /// and is removed.
+    static func createIfMissing(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 { return }
+        let fresh = path + creationSuffix
+        for file in [fresh, fresh + "-wal", fresh + "-shm"] { unlink(file) }
+        let queue = try DatabaseQueue(path: fresh)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        try queue.close()
+        let fd = Glibc.open(fresh, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io("cannot open \(fresh): \(String(cString: strerror(errno)))") }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { throw StoreError.io("cannot fsync \(fresh): \(String(cString: strerror(errno)))") }
+        guard rename(fresh, path) == 0 else { throw StoreError.io("cannot rename \(fresh) to \(path): \(String(cString: strerror(errno)))") }
+        let directory = (path as NSString).deletingLastPathComponent
+        let dfd = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
     }
 
     /// Checks the 16-byte SQLite header before SQLite touches the file: on a
