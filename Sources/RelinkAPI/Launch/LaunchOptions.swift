@@ -20,7 +20,7 @@ public enum LaunchOptions {
 
     /// The spec in `options` (already checked against ``keys``); nil when
     /// `bus_name` is `""` (remove the spec).
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` for a missing or
+    /// - Throws: `InvalidArguments` for a missing or
     ///   malformed bus name (a unique `:1.x` name included) or an unknown
     ///   event kind.
     public static func spec(in options: [String: DBusValue]) throws(RelinkError) -> LaunchSpec? {

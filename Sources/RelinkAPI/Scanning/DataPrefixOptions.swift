@@ -42,7 +42,7 @@ public enum DataPrefixOptions {
     }
 
     /// Reads the prefixes under `keys` in a method's options (absent: none).
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the option: a
+    /// - Throws: `InvalidArguments` naming the option: a
     ///   wrong type, a bad UUID, more than ``maximumCount`` prefixes, or a
     ///   prefix the model refuses (longer than any advertisement carries,
     ///   a mask of another length).

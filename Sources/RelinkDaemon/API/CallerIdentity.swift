@@ -17,7 +17,7 @@ public struct CallerIdentity: Sendable {
     public static let bus = CallerIdentity { connection, name in try await connection.unixUser(of: name) }
 
     /// The caller of a method call.
-    /// - Throws: ``RelinkError/failed(_:)`` when the bus cannot tell (the caller left).
+    /// - Throws: `Failed` when the bus cannot tell (the caller left).
     func caller(of call: MethodCall) async throws(RelinkError) -> APICaller {
         do { return APICaller(name: call.sender, uid: try await resolve(call.connection, call.sender)) } catch {
             throw RelinkError(.failed, "cannot tell the caller's user: \(error)")

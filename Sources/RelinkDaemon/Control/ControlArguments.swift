@@ -4,11 +4,11 @@ import RelinkModel
 import RelinkAPI
 
 /// Validates a control call's arguments into core values; every failure is
-/// a ``RelinkError/invalidArguments(_:)`` naming the argument.
+/// an `InvalidArguments` naming the argument.
 struct ControlArguments {
     let values: [DBusValue]
 
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the count differs.
+    /// - Throws: `InvalidArguments` when the count differs.
     init(_ call: MethodCall, count: Int) throws(RelinkError) {
         guard call.arguments.count == count else {
             throw RelinkError(.invalidArguments, "expected \(count) arguments, got \(call.arguments.count)")
@@ -144,7 +144,7 @@ struct ControlArguments {
     }
 
     /// An `as` option of service UUIDs (absent: none), at most 64.
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the option.
+    /// - Throws: `InvalidArguments` naming the option.
     private func uuidSet(_ value: DBusValue?, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
         guard case .array(_, let items)? = value else { return [] }
         guard items.count <= APILimits.maximumUUIDs else { throw RelinkError(.invalidArguments, "\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
@@ -155,7 +155,7 @@ struct ControlArguments {
 
     /// An `a{sv}` of options: at most 16 keys, each once, each one of
     /// `allowed` with the type given there.
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` naming the key.
+    /// - Throws: `InvalidArguments` naming the key.
     func options(_ index: Int, allowed: [String: DBusType]) throws(RelinkError) -> [String: DBusValue] {
         guard case .dictionary(.string, .variant, let entries) = values[index] else { throw RelinkError(.invalidArguments, "options must be a{sv}") }
         guard entries.count <= APILimits.maximumOptionKeys else { throw RelinkError(.invalidArguments, "options: at most \(APILimits.maximumOptionKeys) keys") }

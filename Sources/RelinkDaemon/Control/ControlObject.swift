@@ -32,7 +32,7 @@ public enum ControlObject {
     /// The exported object, forwarding validated calls to `daemon`.
     /// - Throws: `DBusError` when the interface is invalid (a programming error).
     /// Only callers whose user is root are answered; anyone else gets
-    /// ``RelinkError/notPermitted(_:)``. relinkd exports it only when
+    /// `NotPermitted`. relinkd exports it only when
     /// `RELINK_CONTROL_INTERFACE=1` is in its environment.
     public static func make(daemon: Daemon, identity: CallerIdentity = .bus) throws -> ExportedObject {
         @Sendable func requireRoot(_ call: MethodCall) async throws {

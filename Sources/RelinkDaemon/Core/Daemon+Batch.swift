@@ -52,7 +52,7 @@ extension Daemon {
     /// ``DaemonInput/flushCommits`` input queued behind the inputs already
     /// waiting (so the notified values of a burst share one commit).
     /// Errors are journalled at the commit.
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
+    /// - Throws: `InvalidArguments` when the event cannot be encoded.
     func emitGathered(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) {
         guard !ids.isEmpty else { return }
         enqueueGathered(try Self.eventRequest(event, to: ids))
@@ -69,7 +69,7 @@ extension Daemon {
 
     /// The store request that appends `event` to the outbox of each of
     /// `ids`, with the journal line each gets once it is committed.
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` when the event cannot be encoded.
+    /// - Throws: `InvalidArguments` when the event cannot be encoded.
     static func eventRequest(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) -> RestoreBatch.Request {
         var mutations: [StoreMutation] = []
         let payload = try StoreMapping.payload(event)

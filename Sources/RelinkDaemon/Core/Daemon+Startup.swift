@@ -20,7 +20,7 @@ extension Daemon {
     /// connected) are one commit, made before this returns, so before any
     /// client is answered, and every StartNotify is issued together as the
     /// loop starts (its outcome comes back as an input).
-    /// - Throws: ``RelinkError/failed(_:)`` when the store cannot be read.
+    /// - Throws: `Failed` when the store cannot be read.
     func startUp() async throws(RelinkError) {
         let stored: StoredState
         do { stored = try await store.loadState() } catch { throw RelinkError(.failed, "cannot load the store: \(error)") }

@@ -71,7 +71,7 @@ public actor Daemon {
     ///   - clock: the machines' and timers' clock; real time unless a test moves it.
     ///   - launcher: how programs are started for their launch spec (nil: none is).
     ///   - bounds: what each user but root may keep in relinkd (docs/relinkd-conf.md).
-    /// - Throws: ``RelinkError/invalidArguments(_:)`` for a bad adapter name.
+    /// - Throws: `InvalidArguments` for a bad adapter name.
     public init(bluez: any BlueZPort, store: RelinkStore, adapter: String, logger: Logger,
                 clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil,
                 bounds: UserBounds = .defaults) throws(RelinkError) {

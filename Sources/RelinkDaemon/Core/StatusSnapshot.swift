@@ -161,14 +161,14 @@ extension Daemon {
     /// those `caller` may see. The loop only hands over a snapshot; the
     /// document is made on the global concurrent executor, never on the
     /// loop's thread (the bus connection's I/O thread), however large.
-    /// - Throws: ``RelinkError/failed(_:)`` when relinkd is stopping.
+    /// - Throws: `Failed` when relinkd is stopping.
     nonisolated func statusJSON(for caller: APICaller? = nil) async throws(RelinkError) -> String {
         try await statusJSON { snapshot in caller.map(snapshot.json(for:)) ?? snapshot.json() }
     }
 
     /// `Status` as JSON with the identifiers `visible` lets through (see
     /// ``statusJSON(for:)``); `visible` runs off the loop.
-    /// - Throws: ``RelinkError/failed(_:)`` when relinkd is stopping.
+    /// - Throws: `Failed` when relinkd is stopping.
     nonisolated func statusJSON(visible: @escaping @Sendable (RestoreIdentifier) -> Bool) async throws(RelinkError) -> String {
         try await statusJSON { $0.json(visible: visible) }
     }

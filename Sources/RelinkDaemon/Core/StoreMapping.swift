@@ -85,7 +85,7 @@ enum StoreMapping {
 
     /// An outbox draft for an event: kind is the event's name, payload its
     /// JSON (``payload(_:)``).
-    /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
+    /// - Throws: `Failed` when it cannot be encoded.
     static func draft(_ event: RelinkEvent, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
         try draft(event, payload: payload(event), for: id)
     }
@@ -101,7 +101,7 @@ enum StoreMapping {
     }
 
     /// An event's payload in the wire format (RelinkAPI's `RelinkEvent+Wire`).
-    /// - Throws: ``RelinkError/failed(_:)`` when it cannot be encoded.
+    /// - Throws: `Failed` when it cannot be encoded.
     static func payload(_ event: RelinkEvent) throws(RelinkError) -> Data {
         do { return try event.encoded() } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
     }

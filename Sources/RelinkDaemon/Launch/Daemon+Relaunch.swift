@@ -129,7 +129,7 @@ extension Daemon {
 
     /// Checks a launch spec for `caller`, off the loop: the bus can start
     /// the name and the caller could start it themselves.
-    /// - Throws: ``RelinkError/notSupported(_:)`` when relinkd starts no
+    /// - Throws: `NotSupported` when relinkd starts no
     ///   programs; the launcher's `NotActivatable`, `NotPermitted`.
     nonisolated func checkLaunch(_ spec: LaunchSpec, for caller: APICaller) async throws(RelinkError) {
         guard let launcher = env.launcher else { throw RelinkError(.notSupported, "this relinkd starts no programs") }

@@ -13,8 +13,8 @@ public protocol ProgramLauncher: Sendable {
     /// returns how the start went (never throws).
     func start(_ spec: LaunchSpec, uid: UInt32) async -> LaunchStartOutcome
     /// Checks that the user `uid` may have relinkd start the spec's program.
-    /// - Throws: ``RelinkError/notActivatable(_:)`` when the bus (or the
-    ///   systemd manager) cannot start it; ``RelinkError/notPermitted(_:)``
+    /// - Throws: `NotActivatable` when the bus (or the
+    ///   systemd manager) cannot start it; `NotPermitted`
     ///   when the user could not start it themselves (``LaunchPermission``).
     func check(_ spec: LaunchSpec, uid: UInt32) async throws(RelinkError)
 }

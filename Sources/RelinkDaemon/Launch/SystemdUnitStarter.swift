@@ -46,10 +46,10 @@ struct SystemdUnitStarter: Sendable {
 
     /// Checks that the manager of `uid` (root's: the system manager; any
     /// other user's: their own, asked as that user) knows `unit`.
-    /// - Throws: ``RelinkError/notActivatable(_:)`` when the manager cannot
+    /// - Throws: `NotActivatable` when the manager cannot
     ///   be reached (root) or has no such unit (its `LoadState` is not
-    ///   `loaded`); ``RelinkError/notReady(_:)`` when a user's manager is
-    ///   not running; ``RelinkError/notPermitted(_:)`` for a uid with no user.
+    ///   `loaded`); `NotReady` when a user's manager is
+    ///   not running; `NotPermitted` for a uid with no user.
     func check(_ unit: String, uid: UInt32) async throws(RelinkError) {
         if uid != 0 {
             guard let gid = Self.primaryGroup(of: uid) else { throw RelinkError(.notPermitted, "uid \(uid) has no user on this system: it has no systemd manager") }

@@ -88,9 +88,9 @@ struct UserUnitStarter: Sendable {
     }
 
     /// Checks that `uid`'s manager knows `unit` (its `LoadState` is `loaded`).
-    /// - Throws: ``RelinkError/notActivatable(_:)`` when it does not;
-    ///   ``RelinkError/notReady(_:)`` when the user's manager is not
-    ///   running; ``RelinkError/failed(_:)`` when systemctl fails otherwise.
+    /// - Throws: `NotActivatable` when it does not;
+    ///   `NotReady` when the user's manager is not
+    ///   running; `Failed` when systemctl fails otherwise.
     func check(_ unit: String, uid: UInt32, gid: UInt32) async throws(RelinkError) {
         guard LaunchOptions.isUnitName(unit) else { throw RelinkError(.invalidArguments, "\(unit) is not a service unit name") }
         let result = await runner.run(command(["show", "--property=LoadState", "--value", "--", unit], uid: uid, gid: gid))

@@ -311,7 +311,7 @@ extension Daemon {
     /// refusal by bluetoothd puts the record back as it was (store and
     /// registration) and is the call's error.
     /// A `StartAdvertising` past the controller's advertising instances
-    /// is refused with ``RelinkError/advertisingLimitReached(_:)`` and
+    /// is refused with `AdvertisingLimitReached` and
     /// undone; any other change of an identifier whose advertisement
     /// already waited for an instance stands (its advertisement still waits).
     private func change(_ id: RestoreIdentifier, to record: PeripheralManagerRecord, why: String,

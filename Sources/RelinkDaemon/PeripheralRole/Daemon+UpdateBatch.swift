@@ -9,7 +9,7 @@ import Restoration
 extension Daemon {
     /// Takes the values in order while the update window has room, as
     /// that many `UpdateValue` calls would. Returns how many were taken.
-    /// - Throws: ``RelinkError/updateQueueFull(_:)`` when not even the first
+    /// - Throws: `UpdateQueueFull` when not even the first
     ///   fits (a `ready-to-update` follows); the first value's other errors
     ///   (`UnknownCharacteristic`, `NotSupported`), nothing taken.
     func updateMany(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ values: [[UInt8]],

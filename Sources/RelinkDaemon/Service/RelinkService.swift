@@ -32,8 +32,8 @@ public struct RelinkService: Service {
     /// and published (a client never hears "unknown identifier" for one
     /// that is still being restored: until then relinkd is not on the bus,
     /// which clients treat as retryable, and D-Bus activation queues calls).
-    /// - Throws: `DBusError` from the bus; ``RelinkError/failed(_:)`` when
-    ///   another process owns `org.relink`; ``RelinkError/invalidArguments(_:)``
+    /// - Throws: `DBusError` from the bus; `Failed` when
+    ///   another process owns `org.relink`; `InvalidArguments`
     ///   for a bad adapter name.
     /// - Parameters:
     ///   - identity: how callers' Unix users are learnt (the bus; tests may
