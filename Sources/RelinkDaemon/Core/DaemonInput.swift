@@ -74,6 +74,18 @@ enum DaemonInput: Sendable {
 final class DaemonInbox: Sendable {
     private let continuation: AsyncStream<DaemonInput>.Continuation
     private let unhandled = Atomic<Int>(0)
+    private let highWater = Atomic<Int>(0)
+
+    /// How many inputs wait (or are being handled), and the most there
+    /// ever were since relinkd started: `Status`'s `inbox`. The inbox has
+    /// no bound by count (docs/architecture.md, "Queues and their bounds"):
+    /// this is how an operator sees it grow.
+    struct Depth: Sendable, Hashable {
+        /// Inputs yielded and not yet handled to the end.
+        var queued: Int
+        /// The largest `queued` ever reached.
+        var highWater: Int
+    }
 
     init(_ continuation: AsyncStream<DaemonInput>.Continuation) {
         self.continuation = continuation
@@ -81,7 +93,13 @@ final class DaemonInbox: Sendable {
 
     @discardableResult
     func yield(_ input: DaemonInput) -> AsyncStream<DaemonInput>.Continuation.YieldResult {
-        unhandled.add(1, ordering: .sequentiallyConsistent)
+        let queued = unhandled.add(1, ordering: .sequentiallyConsistent).newValue
+        var seen = highWater.load(ordering: .relaxed)
+        while queued > seen {
+            let (exchanged, original) = highWater.compareExchange(expected: seen, desired: queued, ordering: .relaxed)
+            if exchanged { break }
+            seen = original
+        }
         let result = continuation.yield(input)
         if case .terminated = result { unhandled.subtract(1, ordering: .sequentiallyConsistent) }
         return result
@@ -89,6 +107,11 @@ final class DaemonInbox: Sendable {
 
     /// The loop handled one input to the end.
     func handled() { unhandled.subtract(1, ordering: .sequentiallyConsistent) }
+
+    /// The queue now and its high-water mark.
+    var depth: Depth {
+        Depth(queued: unhandled.load(ordering: .sequentiallyConsistent), highWater: highWater.load(ordering: .relaxed))
+    }
 
     /// Whether every input yielded so far has been handled.
     var isDrained: Bool { unhandled.load(ordering: .sequentiallyConsistent) == 0 }

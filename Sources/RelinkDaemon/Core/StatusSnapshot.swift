@@ -55,8 +55,8 @@ struct StatusSnapshot: Sendable {
 
     /// The document for `caller`: the identifiers it may see (all of them
     /// for root), and the store-wide entries.
-    func json(for caller: APICaller) -> String {
-        json(showingQuotas: caller.isRoot) { caller.mayUse(ownedBy: owners[$0] ?? 0) }
+    func json(for caller: APICaller, inbox: DaemonInbox.Depth? = nil) -> String {
+        json(showingQuotas: caller.isRoot, inbox: inbox) { caller.mayUse(ownedBy: owners[$0] ?? 0) }
     }
 
     /// The document as JSON: the identifiers `visible` lets through, with
@@ -64,7 +64,8 @@ struct StatusSnapshot: Sendable {
     /// subscriptions, then a sort per identifier: O(n log n) in their
     /// numbers, never one pass per identifier.
     /// `showingQuotas`: each user's use against their bounds (root's view).
-    func json(showingQuotas: Bool = true, visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
+    /// `inbox`: the loop's queue as it was when the document was made.
+    func json(showingQuotas: Bool = true, inbox: DaemonInbox.Depth? = nil, visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
         var intentsByIdentifier: [RestoreIdentifier: [ConnectionIntentID]] = [:]
         for intent in machines.keys { intentsByIdentifier[intent.identifier, default: []].append(intent) }
         var subscriptionCounts: [RestoreIdentifier: Int] = [:]
@@ -106,6 +107,7 @@ struct StatusSnapshot: Sendable {
                                          (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
                                      }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
         if showingQuotas, let quotas = store.quotas { object["quotas"] = Self.quotaEntry(quotas.ledger, quotas.bounds) }
+        if let inbox { object["inbox"] = ["queued": inbox.queued, "high_water": inbox.highWater] }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
@@ -163,14 +165,14 @@ extension Daemon {
     /// loop's thread (the bus connection's I/O thread), however large.
     /// - Throws: `Failed` when relinkd is stopping.
     nonisolated func statusJSON(for caller: APICaller? = nil) async throws(RelinkError) -> String {
-        try await statusJSON { snapshot in caller.map(snapshot.json(for:)) ?? snapshot.json() }
+        try await statusJSON { snapshot, inbox in caller.map { snapshot.json(for: $0, inbox: inbox) } ?? snapshot.json(inbox: inbox) }
     }
 
     /// `Status` as JSON with the identifiers `visible` lets through (see
     /// ``statusJSON(for:)``); `visible` runs off the loop.
     /// - Throws: `Failed` when relinkd is stopping.
     nonisolated func statusJSON(visible: @escaping @Sendable (RestoreIdentifier) -> Bool) async throws(RelinkError) -> String {
-        try await statusJSON { $0.json(visible: visible) }
+        try await statusJSON { snapshot, inbox in snapshot.json(inbox: inbox, visible: visible) }
     }
 
     /// The watchdog's liveness probe: the loop answers a status snapshot
@@ -183,8 +185,9 @@ extension Daemon {
         ClosureLivenessProbe { [self] in await statusSnapshot() != nil }
     }
 
-    private nonisolated func statusJSON(_ render: @escaping @Sendable (StatusSnapshot) -> String) async throws(RelinkError) -> String {
+    private nonisolated func statusJSON(_ render: @escaping @Sendable (StatusSnapshot, DaemonInbox.Depth) -> String) async throws(RelinkError) -> String {
         guard let snapshot = await statusSnapshot() else { throw RelinkError(.failed, "relinkd is stopping") }
-        return await withTaskExecutorPreference(globalConcurrentExecutor) { render(snapshot) }
+        let inbox = inputContinuation.depth
+        return await withTaskExecutorPreference(globalConcurrentExecutor) { render(snapshot, inbox) }
     }
 }
