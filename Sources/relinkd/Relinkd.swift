@@ -68,6 +68,24 @@ struct Relinkd: AsyncParsableCommand {
         let directory = stateDirectory
             ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
             ?? "/var/lib/relink"  // never the current directory: a restart from elsewhere would find no state
+        // What can fail without touching state is checked before a new
+        // state is made: the configuration, the bus, and another relinkd
+        // holding org.relink on it (issue 38, item 5). An existing store is
+        // opened first, so that its problems are told even with no bus.
+        let bounds: UserBounds
+        do {
+            bounds = try Self.bounds(configFile: config, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        let bus: Connection.Bus = busAddress.map { .address($0) } ?? .system
+        var early: Connection?
+        if !FileManager.default.fileExists(atPath: directory + "/" + RelinkStore.databaseFileName) {
+            let connection = try await Connection.connect(to: bus)
+            try await RelinkService.checkNameFree(on: connection)
+            early = connection
+        }
         let store: RelinkStore
         do {
             store = try RelinkStore(directory: directory, logger: logger)
@@ -83,14 +101,7 @@ struct Relinkd: AsyncParsableCommand {
                              .error: "\(file.reason)",
                          ])) { $1 })
         }
-        let bounds: UserBounds
-        do {
-            bounds = try Self.bounds(configFile: config, logger: logger)
-        } catch {
-            logger.critical("\(error)")
-            throw ExitCode(78)  // EX_CONFIG
-        }
-        let connection = try await Connection.connect(to: busAddress.map { .address($0) } ?? .system)
+        let connection = if let early { early } else { try await Connection.connect(to: bus) }
         let notifier = Notifier()
         // The test interface org.relink.Control1, off unless asked for
         // (docs/api/Control1.md); like the stall hook, by the environment.

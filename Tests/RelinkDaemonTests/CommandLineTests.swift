@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import RelinkStore
 import Testing
 
 /// relinkd's command line: bad options and an unreachable bus end it with
@@ -19,8 +21,11 @@ import Testing
     @Test func anUnreachableBusIsAnErrorExit() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relinkd-cli-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let result = try run(["--bus-address", "unix:path=\(directory)/nobody", "--state-directory", directory, "--log-destination", "stderr"])
+        let state = directory + "/state"
+        let result = try run(["--bus-address", "unix:path=\(directory)/nobody", "--state-directory", state, "--log-destination", "stderr"])
         #expect(result.reason == .exit && result.status != 0, "\(result.output)")
+        // Checked before a new state is made (issue 38, item 5).
+        #expect(!FileManager.default.fileExists(atPath: state), "relinkd made a state directory it could not use")
     }
 
     @Test func aBadAdapterNameIsAnErrorExit() throws {
@@ -63,8 +68,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = directory + "/state"
         let database = state + "/relink.sqlite"
-        // A real store, made by relinkd itself (it then fails on the bus).
-        _ = try run(["--bus-address", "unix:path=\(directory)/nobody", "--state-directory", state, "--log-destination", "stderr"])
+        // A real store (relinkd makes none before it has a bus).
+        try RelinkStore(directory: state, logger: Logger(label: "test")).close()
         let before = try #require(FileManager.default.contents(atPath: database))
         let nobody: UInt32 = 65534
         try FileManager.default.setAttributes([.ownerAccountID: nobody, .groupOwnerAccountID: nobody], ofItemAtPath: state)

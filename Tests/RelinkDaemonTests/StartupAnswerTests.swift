@@ -44,8 +44,8 @@ import Testing
 
     /// A second relinkd on the same bus (its own state directory) cannot
     /// take org.relink: it exits with an error naming the holder's pid, so
-    /// an operator knows which relinkd to stop (issue 38, item 4); the
-    /// first one goes on answering.
+    /// an operator knows which relinkd to stop (issue 38, item 4), before it
+    /// creates its state directory (item 5); the first one goes on answering.
     @Test func aSecondRelinkdNamesThePidOfTheOneHoldingTheBusName() async throws {
         try await Harness.with { h in
             let first = try #require(h.relinkd?.pid)
@@ -57,6 +57,8 @@ import Testing
             let log = (try? String(contentsOfFile: h.directory + "/second.log", encoding: .utf8)) ?? ""
             #expect(second.process.terminationStatus != 0, "\(log.suffix(2000))")
             #expect(log.contains("is owned by another process (pid \(first), :"), "\(log.suffix(2000))")
+            // Checked before any state is made (issue 38, item 5).
+            #expect(!FileManager.default.fileExists(atPath: h.directory + "/second-state"), "the second relinkd created its state directory")
             #expect(try await h.control.status()["ready"] as? Bool == true, "the first relinkd still answers")
         }
     }

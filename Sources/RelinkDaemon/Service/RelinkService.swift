@@ -69,9 +69,7 @@ public struct RelinkService: Service {
             Manager1Property.version.rawValue: .string(RelinkVersion.string), Manager1Property.adapter.rawValue: .string(adapter), Manager1Property.ready.rawValue: .boolean(false),
         ].merging(APIPublisher.adapterValues(AdapterStatus(.bluetoothdMissing))) { $1 })
         await daemon.attach(publisher)
-        if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
-            throw await Self.nameTaken(by: owner, on: connection)
-        }
+        try await Self.checkNameFree(on: connection)
         self.connection = connection
         self.daemon = daemon
         self.store = store
@@ -163,6 +161,18 @@ public struct RelinkService: Service {
                 }
                 group.cancelAll()
             }
+        }
+    }
+
+    /// Throws when another process owns `org.relink` on `connection`'s bus.
+    /// relinkd asks before it creates or opens any state (a relinkd started
+    /// by hand beside a running one must leave no state directory behind),
+    /// and again when its pieces are connected; the name itself is taken
+    /// only once every identifier is restored.
+    /// - Throws: `Failed` naming the holder's pid; `DBusError` from the bus.
+    public static func checkNameFree(on connection: Connection) async throws {
+        if let owner = try await connection.nameOwner(of: RelinkNames.busName) {
+            throw await nameTaken(by: owner, on: connection)
         }
     }
 
