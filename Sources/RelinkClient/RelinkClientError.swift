@@ -1,4 +1,4 @@
-public import RelinkAPI
+import RelinkAPI
 public import RelinkModel
 import DBus
 

@@ -1,5 +1,5 @@
 import Foundation
-public import RelinkAPI
+import RelinkAPI
 public import RelinkModel
 
 /// One event of a restore identifier, as relinkd delivers it

@@ -64,7 +64,7 @@ import Testing
     @Test func badInputIsRefusedBeforeRelinkdIsCalled() async throws {
         try await CtlHarness.with(startRelinkd: false) { h in
             let empty = h.directory + "/empty.bin"
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
             let target = [Self.id, CtlHarness.lockAddress, CtlHarness.lockService, Self.firmware]
             for (arguments, what) in [([empty], "an empty file"), ([h.directory + "/missing.bin"], "a missing file"),
                                       ([empty, "--chunk-size", "0"], "chunk size 0")] {

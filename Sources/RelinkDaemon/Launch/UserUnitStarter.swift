@@ -1,5 +1,5 @@
 import Foundation
-public import RelinkAPI
+import RelinkAPI
 import Restoration
 
 /// A command relinkd runs as another user: the executable and its
