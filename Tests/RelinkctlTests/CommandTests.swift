@@ -171,7 +171,7 @@ import Testing
             }
             #expect(try await h.bench.get("lock")["writes"]?.intValue == writesBefore + 60, "none lost, none twice")
             let read = try await h.ok("read", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
-            #expect(read.stdout == "756e6c6f636b6564\n", "\(read)")  // "unlocked"
+            #expect(read.stdout == "756e6c6f636b6564  \"unlocked\"\n", "\(read)")
             print("relinkctl write --stream: \(counts["refused"] ?? "?") of 60 refused and written again")
             // Hex lines; a bad line is named, with relinkd's exit code for a bad argument.
             let hex = try await CtlProcess.run(["--bus-address", h.bus, "write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService,
@@ -246,8 +246,8 @@ import Testing
             // read and write through the live link (hex in and out); the
             // write notifies the new state.
             let read = try await h.ok("read", Self.id, peripheral, CtlHarness.lockService, CtlHarness.lockState)
-            #expect(read.stdout == "6c6f636b6564\n", "\(read)")   // "locked"
-            try await h.ok("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "756e6c6f636b")  // "unlock"
+            #expect(read.stdout == "6c6f636b6564  \"locked\"\n", "\(read)")
+            try await h.ok("write", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockCommand, "unlock", "--text")
             let after = try await h.ok("--json", "read", Self.id, CtlHarness.lockAddress, CtlHarness.lockService, CtlHarness.lockState)
             #expect(try after.jsonObject()["value"] as? String == "756e6c6f636b6564")
             // A command the lock refuses is relinkd's error: exit 1.
@@ -277,8 +277,14 @@ import Testing
             #expect(values(followed).suffix(3) == [[1], [2], [3]], "\(lines)")
 
             // events prints them too; --ack deletes them.
+            // One line per event for people: the peripheral, the
+            // characteristic, the value in hex and, when printable, as text.
             let plain = try await h.ok("events", Self.id)
-            #expect(plain.stdout.split(separator: "\n").contains { $0.contains(" value-notified ") })
+            let printed = plain.stdout.split(separator: "\n").map(String.init)
+            let key = "\(CtlHarness.lockService)/\(CtlHarness.lockState)".lowercased()
+            #expect(printed.contains { $0.hasSuffix(" value-notified \(peripheral) \(key) 756e6c6f636b6564  \"unlocked\"") }, "\(printed)")
+            #expect(printed.contains { $0.hasSuffix(" value-notified \(peripheral) \(key) 01") }, "\(printed)")
+            #expect(printed.contains { $0.range(of: #"^\d+ connected [0-9A-F-]{36} 00:00:00:00:00:02 via \w+"#, options: .regularExpression) != nil }, "\(printed)")
             let stored = try await h.events(Self.id)
             let last = try #require(stored.last?["sequence"] as? Int)
             try await h.ok("events", Self.id, "--ack")
@@ -317,8 +323,8 @@ import Testing
             let follower = try CtlFollower(["--bus-address", h.bus, "events", Self.id, "--follow", "--ack"])
             defer { follower.stop() }
             try await h.pushUntilPrinted(7, by: follower)
-            #expect(follower.output.lines.contains { $0.contains(" value-notified ") && $0.contains("\"value\":[7]") })
-            // Plain lines: "SEQ KIND PAYLOAD"; everything printed was acknowledged (and deleted).
+            #expect(follower.output.lines.contains { $0.contains(" value-notified ") && $0.hasSuffix(" 07") })
+            // Lines for people: "SEQ KIND ..."; everything printed was acknowledged (and deleted).
             let printed = follower.output.lines.compactMap { UInt64($0.split(separator: " ").first ?? "") }
             #expect(printed == printed.sorted() && printed.first == 1, "\(follower.output.lines)")
             let last = try #require(printed.last)

@@ -130,7 +130,11 @@ final class CtlHarness {
     /// fixed settle time.
     func pushUntilPrinted(_ value: UInt8, by follower: CtlFollower, timeout: Duration = .seconds(20)) async throws {
         try await eventually(timeout: timeout, "value \(value) to be printed by the follower") {
-            if follower.output.lines.contains(where: { $0.contains("\"value\":[\(value)]") }) { return true }
+            // A JSON line (`--json`), or a line for people ending with the value's hex.
+            let hex = String(value, radix: 16).count == 1 ? "0" + String(value, radix: 16) : String(value, radix: 16)
+            if follower.output.lines.contains(where: { $0.contains("\"value\":[\(value)]") || ($0.contains(" value-notified ") && $0.hasSuffix(" " + hex)) }) {
+                return true
+            }
             try? await self.push(value)
             return false
         }

@@ -7,7 +7,11 @@ import RelinkClient
 struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events", abstract: "Print an identifier's stored events (and live ones with --follow).",
-        discussion: "Each event: sequence, kind and payload JSON. --ack acknowledges each event once printed (relinkd then deletes it).")
+        discussion: """
+            Each event on one line: its sequence number, its kind, the peripheral and what the event says \
+            (values in hex, and as text when printable). --json prints each event with its payload as JSON \
+            (docs/api/events.md). --ack acknowledges each event once printed (relinkd then deletes it).
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: IdentifierArgument
     @Option(parsing: .unconditional, help: ArgumentHelp("Only events whose sequence number is greater than this one.", valueName: "sequence"))
@@ -64,8 +68,8 @@ struct EventsCommand: AsyncParsableCommand {
         }
     }
 
-    /// One event as a plain line: `SEQ KIND PAYLOAD-JSON`.
-    static func text(_ e: RelinkClientEvent) -> String { "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
+    /// One event as a line for people (``EventLine``): `SEQ KIND DETAILS`.
+    static func text(_ e: RelinkClientEvent) -> String { EventLine.text(e) }
 
     /// Watch, then print each event of the identifier once, in order,
     /// until relinkd leaves the bus, the identifier is forgotten or the

@@ -1,29 +1,30 @@
 import ArgumentParser
 import RelinkClient
 
-/// `relinkctl write ID PERIPHERAL SERVICE CHAR HEX [--without-response]`, or
-/// `... --without-response --stream [--text]` with the values on stdin.
+/// `relinkctl write ID PERIPHERAL SERVICE CHAR VALUE [--text] [--without-response]`,
+/// or `... --without-response --stream [--text]` with the values on stdin.
 struct WriteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "write", abstract: "Write a characteristic, or stream writes without response from stdin.",
         discussion: """
-            With --without-response --stream, each line of stdin is one value (hex; with --text, the line's \
-            UTF-8 bytes), written through a write stream with back-pressure (Central1.OpenWriteStream): a \
+            The value is hex (01ff), or with --text its UTF-8 bytes (unlock). With --without-response \
+            --stream, each line of stdin is one value (hex; with --text, the line's UTF-8 bytes), \
+            written through a write stream with back-pressure (Central1.OpenWriteStream): a \
             value relinkd refuses (WriteQueueFull) is written again after ReadyToWrite, so none is lost. \
             Empty lines are skipped.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: GATTArguments
-    @Argument(help: "The value, hex (e.g. 01ff); none with --stream.") var hex: String?
+    @Argument(help: ArgumentHelp("The value: hex (e.g. 01ff), or text with --text; none with --stream.", valueName: "value")) var hex: String?
     @Flag(name: .customLong("without-response"), help: "Write without response.") var withoutResponse = false
     @Flag(help: "Stream writes without response, one value per line of stdin (needs --without-response).") var stream = false
-    @Flag(help: "With --stream: each line is text (its UTF-8 bytes), not hex.") var text = false
+    @Flag(help: "The value (with --stream: each line) is text, written as its UTF-8 bytes, not hex.") var text = false
 
     /// The bytes to write (not streamed).
     /// - Throws: ``RelinkClientError`` (`InvalidArguments`): not hex, or
     ///   longer than the contract's limit.
     func value() throws(RelinkClientError) -> [UInt8] {
-        let value = try RelinkArguments.hexBytes(hex ?? "")
+        let value = text ? Array((hex ?? "").utf8) : try RelinkArguments.hexBytes(hex ?? "")
         try RelinkArguments.checkValue(value)
         return value
     }
@@ -46,11 +47,10 @@ struct WriteCommand: AsyncParsableCommand {
     mutating func validate() throws {
         if stream {
             guard withoutResponse else { throw ValidationError("--stream writes without response: add --without-response.") }
-            guard hex == nil else { throw ValidationError("--stream reads the values from stdin: give no HEX argument.") }
+            guard hex == nil else { throw ValidationError("--stream reads the values from stdin: give no value argument.") }
             return
         }
-        guard !text else { throw ValidationError("--text is for --stream.") }
-        guard hex != nil else { throw ValidationError("Missing expected argument '<hex>' (or use --without-response --stream).") }
+        guard hex != nil else { throw ValidationError("Missing expected argument '<value>' (or use --without-response --stream).") }
         try ArgumentCheck.run { [self] () throws(RelinkClientError) in _ = try value() }
     }
 

@@ -1,0 +1,71 @@
+import Foundation
+import RelinkClient
+import RelinkModel
+
+/// One event as a line a person can scan (`relinkctl events` without
+/// `--json`): the sequence number and the kind first, as before, then the
+/// peripheral and what the event says, values as ``ValueText``. A kind
+/// this relinkctl cannot decode keeps its payload JSON.
+enum EventLine {
+    /// `SEQ KIND DETAILS`.
+    static func text(_ e: RelinkClientEvent) -> String {
+        guard let event = e.payload, let details = details(event) else { return "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
+        return details.isEmpty ? "\(e.sequence) \(e.kind.rawValue)" : "\(e.sequence) \(e.kind.rawValue) \(details)"
+    }
+
+    /// What follows the kind; nil for a kind shown as its JSON.
+    static func details(_ event: RelinkEvent) -> String? {
+        switch event {
+        case .discovered(let p, let ad):
+            var parts = [p.description, ad.address.string]
+            if let name = ad.localName { parts.append(quoted(name)) }
+            if let rssi = ad.rssi { parts.append("rssi \(rssi)") }
+            if !ad.serviceUUIDs.isEmpty { parts.append("services " + ad.serviceUUIDs.map(\.string).sorted().joined(separator: ",")) }
+            return parts.joined(separator: " ")
+        case .connected(let p, let address, let route, let limits), .restored(let p, let address, let route, let limits):
+            return "\(p) \(address.string) via \(route.rawValue)" + (limits.map { " (mtu \($0.mtu))" } ?? "")
+        case .failedToConnect(let p, let reason):
+            return "\(p) \(reason)"
+        case .disconnected(let p, let reason):
+            return "\(p) " + (reason.map(\.description) ?? "(asked for)")
+        case .valueNotified(let p, let key, let value):
+            return "\(p) \(key) \(ValueText.line(value))"
+        case .nameUpdated(let p, let update):
+            var line = "\(p) \(update.change.source.rawValue) name \(quoted(update.change.current))"
+            if let previous = update.change.previous { line += " (was \(quoted(previous)))" }
+            if let resolved = update.resolved { line += ", shown \(quoted(resolved.name))" }
+            return line
+        case .subscriptionFailed(let p, let key, let reason):
+            return "\(p) \(key) \(reason)"
+        case .adapterState(let adapter, let status):
+            return "\(adapter) \(status.state.rawValue)" + (status.roles.isEmpty ? "" : " roles " + status.roles.map(\.rawValue).joined(separator: ","))
+        case .servicesChanged(let p, let database):
+            return "\(p) \(database.services.count) service(s)"
+        case .bondRemoved(let p):
+            return p.description
+        case .pairingRequest(let p, let request, let kind, let passkey):
+            return "\(p) request \(request) \(kind)" + (passkey.map { " passkey \(String(format: "%06u", $0))" } ?? "")
+        case .peripheralManager(let event):
+            switch event {
+            case .readRequest(let request, let central, let key, let offset, _):
+                return "request \(request) from \(central) \(key) offset \(offset)"
+            case .writeRequest(let request, let central, let key, let offset, let value, let kind, _):
+                return "request \(request) from \(central) \(key) offset \(offset) \(kind.rawValue) \(ValueText.line(value))"
+            case .subscribed(let central, let key), .unsubscribed(let central, let key):
+                return "\(central) \(key)"
+            case .readyToUpdate:
+                return ""
+            }
+        case .transfer(let event):
+            let status = event.status
+            var line = "\(status.peripheral) \(status.characteristic) \(status.transfer) \(status.offset)/\(status.length) bytes"
+            if case .failed(_, let reason) = event { line += " \(reason)" }
+            return line
+        }
+    }
+
+    /// `"text"`, with quotes and backslashes escaped.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}
