@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import RelinkAPI
 public import RelinkModel
 
@@ -19,47 +19,11 @@ public struct RelinkClientEvent: Sendable, Hashable {
         /// The wire name.
         public var description: String { rawValue }
 
-        /// `discovered`.
-        public static let discovered = Kind(.discovered)
-        /// `connected`.
-        public static let connected = Kind(.connected)
-        /// `restored`.
-        public static let restored = Kind(.restored)
-        /// `failed-to-connect`.
-        public static let failedToConnect = Kind(.failedToConnect)
-        /// `disconnected`.
-        public static let disconnected = Kind(.disconnected)
-        /// `value-notified`.
-        public static let valueNotified = Kind(.valueNotified)
-        /// `name-updated`.
-        public static let nameUpdated = Kind(.nameUpdated)
-        /// `subscription-failed`.
-        public static let subscriptionFailed = Kind(.subscriptionFailed)
-        /// `adapter-state`: relinkd's adapter changed state (CoreBluetooth's
-        /// `centralManagerDidUpdateState`); about no peripheral.
-        public static let adapterState = Kind(.adapterState)
-        /// `services-changed`: a connected peripheral's GATT database changed.
-        public static let servicesChanged = Kind(.servicesChanged)
-        /// `bond-removed`: the peripheral's bond was removed outside relinkd.
-        public static let bondRemoved = Kind(.bondRemoved)
-        /// `pairing-request`: relinkd's agent asks about a pairing (answer with ``RelinkManager/answerPairing(_:request:accept:passkey:)``).
-        public static let pairingRequest = Kind(.pairingRequest)
-        /// `read-request`: a remote central reads a characteristic of the peripheral role.
-        public static let readRequest = Kind(.readRequest)
-        /// `write-request`: a remote central wrote a characteristic of the peripheral role.
-        public static let writeRequest = Kind(.writeRequest)
-        /// `subscribed`: a remote central subscribed to a characteristic.
-        public static let subscribed = Kind(.subscribed)
-        /// `unsubscribed`: a remote central unsubscribed.
-        public static let unsubscribed = Kind(.unsubscribed)
-        /// `ready-to-update`: an update refused with `UpdateQueueFull` may be sent again.
-        public static let readyToUpdate = Kind(.readyToUpdate)
-        /// `transfer-progress`.
-        public static let transferProgress = Kind(.transferProgress)
-        /// `transfer-completed`.
-        public static let transferCompleted = Kind(.transferCompleted)
-        /// `transfer-failed`.
-        public static let transferFailed = Kind(.transferFailed)
+        /// Whether the kind is the contract's `kind`: `event.kind == .connected`.
+        public static func == (lhs: Kind, rhs: EventKind) -> Bool { lhs.rawValue == rhs.rawValue }
+
+        /// Whether the kind is not the contract's `kind`.
+        public static func != (lhs: Kind, rhs: EventKind) -> Bool { lhs.rawValue != rhs.rawValue }
     }
 
     /// Grows by one per event of the identifier (gaps only where the
@@ -72,16 +36,22 @@ public struct RelinkClientEvent: Sendable, Hashable {
     /// The decoded payload; nil when it could not be decoded (an unknown
     /// kind, or a payload that does not match its kind).
     public var payload: RelinkEvent?
+    /// When relinkd stored the event (the payload's `atMs`): for a value,
+    /// when it came from the peripheral, however late the program reads
+    /// it. Nil for an event stored by a relinkd before it wrote the time.
+    public var time: Date?
 
     /// Decodes an event; never fails (an undecodable payload gives `payload == nil`).
     public init(sequence: UInt64, kind: String, payloadJSON: String) {
         self.sequence = sequence
         self.kind = Kind(rawValue: kind)
         self.payloadJSON = payloadJSON
-        if let known = EventKind(rawValue: kind) {
-            self.payload = try? RelinkEvent(kind: known, json: Data(payloadJSON.utf8))
+        if let known = EventKind(rawValue: kind), let decoded = try? RelinkEvent.decoded(kind: known, json: Data(payloadJSON.utf8)) {
+            self.payload = decoded.event
+            self.time = decoded.at
         } else {
             self.payload = nil
+            self.time = nil
         }
     }
 

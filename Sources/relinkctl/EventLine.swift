@@ -3,14 +3,27 @@ import RelinkClient
 import RelinkModel
 
 /// One event as a line a person can scan (`relinkctl events` without
-/// `--json`): the sequence number and the kind first, as before, then the
-/// peripheral and what the event says, values as ``ValueText``. A kind
-/// this relinkctl cannot decode keeps its payload JSON.
+/// `--json`): the sequence number, when relinkd stored the event (local
+/// time), the kind, then the peripheral and what the event says, values as
+/// ``ValueText``. A kind this relinkctl cannot decode keeps its payload JSON.
 enum EventLine {
-    /// `SEQ KIND DETAILS`.
-    static func text(_ e: RelinkClientEvent) -> String {
-        guard let event = e.payload, let details = details(event) else { return "\(e.sequence) \(e.kind.rawValue) \(e.payloadJSON)" }
-        return details.isEmpty ? "\(e.sequence) \(e.kind.rawValue)" : "\(e.sequence) \(e.kind.rawValue) \(details)"
+    /// `SEQ TIME KIND DETAILS`; TIME is `-` for an event stored without one.
+    static func text(_ e: RelinkClientEvent, timeZone: TimeZone = .current) -> String {
+        let head = "\(e.sequence) \(e.time.map { time($0, in: timeZone) } ?? "-") \(e.kind.rawValue)"
+        guard let event = e.payload, let details = details(event) else { return "\(head) \(e.payloadJSON)" }
+        return details.isEmpty ? head : "\(head) \(details)"
+    }
+
+    /// `2026-11-29T16:02:24.123`, in `timeZone`.
+    static func time(_ date: Date, in timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let milliseconds = Int(((total % 1000) + 1000) % 1000)
+        let second = Date(timeIntervalSince1970: Double(total - Int64(milliseconds)) / 1000)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: second)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0,
+                      c.second ?? 0, milliseconds)
     }
 
     /// What follows the kind; nil for a kind shown as its JSON.

@@ -87,6 +87,19 @@ import RelinkModel
         #expect(RelinkClientEvent(sequence: 1, kind: "connected", payloadJSON: try Self.json(connected)).payload == connected)
     }
 
+    /// When relinkd stored the event (`atMs`), for a value replayed long
+    /// after it came; none in an event an earlier relinkd stored.
+    @Test func anEventSaysWhenRelinkdStoredIt() throws {
+        let event = RelinkEvent.valueNotified(peripheral: PeripheralID(), characteristic: CharacteristicKey(
+            service: BluetoothUUID(shortValue: 0x180D), characteristic: BluetoothUUID(shortValue: 0x2A37)), value: [7])
+        let stored = String(decoding: try event.encoded(at: Date(timeIntervalSince1970: 1_795_968_000.25)), as: UTF8.self)
+        #expect(stored.contains(#""atMs":1795968000250"#), "\(stored)")
+        let decoded = RelinkClientEvent(sequence: 1, kind: "value-notified", payloadJSON: stored)
+        #expect(decoded.payload == event && decoded.time == Date(timeIntervalSince1970: 1_795_968_000.25))
+        let older = RelinkClientEvent(sequence: 1, kind: "value-notified", payloadJSON: try Self.json(event))
+        #expect(older.payload == event && older.time == nil)
+    }
+
     @Test func undecodablePayloadsKeepTheirTextAndKind() throws {
         let unknown = RelinkClientEvent(sequence: 9, kind: "future-kind", payloadJSON: "{\"x\":1}")
         #expect(unknown.kind.rawValue == "future-kind" && unknown.payload == nil && unknown.payloadJSON == "{\"x\":1}")

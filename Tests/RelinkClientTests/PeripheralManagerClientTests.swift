@@ -75,7 +75,7 @@ import Testing
         let key = CharacteristicKey(service: try BluetoothUUID(parsing: "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"),
                                     characteristic: try BluetoothUUID(parsing: "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b"))
         let characteristic = #""characteristic": {"characteristic": "8e7f1a01-4b2c-4d1e-9a3f-72656c696e6b", "service": "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"}"#
-        let cases: [(String, String, PeripheralManagerEvent, RelinkClientEvent.Kind)] = [
+        let cases: [(String, String, PeripheralManagerEvent, EventKind)] = [
             ("read-request", #"{"readRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 7}}"#,
              .readRequest(request: 7, central: "00:00:00:00:00:03", characteristic: key, offset: 0), .readRequest),
             ("write-request", #"{"writeRequest": {"central": "00:00:00:00:00:03", \#(characteristic), "offset": 0, "request": 0, "value": [1, 2], "withResponse": true, "kind": "reliable", "mtu": 247}}"#,

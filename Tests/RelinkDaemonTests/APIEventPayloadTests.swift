@@ -59,8 +59,12 @@ import RelinkModel
         ]
     }
 
+    /// The time the documented examples were stored at (`atMs`).
+    static let storedAt = Date(timeIntervalSince1970: 1_795_968_000)
+
     static func json(_ event: RelinkEvent) throws -> (String, [String: Any]) {
-        let draft = try StoreMapping.draft(event, for: try RestoreIdentifier("org.example.lock"))
+        let draft = try StoreMapping.draft(event, for: try RestoreIdentifier("org.example.lock"), at: storedAt)
+        #expect(draft.createdAt == storedAt, "the outbox row and the payload say the same time")
         let text = String(decoding: draft.payload, as: UTF8.self)
         let object = try #require(try JSONSerialization.jsonObject(with: draft.payload) as? [String: Any])
         return (text, object)

@@ -81,16 +81,13 @@ import RelinkModel
             // Every byte value appears (0, 9, 10, 99, 100, 255 are the digit edges).
             let value = (0..<length).map { i in round == 8 ? UInt8(i) : UInt8.random(in: 0...255, using: &rng) }
             let event = RelinkEvent.valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: value)
-            let fast = try StoreMapping.payload(event)
-            let reference = try Self.synthesized(event)
+            // With the time relinkd stores (every other round) and without.
+            let at = round % 2 == 0 ? Date(timeIntervalSince1970: 1_795_968_000 + Double(round) * 0.001) : nil
+            let fast = try at.map { try StoreMapping.payload(event, at: $0) } ?? event.encoded()
+            let reference = try event.encodedByJSONEncoder(at: at)
             #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self)) != \(String(decoding: reference, as: UTF8.self))")
             if fast != reference { return }
         }
-    }
-
-    /// The general encoder's bytes for the same event.
-    static func synthesized(_ event: RelinkEvent) throws -> Data {
-        try event.encodedByJSONEncoder()
     }
 
     /// The payloads relinkd writes for these events, byte for byte: the
@@ -132,10 +129,20 @@ import RelinkModel
                 address: try BluetoothAddress(parsing: "C0:00:00:00:00:01", kind: .random), data: AdvertisingData(manufacturerData: [0x004C: [1, 2, 3]]))),
         ]
         #expect(events.count == Self.pinned.count)
+        let at = Date(timeIntervalSince1970: 1_795_968_000.123)
         for (event, pinned) in zip(events, Self.pinned) {
-            let wire = String(decoding: try StoreMapping.payload(event), as: UTF8.self)
+            let wire = String(decoding: try event.encoded(), as: UTF8.self)
             #expect(wire == pinned)
             #expect(try RelinkEvent(kind: event.kind, json: Data(pinned.utf8)) == event, "\(pinned)")
+            // What relinkd stores: the same, with the time in the kind's
+            // object (`atMs`, added within format 2), read back.
+            let stored = String(decoding: try StoreMapping.payload(event, at: at), as: UTF8.self)
+            var expected = try #require(try JSONSerialization.jsonObject(with: Data(pinned.utf8)) as? [String: [String: Any]])
+            expected[event.kind.payloadKey]?["atMs"] = 1_795_968_000_123
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any])
+            #expect(NSDictionary(dictionary: object).isEqual(to: expected), "\(stored)")
+            let decoded = try RelinkEvent.decoded(kind: event.kind, json: Data(stored.utf8))
+            #expect(decoded.event == event && decoded.at == Date(timeIntervalSince1970: 1_795_968_000.123))
         }
     }
 }

@@ -284,7 +284,9 @@ import Testing
             let key = "\(CtlHarness.lockService)/\(CtlHarness.lockState)".lowercased()
             #expect(printed.contains { $0.hasSuffix(" value-notified \(peripheral) \(key) 756e6c6f636b6564  \"unlocked\"") }, "\(printed)")
             #expect(printed.contains { $0.hasSuffix(" value-notified \(peripheral) \(key) 01") }, "\(printed)")
-            #expect(printed.contains { $0.range(of: #"^\d+ connected [0-9A-F-]{36} 00:00:00:00:00:02 via \w+"#, options: .regularExpression) != nil }, "\(printed)")
+            let stamped = #"^\d+ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} "#  // SEQ TIME
+            #expect(printed.contains { $0.range(of: stamped + #"connected [0-9A-F-]{36} 00:00:00:00:00:02 via \w+"#, options: .regularExpression) != nil }, "\(printed)")
+            #expect(printed.allSatisfy { $0.range(of: stamped, options: .regularExpression) != nil }, "every event has its time: \(printed)")
             let stored = try await h.events(Self.id)
             let last = try #require(stored.last?["sequence"] as? Int)
             try await h.ok("events", Self.id, "--ack")

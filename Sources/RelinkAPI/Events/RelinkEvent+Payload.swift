@@ -13,22 +13,31 @@ extension RelinkEvent {
     /// The payload format this build writes and reads.
     public static let formatVersion = 2
 
-    /// The compact JSON with sorted keys that relinkd stores and sends.
+    /// The compact JSON with sorted keys that relinkd stores and sends;
+    /// `at`, when relinkd stored the event, is written as `atMs`.
     /// - Throws: an `EncodingError` (none is expected for valid values).
-    public func encoded() throws -> Data {
+    public func encoded(at: Date? = nil) throws -> Data {
         if case .valueNotified(let peripheral, let characteristic, let value) = self {
-            return Self.valueNotifiedJSON(peripheral: peripheral, characteristic: characteristic, value: value)
+            return Self.valueNotifiedJSON(peripheral: peripheral, characteristic: characteristic, value: value,
+                                          atMs: at.map(Wire.milliseconds))
         }
-        return try encodedByJSONEncoder()
+        return try encodedByJSONEncoder(at: at)
     }
 
-    /// Decodes a payload of `kind`.
+    /// Decodes a payload of `kind`, with when relinkd stored it (nil for
+    /// an event stored before relink wrote the time).
+    /// - Throws: `DecodingError` when the JSON is not a payload of that kind.
+    public static func decoded(kind: EventKind, json: Data) throws -> (event: RelinkEvent, at: Date?) {
+        let wire = try JSONDecoder().decode(Wire.self, from: json)
+        guard wire.payload.kind == kind else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a \(wire.payload.kind.rawValue) payload for a \(kind.rawValue) event"))
+        }
+        return (wire.payload, wire.at)
+    }
+
+    /// Decodes a payload of `kind` (its time, if any, left aside).
     /// - Throws: `DecodingError` when the JSON is not a payload of that kind.
     public init(kind: EventKind, json: Data) throws {
-        let decoded = try JSONDecoder().decode(Wire.self, from: json).payload
-        guard decoded.kind == kind else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a \(decoded.kind.rawValue) payload for a \(kind.rawValue) event"))
-        }
-        self = decoded
+        self = try Self.decoded(kind: kind, json: json).event
     }
 }

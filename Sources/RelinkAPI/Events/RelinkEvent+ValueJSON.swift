@@ -2,13 +2,15 @@ import Foundation
 import RelinkModel
 
 extension RelinkEvent {
-    /// `{"valueNotified":{"characteristic":{"characteristic":C,"service":S},"peripheral":{"uuid":P},"value":[...]}}`,
+    /// `{"valueNotified":{"atMs":T,"characteristic":{"characteristic":C,"service":S},"peripheral":{"uuid":P},"value":[...]}}`,
     /// byte for byte what the general encoder writes (checked by a test), written
     /// directly: it is the one event that comes as fast as a peripheral sends.
-    static func valueNotifiedJSON(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8]) -> Data {
+    static func valueNotifiedJSON(peripheral: PeripheralID, characteristic: CharacteristicKey, value: [UInt8], atMs: Int64? = nil) -> Data {
         var out: [UInt8] = []
-        out.reserveCapacity(170 + value.count * 4)
-        out.append(contentsOf: #"{"valueNotified":{"characteristic":{"characteristic":""#.utf8)
+        out.reserveCapacity(190 + value.count * 4)
+        out.append(contentsOf: #"{"valueNotified":{"#.utf8)
+        if let atMs { out.append(contentsOf: #""atMs":\#(atMs),"#.utf8) }
+        out.append(contentsOf: #""characteristic":{"characteristic":""#.utf8)
         appendUUID(characteristic.characteristic, to: &out)
         out.append(contentsOf: #"","service":""#.utf8)
         appendUUID(characteristic.service, to: &out)
@@ -56,9 +58,9 @@ extension RelinkEvent {
 extension RelinkEvent {
     /// The payload by the general encoder, also for `value-notified` (tests
     /// compare it with the direct writer's bytes).
-    func encodedByJSONEncoder() throws -> Data {
+    func encodedByJSONEncoder(at: Date? = nil) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(Wire(self))
+        return try encoder.encode(Wire(self, at: at))
     }
 }

@@ -25,6 +25,8 @@ import RelinkModel
 //   when the link's MTU is unknown): `mtu`, `maximumWriteWithResponse`,
 //   `maximumWriteWithoutResponse`, numbers (`Peripheral1`'s properties of
 //   the same names); a reader takes `mtu` and derives the other two;
+// * `atMs` in every kind's object (added within format 2): when relinkd
+//   stored the event, Unix milliseconds; left out by events stored before;
 // * optional fields are left out when unknown, never `null`.
 
 extension RelinkEvent {
@@ -35,7 +37,7 @@ extension RelinkEvent {
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
         case serviceData, txPower, appearance, flags, advertisingData
-        case errorName, failureClass, message, service
+        case errorName, failureClass, message, service, atMs
         case change, resolved, names, current, previous, source, name, advertising, gap, seenAt, seenAtMs
         case adapter, roles, state
         case mtu, maximumWriteWithResponse, maximumWriteWithoutResponse
@@ -46,14 +48,21 @@ extension RelinkEvent {
     /// The payload with its explicit `Codable`.
     struct Wire: Codable {
         let payload: RelinkEvent
+        /// When relinkd stored the event (`atMs`); nil in events stored
+        /// before relink wrote it, and when encoding without it.
+        let at: Date?
 
-        init(_ payload: RelinkEvent) { self.payload = payload }
+        init(_ payload: RelinkEvent, at: Date? = nil) {
+            self.payload = payload
+            self.at = at
+        }
 
         func encode(to encoder: any Encoder) throws {
             var outer = encoder.container(keyedBy: Key.self)
             guard let key = Key(stringValue: payload.kind.payloadKey) else { return }
             var body = outer.nestedContainer(keyedBy: Key.self, forKey: key)
             if let peripheral = payload.peripheral { try Self.encodePeripheral(peripheral, in: &body) }
+            if let at { try body.encode(Self.milliseconds(at), forKey: .atMs) }
             switch payload {
             case .adapterState(let adapter, let status):
                 try body.encode(adapter, forKey: .adapter)
@@ -125,6 +134,7 @@ extension RelinkEvent {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an event payload: expected one kind key"))
             }
             let body = try outer.nestedContainer(keyedBy: Key.self, forKey: key)
+            at = try body.decodeIfPresent(Int64.self, forKey: .atMs).map { Date(timeIntervalSince1970: Double($0) / 1000) }
             // Every kind but `adapter-state` is about a peripheral.
             func peripheral() throws -> PeripheralID { try Self.decodePeripheral(body) }
             switch kind {
@@ -195,6 +205,9 @@ extension RelinkEvent {
                     resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))
             }
         }
+
+        /// A time as the wire writes every time: Unix milliseconds.
+        static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
         /// The advertising data's fields of an `advertisement` object:
         /// `manufacturerData` always (an empty array when none), the others

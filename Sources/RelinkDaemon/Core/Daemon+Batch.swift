@@ -1,4 +1,5 @@
 import BlueZ
+import Foundation
 import DBus
 import Logging
 import RelinkStore
@@ -72,8 +73,9 @@ extension Daemon {
     /// - Throws: `InvalidArguments` when the event cannot be encoded.
     static func eventRequest(_ event: RelinkEvent, to ids: [RestoreIdentifier]) throws(RelinkError) -> RestoreBatch.Request {
         var mutations: [StoreMutation] = []
-        let payload = try StoreMapping.payload(event)
-        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, payload: payload, for: id))) }
+        let at = Date()
+        let payload = try StoreMapping.payload(event, at: at)
+        for id in ids { mutations.append(.appendEvent(try StoreMapping.draft(event, payload: payload, for: id, at: at))) }
         let notes = ids.map { RestoreBatch.EventNote(name: event.name, identifier: $0, peripheral: event.peripheral) }
         return RestoreBatch.Request(mutations: mutations, notes: notes)
     }

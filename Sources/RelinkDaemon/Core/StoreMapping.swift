@@ -83,26 +83,27 @@ enum StoreMapping {
         }
     }
 
-    /// An outbox draft for an event: kind is the event's name, payload its
-    /// JSON (``payload(_:)``).
+    /// An outbox draft for an event stored `at`: kind is the event's
+    /// name, payload its JSON with `at` in it (``payload(_:at:)``).
     /// - Throws: `Failed` when it cannot be encoded.
-    static func draft(_ event: RelinkEvent, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
-        try draft(event, payload: payload(event), for: id)
+    static func draft(_ event: RelinkEvent, for id: RestoreIdentifier, at: Date = Date()) throws(RelinkError) -> OutboxEventDraft {
+        try draft(event, payload: payload(event, at: at), for: id, at: at)
     }
 
     /// An outbox draft for an event whose payload is already encoded (one
-    /// encoding for every identifier the event goes to).
-    static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier) throws(RelinkError) -> OutboxEventDraft {
+    /// encoding for every identifier the event goes to), stored `at`.
+    static func draft(_ event: RelinkEvent, payload: Data, for id: RestoreIdentifier, at: Date) throws(RelinkError) -> OutboxEventDraft {
         do {
-            return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: Date())
+            return try OutboxEventDraft(identifier: id, kind: event.name, payload: payload, createdAt: at)
         } catch {
             throw RelinkError(.failed, "cannot encode event \(event.name): \(error)")
         }
     }
 
-    /// An event's payload in the wire format (RelinkAPI's `RelinkEvent+Wire`).
+    /// An event's payload in the wire format (RelinkAPI's `RelinkEvent+Wire`),
+    /// with when it is stored (`atMs`).
     /// - Throws: `Failed` when it cannot be encoded.
-    static func payload(_ event: RelinkEvent) throws(RelinkError) -> Data {
-        do { return try event.encoded() } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
+    static func payload(_ event: RelinkEvent, at: Date) throws(RelinkError) -> Data {
+        do { return try event.encoded(at: at) } catch { throw RelinkError(.failed, "cannot encode event \(event.name): \(error)") }
     }
 }

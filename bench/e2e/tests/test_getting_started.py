@@ -51,16 +51,16 @@ def test_getting_started_bench_part_runs_as_written():
     assert re.search(r"front-door: 1 connection\(s\), 1 subscription\(s\), scanning false\n"
                      r"\s+[0-9A-F-]{36} 00:00:00:00:00:02 connected attempt \d+", out), out
     # The value pushed while the lock was held: "unlocked", then acknowledged.
-    assert re.search(r"^\d+ value-notified [0-9A-F-]{36} \S+ 756e6c6f636b6564  \"unlocked\"$", out, re.M), out
+    assert re.search(r"^\d+ \S+ value-notified [0-9A-F-]{36} \S+ 756e6c6f636b6564  \"unlocked\"$", out, re.M), out
     last = re.search(r"^LastSequence: (\d+)$", out, re.M)
     acked = re.search(r"^Acknowledged: (\d+)$", out, re.M)
     assert last and acked and last[1] == acked[1], out
     # The band streams heart-rate values.
-    assert len(re.findall(r"^\d+ value-notified .*00002a37-0000-1000-8000-00805f9b34fb", out, re.M)) == 3, out
+    assert len(re.findall(r"^\d+ \S+ value-notified .*00002a37-0000-1000-8000-00805f9b34fb", out, re.M)) == 3, out
     assert re.search(r"^[0-9A-F-]{36} 00:00:00:00:00:03 connected \"Wrist Band\"", out, re.M), out
     # relinkd SIGKILLed and restarted: the link comes back restored, numbered past the crash skip,
     # and the state pushed while it was down is read, not an event.
-    restored = re.search(r"^(\d+) restored [0-9A-F-]{36} 00:00:00:00:00:02 via knownIdentifier", out, re.M)
+    restored = re.search(r"^(\d+) \S+ restored [0-9A-F-]{36} 00:00:00:00:00:02 via knownIdentifier", out, re.M)
     assert restored and int(restored[1]) >= int(last[1]) + 129, out
     assert re.search(r"^6c6f636b6564  \"locked\"$", out, re.M), out
     # The lock example restores the identifier the page set up.
