@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import RelinkStore
 import Restoration
+import Systemd
 import Testing
 @testable import RelinkAPI
 @testable import RelinkDaemon
@@ -10,6 +11,21 @@ import RelinkModel
 
 /// Pure pieces of the daemon: failures from BlueZ errors and store round trips.
 @Suite struct MappingTests {
+    /// An adapter gone from bluetoothd is journalled with the catalog's
+    /// "adapter removed" MESSAGE_ID, once (not again while it stays gone);
+    /// no other change carries it.
+    @Test func anAdapterRemovedCarriesItsMessageID() {
+        let removed = Daemon.journalFields(.init(status: AdapterStatus(.missing), previous: AdapterStatus(.poweredOn)), adapter: "hci0")
+        #expect(removed["MESSAGE_ID"] == .string(RelinkMessageID.adapterRemoved.id))
+        #expect(removed["RELINK_EVENT"] == .string("adapter-removed"))
+        #expect(removed["RELINK_ADAPTER"] == .string("hci0"))
+        for (status, previous) in [(AdapterState.poweredOff, AdapterState.poweredOn), (.poweredOn, .missing), (.bluetoothdMissing, .poweredOn)] {
+            let fields = Daemon.journalFields(.init(status: AdapterStatus(status), previous: AdapterStatus(previous)), adapter: "hci0")
+            #expect(fields["MESSAGE_ID"] == nil, "\(previous) -> \(status)")
+        }
+        #expect(Daemon.journalFields(.init(status: AdapterStatus(.missing), previous: AdapterStatus(.missing)), adapter: "hci0")["MESSAGE_ID"] == nil)
+    }
+
     @Test func aBlueZErrorKeepsItsNameAndMessage() {
         let failure = FailureMapping.failure(BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
         #expect(failure.failureClass == .transient)

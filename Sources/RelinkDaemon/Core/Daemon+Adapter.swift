@@ -4,6 +4,7 @@ import Logging
 import RelinkModel
 import RelinkStore
 import Restoration
+import Systemd
 
 // The adapter's state as programs are told of it (``AdapterWatch``): what
 // the BlueZ layer reports, announced to every identifier, stored, and
@@ -37,10 +38,8 @@ extension Daemon {
     private func announce(_ announcement: AdapterWatch.Announcement) {
         let status = announcement.status
         let level: Logger.Level = status.state == .poweredOn ? .notice : .warning
-        logger.log(level: level, "adapter \(adapterName) is \(status.state.rawValue), was \(announcement.previous?.state.rawValue ?? "not known")", metadata: .journal([
-            .adapter: "\(adapterName)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(Self.rolesText(status))",
-            .decision: "adapter-state-changed",
-        ]))
+        logger.log(level: level, "adapter \(adapterName) is \(status.state.rawValue), was \(announcement.previous?.state.rawValue ?? "not known")",
+                   metadata: Self.journalFields(announcement, adapter: adapterName))
         publisher?.setAdapterStatus(status)
         do {
             var request = try Self.eventRequest(.adapterState(adapter: adapterName, status: status), to: core.identifiers.sorted())
@@ -49,6 +48,20 @@ extension Daemon {
         } catch {
             logger.error("cannot store the adapter's state", metadata: .journal([.adapter: "\(adapterName)", .error: "\(error)"]))
         }
+    }
+
+    /// The journal fields of an announcement; one of an adapter gone from
+    /// bluetoothd (`missing`) carries the catalog's "adapter removed"
+    /// `MESSAGE_ID` (systemd/relink.catalog), so that an operator's
+    /// `journalctl MESSAGE_ID=...` finds it.
+    static func journalFields(_ announcement: AdapterWatch.Announcement, adapter: String) -> Logger.Metadata {
+        let status = announcement.status
+        let fields: Logger.Metadata = .journal([
+            .adapter: "\(adapter)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(rolesText(status))",
+            .decision: "adapter-state-changed",
+        ])
+        guard status.state == .missing, announcement.previous?.state != .missing else { return fields }
+        return fields.merging(RelinkMessageID.adapterRemoved.metadata) { $1 }
     }
 
     /// `central,peripheral`: the journal's `RELINK_ADAPTER_ROLES`.
