@@ -132,11 +132,11 @@ def paired_lock(bench, relinkd: Relinkd, figures: dict, pairings: Pairings) -> L
     figures["connect_s"] = round(time.monotonic() - t, 2)
     figures["before_read"] = pairings.now()
     t = time.monotonic()
-    status, out, err = ctl("read", ID, lock.address, LOCK_SERVICE, LOCK_STATE, timeout=90)
+    status, out, err = ctl("--json", "read", ID, lock.address, LOCK_SERVICE, LOCK_STATE, timeout=90)
     figures["read_s"] = round(time.monotonic() - t, 2)
     figures["read"] = {"status": status, "value": out.strip(), "error": err.strip()[-300:]}
     assert status == 0, f"reading the encrypted state: {err.strip()}"
-    assert bytes.fromhex(out.strip().replace(" ", "")) in (b"locked", b"unlocked"), out
+    assert bytes.fromhex(json.loads(out)["value"]) in (b"locked", b"unlocked"), out
     ctl_ok("subscribe", ID, lock.address, LOCK_SERVICE, LOCK_STATE)
     wait_for(lambda: lock.values_after(0), 60, "notifications of the encrypted state", interval=0.5)
     figures["after_pairing"] = pairings.now()
