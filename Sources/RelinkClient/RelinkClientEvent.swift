@@ -5,7 +5,7 @@ public import RelinkModel
 /// One event of a restore identifier, as relinkd delivers it
 /// (`Central1.Event` signals and `Central1.Events`): its sequence number,
 /// its kind, and its payload decoded by the API contract's wire format
-/// (``RelinkAPI/RelinkEvent``).
+/// (``RelinkModel/RelinkEvent``, read by RelinkAPI's `RelinkEvent+Wire`).
 public struct RelinkClientEvent: Sendable, Hashable {
     /// The kind of an event, as relinkd names it. Kinds this library does
     /// not know keep their name (``payload`` is then nil).
