@@ -59,6 +59,10 @@ import Testing
             let plainStatus = try await h.ok("status")
             #expect(plainStatus.stdout.contains("Ready: true") && plainStatus.stdout.contains("  front-door: 0 connection(s), 0 subscription(s), scanning false"), "\(plainStatus)")
             #expect(plainStatus.stdout.contains("AdapterState: poweredOn (roles central, peripheral, central-peripheral)\n"), "\(plainStatus)")
+            // relinkd's inbox: what waits now and the most that ever did (issue 33 item 4).
+            #expect(plainStatus.stdout.range(of: #"\nInbox: \d+ queued, at most [1-9]\d* since relinkd started\n"#, options: .regularExpression) != nil, "\(plainStatus)")
+            let inbox = try #require((status["Status"] as? [String: Any])?["inbox"] as? [String: Any])
+            #expect((inbox["high_water"] as? Int ?? 0) >= 1 && inbox["queued"] is Int, "\(inbox)")
 
             // Unknown identifier or peripheral: exit 4, the error name on stderr.
             for arguments in [["show", "back-door"], ["events", "back-door"], ["stop-scan", "back-door"], ["forget", "back-door"],

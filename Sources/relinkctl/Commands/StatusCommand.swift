@@ -26,7 +26,11 @@ struct StatusCommand: AsyncParsableCommand {
                         + "; relinkd started with an EMPTY store")
         }
         for key in ["Version", "Adapter", "Ready", "Discovering"] {
-            if let v = props[key] { Output.line("\(key): \(JSONForms.value(v))") }
+            guard let v = props[key] else { continue }
+            // One discovery for every scan and every connection that looks
+            // for its device: true while no identifier says it scans is no contradiction.
+            let why = key == "Discovering" && v.unwrapped == .boolean(true) ? " (for a scan, or a connection looking for its device)" : ""
+            Output.line("\(key): \(JSONForms.value(v))\(why)")
         }
         if case .string(let state)? = props[Manager1Property.adapterState.rawValue]?.unwrapped {
             let roles = (props[Manager1Property.adapterRoles.rawValue].map(JSONForms.value) as? [String]) ?? []
@@ -51,6 +55,11 @@ struct StatusCommand: AsyncParsableCommand {
         // root's view only: relinkd sends `quotas` to root alone.
         if let quotas = (status as? [String: Any])?["quotas"] as? [String: Any] {
             for line in Self.quotaLines(quotas) { Output.line(line) }
+        }
+        // relinkd's queue of inputs, unbounded by count: how far it ever fell behind.
+        if let inbox = (status as? [String: Any])?["inbox"] as? [String: Any], let queued = inbox["queued"] as? Int,
+           let highWater = inbox["high_water"] as? Int {
+            Output.line("Inbox: \(queued) queued, at most \(highWater) since relinkd started")
         }
     }
 
