@@ -81,7 +81,12 @@ def test_a_restored_advertisement_that_does_not_fit_waits_and_starts_when_anothe
     assert json.loads(relinkctl(hub, "--json", "show", SECOND))["advertising"] == {"local_name": SECOND_NAME, "waiting": True}
     assert "Advertising: waiting for an advertising instance" in relinkctl(hub, "peripheral-role", SECOND)
     hub.program.register()
-    assert "advertisementWaiting" not in hub.program.state()
+    # The hub's advertisement is registered (bounded wait: after a bluetoothd
+    # restart relinkd may register it a second time when the adapter's
+    # power-on is reported, which bluetoothd answers AlreadyExists; the
+    # bench answered NotPermitted until patch 30 and the hub was then shown
+    # waiting, seen once in a CI-like run).
+    wait_until(lambda: "advertisementWaiting" not in hub.program.state(), 30, "the hub's advertisement registered")
     assert f"Advertising: {LOCAL_NAME}\n" in relinkctl(hub, "show", IDENTIFIER)
     wait_until(lambda: active_instances(hub) == 1, 30, "one advertisement registered")
 

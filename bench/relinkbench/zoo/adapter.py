@@ -9,6 +9,7 @@ import sdbus
 
 from bluezoo import events
 from bluezoo.adapter import Adapter
+from bluezoo.adv.manager import LEAdvertisingManager
 from bluezoo.exceptions import (DBusBluezAlreadyExistsError, DBusBluezDoesNotExistError,
                                 DBusBluezFailedError, DBusBluezInProgressError,
                                 DBusBluezNotReadyError)
@@ -174,6 +175,17 @@ class BenchAdapter(Adapter):
         if any(isinstance(obj, GattServiceClient) for obj in app.objects.values()):
             # New services on live links: the centrals' GATT objects are added.
             self.mock.peer_database_changed(self)
+
+    @sdbus.dbus_method_async_override()
+    @dbus_method_async_except_logging
+    async def RegisterAdvertisement(self, path: str, options: dict[str, tuple[str, Any]]) -> None:
+        # Patch 30: the same client registering the same path again is
+        # AlreadyExists, before any instance is counted (bluetoothd's
+        # register_advertisement); BlueZoo 1.0.2 answered NotPermitted when
+        # no instance was left, as for a new advertisement.
+        if (sdbus.get_current_message().sender, path) in self.advertisements:
+            raise DBusBluezAlreadyExistsError("Already Exists")
+        await LEAdvertisingManager.__dict__["RegisterAdvertisement"].original_method(self, path, options)
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging
