@@ -26,7 +26,8 @@ QUIET_SERVICE = "0000feed-0000-1000-8000-00805f9b34fb"   # nothing on the bench 
 IN_FLIGHT = 64
 IN_FLIGHT_BYTES = 64 * 1024
 VOLATILE = {"rssi", "RSSI", "lastSeen", "last_seen", "LastSeen", "seen", "advertisingNameSeen",
-            "gapNameSeen", "AdvertisingNameSeen", "GAPNameSeen", "updatedAt", "updated_at", "time", "now"}
+            "gapNameSeen", "AdvertisingNameSeen", "GAPNameSeen", "updatedAt", "updated_at", "time", "now",
+            "inbox"}   # Status's inbox: how many inputs wait and the most that ever did, moved by every input
 
 
 def scrub(value):
