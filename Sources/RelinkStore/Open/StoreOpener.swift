@@ -251,18 +251,10 @@ struct StoreOpener {
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
         try queue.close()
-        let fd = Glibc.open(fresh, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io("cannot open \(fresh): \(String(cString: strerror(errno)))") }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced else { throw StoreError.io("cannot fsync \(fresh): \(String(cString: strerror(errno)))") }
+        guard DurableFile.sync(fresh, flags: O_RDWR) else { throw StoreError.io("cannot sync \(fresh): \(String(cString: strerror(errno)))") }
         guard rename(fresh, path) == 0 else { throw StoreError.io("cannot rename \(fresh) to \(path): \(String(cString: strerror(errno)))") }
         let directory = (path as NSString).deletingLastPathComponent
-        let dfd = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
-        }
+        _ = DurableFile.syncDirectory(directory.isEmpty ? "." : directory)  // best effort, as before: the name is already there
     }
 
     /// Checks the 16-byte SQLite header before SQLite touches the file: on a

@@ -24,23 +24,15 @@ struct CleanStopMarker {
     /// Removes the marker durably; true if it was there and is now gone.
     func consume() -> Bool {
         guard unlink(path) == 0 else { return false }
-        return syncDirectory()
+        return DurableFile.syncDirectory(directory)
     }
 
     /// Writes the marker durably.
     /// - Throws: `StoreError.io` when it cannot be written.
     func write() throws(StoreError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, syncDirectory() else { throw .io("cannot sync \(path): \(String(cString: strerror(errno)))") }
-    }
-
-    private func syncDirectory() -> Bool {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return fsync(fd) == 0
+        guard DurableFile.sync(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600) else {
+            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        guard DurableFile.syncDirectory(directory) else { throw .io("cannot sync \(path): \(String(cString: strerror(errno)))") }
     }
 }
