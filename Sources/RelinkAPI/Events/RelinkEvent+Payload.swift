@@ -19,7 +19,7 @@ extension RelinkEvent {
     public func encoded(at: Date? = nil) throws -> Data {
         if case .valueNotified(let peripheral, let characteristic, let value) = self {
             return Self.valueNotifiedJSON(peripheral: peripheral, characteristic: characteristic, value: value,
-                                          atMs: at.map(Wire.milliseconds))
+                                          atMs: at?.unixMilliseconds)
         }
         return try encodedByJSONEncoder(at: at)
     }

@@ -62,7 +62,7 @@ extension RelinkEvent {
             guard let key = Key(stringValue: payload.kind.payloadKey) else { return }
             var body = outer.nestedContainer(keyedBy: Key.self, forKey: key)
             if let peripheral = payload.peripheral { try Self.encodePeripheral(peripheral, in: &body) }
-            if let at { try body.encode(Self.milliseconds(at), forKey: .atMs) }
+            if let at { try body.encode(at.unixMilliseconds, forKey: .atMs) }
             switch payload {
             case .adapterState(let adapter, let status):
                 try body.encode(adapter, forKey: .adapter)
@@ -115,7 +115,7 @@ extension RelinkEvent {
                 for (key, seen) in [(Key.advertising, update.names.advertising), (.gap, update.names.gap)] {
                     guard let seen else { continue }
                     var s = names.nestedContainer(keyedBy: Key.self, forKey: key)
-                    try s.encode(Int64((seen.seenAt.timeIntervalSince1970 * 1000).rounded()), forKey: .seenAtMs)
+                    try s.encode(seen.seenAt.unixMilliseconds, forKey: .seenAtMs)
                     try s.encode(seen.value, forKey: .value)
                 }
                 if let resolved = update.resolved {
@@ -134,7 +134,7 @@ extension RelinkEvent {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an event payload: expected one kind key"))
             }
             let body = try outer.nestedContainer(keyedBy: Key.self, forKey: key)
-            at = try body.decodeIfPresent(Int64.self, forKey: .atMs).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+            at = try body.decodeIfPresent(Int64.self, forKey: .atMs).map(Date.init(unixMilliseconds:))
             // Every kind but `adapter-state` is about a peripheral.
             func peripheral() throws -> PeripheralID { try Self.decodePeripheral(body) }
             switch kind {
@@ -184,7 +184,7 @@ extension RelinkEvent {
                     guard names.contains(key) else { return nil }
                     let s = try names.nestedContainer(keyedBy: Key.self, forKey: key)
                     let at = if let ms = try s.decodeIfPresent(Int64.self, forKey: .seenAtMs) {
-                        Date(timeIntervalSince1970: Double(ms) / 1000)
+                        Date(unixMilliseconds: ms)
                     } else {
                         Date(timeIntervalSinceReferenceDate: try s.decode(Double.self, forKey: .seenAt))  // format 1
                     }
@@ -205,9 +205,6 @@ extension RelinkEvent {
                     resolved: resolved, names: PeripheralNames(advertising: try seen(.advertising), gap: try seen(.gap))))
             }
         }
-
-        /// A time as the wire writes every time: Unix milliseconds.
-        static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
         /// The advertising data's fields of an `advertisement` object:
         /// `manufacturerData` always (an empty array when none), the others

@@ -89,7 +89,7 @@ struct StatusSnapshot: Sendable {
                 }
                 if let last = intentFacts.failures[intent] {
                     entry["last_error"] = last.failure.description
-                    entry["last_error_at"] = Int64((last.at.timeIntervalSince1970 * 1000).rounded())
+                    entry["last_error_at"] = last.at.unixMilliseconds
                 }
                 connections.append(entry)
             }
@@ -128,7 +128,7 @@ struct StatusSnapshot: Sendable {
     static func quarantineEntries(_ files: [QuarantinedFile]) -> [[String: Any]] {
         files.map { file in
             ["path": file.originalPath, "moved_to": file.quarantinedPath, "reason": file.reason.tag,
-             "message": file.reason.description, "at": Int64((file.quarantinedAt.timeIntervalSince1970 * 1000).rounded())]
+             "message": file.reason.description, "at": file.quarantinedAt.unixMilliseconds]
         }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
-public import Foundation
+import Foundation
 #endif
 
 // The database's one JSON form: what the store keeps, what `GattDatabase`
@@ -25,7 +25,7 @@ extension GattDatabase: Codable {
     /// Encodes the documented JSON form.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
-        try c.encode(Int64((readAt.timeIntervalSince1970 * 1000).rounded()), forKey: .readAtMs)
+        try c.encode(readAt.unixMilliseconds, forKey: .readAtMs)
         var list = c.nestedUnkeyedContainer(forKey: .services)
         for service in services {
             var s = list.nestedContainer(keyedBy: Key.self)
@@ -51,7 +51,7 @@ extension GattDatabase: Codable {
     /// Decodes the documented JSON form.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
-        readAt = Date(timeIntervalSince1970: Double(try c.decode(Int64.self, forKey: .readAtMs)) / 1000)
+        readAt = Date(unixMilliseconds: try c.decode(Int64.self, forKey: .readAtMs))
         var list = try c.nestedUnkeyedContainer(forKey: .services)
         var services: [Service] = []
         while !list.isAtEnd {

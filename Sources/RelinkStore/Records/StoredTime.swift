@@ -5,12 +5,12 @@ public import Foundation
 /// read back compares equal to the one written.
 extension Date {
     /// Milliseconds since 1970, rounded to the nearest millisecond.
-    var storedMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    var storedMilliseconds: Int64 { unixMilliseconds }
 
     /// The date rounded to whole milliseconds, as it will be read back.
     public var roundedToStoredPrecision: Date { Date(storedMilliseconds: storedMilliseconds) }
 
-    init(storedMilliseconds ms: Int64) { self.init(timeIntervalSince1970: Double(ms) / 1000) }
+    init(storedMilliseconds ms: Int64) { self.init(unixMilliseconds: ms) }
 }
 
 extension Duration {
