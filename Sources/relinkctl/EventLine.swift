@@ -5,12 +5,14 @@ import RelinkModel
 /// One event as a line a person can scan (`relinkctl events` without
 /// `--json`): the sequence number, when relinkd stored the event (local
 /// time), the kind, then the peripheral and what the event says, values as
-/// ``ValueText``. A kind this relinkctl cannot decode keeps its payload JSON.
+/// ``ValueText``. A payload this relinkctl cannot decode (a kind it does not
+/// know) keeps its JSON.
 enum EventLine {
     /// `SEQ TIME KIND DETAILS`; TIME is `-` for an event stored without one.
     static func text(_ e: RelinkClientEvent, timeZone: TimeZone = .current) -> String {
         let head = "\(e.sequence) \(e.time.map { time($0, in: timeZone) } ?? "-") \(e.kind.rawValue)"
-        guard let event = e.payload, let details = details(event) else { return "\(head) \(e.payloadJSON)" }
+        guard let event = e.payload else { return "\(head) \(e.payloadJSON)" }
+        let details = details(event)
         return details.isEmpty ? head : "\(head) \(details)"
     }
 
@@ -18,20 +20,20 @@ enum EventLine {
     static func time(_ date: Date, in timeZone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let total = date.unixMilliseconds
         let milliseconds = Int(((total % 1000) + 1000) % 1000)
-        let second = Date(timeIntervalSince1970: Double(total - Int64(milliseconds)) / 1000)
+        let second = Date(unixMilliseconds: total - Int64(milliseconds))
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: second)
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0,
                       c.second ?? 0, milliseconds)
     }
 
-    /// What follows the kind; nil for a kind shown as its JSON.
-    static func details(_ event: RelinkEvent) -> String? {
+    /// What follows the kind (nothing for `ready-to-update`).
+    static func details(_ event: RelinkEvent) -> String {
         switch event {
         case .discovered(let p, let ad):
             var parts = [p.description, ad.address.string]
-            if let name = ad.localName { parts.append(quoted(name)) }
+            if let name = ad.localName { parts.append(ValueText.quoted(name)) }
             if let rssi = ad.rssi { parts.append("rssi \(rssi)") }
             if !ad.serviceUUIDs.isEmpty { parts.append("services " + ad.serviceUUIDs.map(\.string).sorted().joined(separator: ",")) }
             return parts.joined(separator: " ")
@@ -44,9 +46,9 @@ enum EventLine {
         case .valueNotified(let p, let key, let value):
             return "\(p) \(key) \(ValueText.line(value))"
         case .nameUpdated(let p, let update):
-            var line = "\(p) \(update.change.source.rawValue) name \(quoted(update.change.current))"
-            if let previous = update.change.previous { line += " (was \(quoted(previous)))" }
-            if let resolved = update.resolved { line += ", shown \(quoted(resolved.name))" }
+            var line = "\(p) \(update.change.source.rawValue) name \(ValueText.quoted(update.change.current))"
+            if let previous = update.change.previous { line += " (was \(ValueText.quoted(previous)))" }
+            if let resolved = update.resolved { line += ", shown \(ValueText.quoted(resolved.name))" }
             return line
         case .subscriptionFailed(let p, let key, let reason):
             return "\(p) \(key) \(reason)"
@@ -75,10 +77,5 @@ enum EventLine {
             if case .failed(_, let reason) = event { line += " \(reason)" }
             return line
         }
-    }
-
-    /// `"text"`, with quotes and backslashes escaped.
-    static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }

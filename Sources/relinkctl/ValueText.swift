@@ -9,8 +9,11 @@ enum ValueText {
         guard !bytes.isEmpty else { return "(empty)" }
         let hex = RelinkArguments.hex(bytes)
         guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return hex }
-        let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"")
-        return "\(hex)  \"\(text)\""
+        return "\(hex)  \(quoted(String(decoding: bytes, as: UTF8.self)))"
+    }
+
+    /// `"text"`, with quotes and backslashes escaped.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }
