@@ -74,7 +74,10 @@ struct AdapterStateTests {
         let on = AdapterStatus(.poweredOn, roles: Self.allRoles)
         try await eventually("both told it is on again, and the band connected") {
             guard try await Self.announced(d, T.id) == [off, on], try await Self.announced(d, Self.watcher) == [off, on] else { return false }
-            return await d.state(T.id, T.band) == "connected"
+            guard await d.state(T.id, T.band) == "connected" else { return false }
+            // The link is up before its event's group commit: wait for the store too.
+            let stored = try await Self.kinds(d, T.id, after: before)
+            return stored.lastIndex(of: "adapter-state").map { stored[$0...].contains("connected") } == true
         }
         let kinds = try await Self.kinds(d, T.id, after: before)
         let lastOn = try #require(kinds.lastIndex(of: "adapter-state"))
