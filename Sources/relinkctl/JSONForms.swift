@@ -1,10 +1,15 @@
 import DBus
 import Foundation
+import RelinkAPI
 import RelinkClient
 
-/// The JSON forms of the library's values (the `--json` documents).
+/// The JSON forms of the library's values (the `--json` documents). Every
+/// key is camelCase (``JSONKey``): D-Bus property names and the API's
+/// `a{sv}` option names are turned into JSON keys here, once.
 enum JSONForms {
-    /// A D-Bus value as JSON: numbers, strings, lists, objects; byte arrays as hex.
+    /// A D-Bus value as JSON: numbers, strings, lists, objects; byte arrays
+    /// as hex. The names of an `a{sv}` (relink's option dictionaries,
+    /// snake_case on D-Bus) become JSON keys; other dictionaries' keys are data.
     static func value(_ v: DBusValue) -> Any {
         switch v.unwrapped {
         case .byte(let x): Int(x)
@@ -22,6 +27,8 @@ enum JSONForms {
         case .unixFD: NSNull()
         case .array(.byte, let items): RelinkArguments.hex(items.compactMap { if case .byte(let b) = $0 { b } else { nil } })
         case .array(_, let items): items.map(value)
+        case .dictionary(.string, .variant, let entries):
+            Dictionary(entries.map { (JSONKey.fromWords($0.key.stringValue ?? ""), value($0.value)) }, uniquingKeysWith: { _, b in b })
         case .dictionary(_, _, let entries):
             Dictionary(entries.map { (($0.key.stringValue ?? "\(value($0.key))"), value($0.value)) }, uniquingKeysWith: { _, b in b })
         case .structure(let fields): fields.map(value)
@@ -29,9 +36,18 @@ enum JSONForms {
         }
     }
 
-    /// D-Bus properties as a JSON object under their D-Bus names.
+    /// A D-Bus value as people read it on a line: a string or number as
+    /// itself, a list or dictionary as JSON text (never a Swift literal).
+    static func text(_ v: DBusValue) -> String {
+        let json = value(v)
+        if json is [Any] || json is [String: Any] { return Output.jsonText(json) }
+        return "\(json)"
+    }
+
+    /// D-Bus properties as a JSON object, each under its name as a JSON
+    /// key (`ScanServices` as `scanServices`).
     static func properties(_ props: [String: DBusValue]) -> [String: Any] {
-        props.mapValues(value)
+        Dictionary(props.map { (JSONKey.fromMemberName($0.key), value($0.value)) }, uniquingKeysWith: { _, b in b })
     }
 
     /// An event: `sequence`, `kind` and its parsed `payload`.
@@ -39,7 +55,7 @@ enum JSONForms {
         ["sequence": e.sequence, "kind": e.kind.rawValue, "payload": Output.parsed(e.payloadJSON)]
     }
 
-    /// `register`'s document: the restored state under the API's key names.
+    /// `register`'s document: the restored state, its `a{sv}` names as JSON keys.
     static func restored(_ s: RelinkRestoredState, identifier: String, object: String) -> [String: Any] {
         var document: [String: Any] = [
             "identifier": identifier, "object": object, "new": s.isNew,
@@ -50,16 +66,16 @@ enum JSONForms {
                     "name": p.name,
                 ] as [String: Any]
             },
-            "scan_services": s.scanServices, "scan_options": ["allow_duplicates": s.allowDuplicates, "data_prefixes": s.scanDataPrefixes.sorted().map(\.text)] as [String: Any],
+            "scanServices": s.scanServices, "scanOptions": ["allowDuplicates": s.allowDuplicates, "dataPrefixes": s.scanDataPrefixes.sorted().map(\.text)] as [String: Any],
             "scanning": s.scanning,
-            "last_sequence": s.lastSequence, "acknowledged": s.acknowledged, "dropped_events": s.droppedEvents,
+            "lastSequence": s.lastSequence, "acknowledged": s.acknowledged, "droppedEvents": s.droppedEvents,
         ]
         if let reason = s.launchReason {
-            document["launch_reason"] = ["bus_name": reason.busName, "identifiers": reason.identifiers.map(\.rawValue), "events": reason.events] as [String: Any]
+            document["launchReason"] = ["busName": reason.busName, "identifiers": reason.identifiers.map(\.rawValue), "events": reason.events] as [String: Any]
         }
         if let adapter = s.adapterStatus {
-            document["adapter_state"] = adapter.state.rawValue
-            document["adapter_roles"] = adapter.roles.map(\.rawValue)
+            document["adapterState"] = adapter.state.rawValue
+            document["adapterRoles"] = adapter.roles.map(\.rawValue)
         }
         return document
     }
@@ -67,12 +83,12 @@ enum JSONForms {
     /// One entry of `peripherals --json`.
     static func peripheral(_ p: RelinkPeripheral) -> [String: Any] {
         [
-            "object": p.object, "id": p.id, "address": p.address, "address_type": p.addressType, "adapter": p.adapter,
-            "advertising_name": p.advertisingName, "advertising_name_seen": p.advertisingNameSeen, "gap_name": p.gapName,
-            "gap_name_seen": p.gapNameSeen, "name": p.name, "name_source": p.nameSource, "connected": p.connected,
-            "rssi": Int(p.rssi), "services": p.services, "last_seen": p.lastSeen,
-            "mtu": Int(p.mtu), "maximum_write_with_response": Int(p.maximumWriteWithResponse),
-            "maximum_write_without_response": Int(p.maximumWriteWithoutResponse),
+            "object": p.object, "id": p.id, "address": p.address, "addressType": p.addressType, "adapter": p.adapter,
+            "advertisingName": p.advertisingName, "advertisingNameSeen": p.advertisingNameSeen, "gapName": p.gapName,
+            "gapNameSeen": p.gapNameSeen, "name": p.name, "nameSource": p.nameSource, "connected": p.connected,
+            "rssi": Int(p.rssi), "services": p.services, "lastSeen": p.lastSeen,
+            "mtu": Int(p.mtu), "maximumWriteWithResponse": Int(p.maximumWriteWithResponse),
+            "maximumWriteWithoutResponse": Int(p.maximumWriteWithoutResponse),
             "paired": p.paired, "bonded": p.bonded, "trusted": p.trusted,
         ]
     }

@@ -184,7 +184,7 @@ struct AdapterStateTests {
         restored = try await Self.restored(d, T.id)
         #expect(restored["adapter_state"] == .string("poweredOff"))
         let status = try #require(try JSONSerialization.jsonObject(with: Data(try await d.daemon.statusJSON().utf8)) as? [String: Any])
-        #expect(status["adapter_state"] as? String == "poweredOff" && status["adapter_roles"] as? [String] == ["central"])
+        #expect(status["adapterState"] as? String == "poweredOff" && status["adapterRoles"] as? [String] == ["central"])
         await d.stop()
     }
 

@@ -24,6 +24,6 @@ struct InboxDepthTests {
     static func inbox(_ json: String) throws -> (queued: Int, highWater: Int) {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let inbox = try #require(object["inbox"] as? [String: Any], "no inbox in \(json)")
-        return (try #require(inbox["queued"] as? Int), try #require(inbox["high_water"] as? Int))
+        return (try #require(inbox["queued"] as? Int), try #require(inbox["highWater"] as? Int))
     }
 }

@@ -73,7 +73,7 @@ struct QuotaTests {
         let users = try #require(quotas["users"] as? [[String: Any]])
         let malloryUse = try #require(users.first { $0["uid"] as? Int == 1001 }?["use"] as? [String: Any])
         #expect(malloryUse["identifiers"] as? Int == 2 && malloryUse["intents"] as? Int == 1 && malloryUse["subscriptions"] as? Int == 1)
-        #expect(malloryUse["stored-events"] as? Int == 2000)
+        #expect(malloryUse["storedEvents"] as? Int == 2000)
         #expect(users.first { $0["uid"] as? Int == 0 }?["use"].flatMap { ($0 as? [String: Any])?["identifiers"] as? Int } == 3)
         // A user's own Status does not show the bounds' table.
         #expect(!(try await d.daemon.statusJSON(for: Self.mallory)).contains("\"quotas\""))

@@ -32,7 +32,7 @@ struct RelaunchLimitRestartTests {
             return try await second.daemon.statusJSON().contains("\"state\":\"limited\"")
         }
         #expect(again.starts.isEmpty, "the five starts before the restart count: \(again.starts)")
-        #expect(try await second.daemon.statusJSON().contains("\"starts_in_window\":5"))
+        #expect(try await second.daemon.statusJSON().contains("\"startsInWindow\":5"))
         await second.stop()
     }
 }

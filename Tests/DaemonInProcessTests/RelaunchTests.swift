@@ -114,7 +114,7 @@ struct RelaunchTests {
         }
         #expect(launcher.starts.count == 5)
         let status = try await d.daemon.statusJSON()
-        #expect(status.contains("\"bus_name\":\"org.example.Band\"") && status.contains("Spawn.ChildExited"), "\(status)")
+        #expect(status.contains("\"busName\":\"org.example.Band\"") && status.contains("Spawn.ChildExited"), "\(status)")
         // Values inside the window start nothing; after it, the next value does.
         await push(d, 2)
         try await eventually("the second value stored") { RestoreCycleTests.values(try await d.events(Band.id)).count == 2 }

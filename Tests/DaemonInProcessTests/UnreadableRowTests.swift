@@ -37,7 +37,7 @@ struct UnreadableRowTests {
 
         let second = try await InProcessDaemon(fake: fake, directory: directory)
         let status = try #require(try JSONSerialization.jsonObject(with: Data(try await second.daemon.statusJSON().utf8)) as? [String: Any])
-        let rows = status["unreadable_rows"] as? [[String: Any]] ?? []
+        let rows = status["unreadableRows"] as? [[String: Any]] ?? []
         #expect(rows.contains { $0["table"] as? String == "connection_intent" && $0["identifier"] as? String == "band" }, "\(status)")
         #expect(await second.state(T.id, T.band) == nil, "the unreadable intent is not resumed")
         let identifiers = (status["identifiers"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }

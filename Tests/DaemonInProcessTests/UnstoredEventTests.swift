@@ -46,7 +46,7 @@ struct UnstoredEventTests {
         let status = try await d.daemon.statusJSON()
         // (Whether the store refuses writes right now may have changed since:
         // a small commit can find room again; the count cannot change.)
-        #expect(status.contains("\"refusing_writes\":") && status.contains("\"unstored_events\":\(unstored)"), "\(status)")
+        #expect(status.contains("\"refusingWrites\":") && status.contains("\"unstoredEvents\":\(unstored)"), "\(status)")
 
         // Room again: the next commit succeeds and the store counts what it lost.
         try d.store.uncapSizeForTesting()

@@ -28,7 +28,7 @@ import Testing
     /// The intent's bond as `Status` shows it (store v11): bonded, identity address.
     static func bond(_ h: Harness) async throws -> [Bool?] {
         let entry = try await h.control.connections().first
-        return [entry?["bonded"] as? Bool, entry?["identity_address"] as? Bool]
+        return [entry?["bonded"] as? Bool, entry?["identityAddress"] as? Bool]
     }
 
     /// How many pairings relinkd made, over every relinkd log of the test.

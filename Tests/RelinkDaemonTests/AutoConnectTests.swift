@@ -246,17 +246,17 @@ import Testing
             try await connectKnownOnlyThenLoseTheLock(h) { try await h.waitForEvents("connected", count: 1) }
             func entry() async throws -> [String: Any] { try #require(try await h.control.connections().first) }
             // At once: the link went down.
-            #expect((try await entry()["last_error"] as? String)?.contains("LinkLost") == true)
+            #expect((try await entry()["lastError"] as? String)?.contains("LinkLost") == true)
             try await waitForBackoff(h, number: 1)
             let down = try await entry()
-            let error = try #require(down["last_error"] as? String, "no last_error while the lock is away: \(down)")
+            let error = try #require(down["lastError"] as? String, "no lastError while the lock is away: \(down)")
             #expect(error.contains("le-connection-abort-by-local"), "\(error)")
             #expect((down["attempt"] as? Int ?? 0) >= 2)
-            let at = try #require(down["last_error_at"] as? Int64 ?? (down["last_error_at"] as? Int).map(Int64.init))
+            let at = try #require(down["lastErrorAtMs"] as? Int64 ?? (down["lastErrorAtMs"] as? Int).map(Int64.init))
             #expect(abs(Double(at) / 1000 - Date().timeIntervalSince1970) < 60)
             try await h.bench.inRange("lock")
             try await h.waitForEvents("connected", count: 2)
-            #expect(try await entry()["last_error"] == nil, "the error outlived the link's return")
+            #expect(try await entry()["lastError"] == nil, "the error outlived the link's return")
         }
     }
 

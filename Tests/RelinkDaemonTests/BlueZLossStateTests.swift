@@ -122,14 +122,14 @@ import Testing
             try await h.startRelinkd()  // up only if it started without bluetoothd's objects
             try await h.waitUntilReady()
             let status = try await h.control.status()
-            #expect(status["adapter_state"] as? String == "bluetoothdMissing", "\(status)")
+            #expect(status["adapterState"] as? String == "bluetoothdMissing", "\(status)")
             #expect(kill(pid, SIGCONT) == 0)
             hung = false
             try await h.waitUntilNotificationsFlow(timeout: .seconds(60))
             try await h.push([71])
             try await h.waitUntilHandled()
             #expect(try await h.testValues() == [70, 71])
-            #expect(try await h.control.status()["adapter_state"] as? String == "poweredOn")
+            #expect(try await h.control.status()["adapterState"] as? String == "poweredOn")
         }
     }
 }

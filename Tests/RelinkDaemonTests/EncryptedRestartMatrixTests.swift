@@ -172,7 +172,7 @@ import Testing
         let ids = try await h.control.status()["identifiers"] as? [[String: Any]] ?? []
         let entry = (ids.first { $0["id"] as? String == lock.id }?["connections"] as? [[String: Any]])?.first
         return Intent(address: entry?["address"] as? String, bonded: entry?["bonded"] as? Bool,
-                      identityAddress: entry?["identity_address"] as? Bool)
+                      identityAddress: entry?["identityAddress"] as? Bool)
     }
 
     /// relinkd's own view agrees with bluetoothd's storage (issue 24 item 3):

@@ -39,18 +39,18 @@ struct FullDiskTests {
             let filler = state + "/filler"
             Self.fill(filler)
             try await eventually(timeout: .seconds(30), "the store refuses writes") {
-                ((try await h.control.status()["store"] as? [String: Any])?["refusing_writes"] as? Bool) == true
+                ((try await h.control.status()["store"] as? [String: Any])?["refusingWrites"] as? Bool) == true
             }
             try await eventually(timeout: .seconds(30), "40 values not stored") {
-                ((try await h.control.status()["store"] as? [String: Any])?["unstored_events"] as? Int ?? 0) >= 40
+                ((try await h.control.status()["store"] as? [String: Any])?["unstoredEvents"] as? Int ?? 0) >= 40
             }
             // Room again while values stream: the store takes them and counts what it lost.
             try FileManager.default.removeItem(atPath: filler)
             try await eventually(timeout: .seconds(30), "the store takes writes again") {
-                ((try await h.control.status()["store"] as? [String: Any])?["refusing_writes"] as? Bool) == false
+                ((try await h.control.status()["store"] as? [String: Any])?["refusingWrites"] as? Bool) == false
             }
             try await h.waitUntilBandStopped()
-            let unstored = try #require((try await h.control.status()["store"] as? [String: Any])?["unstored_events"] as? Int)
+            let unstored = try #require((try await h.control.status()["store"] as? [String: Any])?["unstoredEvents"] as? Int)
 
             // After a restart, what the store says: each counter stored or counted.
             #expect(h.stopRelinkd() == 0)

@@ -157,6 +157,8 @@ import RelinkModel
             expected[event.kind.payloadKey]?["atMs"] = 1_795_968_000_123
             let object = try #require(try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any])
             #expect(NSDictionary(dictionary: object).isEqual(to: expected), "\(stored)")
+            // The one casing (docs/api/README.md#json), on the wire and stored.
+            #expect(JSONKey.keysNotCamelCase(in: object).isEmpty, "\(stored)")
             let decoded = try RelinkEvent.decoded(kind: event.kind, json: Data(stored.utf8))
             #expect(decoded.event == event && decoded.at == Date(timeIntervalSince1970: 1_795_968_000.123))
         }

@@ -50,10 +50,10 @@ struct StoreStartupTests {
             #expect(entry["path"] as? String == database)
             #expect(entry["reason"] as? String == "corrupt")
             #expect((entry["message"] as? String)?.contains("corrupt") == true)
-            let movedTo = try #require(entry["moved_to"] as? String)
+            let movedTo = try #require(entry["movedTo"] as? String)
             #expect(movedTo.hasPrefix(h.directory + "/state/quarantine/relink-") && movedTo.hasSuffix("-corrupt.sqlite"))
             #expect(FileManager.default.fileExists(atPath: movedTo))
-            let at = try #require((entry["at"] as? NSNumber)?.int64Value)
+            let at = try #require((entry["atMs"] as? NSNumber)?.int64Value)
             #expect(at >= before - 1000 && at <= after + 1000)
         }
     }

@@ -22,7 +22,7 @@ import Testing
             #expect(kept.stdout.contains("\(Self.id): cancelled \(CtlHarness.lockAddress); bond kept: another identifier"), "\(kept)")
             let removed = try await h.ok("--json", "cancel", Self.other, CtlHarness.lockAddress, "--remove-bond")
             let json = try removed.jsonObject()
-            #expect(json["bond_removed"] as? Bool == true && json["reason"] as? String == "", "\(removed)")
+            #expect(json["bondRemoved"] as? Bool == true && json["reason"] as? String == "", "\(removed)")
             // Peripheral1 follows the device object bluetoothd removed (no scan re-adds it here).
             try await eventually(timeout: .seconds(10), "peripherals no longer shows the bond") {
                 (try? await h.ctl("peripherals"))?.stdout.contains("bonded") == false

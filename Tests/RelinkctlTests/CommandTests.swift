@@ -19,9 +19,9 @@ import Testing
             #expect(restored["new"] as? Bool == false)
             #expect(restored["object"] as? String == "/org/relink/central/front_2ddoor")
             #expect((restored["peripherals"] as? [Any])?.isEmpty == true)
-            #expect(restored["last_sequence"] as? Int == 0)
-            #expect(restored["adapter_state"] as? String == "poweredOn")
-            #expect(restored["adapter_roles"] as? [String] == ["central", "peripheral", "central-peripheral"])
+            #expect(restored["lastSequence"] as? Int == 0)
+            #expect(restored["adapterState"] as? String == "poweredOn")
+            #expect(restored["adapterRoles"] as? [String] == ["central", "peripheral", "central-peripheral"])
 
             // list and show, plain and --json.
             let list = try await h.ok("list")
@@ -30,39 +30,39 @@ import Testing
             #expect((try listJSON.json() as? [[String: Any]])?.map { $0["identifier"] as? String } == ["front-door"])
             let show = try await h.ok("--json", "show", Self.id)
             let central = try show.jsonObject()
-            #expect(central["Identifier"] as? String == Self.id)
-            #expect(central["Scanning"] as? Bool == false)
+            #expect(central["identifier"] as? String == Self.id)
+            #expect(central["scanning"] as? Bool == false)
             #expect((try await h.ok("show", Self.id)).stdout.contains("Identifier: front-door"))
             // --event-limit changes the bound; relinkd refuses one out of range.
-            #expect(central["EventLimit"] as? Int == 1000)
+            #expect(central["eventLimit"] as? Int == 1000)
             try await h.ok("register", Self.id, "--event-limit", "5000")
-            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["EventLimit"] as? Int == 5000)
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["eventLimit"] as? Int == 5000)
             let tooMany = try await h.ctl("register", Self.id, "--event-limit", "100001")
             #expect(tooMany.status == 1 && tooMany.stderr.contains("event_limit"), "\(tooMany)")
 
             // scan and stop-scan show in the Central1 properties.
             try await h.ok("scan", Self.id, "8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b")
             let scanning = try await h.ok("--json", "show", Self.id).jsonObject()
-            #expect(scanning["Scanning"] as? Bool == true)
-            #expect(scanning["ScanServices"] as? [String] == ["8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"])
+            #expect(scanning["scanning"] as? Bool == true)
+            #expect(scanning["scanServices"] as? [String] == ["8e7f1a00-4b2c-4d1e-9a3f-72656c696e6b"])
             try await h.ok("stop-scan", Self.id)
-            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["Scanning"] as? Bool == false)
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["scanning"] as? Bool == false)
 
             // status names relinkd's version and the identifier.
             let status = try await h.ok("--json", "status").jsonObject()
-            #expect(status["Version"] is String)
-            #expect(status["Adapter"] as? String == "hci0")
-            #expect(status["AdapterState"] as? String == "poweredOn")
-            #expect((status["Status"] as? [String: Any])?["adapter_state"] as? String == "poweredOn")
-            let ids = (status["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]]
+            // One document, one casing: Manager1's properties and Status's entries side by side.
+            #expect(status["version"] is String && status["Status"] == nil && status["status"] == nil, "\(status)")
+            #expect(status["adapter"] as? String == "hci0")
+            #expect(status["adapterState"] as? String == "poweredOn")
+            let ids = status["identifiers"] as? [[String: Any]]
             #expect(ids?.map { $0["id"] as? String } == [Self.id])
             let plainStatus = try await h.ok("status")
             #expect(plainStatus.stdout.contains("Ready: true") && plainStatus.stdout.contains("  front-door: 0 connection(s), 0 subscription(s), scanning false"), "\(plainStatus)")
             #expect(plainStatus.stdout.contains("AdapterState: poweredOn (roles central, peripheral, central-peripheral)\n"), "\(plainStatus)")
             // relinkd's inbox: what waits now and the most that ever did (issue 33 item 4).
             #expect(plainStatus.stdout.range(of: #"\nInbox: \d+ queued, at most [1-9]\d* since relinkd started\n"#, options: .regularExpression) != nil, "\(plainStatus)")
-            let inbox = try #require((status["Status"] as? [String: Any])?["inbox"] as? [String: Any])
-            #expect((inbox["high_water"] as? Int ?? 0) >= 1 && inbox["queued"] is Int, "\(inbox)")
+            let inbox = try #require(status["inbox"] as? [String: Any])
+            #expect((inbox["highWater"] as? Int ?? 0) >= 1 && inbox["queued"] is Int, "\(inbox)")
 
             // Unknown identifier or peripheral: exit 4, the error name on stderr.
             for arguments in [["show", "back-door"], ["events", "back-door"], ["stop-scan", "back-door"], ["forget", "back-door"],
@@ -123,9 +123,9 @@ import Testing
             }
             #expect(line.contains(" attempt ") && line.contains(", last error: "), "\(line)")
             let json = try await h.ok("--json", "status").jsonObject()
-            let ids = (json["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
+            let ids = json["identifiers"] as? [[String: Any]] ?? []
             let connection = try #require(ids.first.flatMap { ($0["connections"] as? [[String: Any]])?.first })
-            #expect(connection["last_error"] is String && connection["last_error_at"] != nil, "\(connection)")
+            #expect(connection["lastError"] is String && connection["lastErrorAtMs"] != nil, "\(connection)")
         }
     }
 
@@ -142,7 +142,7 @@ import Testing
             #expect(line.contains(state + "/relink.sqlite") && line.contains(state + "/quarantine/relink-")
                     && line.contains("corrupt") && line.contains("EMPTY"), "\(plain)")
             let json = try await h.ok("--json", "status").jsonObject()
-            let entries = (json["Status"] as? [String: Any])?["quarantined"] as? [[String: Any]] ?? []
+            let entries = json["quarantined"] as? [[String: Any]] ?? []
             #expect(entries.count == 1 && entries.first?["path"] as? String == state + "/relink.sqlite", "\(json)")
         }
     }
@@ -154,8 +154,8 @@ import Testing
             let listed = try await h.ok("--json", "peripherals")
             let lock = try #require((try listed.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
             let mtu = try #require(lock["mtu"] as? Int)
-            #expect(mtu >= 23 && lock["maximum_write_with_response"] as? Int == 512
-                    && lock["maximum_write_without_response"] as? Int == mtu - 3, "\(lock)")
+            #expect(mtu >= 23 && lock["maximumWriteWithResponse"] as? Int == 512
+                    && lock["maximumWriteWithoutResponse"] as? Int == mtu - 3, "\(lock)")
             let plain = try await h.ok("peripherals")
             #expect(plain.stdout.contains("mtu \(mtu), largest write 512 with response, \(mtu - 3) without"), "\(plain)")
 
@@ -169,7 +169,7 @@ import Testing
                                                     stdin: lines.joined(separator: "\n\n") + "\n")
             #expect(streamed.status == 0, "\(streamed)")
             let counts = try streamed.jsonObject()
-            #expect(counts["values"] as? Int == 60 && counts["bytes"] as? Int == 300 && counts["maximum_length"] as? Int == mtu - 3, "\(counts)")
+            #expect(counts["values"] as? Int == 60 && counts["bytes"] as? Int == 300 && counts["maximumLength"] as? Int == mtu - 3, "\(counts)")
             try await eventually(timeout: .seconds(20), "the lock received all 60 streamed commands") {
                 (try await h.bench.get("lock")["writes"]?.intValue ?? 0) >= writesBefore + 60
             }
@@ -295,14 +295,14 @@ import Testing
             let last = try #require(stored.last?["sequence"] as? Int)
             try await h.ok("events", Self.id, "--ack")
             #expect(try await h.events(Self.id).allSatisfy { ($0["sequence"] as? Int ?? 0) > last })
-            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["Acknowledged"] as? Int == last)
+            #expect(try await h.ok("--json", "show", Self.id).jsonObject()["acknowledged"] as? Int == last)
 
             // peripherals: the lock, connected, with its names.
             let list = try await h.ok("--json", "peripherals")
             let lock = try #require((try list.json() as? [[String: Any]])?.first { $0["address"] as? String == CtlHarness.lockAddress })
             #expect((lock["id"] as? String)?.uppercased() == peripheral)
             #expect(lock["connected"] as? Bool == true)
-            #expect(lock["gap_name"] as? String == "Front Door")
+            #expect(lock["gapName"] as? String == "Front Door")
             #expect(try await h.ok("peripherals").stdout.contains(peripheral))
 
             // register now restores the lock with its subscription.
@@ -336,7 +336,7 @@ import Testing
             let last = try #require(printed.last)
             try await eventually(timeout: .seconds(5), "Acknowledged to reach \(last)") {
                 let show = try? await h.ctl("--json", "show", Self.id).jsonObject()
-                return (show?["Acknowledged"] as? Int).map { UInt64($0) >= last } == true
+                return (show?["acknowledged"] as? Int).map { UInt64($0) >= last } == true
             }
             #expect(try await h.events(Self.id).allSatisfy { UInt64($0["sequence"] as? Int ?? 0) > last })
         }

@@ -28,7 +28,7 @@ import Testing
             #expect(show.stdout.contains("Launch: \(name) on connected, value-notified; idle, 0 starts in the window"), "\(show)")
             let json = try await h.ok("--json", "show", Self.id).jsonObject()
             let launch = json["launch"] as? [String: Any]
-            #expect(launch?["bus_name"] as? String == name && launch?["wake_on"] as? [String] == ["connected", "value-notified"])
+            #expect(launch?["busName"] as? String == name && launch?["wakeOn"] as? [String] == ["connected", "value-notified"])
             // Durable: after relinkd is killed and started again.
             h.killRelinkd()
             try await h.startRelinkd()

@@ -11,7 +11,7 @@ import Testing
     /// The `state` of `identifier`'s only connection in `relinkctl status --json`.
     static func state(_ h: H, _ identifier: String) async throws -> String? {
         let status = try await h.ok("--json", "status").jsonObject()
-        let ids = (status["Status"] as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
+        let ids = status["identifiers"] as? [[String: Any]] ?? []
         let connections = ids.first { $0["id"] as? String == identifier }?["connections"] as? [[String: Any]]
         return connections?.first?["state"] as? String
     }

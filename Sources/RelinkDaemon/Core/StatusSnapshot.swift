@@ -66,69 +66,69 @@ struct StatusSnapshot: Sendable {
     /// `showingQuotas`: each user's use against their bounds (root's view).
     /// `inbox`: the loop's queue as it was when the document was made.
     func json(showingQuotas: Bool = true, inbox: DaemonInbox.Depth? = nil, visible: (RestoreIdentifier) -> Bool = { _ in true }) -> String {
+        document(showingQuotas: showingQuotas, inbox: inbox, visible: visible).json()
+    }
+
+    /// The document itself (see ``json(showingQuotas:inbox:visible:)``).
+    func document(showingQuotas: Bool = true, inbox: DaemonInbox.Depth? = nil, visible: (RestoreIdentifier) -> Bool = { _ in true }) -> StatusDocument {
         var intentsByIdentifier: [RestoreIdentifier: [ConnectionIntentID]] = [:]
         for intent in machines.keys { intentsByIdentifier[intent.identifier, default: []].append(intent) }
         var subscriptionCounts: [RestoreIdentifier: Int] = [:]
         for subscription in planner.subscriptions { subscriptionCounts[subscription.identifier, default: 0] += 1 }
-        var ids: [[String: Any]] = []
+        var ids: [StatusDocument.Identifier] = []
         for id in identifiers.sorted() where visible(id) {
-            var connections: [[String: Any]] = []
+            var connections: [StatusDocument.Connection] = []
             for intent in (intentsByIdentifier[id] ?? []).sorted() {
                 guard let machine = machines[intent] else { continue }
-                var entry: [String: Any] = ["peripheral": intent.peripheral.description, "state": Daemon.stateName(machine.state)]
-                if let address = machine.knownAddress { entry["address"] = address.string }
-                entry["attempt"] = machine.attempt
                 let bond = intentFacts.bonds[intent] ?? IntentBond()
-                entry["bonded"] = bond.bonded
-                entry["identity_address"] = bond.identityAddress
+                var entry = StatusDocument.Connection(peripheral: intent.peripheral.description, state: Daemon.stateName(machine.state),
+                                                      address: machine.knownAddress?.string, attempt: machine.attempt,
+                                                      bonded: bond.bonded, identityAddress: bond.identityAddress)
                 if machine.state.isLinkUp {
                     // Subscribed characteristics the link does not carry yet
                     // (waiting for them to appear, or rediscovering).
                     let unarmed = planner.unarmed(of: intent.peripheral, for: id)
-                    if !unarmed.isEmpty { entry["unarmed"] = unarmed.map(\.description) }
+                    if !unarmed.isEmpty { entry.unarmed = unarmed.map(\.description) }
                 }
                 if let last = intentFacts.failures[intent] {
-                    entry["last_error"] = last.failure.description
-                    entry["last_error_at"] = last.at.unixMilliseconds
+                    entry.lastError = last.failure.description
+                    entry.lastErrorAtMs = last.at.unixMilliseconds
                 }
                 connections.append(entry)
             }
-            var entry: [String: Any] = ["id": id.rawValue, "connections": connections, "subscriptions": subscriptionCounts[id] ?? 0,
-                                        "scanning": scanIntents[id] != nil]
-            if let launch = relaunch.entry(id) { entry["launch"] = launch }
-            ids.append(entry)
+            ids.append(StatusDocument.Identifier(id: id.rawValue, connections: connections, subscriptions: subscriptionCounts[id] ?? 0,
+                                                 scanning: scanIntents[id] != nil, launch: relaunch.entry(id)))
         }
         let adapterStatus = adapterStatus ?? AdapterStatus(.bluetoothdMissing)
-        var object: [String: Any] = ["ready": ready, "adapter": adapter, "identifiers": ids, "discovering": discovering,
-                                     "adapter_state": adapterStatus.state.rawValue, "adapter_roles": adapterStatus.roles.map(\.rawValue),
-                                     "quarantined": Self.quarantineEntries(store.quarantined),
-                                     "store": store.health.entry,
-                                     "unreadable_rows": store.unreadableRows.filter { row in
-                                         (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
-                                     }.map { ["table": $0.table, "identifier": $0.identifier ?? "", "reason": $0.reason] }]
-        if showingQuotas, let quotas = store.quotas { object["quotas"] = Self.quotaEntry(quotas.ledger, quotas.bounds) }
-        if let inbox { object["inbox"] = ["queued": inbox.queued, "high_water": inbox.highWater] }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return StatusDocument(
+            ready: ready, adapter: adapter, discovering: discovering,
+            adapterState: adapterStatus.state.rawValue, adapterRoles: adapterStatus.roles.map(\.rawValue),
+            identifiers: ids, quarantined: Self.quarantineEntries(store.quarantined), store: store.health.entry,
+            unreadableRows: store.unreadableRows.filter { row in
+                (try? RestoreIdentifier(row.identifier ?? "")).map(visible) ?? true
+            }.map { StatusDocument.UnreadableRow(table: $0.table, identifier: $0.identifier ?? "", reason: $0.reason) },
+            quotas: showingQuotas ? store.quotas.map { Self.quotaEntry($0.ledger, $0.bounds) } : nil,
+            inbox: inbox.map { StatusDocument.Inbox(queued: $0.queued, highWater: $0.highWater) })
     }
 
     /// `quotas`: the bounds of every user but root, and each user's use
     /// (root's too, unbounded: `bounded` false), by UID.
-    static func quotaEntry(_ ledger: QuotaLedger, _ bounds: UserBounds) -> [String: Any] {
-        let limits = Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.rawValue, bounds[$0]) })
-        let users = ledger.uses().sorted { $0.key < $1.key }.map { uid, use -> [String: Any] in
-            ["uid": uid, "bounded": uid != 0, "use": Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.rawValue, use[$0]) })]
+    static func quotaEntry(_ ledger: QuotaLedger, _ bounds: UserBounds) -> StatusDocument.Quotas {
+        let limits = Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.jsonKey, bounds[$0]) })
+        let users = ledger.uses().sorted { $0.key < $1.key }.map { uid, use in
+            StatusDocument.Quotas.User(uid: uid, bounded: uid != 0,
+                                       use: Dictionary(uniqueKeysWithValues: QuotaBound.allCases.map { ($0.jsonKey, use[$0]) }))
         }
-        return ["bounds": limits, "users": users]
+        return StatusDocument.Quotas(bounds: limits, users: users)
     }
 
     /// The databases the store moved aside when relinkd started (it then
     /// started EMPTY), for every caller: the whole store is concerned, not
     /// one identifier. Empty on a usual start.
-    static func quarantineEntries(_ files: [QuarantinedFile]) -> [[String: Any]] {
+    static func quarantineEntries(_ files: [QuarantinedFile]) -> [StatusDocument.QuarantinedStore] {
         files.map { file in
-            ["path": file.originalPath, "moved_to": file.quarantinedPath, "reason": file.reason.tag,
-             "message": file.reason.description, "at": file.quarantinedAt.unixMilliseconds]
+            StatusDocument.QuarantinedStore(path: file.originalPath, movedTo: file.quarantinedPath, reason: file.reason.tag,
+                                            message: file.reason.description, atMs: file.quarantinedAt.unixMilliseconds)
         }
     }
 }

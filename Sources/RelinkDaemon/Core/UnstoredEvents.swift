@@ -1,5 +1,6 @@
 import RelinkModel
 import RelinkStore
+import RelinkAPI
 
 /// Events that were numbered but never stored because their commit failed
 /// (a full disk, a store gone read-only), and how that is journalled.
@@ -63,10 +64,8 @@ struct UnstoredEvents: Sendable {
         var lastError: String?
 
         /// `Status`'s `store` entry.
-        var entry: [String: Any] {
-            var entry: [String: Any] = ["refusing_writes": refusing, "unstored_events": unstoredEvents]
-            if let lastError { entry["last_error"] = lastError }
-            return entry
+        var entry: StatusDocument.StoreHealth {
+            StatusDocument.StoreHealth(refusingWrites: refusing, unstoredEvents: unstoredEvents, lastError: lastError)
         }
     }
 

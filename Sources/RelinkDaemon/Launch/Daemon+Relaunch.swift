@@ -208,16 +208,15 @@ struct RelaunchStatus: Sendable {
     }
 
     /// An identifier's `launch` entry; nil when it has no spec.
-    func entry(_ id: RestoreIdentifier) -> [String: Any]? {
+    func entry(_ id: RestoreIdentifier) -> StatusDocument.Launch? {
         guard let spec = state.specs[id] else { return nil }
-        var entry: [String: Any] = ["bus_name": spec.busName, "wake_on": spec.wakeOn]
-        if let unit = spec.systemdUnit { entry[LaunchOptions.systemdUnitKey] = unit }
         let target = state.policy.targets[spec.busName]
-        entry["state"] = target?.phase.name ?? "idle"
-        entry["starts_in_window"] = target.map { t in t.starts.count { s in now.map { s.advanced(by: state.policy.limits.window) > $0 } ?? true } } ?? 0
-        if let failure = target?.lastFailure { entry["last_error"] = failure }
+        var entry = StatusDocument.Launch(
+            busName: spec.busName, wakeOn: spec.wakeOn, systemdUnit: spec.systemdUnit, state: target?.phase.name ?? "idle",
+            startsInWindow: target.map { t in t.starts.count { s in now.map { s.advanced(by: state.policy.limits.window) > $0 } ?? true } } ?? 0,
+            lastError: target?.lastFailure)
         switch target?.phase {
-        case .limited(let until)?, .backingOff(let until)?, .waitingForRegister(let until)?: entry["until"] = unixMilliseconds(until)
+        case .limited(let until)?, .backingOff(let until)?, .waitingForRegister(let until)?: entry.untilMs = unixMilliseconds(until)
         default: break
         }
         return entry

@@ -18,7 +18,7 @@ struct CancelCommand: AsyncParsableCommand {
                 try await manager.cancel(identifier, peripheral: peripheral, removeBond: true)
             }
             if global.json {
-                Output.json(["identifier": identifier, "peripheral": peripheral, "cancelled": true, "bond_removed": outcome.removed, "reason": outcome.reason])
+                Output.json(["identifier": identifier, "peripheral": peripheral, "cancelled": true, "bondRemoved": outcome.removed, "reason": outcome.reason])
             } else {
                 Output.line("\(identifier): cancelled \(peripheral); " + (outcome.removed ? "bond removed" : "bond kept: \(outcome.reason)"))
             }

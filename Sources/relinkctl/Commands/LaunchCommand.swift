@@ -41,7 +41,7 @@ struct LaunchCommand: AsyncParsableCommand {
         let (identifier, spec) = (target.identifier, try spec())
         try await global.withManager(identifier: identifier) { manager in try await manager.setLaunch(identifier, spec) }
         if global.json {
-            Output.json(["identifier": identifier, "bus_name": spec?.busName ?? "", "wake_on": spec?.wakeOn ?? []])
+            Output.json(["identifier": identifier, "busName": spec?.busName ?? "", "wakeOn": spec?.wakeOn ?? []])
         } else if let spec {
             Output.line("\(identifier): started by \(spec.busName) on \(spec.wakeOn.isEmpty ? "every event" : spec.wakeOn.joined(separator: ", "))")
         } else {

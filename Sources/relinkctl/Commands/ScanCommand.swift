@@ -38,8 +38,8 @@ struct ScanCommand: AsyncParsableCommand {
             try await manager.scan(identifier, services: uuids, options: .init(allowDuplicates: allowDuplicates, dataPrefixes: prefixes))
         }
         if global.json {
-            Output.json(["identifier": identifier, "scanning": true, "services": uuids, "allow_duplicates": allowDuplicates,
-                         "data_prefixes": prefixes.sorted().map(\.text)])
+            Output.json(["identifier": identifier, "scanning": true, "services": uuids, "allowDuplicates": allowDuplicates,
+                         "dataPrefixes": prefixes.sorted().map(\.text)])
         } else {
             Output.line("\(identifier): scanning\(uuids.isEmpty ? "" : " for " + uuids.joined(separator: " "))")
         }

@@ -26,13 +26,13 @@ struct ShowCommand: AsyncParsableCommand {
             doc["connections"] = connections
             if let launch = entry?["launch"] { doc["launch"] = launch }
             if let advertisement = role?.advertisement {
-                doc["advertising"] = ["local_name": advertisement.localName ?? "", "waiting": role?.advertisementWaiting ?? false]
+                doc["advertising"] = ["localName": advertisement.localName ?? "", "waiting": role?.advertisementWaiting ?? false]
             }
             Output.json(doc)
             return
         }
         Output.line("Object: \(path.rawValue)")
-        for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.value(props[key] ?? .string("")))") }
+        for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.text(props[key] ?? .string("")))") }
         for c in connections { Output.line("Connection: \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")") }
         if let role, let advertisement = role.advertisement {
             // docs/api/PeripheralManager1.md, advertising instances.
@@ -42,9 +42,9 @@ struct ShowCommand: AsyncParsableCommand {
         }
         if let launch = entry?["launch"] as? [String: Any] {
             // docs/relaunch.md: the spec and where its starts are (state, starts in the window, last error).
-            let wake = (launch["wake_on"] as? [String]).map { $0.isEmpty ? "every event" : $0.joined(separator: ", ") } ?? "every event"
-            Output.line("Launch: \(launch["bus_name"] ?? "?") on \(wake); \(launch["state"] ?? "idle"), \(launch["starts_in_window"] ?? 0) starts in the window"
-                        + ((launch["last_error"] as? String).map { ", last error: \($0)" } ?? ""))
+            let wake = (launch["wakeOn"] as? [String]).map { $0.isEmpty ? "every event" : $0.joined(separator: ", ") } ?? "every event"
+            Output.line("Launch: \(launch["busName"] ?? "?") on \(wake); \(launch["state"] ?? "idle"), \(launch["startsInWindow"] ?? 0) starts in the window"
+                        + ((launch["lastError"] as? String).map { ", last error: \($0)" } ?? ""))
         }
     }
 }

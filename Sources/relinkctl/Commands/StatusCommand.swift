@@ -15,14 +15,17 @@ struct StatusCommand: AsyncParsableCommand {
         let props = try await global.withManager { manager in try await manager.managerProperties() }
         let status = props["Status"]?.stringValue.map(Output.parsed) ?? [String: Any]()
         if global.json {
-            var doc = JSONForms.properties(props)
-            doc["Status"] = status
+            // One document: Manager1's properties under JSON keys, and the
+            // Status document's entries beside them (not a second copy under
+            // "status"; where both say a thing, Status's word is kept).
+            var doc = JSONForms.properties(props.filter { $0.key != Manager1Property.status.rawValue })
+            for (key, value) in status as? [String: Any] ?? [:] { doc[key] = value }
             Output.json(doc)
             return
         }
         // First: a store moved aside at start-up means relinkd started EMPTY.
         for file in (status as? [String: Any])?["quarantined"] as? [[String: Any]] ?? [] {
-            Output.line("Quarantined: \(file["path"] ?? "?") moved to \(file["moved_to"] ?? "?") (\(file["message"] ?? file["reason"] ?? "?"))"
+            Output.line("Quarantined: \(file["path"] ?? "?") moved to \(file["movedTo"] ?? "?") (\(file["message"] ?? file["reason"] ?? "?"))"
                         + "; relinkd started with an EMPTY store")
         }
         for key in ["Version", "Adapter", "Ready", "Discovering"] {
@@ -30,7 +33,7 @@ struct StatusCommand: AsyncParsableCommand {
             // One discovery for every scan and every connection that looks
             // for its device: true while no identifier says it scans is no contradiction.
             let why = key == "Discovering" && v.unwrapped == .boolean(true) ? " (for a scan, or a connection looking for its device)" : ""
-            Output.line("\(key): \(JSONForms.value(v))\(why)")
+            Output.line("\(key): \(JSONForms.text(v))\(why)")
         }
         if case .string(let state)? = props[Manager1Property.adapterState.rawValue]?.unwrapped {
             let roles = (props[Manager1Property.adapterRoles.rawValue].map(JSONForms.value) as? [String]) ?? []
@@ -44,11 +47,11 @@ struct StatusCommand: AsyncParsableCommand {
             for c in connections {
                 var line = "    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")"
                 if let attempt = c["attempt"] as? Int, attempt > 0 { line += " attempt \(attempt)" }
-                if c["bonded"] as? Bool == true { line += c["identity_address"] as? Bool == true ? " bonded (identity address)" : " bonded" }
+                if c["bonded"] as? Bool == true { line += c["identityAddress"] as? Bool == true ? " bonded (identity address)" : " bonded" }
                 if let unarmed = c["unarmed"] as? [String], !unarmed.isEmpty {
                     line += ", not armed (no notifications yet): \(unarmed.joined(separator: ", "))"
                 }
-                if let error = c["last_error"] as? String { line += ", last error: \(error)" }
+                if let error = c["lastError"] as? String { line += ", last error: \(error)" }
                 Output.line(line)
             }
         }
@@ -58,7 +61,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         // relinkd's queue of inputs, unbounded by count: how far it ever fell behind.
         if let inbox = (status as? [String: Any])?["inbox"] as? [String: Any], let queued = inbox["queued"] as? Int,
-           let highWater = inbox["high_water"] as? Int {
+           let highWater = inbox["highWater"] as? Int {
             Output.line("Inbox: \(queued) queued, at most \(highWater) since relinkd started")
         }
     }
@@ -69,7 +72,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// refused with `QuotaExceeded`.
     static func quotaLines(_ quotas: [String: Any]) -> [String] {
         let bounds = quotas["bounds"] as? [String: Any] ?? [:]
-        func limit(_ bound: QuotaBound) -> Int? { bounds[bound.rawValue] as? Int }
+        func limit(_ bound: QuotaBound) -> Int? { bounds[bound.jsonKey] as? Int }
         let names = QuotaBound.allCases
         var lines = ["Quotas (per user but root, /etc/relink/relinkd.conf): "
                      + names.map { "\($0) \(limit($0).map(String.init) ?? "?")" }.joined(separator: ", ")]
@@ -80,7 +83,7 @@ struct StatusCommand: AsyncParsableCommand {
             let bounded = user["bounded"] as? Bool ?? true
             let use = user["use"] as? [String: Any] ?? [:]
             let amounts = names.map { bound -> String in
-                let used = use[bound.rawValue] as? Int ?? 0
+                let used = use[bound.jsonKey] as? Int ?? 0
                 guard bounded, let max = limit(bound) else { return "\(bound) \(used)" }
                 return "\(bound) \(used)/\(max)\(used >= max ? " (full)" : "")"
             }

@@ -99,7 +99,7 @@ struct WriteCommand: AsyncParsableCommand {
         }
         if global.json {
             Output.json(target.json.merging([
-                "values": values, "bytes": bytes, "refused": refused, "maximum_length": maximum, "transport": transport,
+                "values": values, "bytes": bytes, "refused": refused, "maximumLength": maximum, "transport": transport,
             ]) { $1 })
         } else {
             Output.line("\(target.identifier): wrote \(values) value(s), \(bytes) byte(s) without response "

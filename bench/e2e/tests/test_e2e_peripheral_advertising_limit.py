@@ -78,7 +78,7 @@ def test_a_restored_advertisement_that_does_not_fit_waits_and_starts_when_anothe
     wait_until(waiting, 30, "the second advertisement shown as waiting")
     assert second.state()["advertisement"]["localName"] == SECOND_NAME
     assert f"Advertising: {SECOND_NAME}, waiting for an advertising instance" in relinkctl(hub, "show", SECOND)
-    assert json.loads(relinkctl(hub, "--json", "show", SECOND))["advertising"] == {"local_name": SECOND_NAME, "waiting": True}
+    assert json.loads(relinkctl(hub, "--json", "show", SECOND))["advertising"] == {"localName": SECOND_NAME, "waiting": True}
     assert "Advertising: waiting for an advertising instance" in relinkctl(hub, "peripheral-role", SECOND)
     hub.program.register()
     # The hub's advertisement is registered (bounded wait: after a bluetoothd

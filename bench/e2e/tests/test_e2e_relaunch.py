@@ -133,7 +133,7 @@ def test_relaunched_by_the_bus_after_both_were_killed_gets_the_reason_then_the_v
         first = first_run(argv, out)
         wait_until(lambda: push(bench, "live") or any(l.get("value") == "live" for l in lines(out)), 20,
                    "a live value in the first run", 0.5)
-        assert status_launch(root, IDENT)["bus_name"] == NAME
+        assert status_launch(root, IDENT)["busName"] == NAME
         # The first run's events (its live value may still be unacknowledged:
         # the client acknowledges later) are not the value pushed below.
         stored_before = max((seq for seq, _, _ in root.events(IDENT)), default=0)
@@ -234,7 +234,7 @@ def test_a_program_that_exits_at_once_is_started_at_most_five_times_in_the_windo
         count = start_count(starts)
         assert count == 5, f"started {count} times"
         launch = status_launch(root, "crash-loop")
-        assert launch["starts_in_window"] == 5 and "Spawn" in launch.get("last_error", ""), launch
+        assert launch["startsInWindow"] == 5 and "Spawn" in launch.get("lastError", ""), launch
         log = d.log_tail(2000)
         assert "relaunch-limit-reached" in log and name in log
     finally:

@@ -74,7 +74,7 @@ def test_a_band_notification_relaunches_the_band_client_after_both_were_killed(b
     try:
         wait_until(lambda: sum(1 for l in lines(out) if l["type"] == "event" and l["kind"] == "value-notified") >= 2, 30,
                    "the first run's heart-rate values")
-        assert status_launch(root, BAND_IDENT)["bus_name"] == BAND_NAME
+        assert status_launch(root, BAND_IDENT)["busName"] == BAND_NAME
         before = kill_both_and_restart(d, first, root, BAND_NAME, out)
         # The band streams: relinkd restores the link and the subscription,
         # the next value is committed with no client attached, the bus starts the client.
@@ -146,7 +146,7 @@ def test_a_crash_loop_is_started_at_most_five_times_in_the_window_across_a_relin
                    "the start limit reached after the restart", 0.5)
         count = start_count(starts)
         assert count == 5, f"started {count} times in the window, relinkd restart included\n" + d.log_tail(80)
-        assert status_launch(root, "crash-loop")["starts_in_window"] == 5
+        assert status_launch(root, "crash-loop")["startsInWindow"] == 5
     finally:
         d.kill9()
         os.unlink(service)

@@ -125,9 +125,9 @@ def test_a_users_unit_is_started_on_their_own_manager_and_never_on_another_users
         stop_unit(run)
         stop_manager()
         tries = iter(range(1000))
-        wait_until(lambda: "NotReady" in status_launch(root, IDENT).get("last_error", "")
+        wait_until(lambda: "NotReady" in status_launch(root, IDENT).get("lastError", "")
                    or push(bench, f"no-manager-{next(tries)}"), 60, "a failed start", 0.5)
-        why = status_launch(root, IDENT)["last_error"]
+        why = status_launch(root, IDENT)["lastError"]
         assert f"uid {ALICE}" in why and UNIT in why, why
         wait_until(lambda: "relaunch-failed" in d.log_tail(400), 10, "the failed start journalled")
         failed = [l for l in d.log_tail(400).splitlines() if "relaunch-failed" in l]

@@ -483,7 +483,7 @@ def test_a_user_may_have_relinkd_start_only_a_program_the_bus_runs_as_that_user(
         assert set_launch(scenario.bob, ALICE_ID, "org.relink.e2e.Bobs") == "org.relink.Error.UnknownIdentifier"
         status = json.loads(root.get("/org/relink", MANAGER, "Status"))
         bob = next(i for i in status["identifiers"] if i["id"] == BOB_ID)
-        assert bob["launch"]["bus_name"] == "org.relink.e2e.Bobs", "the refused calls changed nothing"
+        assert bob["launch"]["busName"] == "org.relink.e2e.Bobs", "the refused calls changed nothing"
         root.call("/org/relink", MANAGER, "SetLaunch", "sa{sv}",
                   [BOB_ID, {"bus_name": Variant("s", "org.relink.e2e.Roots"), "wake_on": Variant("as", ["write-request"])}])
     finally:

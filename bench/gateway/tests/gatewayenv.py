@@ -295,7 +295,7 @@ def links_up(gw: GatewayEnv) -> dict:
     """{identifier: connected?} from relinkctl status (root sees every
     user's identifiers). "connected-shared": a second identifier on a link
     another one holds."""
-    doc = gw.ctl_json("status").get("Status") or {}
+    doc = gw.ctl_json("status")
     return {i.get("id"): any(c.get("state") in ("connected", "connected-shared") for c in i.get("connections") or [])
             for i in doc.get("identifiers", [])}
 

@@ -301,7 +301,7 @@ def test_power_cut(gw):
 
 
 def adapter_state(gw) -> str:
-    return (gw.ctl_json("status").get("Status") or {}).get("adapter_state", "")
+    return gw.ctl_json("status").get("adapterState", "")
 
 
 @full_only

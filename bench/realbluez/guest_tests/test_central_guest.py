@@ -182,8 +182,8 @@ def test_database_descriptors_write_sizes_and_stream_on_real_bluetoothd(world):
     assert mtu is None or entry["mtu"] == mtu
     mtu = entry["mtu"]
     figures["mtu"] = mtu
-    assert entry["maximum_write_without_response"] == min(mtu - 3, 512)
-    assert entry["maximum_write_with_response"] == 512
+    assert entry["maximumWriteWithoutResponse"] == min(mtu - 3, 512)
+    assert entry["maximumWriteWithResponse"] == 512
 
     # The largest write with response: relinkd says 512 (an attribute's
     # largest value); measure what this bluetoothd takes, by bisection, and

@@ -103,10 +103,10 @@ def test_the_peripheral_role_for_a_program_of_an_ordinary_user(world):
         figures["user"] = {"name": USER, "uid": program.uid}
         # The identifier is the user's: root's Status shows it among theirs
         # (a published service, against their bounds).
-        status = json.loads(ctl_ok("--json", "status"))["Status"]
+        status = json.loads(ctl_ok("--json", "status"))
         assert IDENTIFIER in [i["id"] for i in status["identifiers"]], status
         use = next((u["use"] for u in status.get("quotas", {}).get("users", []) if u["uid"] == program.uid), None)
-        assert use and use["identifiers"] == 1 and use["published-services"] == 1, status.get("quotas")
+        assert use and use["identifiers"] == 1 and use["publishedServices"] == 1, status.get("quotas")
         figures["quota_use"] = use
 
         wait_for(lambda: active_advertisements() >= 1, 15, "relinkd's advertisement (the user's) registered with bluetoothd")

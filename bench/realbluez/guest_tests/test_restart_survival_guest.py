@@ -99,7 +99,7 @@ def status_of(identifier: str) -> Optional[dict]:
     status, out, _ = ctl("--json", "status")
     if status != 0:
         return None
-    doc = json.loads(out).get("Status") or {}
+    doc = json.loads(out)
     return next((i for i in doc.get("identifiers", []) if i.get("id") == identifier), None)
 
 
