@@ -77,11 +77,13 @@ let package = Package(
         .target(name: "BlueZFake", dependencies: ["BlueZ", "DBus", "RelinkModel"], swiftSettings: strict),
         // Restoration core: pure state machines over a Clock. No C imports.
         .target(name: "Restoration", dependencies: ["RelinkModel"], swiftSettings: strict),
+        // relinkd's decisions as one value: handle(input) -> [effect], no I/O.
+        .target(name: "DaemonCore", dependencies: ["RelinkModel", "Restoration"], swiftSettings: strict),
         // Daemon wiring: services, the actors that carry out the core's actions.
         .target(
             name: "RelinkDaemon",
             dependencies: [
-                "DBus", "BlueZ", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
+                "DBus", "BlueZ", "DaemonCore", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -128,6 +130,7 @@ let package = Package(
         .testTarget(name: "RelinkModelTests", dependencies: ["RelinkModel"], swiftSettings: strict),
         .testTarget(name: "RelinkAPITests", dependencies: ["RelinkAPI", "RelinkModel", "DBus"], swiftSettings: strict),
         .testTarget(name: "RestorationTests", dependencies: ["RelinkModel", "Restoration"], swiftSettings: strict),
+        .testTarget(name: "DaemonCoreTests", dependencies: ["DaemonCore", "RelinkModel", "Restoration"], swiftSettings: strict),
         // relinkd run as its own process on the bench, killed with SIGKILL.
         .testTarget(
             name: "RelinkDaemonTests",

@@ -83,7 +83,8 @@ import Testing
             let back = ContinuousClock.now
             try await h.waitForEvents("connected", count: 2)
             print("figure: lock back in range during a 4 s backoff to connected by auto-connect: \(ContinuousClock.now - back) (event polled)")
-            #expect(try await h.events("connected").map(\.route) == ["knownIdentifier", "backgroundAutoConnect"])
+            let routes = try await h.events("connected").map(\.route)
+            #expect(routes == ["knownIdentifier", "backgroundAutoConnect"], "routes \(routes), back after \(ContinuousClock.now - back)")
             try await h.waitUntilNotificationsFlow()
             try await h.push([31, 32])
             try await h.waitUntilHandled()

@@ -16,33 +16,27 @@ extension Daemon {
     /// committed with them.
     func startWatchingAdapter(lastAnnounced stored: AdapterStatus?) async {
         let status = await bluez.watchAdapter(adapterPath)
-        guard let announcement = core.adapter.start(status, lastAnnounced: stored) else {
-            logger.info("adapter \(adapterName) is \(status), as last announced", metadata: .journal([
-                .adapter: "\(adapterName)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(Self.rolesText(status))",
-            ]))
-            return
-        }
-        announce(announcement)
+        queue(core.handle(.adapterFound(status, lastAnnounced: stored)))
     }
 
     /// The BlueZ layer reported a new status of a watched adapter.
     func adapterStatusReported(_ path: ObjectPath, _ status: AdapterStatus) {
-        guard path == adapterPath, let announcement = core.adapter.observe(status) else { return }
-        announce(announcement)
+        guard path == adapterPath else { return }
+        queue(core.handle(.adapterReported(status)))
     }
 
     /// Tells programs of a new status: one journal line, `Manager1`'s
     /// properties, and an `adapter-state` event appended to every
     /// identifier's outbox in one commit with the status stored as the
     /// last one announced.
-    private func announce(_ announcement: AdapterWatch.Announcement) {
+    func announce(_ announcement: AdapterWatch.Announcement, to identifiers: [RestoreIdentifier]) {
         let status = announcement.status
         let level: Logger.Level = status.state == .poweredOn ? .notice : .warning
         logger.log(level: level, "adapter \(adapterName) is \(status.state.rawValue), was \(announcement.previous?.state.rawValue ?? "not known")",
                    metadata: Self.journalFields(announcement, adapter: adapterName))
         publisher?.setAdapterStatus(status)
         do {
-            var request = try Self.eventRequest(.adapterState(adapter: adapterName, status: status), to: core.identifiers.sorted())
+            var request = try Self.eventRequest(.adapterState(adapter: adapterName, status: status), to: identifiers)
             request.mutations.append(.putAdapterState(adapter: adapterName, status))
             enqueueGathered(request)
         } catch {

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 public import Logging
 public import RelinkStore
+import DaemonCore
 import Restoration
 public import RelinkModel
 public import RelinkAPI
@@ -31,7 +32,7 @@ public actor Daemon {
     }()
 
     /// The machines and the core's policies: what relinkd decides with.
-    var core = CoreState()
+    var core = DaemonCore<DaemonClock>()
     /// What relinkd knows of each peripheral.
     var known = PeripheralIndex()
     /// The loop's own bookkeeping: whether it waits, what runs next.
@@ -290,11 +291,7 @@ public actor Daemon {
 
     /// Feeds a machine one input and carries out its actions.
     func feed(_ intent: ConnectionIntentID, _ input: Machine.Input) async {
-        guard var machine = core.machines[intent] else { return }
-        if case .servicesResolved = input { core.linksCarried.remove(intent.peripheral) }  // a new link: nothing carried yet
-        let actions = machine.handle(input)
-        core.machines[intent] = machine
-        await perform(actions, for: intent)
+        await perform(core.handle(.machine(intent, input)))
     }
 
     /// The peripheral's current link carried a notified value or a
@@ -303,8 +300,7 @@ public actor Daemon {
     /// (``ConnectionStateMachine/linkCarried()``). Constant time on the
     /// value path after the first value of a link.
     func linkCarried(_ peripheral: PeripheralID) {
-        guard core.linksCarried.insert(peripheral).inserted else { return }
-        for intent in intents(of: peripheral) { loop.immediate.append((intent, .linkCarried)) }
+        queue(core.handle(.linkCarried(peripheral)))
     }
 
     func drainImmediate() async {
@@ -347,16 +343,11 @@ public actor Daemon {
     func peripheralID(for address: BluetoothAddress) -> PeripheralID? { known.peripheralByAddress[address.string] }
 
     /// Machines of intents for a peripheral, in intent order.
-    func intents(of peripheral: PeripheralID) -> [ConnectionIntentID] {
-        core.machines.keys.filter { $0.peripheral == peripheral }.sorted()
-    }
+    func intents(of peripheral: PeripheralID) -> [ConnectionIntentID] { core.intents(of: peripheral) }
 
     /// The identifiers with an intent or a subscription on a peripheral, sorted.
-    func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] {
-        Set(core.machines.keys.filter { $0.peripheral == peripheral }.map(\.identifier))
-            .union(core.planner.identifiers(subscribedOn: peripheral)).sorted()
-    }
+    func interestedIdentifiers(in peripheral: PeripheralID) -> [RestoreIdentifier] { core.interestedIdentifiers(in: peripheral) }
 }
 
 /// A connection state machine on the daemon's clock.
-typealias Machine = ConnectionStateMachine<DaemonClock>
+typealias Machine = DaemonCore<DaemonClock>.Machine

@@ -7,8 +7,8 @@ import RelinkStore
 import Restoration
 
 // The daemon's state, in pieces a reader can name. Each is a plain value the
-// daemon actor owns; the decisions themselves are the core's
-// (Restoration): the machines and the policies held in ``CoreState``.
+// daemon actor owns; the machines and the core's policies, and the decisions
+// made with them, are the ``DaemonCore`` (module DaemonCore).
 
 /// What the daemon works with: set once, at start.
 struct DaemonEnvironment: Sendable {
@@ -32,34 +32,6 @@ struct DaemonEnvironment: Sendable {
     let pairings = PairingGate()
     /// The agent's capability and the requests forwarded to clients (``PairingRequestBroker``).
     let pairingRequests = PairingRequestBroker()
-}
-
-/// The machines and the core's policies: what relinkd decides with.
-struct CoreState {
-    /// One connection state machine per intent.
-    var machines: [ConnectionIntentID: Machine] = [:]
-    /// Which intent owns a link, which share it.
-    var registry = OwnershipRegistry()
-    /// Every scan wish merged into one discovery filter.
-    var scans = ScanCoordinator()
-    /// Which characteristics to arm, and who gets a value.
-    var planner = SubscriptionPlanner()
-    /// The registered identifiers.
-    var identifiers: Set<RestoreIdentifier> = []
-    /// Each identifier's own scan.
-    var scanIntents: [RestoreIdentifier: ScanIntent] = [:]
-    /// Which name each identifier resolves first.
-    var namePreferences: [RestoreIdentifier: NamePreference] = [:]
-    /// Links lacking a subscribed characteristic (``GattGrace``).
-    var gattGrace = GattGrace()
-    /// Background auto-connect (``AutoConnectPolicy``).
-    var autoConnect = AutoConnectPolicy()
-    /// The adapter's state as programs are told of it (``AdapterWatch``).
-    var adapter = AdapterWatch()
-    /// Peripherals whose current link carried a notified value or a
-    /// successful StartNotify: their intents were told (``Daemon/linkCarried(_:)``)
-    /// once for the link. Emptied per peripheral as its next link comes up.
-    var linksCarried: Set<PeripheralID> = []
 }
 
 /// What relinkd knows of each peripheral.

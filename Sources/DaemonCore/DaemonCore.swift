@@ -1,0 +1,87 @@
+public import RelinkModel
+public import Restoration
+
+/// relinkd's decisions and the state they are made with, as one value with
+/// no I/O (docs/architecture.md, "The daemon core").
+///
+/// The `Daemon` actor takes each input from its inbox, hands what this core
+/// decides to ``handle(_:)``, and carries out the ``Effect``s it returns:
+/// BlueZ calls, store commits, signals, the journal. Nothing here awaits,
+/// reads a clock of its own or touches a file, so each decision is a table
+/// test (`Tests/DaemonCoreTests`) with no bus, no BlueZ and no SQLite.
+///
+/// Decided here so far: a connection machine's inputs (``Input/machine(_:_:)``),
+/// what a link that carried data means for its intents (``Input/linkCarried(_:)``)
+/// and when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
+/// ``Input/adapterReported(_:)``). The other areas still decide in the
+/// actor's own methods and move here one by one.
+public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
+    /// A connection state machine on the daemon's clock.
+    public typealias Machine = ConnectionStateMachine<C>
+
+    /// One connection state machine per intent.
+    public var machines: [ConnectionIntentID: Machine] = [:]
+    /// Which intent owns a link, which share it.
+    public var registry = OwnershipRegistry()
+    /// Every scan wish merged into one discovery filter.
+    public var scans = ScanCoordinator()
+    /// Which characteristics to arm, and who gets a value.
+    public var planner = SubscriptionPlanner()
+    /// The registered identifiers.
+    public var identifiers: Set<RestoreIdentifier> = []
+    /// Each identifier's own scan.
+    public var scanIntents: [RestoreIdentifier: ScanIntent] = [:]
+    /// Which name each identifier resolves first.
+    public var namePreferences: [RestoreIdentifier: NamePreference] = [:]
+    /// Links lacking a subscribed characteristic (``GattGrace``).
+    public var gattGrace = GattGrace()
+    /// Background auto-connect (``AutoConnectPolicy``).
+    public var autoConnect = AutoConnectPolicy()
+    /// The adapter's state as programs are told of it (``AdapterWatch``).
+    public var adapter = AdapterWatch()
+    /// Peripherals whose current link carried a notified value or a
+    /// successful StartNotify: their intents were told once for the link.
+    /// Emptied per peripheral as its next link comes up.
+    public internal(set) var linksCarried: Set<PeripheralID> = []
+
+    /// A core with nothing registered.
+    public init() {}
+
+    /// What the core is told.
+    public enum Input: Sendable {
+        /// A connection machine's input (BlueZ's report, a timer, a call).
+        case machine(ConnectionIntentID, Machine.Input)
+        /// The peripheral's current link carried a notified value or a StartNotify reply.
+        case linkCarried(PeripheralID)
+        /// Start-up found the adapter in `status`; `lastAnnounced` is the stored one.
+        case adapterFound(AdapterStatus, lastAnnounced: AdapterStatus?)
+        /// The BlueZ layer reported a new status of relinkd's adapter.
+        case adapterReported(AdapterStatus)
+    }
+
+    /// What the daemon carries out for an input, in order.
+    public enum Effect: Sendable {
+        /// Carry out a machine's actions (BlueZ calls, timers, events, store writes).
+        case machineActions(ConnectionIntentID, [Machine.Action])
+        /// Feed this machine input once the current input's actions are done
+        /// (the daemon's queue of immediate inputs).
+        case machineInputAfter(ConnectionIntentID, Machine.Input)
+        /// Tell programs of the adapter's new status: the journal,
+        /// `Manager1`'s properties, and an `adapter-state` event to each of
+        /// `identifiers`, stored with the status in one commit.
+        case announceAdapter(AdapterWatch.Announcement, identifiers: [RestoreIdentifier])
+        /// The adapter is as last announced: a journal line, nothing to tell.
+        case adapterAsAnnounced(AdapterStatus)
+    }
+
+    /// Decides what `input` means: the core's state changes and the effects
+    /// to carry out, in order.
+    public mutating func handle(_ input: Input) -> [Effect] {
+        switch input {
+        case .machine(let intent, let machineInput): feed(intent, machineInput)
+        case .linkCarried(let peripheral): linkCarried(peripheral)
+        case .adapterFound(let status, let stored): adapterFound(status, lastAnnounced: stored)
+        case .adapterReported(let status): adapterReported(status)
+        }
+    }
+}
