@@ -11,9 +11,11 @@ public import Restoration
 /// test (`Tests/DaemonCoreTests`) with no bus, no BlueZ and no SQLite.
 ///
 /// Decided here so far: a connection machine's inputs (``Input/machine(_:_:)``),
-/// what a link that carried data means for its intents (``Input/linkCarried(_:)``)
-/// and when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
-/// ``Input/adapterReported(_:)``). The other areas still decide in the
+/// what a link that carried data means for its intents (``Input/linkCarried(_:)``),
+/// when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
+/// ``Input/adapterReported(_:)``), and what bluetoothd gone or back and the
+/// adapter's power mean (``Input/bluetoothdLost``, ``Input/bluetoothdBack(_:adapterOn:)``,
+/// ``Input/adapterPowered(_:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -57,6 +59,12 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case adapterFound(AdapterStatus, lastAnnounced: AdapterStatus?)
         /// The BlueZ layer reported a new status of relinkd's adapter.
         case adapterReported(AdapterStatus)
+        /// bluetoothd left the bus or stopped answering.
+        case bluetoothdLost
+        /// bluetoothd answers again; `adapterOn`: its adapter is powered.
+        case bluetoothdBack(BluetoothdReturn, adapterOn: Bool)
+        /// relinkd's adapter was powered on or off.
+        case adapterPowered(Bool)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -72,6 +80,23 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case announceAdapter(AdapterWatch.Announcement, identifiers: [RestoreIdentifier])
         /// The adapter is as last announced: a journal line, nothing to tell.
         case adapterAsAnnounced(AdapterStatus)
+        /// Feed each of these machines the input, in this order, each one's
+        /// actions carried out before the next is fed.
+        case feedEach([ConnectionIntentID], Machine.Input)
+        /// bluetoothd is gone: the journal, and `Manager1.Ready` false.
+        case bluetoothdLost
+        /// bluetoothd is back: the journal, and `Manager1.Ready` true.
+        case bluetoothdBack(BluetoothdReturn)
+        /// The adapter's power changed: the journal.
+        case adapterPowerReported(Bool)
+        /// End every notify session relinkd holds (none survives the link).
+        case endNotifySessions
+        /// Read again the GATT database of every link whose services are resolved.
+        case readResolvedDatabases
+        /// Register every identifier's services and advertisement with bluetoothd.
+        case hostAll(reason: String)
+        /// After power-on: register again what bluetoothd no longer has.
+        case hostAfterPowerOn
     }
 
     /// Decides what `input` means: the core's state changes and the effects
@@ -82,6 +107,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .linkCarried(let peripheral): linkCarried(peripheral)
         case .adapterFound(let status, let stored): adapterFound(status, lastAnnounced: stored)
         case .adapterReported(let status): adapterReported(status)
+        case .bluetoothdLost: bluetoothdLost()
+        case .bluetoothdBack(let why, let adapterOn): bluetoothdBack(why, adapterOn: adapterOn)
+        case .adapterPowered(let on): adapterPowered(on)
         }
     }
 }

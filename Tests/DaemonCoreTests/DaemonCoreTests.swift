@@ -34,6 +34,14 @@ import Testing
             case .announceAdapter(let announcement, let identifiers):
                 "announce \(announcement.status.state.rawValue) after \(announcement.previous?.state.rawValue ?? "none") to \(identifiers.map(\.rawValue))"
             case .adapterAsAnnounced(let status): "as announced \(status.state.rawValue)"
+            case .feedEach(let intents, let input): "feed \(intents.map(\.identifier.rawValue)) \(input)"
+            case .bluetoothdLost: "bluetoothd lost"
+            case .bluetoothdBack(let why): "bluetoothd back \(why.rawValue)"
+            case .adapterPowerReported(let on): "powered \(on)"
+            case .endNotifySessions: "end notify sessions"
+            case .readResolvedDatabases: "read databases"
+            case .hostAll(let reason): "host all: \(reason)"
+            case .hostAfterPowerOn: "host after power-on"
             }
         }
     }
@@ -89,5 +97,27 @@ import Testing
         var fresh = Core()
         #expect(Self.names(fresh.handle(.adapterFound(off, lastAnnounced: nil))) == ["announce poweredOff after none to []"])
         #expect(fresh.adapter.current == off)
+    }
+
+    /// bluetoothd gone or back, the adapter's power: every machine hears
+    /// it in intent order, each fed in turn (one effect, carried out
+    /// machine by machine); notify sessions end with links; the adapter
+    /// seen powered after a restart is told; the peripheral role is hosted again.
+    @Test func bluetoothdAndThePowerReachEveryMachineInOrder() throws {
+        var core = try Self.core([ConnectionIntentID(identifier: try Self.identifier("b.lock"), peripheral: Self.lock),
+                                  ConnectionIntentID(identifier: try Self.identifier("a.band"), peripheral: Self.band)])
+        let all = #"["a.band", "b.lock"]"#
+        let table: [(Core.Input, [String])] = [
+            (.bluetoothdLost, ["bluetoothd lost", "end notify sessions", "feed \(all) bluetoothdRestarted"]),
+            (.bluetoothdBack(.restarted, adapterOn: true), ["bluetoothd back restarted", "end notify sessions", "feed \(all) bluetoothdRestarted",
+                                                            "feed \(all) adapterPowered(true)", "read databases", "host all: bluetoothd restarted"]),
+            (.bluetoothdBack(.answered, adapterOn: false), ["bluetoothd back answered", "end notify sessions", "feed \(all) bluetoothdRestarted",
+                                                            "read databases", "host all: bluetoothd restarted"]),
+            (.adapterPowered(false), ["powered false", "end notify sessions", "feed \(all) adapterPowered(false)"]),
+            (.adapterPowered(true), ["powered true", "feed \(all) adapterPowered(true)", "host after power-on"]),
+        ]
+        for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
+        var empty = Core()
+        #expect(Self.names(empty.handle(.bluetoothdLost)) == ["bluetoothd lost", "end notify sessions", "feed [] bluetoothdRestarted"])
     }
 }

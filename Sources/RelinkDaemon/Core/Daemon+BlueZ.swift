@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import Logging
 import RelinkStore
+import DaemonCore
 import Restoration
 import RelinkModel
 
@@ -15,48 +16,23 @@ extension Daemon {
         case .reset(.initial):
             break
         case .reset(let reason):
-            publisher?.setReady(true)
-            if reason == .accessGranted {
-                logger.notice("the bus lets relinkd call bluetoothd again: restoring every link", metadata: .journal([.event: "bluetoothd-access-granted"]))
-            } else if reason == .bluetoothdAnswered {
-                logger.notice("bluetoothd answers again: restoring every link", metadata: .journal([.event: "bluetoothd-answering"]))
-            } else {
-                logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+            // Read before the machines are fed: the BlueZ layer reports
+            // `.reset` once it has read the new bluetoothd's objects.
+            let adapterOn = await bluez.mirror.adapter(adapterPath)?.isOn == true
+            let why: DaemonCore<DaemonClock>.BluetoothdReturn = switch reason {
+            case .accessGranted: .accessGranted
+            case .bluetoothdAnswered: .answered
+            default: .restarted
             }
-            core.planner.resetAll()
-            writes.batch.held.endAll()
-            core.gattGrace.reset()
-            _ = core.scans.restart()  // the BlueZ layer re-applies discovery itself
-            for intent in core.machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
-            // A SIGTERMed bluetoothd powers the adapter off as it exits; the
-            // new one powers it on before relinkd reads its objects, so no
-            // Powered change is ever seen: the machines waiting for the
-            // adapter are told it is up (the core's contract).
-            if await bluez.mirror.adapter(adapterPath)?.isOn == true {
-                for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(true)) }
-            }
-            await readResolvedDatabases()
-            await hostAll(reason: "bluetoothd restarted")  // it forgot every application and advertisement
+            await perform(core.handle(.bluetoothdBack(why, adapterOn: adapterOn)))
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
             // could read the new bluetoothd's objects.
-            logger.warning("bluetoothd left the bus or does not answer: relinkd counts every link as gone", metadata: .journal([.event: "bluetoothd-lost"]))
-            publisher?.setReady(false)
-            core.planner.resetAll()
-            writes.batch.held.endAll()
-            core.gattGrace.reset()
-            for intent in core.machines.keys.sorted() { await feed(intent, .bluetoothdRestarted) }
+            await perform(core.handle(.bluetoothdLost))
         case .adapterPowered(let path, let on):
             guard path == adapterPath else { return }
-            logger.notice("adapter powered \(on ? "on" : "off")", metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
-            if on { _ = core.scans.restart() } else {
-                core.planner.resetAll()
-                writes.batch.held.endAll()
-                core.gattGrace.reset()
-            }
-            for intent in core.machines.keys.sorted() { await feed(intent, .adapterPowered(on)) }
-            if on { await hostAfterPowerOn() }
+            await perform(core.handle(.adapterPowered(on)))
         case .adapterStatus(let path, let status):
             adapterStatusReported(path, status)
         case .mirror(let change):

@@ -2,40 +2,61 @@ import DaemonCore
 import Logging
 import RelinkModel
 import Restoration
+import Systemd
 
 // Carrying out what the ``DaemonCore`` decided, effect by effect, in order.
 extension Daemon {
-    /// Carries out `effects` now, awaiting each.
+    /// Carries out `effects` in order, awaiting each.
     func perform(_ effects: [DaemonCore<DaemonClock>.Effect]) async {
         for effect in effects {
             switch effect {
             case .machineActions(let intent, let actions): await perform(actions, for: intent)
+            case .feedEach(let intents, let input): for intent in intents { await feed(intent, input) }
+            case .readResolvedDatabases: await readResolvedDatabases()
+            case .hostAll(let reason): await hostAll(reason: reason)
+            case .hostAfterPowerOn: await hostAfterPowerOn()
             default: queue([effect])
             }
         }
     }
 
-    /// Carries out `effects` that need no waiting; a machine's actions are
-    /// left for the loop's queue of immediate inputs, as any machine input
-    /// decided while another input is being handled.
+    /// Carries out `effects` that need no waiting, in order, from a path
+    /// that cannot wait (a notified value, a status report). Machine inputs
+    /// go to the loop's queue of immediate inputs, fed after the current
+    /// input as any machine input decided meanwhile.
     func queue(_ effects: [DaemonCore<DaemonClock>.Effect]) {
         for effect in effects {
             switch effect {
-            case .machineActions(let intent, let actions):
-                // Only ``perform(_:)`` carries out actions, and no input
-                // handed to this path yields them (linkCarried, the adapter's
-                // status): a core that did would change the loop's order.
-                // Tests stop here; relinkd says so in the journal.
-                assertionFailure("machine actions for \(intent) decided outside an input's turn")
-                logger.critical("machine actions decided outside an input's turn were dropped", metadata: .journal([
-                    .restoreID: "\(intent.identifier)", .peripheral: "\(intent.peripheral)", .error: "\(actions.count) action(s)",
-                ]))
             case .machineInputAfter(let intent, let input): loop.immediate.append((intent, input))
+            case .feedEach(let intents, let input): for intent in intents { loop.immediate.append((intent, input)) }
             case .announceAdapter(let announcement, let identifiers): announce(announcement, to: identifiers)
             case .adapterAsAnnounced(let status):
                 logger.info("adapter \(adapterName) is \(status), as last announced", metadata: .journal([
                     .adapter: "\(adapterName)", .adapterState: "\(status.state.rawValue)", .adapterRoles: "\(Self.rolesText(status))",
                 ]))
+            case .bluetoothdLost:
+                logger.warning("bluetoothd left the bus or does not answer: relinkd counts every link as gone", metadata: .journal([.event: "bluetoothd-lost"]))
+                publisher?.setReady(false)
+            case .bluetoothdBack(let why):
+                publisher?.setReady(true)
+                switch why {
+                case .accessGranted:
+                    logger.notice("the bus lets relinkd call bluetoothd again: restoring every link", metadata: .journal([.event: "bluetoothd-access-granted"]))
+                case .answered:
+                    logger.notice("bluetoothd answers again: restoring every link", metadata: .journal([.event: "bluetoothd-answering"]))
+                case .restarted:
+                    logger.notice("bluetoothd restarted: every link and notify session is gone", metadata: RelinkMessageID.bluetoothdRestarted.metadata)
+                }
+            case .adapterPowerReported(let on):
+                logger.notice("adapter powered \(on ? "on" : "off")",
+                              metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
+            case .endNotifySessions: writes.batch.held.endAll()
+            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn:
+                // Only ``perform(_:)`` carries these out, and no input handed
+                // to this path yields them: one that did would change the
+                // loop's order. Tests stop here; relinkd says so in the journal.
+                assertionFailure("\(effect) decided outside an input's turn")
+                logger.critical("an effect decided outside an input's turn was dropped", metadata: .journal([.error: "\(effect)"]))
             }
         }
     }
