@@ -33,4 +33,35 @@ extension DaemonCore {
         guard linksCarried.insert(peripheral).inserted else { return [] }
         return intents(of: peripheral).map { .machineInputAfter($0, .linkCarried) }
     }
+
+    /// A link is gone: its subscriptions are no longer armed, its notify
+    /// sessions no longer count, the GATT grace stops waiting on it, and
+    /// every intent on the peripheral is told (one that does not hold it as
+    /// up ignores it). The failure is `LinkLost`, transient, with
+    /// bluetoothd's cause in its message where there is one.
+    mutating func linkLost(_ peripheral: PeripheralID?, _ address: BluetoothAddress, why: String, cause: LinkEndCause?) -> [Effect] {
+        var effects: [Effect] = []
+        if let peripheral {
+            planner.linkDown(peripheral)
+            gattGrace.stopWaiting(for: peripheral)
+            effects.append(.endNotifySessionsOf(peripheral))
+        }
+        let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
+        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
+        if let peripheral { effects.append(.feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))) }
+        return effects
+    }
+
+    /// An advertisement, to each scan that wants it (once per peripheral and
+    /// payload unless it allows duplicates, ``ScanCoordinator``), in the
+    /// coordinator's order: a connection looking for its device is fed it,
+    /// an identifier's own scan is told of a discovery.
+    mutating func advertised(_ advertisement: Advertisement) -> [Effect] {
+        scans.deliver(advertisement).map { client in
+            switch client {
+            case .connection(let intent): .feedEach([intent], .advertisement(advertisement))
+            case .identifier(let id): .discovered(advertisement, by: id)
+            }
+        }
+    }
 }

@@ -10,7 +10,9 @@ public import Restoration
 /// reads a clock of its own or touches a file, so each decision is a table
 /// test (`Tests/DaemonCoreTests`) with no bus, no BlueZ and no SQLite.
 ///
-/// Decided here so far: a connection machine's inputs (``Input/machine(_:_:)``),
+/// Decided here so far: a connection machine's inputs (``Input/machine(_:_:)``,
+/// ``Input/peripheral(_:_:)``), a link lost (``Input/linkLost(_:_:why:cause:)``),
+/// who an advertisement is for (``Input/advertised(_:)``),
 /// what a link that carried data means for its intents (``Input/linkCarried(_:)``),
 /// when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
 /// ``Input/adapterReported(_:)``), and what bluetoothd gone or back and the
@@ -65,6 +67,14 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case bluetoothdBack(BluetoothdReturn, adapterOn: Bool)
         /// relinkd's adapter was powered on or off.
         case adapterPowered(Bool)
+        /// A machine input for every intent on a peripheral (its link came
+        /// up, its services resolved), in intent order.
+        case peripheral(PeripheralID, Machine.Input)
+        /// The link at `address` is gone (`peripheral`: the one known there,
+        /// if any); `why` in words; `cause`: bluetoothd's, where it gives one.
+        case linkLost(PeripheralID?, BluetoothAddress, why: String, cause: LinkEndCause?)
+        /// An advertisement: a device appeared or advertised again.
+        case advertised(Advertisement)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -91,6 +101,11 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case adapterPowerReported(Bool)
         /// End every notify session relinkd holds (none survives the link).
         case endNotifySessions
+        /// End the notify sessions held on this peripheral's link.
+        case endNotifySessionsOf(PeripheralID)
+        /// A scan of `identifier` met the advertisement: the peripheral
+        /// known (or stored) at its address, and a `discovered` event.
+        case discovered(Advertisement, by: RestoreIdentifier)
         /// Read again the GATT database of every link whose services are resolved.
         case readResolvedDatabases
         /// Register every identifier's services and advertisement with bluetoothd.
@@ -110,6 +125,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .bluetoothdLost: bluetoothdLost()
         case .bluetoothdBack(let why, let adapterOn): bluetoothdBack(why, adapterOn: adapterOn)
         case .adapterPowered(let on): adapterPowered(on)
+        case .peripheral(let peripheral, let machineInput): [.feedEach(intents(of: peripheral), machineInput)]
+        case .linkLost(let peripheral, let address, let why, let cause): linkLost(peripheral, address, why: why, cause: cause)
+        case .advertised(let advertisement): advertised(advertisement)
         }
     }
 }

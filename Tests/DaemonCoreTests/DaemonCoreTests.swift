@@ -39,6 +39,8 @@ import Testing
             case .bluetoothdBack(let why): "bluetoothd back \(why.rawValue)"
             case .adapterPowerReported(let on): "powered \(on)"
             case .endNotifySessions: "end notify sessions"
+            case .endNotifySessionsOf(let peripheral): "end notify sessions of \(peripheral == lock ? "lock" : "other")"
+            case .discovered(let advertisement, let id): "discovered \(advertisement.address.string) by \(id)"
             case .readResolvedDatabases: "read databases"
             case .hostAll(let reason): "host all: \(reason)"
             case .hostAfterPowerOn: "host after power-on"
@@ -119,5 +121,46 @@ import Testing
         for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
         var empty = Core()
         #expect(Self.names(empty.handle(.bluetoothdLost)) == ["bluetoothd lost", "end notify sessions", "feed [] bluetoothdRestarted"])
+    }
+
+    /// A lost link: the failure is LinkLost with bluetoothd's cause, every
+    /// intent on the peripheral hears it in order; no intent, or no known
+    /// peripheral at the address, nothing to feed.
+    @Test func aLostLinkEndsItsSessionsAndTellsEachIntentOnThePeripheral() throws {
+        let lockA = ConnectionIntentID(identifier: try Self.identifier("a.lock"), peripheral: Self.lock)
+        let lockB = ConnectionIntentID(identifier: try Self.identifier("b.lock"), peripheral: Self.lock)
+        var core = try Self.core([lockB, lockA, ConnectionIntentID(identifier: try Self.identifier("a.band"), peripheral: Self.band)])
+        let address = try Self.lockAddress()
+        let effects = core.handle(.linkLost(Self.lock, address, why: "the link went down", cause: .timeout))
+        #expect(Self.names(effects).first == "end notify sessions of lock" && effects.count == 2, "\(effects)")
+        guard case .feedEach(let intents, .disconnected(let at, let reason?, let cause))? = effects.last else {
+            Issue.record("\(effects)")
+            return
+        }
+        #expect(intents == [lockA, lockB] && at == address && cause == .timeout)
+        #expect(reason.errorName == RelinkErrorName.linkLost.rawValue && reason.failureClass == .transient)
+        #expect(reason.message == "the link went down (bluetoothd: \(LinkEndCause.timeout.rawValue))")
+        #expect(Self.names(core.handle(.linkLost(nil, address, why: "gone", cause: nil))) == [])
+        #expect(Self.names(core.handle(.peripheral(Self.lock, .deviceConnected(address)))) == ["feed [\"a.lock\", \"b.lock\"] deviceConnected(\(address))"])
+        #expect(Self.names(core.handle(.peripheral(PeripheralID(), .deviceConnected(address)))) == ["feed [] deviceConnected(\(address))"])
+    }
+
+    /// An advertisement reaches each scan that wants it, once per address
+    /// and payload without duplicates: a connection's search is fed it, an
+    /// identifier's scan is told of a discovery.
+    @Test func anAdvertisementGoesToEachScanThatWantsItOnce() throws {
+        let lockA = ConnectionIntentID(identifier: try Self.identifier("a.lock"), peripheral: Self.lock)
+        var core = try Self.core([lockA])
+        let service = try BluetoothUUID(parsing: "fff0")
+        let scanner = try Self.identifier("scanner")
+        _ = core.scans.register(ScanIntent(services: [service]), for: .identifier(scanner))
+        _ = core.scans.register(ScanIntent(services: [service]), for: .connection(lockA))
+        let advertisement = Advertisement(address: try Self.lockAddress(), serviceUUIDs: [service])
+        let first = Self.names(core.handle(.advertised(advertisement)))
+        #expect(first.count == 2 && first.contains("discovered \(advertisement.address.string) by scanner")
+                && first.contains { $0.hasPrefix("feed [\"a.lock\"] advertisement(") }, "\(first)")
+        #expect(Self.names(core.handle(.advertised(advertisement))) == [], "the same payload again is no news")
+        let other = Advertisement(address: try BluetoothAddress(parsing: "C0:11:22:33:44:66"), serviceUUIDs: [try BluetoothUUID(parsing: "180d")])
+        #expect(Self.names(core.handle(.advertised(other))) == [], "no scan wants it")
     }
 }

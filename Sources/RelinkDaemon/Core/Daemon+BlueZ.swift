@@ -174,19 +174,12 @@ extension Daemon {
     /// up ignores it).
     /// `cause`: bluetoothd's reason, where it gives one (BlueZ 5.83 and later).
     private func linkLost(_ address: BluetoothAddress, _ why: String, cause: LinkEndCause? = nil) async {
-        if let peripheral = peripheralID(for: address) {
-            core.planner.linkDown(peripheral)
-            writes.batch.held.linkDown(peripheral)
-            core.gattGrace.stopWaiting(for: peripheral)
-        }
-        let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
-        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
-        await feedPeripheral(at: address, .disconnected(address, reason: reason, cause: cause))
+        await perform(core.handle(.linkLost(peripheralID(for: address), address, why: why, cause: cause)))
     }
 
     private func feedPeripheral(at address: BluetoothAddress, _ input: Machine.Input) async {
         guard let peripheral = peripheralID(for: address) else { return }
-        for intent in intents(of: peripheral) { await feed(intent, input) }
+        await perform(core.handle(.peripheral(peripheral, input)))
     }
 
     /// An advertisement (a device appeared or re-advertised): to each scan
@@ -196,17 +189,16 @@ extension Daemon {
         let advertisement = Advertisement(
             address: address, localName: device.names.advertisingName ?? device.name,
             serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), data: device.advertisingData, rssi: device.rssi)
-        for client in core.scans.deliver(advertisement) {
-            switch client {
-            case .connection(let intent):
-                await feed(intent, .advertisement(advertisement))
-            case .identifier(let id):
-                let peripheral = await knownPeripheral(for: address)
-                discovered(peripheral, by: id)
-                do { try emitGathered(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
-                    logger.error("cannot store a discovery", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
-                }
-            }
+        await perform(core.handle(.advertised(advertisement)))
+    }
+
+    /// A scan of `id` met `advertisement`: the peripheral at its address
+    /// (stored when new), seen by the identifier, and a `discovered` event.
+    func discovered(_ advertisement: Advertisement, by id: RestoreIdentifier) async {
+        let peripheral = await knownPeripheral(for: advertisement.address)
+        discovered(peripheral, by: id)
+        do { try emitGathered(.discovered(peripheral: peripheral, advertisement: advertisement), to: [id]) } catch {
+            logger.error("cannot store a discovery", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
         }
     }
 

@@ -15,6 +15,7 @@ extension Daemon {
             case .readResolvedDatabases: await readResolvedDatabases()
             case .hostAll(let reason): await hostAll(reason: reason)
             case .hostAfterPowerOn: await hostAfterPowerOn()
+            case .discovered(let advertisement, let id): await discovered(advertisement, by: id)
             default: queue([effect])
             }
         }
@@ -51,7 +52,8 @@ extension Daemon {
                 logger.notice("adapter powered \(on ? "on" : "off")",
                               metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
             case .endNotifySessions: writes.batch.held.endAll()
-            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn:
+            case .endNotifySessionsOf(let peripheral): writes.batch.held.linkDown(peripheral)
+            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered:
                 // Only ``perform(_:)`` carries these out, and no input handed
                 // to this path yields them: one that did would change the
                 // loop's order. Tests stop here; relinkd says so in the journal.
