@@ -12,7 +12,8 @@ public import Restoration
 ///
 /// Decided here so far: a connection machine's inputs (``Input/machine(_:_:)``,
 /// ``Input/peripheral(_:_:)``), a link lost (``Input/linkLost(_:_:why:cause:)``),
-/// who an advertisement is for (``Input/advertised(_:)``),
+/// who an advertisement is for (``Input/advertised(_:)``), what a device's
+/// property change means for each subsystem (``Input/deviceChanged(_:)``),
 /// what a link that carried data means for its intents (``Input/linkCarried(_:)``),
 /// when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
 /// ``Input/adapterReported(_:)``), and what bluetoothd gone or back and the
@@ -75,6 +76,8 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case linkLost(PeripheralID?, BluetoothAddress, why: String, cause: LinkEndCause?)
         /// An advertisement: a device appeared or advertised again.
         case advertised(Advertisement)
+        /// One of a device's properties changed.
+        case deviceChanged(DeviceChange)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -106,6 +109,29 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// A scan of `identifier` met the advertisement: the peripheral
         /// known (or stored) at its address, and a `discovered` event.
         case discovered(Advertisement, by: RestoreIdentifier)
+        /// The device's address changed on the same object: follow the
+        /// peripheral to its identity (the changed device's effects need
+        /// the device: the daemon carries them out where it has it).
+        case followAddressChange
+        /// The peripheral was seen (connected, or an RSSI): its `LastSeen`.
+        case peripheralSeen(PeripheralID)
+        /// Its pairing, bond or trust changed: its API object's properties.
+        case peripheralChanged(PeripheralID)
+        /// Its bond may have changed: the bond watch and the intents' stored bonds.
+        case bondSeen(PeripheralID)
+        /// bluetoothd paired it (not relinkd): trusted, and said so.
+        case pairedByBluetoothd(PeripheralID)
+        /// Its link changed: the write streams on it.
+        case writeStreamsLinkChanged(PeripheralID)
+        /// Its link changed: the transfers on it.
+        case transfersLinkChanged(PeripheralID)
+        /// bluetoothd's reason for the link's end was used: forget it.
+        case linkEndCauseUsed
+        /// Check after a grace period whether a link whose services went
+        /// unresolved is still up that way (half-open).
+        case checkHalfOpenLater(BluetoothAddress)
+        /// The device's GATT objects may have moved: a database read waits for them to settle.
+        case gattObjectsMoved
         /// Read again the GATT database of every link whose services are resolved.
         case readResolvedDatabases
         /// Register every identifier's services and advertisement with bluetoothd.
@@ -128,6 +154,7 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .peripheral(let peripheral, let machineInput): [.feedEach(intents(of: peripheral), machineInput)]
         case .linkLost(let peripheral, let address, let why, let cause): linkLost(peripheral, address, why: why, cause: cause)
         case .advertised(let advertisement): advertised(advertisement)
+        case .deviceChanged(let change): deviceChanged(change)
         }
     }
 }

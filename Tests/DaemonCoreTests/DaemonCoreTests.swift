@@ -34,6 +34,8 @@ import Testing
             case .announceAdapter(let announcement, let identifiers):
                 "announce \(announcement.status.state.rawValue) after \(announcement.previous?.state.rawValue ?? "none") to \(identifiers.map(\.rawValue))"
             case .adapterAsAnnounced(let status): "as announced \(status.state.rawValue)"
+            // The failure of a disconnection is checked on its own (aLostLink...).
+            case .feedEach(let intents, .disconnected(let address, _, _)): "feed \(intents.map(\.identifier.rawValue)) disconnected(\(address))"
             case .feedEach(let intents, let input): "feed \(intents.map(\.identifier.rawValue)) \(input)"
             case .bluetoothdLost: "bluetoothd lost"
             case .bluetoothdBack(let why): "bluetoothd back \(why.rawValue)"
@@ -41,6 +43,16 @@ import Testing
             case .endNotifySessions: "end notify sessions"
             case .endNotifySessionsOf(let peripheral): "end notify sessions of \(peripheral == lock ? "lock" : "other")"
             case .discovered(let advertisement, let id): "discovered \(advertisement.address.string) by \(id)"
+            case .followAddressChange: "follow address"
+            case .peripheralSeen: "seen"
+            case .peripheralChanged: "properties"
+            case .bondSeen: "bond"
+            case .pairedByBluetoothd: "paired by bluetoothd"
+            case .writeStreamsLinkChanged: "write streams"
+            case .transfersLinkChanged: "transfers"
+            case .linkEndCauseUsed: "cause used"
+            case .checkHalfOpenLater: "half-open check"
+            case .gattObjectsMoved: "gatt moved"
             case .readResolvedDatabases: "read databases"
             case .hostAll(let reason): "host all: \(reason)"
             case .hostAfterPowerOn: "host after power-on"
@@ -162,5 +174,39 @@ import Testing
         #expect(Self.names(core.handle(.advertised(advertisement))) == [], "the same payload again is no news")
         let other = Advertisement(address: try BluetoothAddress(parsing: "C0:11:22:33:44:66"), serviceUUIDs: [try BluetoothUUID(parsing: "180d")])
         #expect(Self.names(core.handle(.advertised(other))) == [], "no scan wants it")
+    }
+
+    /// What each device property change means, subsystem by subsystem, in
+    /// the order carried out: the table relinkd's BlueZ handler follows.
+    @Test func eachDevicePropertyChangeReachesTheSubsystemsThatCare() throws {
+        let lockA = ConnectionIntentID(identifier: try Self.identifier("a.lock"), peripheral: Self.lock)
+        var core = try Self.core([lockA])
+        let address = try Self.lockAddress()
+        typealias Change = Core.DeviceChange
+        func change(_ property: Core.DeviceProperty, _ value: Bool?, connected: Bool = true, known: Bool = true) -> Core.Input {
+            .deviceChanged(Change(peripheral: known ? Self.lock : nil, address: address, property: property, newValue: value,
+                                  connected: connected, linkEndCause: .remote))
+        }
+        let feedA = "feed [\"a.lock\"]"
+        let table: [(Core.Input, [String])] = [
+            (change(.connected, true), ["seen", "bond", "write streams", "transfers", "\(feedA) deviceConnected(\(address))"]),
+            (change(.servicesResolved, true), ["write streams", "transfers", "\(feedA) servicesResolved(\(address))", "gatt moved"]),
+            (change(.servicesResolved, false), ["write streams", "transfers", "half-open check"]),
+            (change(.servicesResolved, false, connected: false), ["write streams", "transfers"]),
+            (change(.connected, false, connected: false), ["seen", "bond", "write streams", "transfers", "cause used", "end notify sessions of lock",
+                                                           "\(feedA) disconnected(\(address))"]),
+            (change(.rssi, nil), ["seen"]),
+            (change(.paired, true), ["properties", "bond", "paired by bluetoothd"]),
+            (change(.paired, false), ["properties", "bond"]),
+            (change(.bonded, true), ["properties", "bond"]),
+            (change(.trusted, true), ["properties"]),
+            (change(.address, nil), ["follow address"]),
+            (change(.address, nil, known: false), ["follow address"]),
+            (change(.connected, true, known: false), []),
+            (change(.servicesResolved, true, known: false), ["gatt moved"]),
+            (change(.servicesResolved, false, known: false), ["half-open check"]),
+            (change(.connected, false, connected: false, known: false), ["cause used"]),
+        ]
+        for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
     }
 }

@@ -61,42 +61,14 @@ extension Daemon {
         case .deviceAdded(let device):
             await deviceAppeared(device)
             await advertised(device)
-        case .propertyChanged(let path, BlueZInterface.device, let property, let old, let new):
-            guard let device = await bluez.mirror.device(path), device.adapter == adapterPath,
+        case .propertyChanged(let path, BlueZInterface.device, let name, let old, let new):
+            guard let property = Self.deviceProperty(name), let device = await bluez.mirror.device(path), device.adapter == adapterPath,
                   let address = Self.address(of: device) else { return }
-            if property == "Address" { await deviceAddressChanged(device, old: old) }
-            if property == "Connected" || property == "RSSI", let peripheral = peripheralID(for: address) { peripheralSeen(peripheral, device: device) }
-            if ["Paired", "Bonded", "Trusted"].contains(property), let peripheral = peripheralID(for: address) { peripheralChanged(peripheral, device: device) }
-            if ["Paired", "Bonded", "Connected"].contains(property), let peripheral = peripheralID(for: address) { await bondSeen(peripheral, device: device) }
-            if property == "Paired", new == .boolean(true), let peripheral = peripheralID(for: address) {
-                pairedByBluetoothd(peripheral, device: device)
-            }
-            if property == "Connected" || property == "ServicesResolved", let peripheral = peripheralID(for: address) {
-                await writeLinkChanged(peripheral, device: device)
-                await transfersLinkChanged(peripheral)
-            }
-            switch (property, new) {
-            case ("Connected", .boolean(true)?):
-                await feedPeripheral(at: address, .deviceConnected(address))
-            case ("Connected", .boolean(false)?):
-                await linkLost(address, "the link went down", cause: known.linkEndCauses.removeValue(forKey: path))
-            case ("ServicesResolved", .boolean(false)?) where device.connected:
-                // Usually `Connected=false` follows at once (a disconnect).
-                // Real bluetoothd can instead merge a drop and an immediate
-                // reconnect to a dying controller into one PropertiesChanged
-                // (ServicesResolved=false, Connected=true): a half-open link
-                // that carries nothing. Checked after a grace period.
-                let clock = self.clock
-                loop.spawned.append {
-                    do { try await clock.sleep(for: Self.halfOpenGrace) } catch { return [] }
-                    return [.halfOpenCheck(path, address)]
-                }
-            case ("ServicesResolved", .boolean(true)?):
-                await feedPeripheral(at: address, .servicesResolved(address))
-                await gattObjectsMoved(device: path)
-            default:
-                break
-            }
+            let newValue: Bool? = if case .boolean(let value)? = new { value } else { nil }
+            let change = DaemonCore<DaemonClock>.DeviceChange(peripheral: peripheralID(for: address), address: address, property: property,
+                                                              newValue: newValue, connected: device.connected,
+                                                              linkEndCause: known.linkEndCauses[path])
+            await perform(core.handle(.deviceChanged(change)), device: device, old: old)
         case .gattServiceAdded(let service):
             await gattObjectsMoved(containing: service.path)
         case .gattDescriptorAdded(let descriptor):
@@ -143,6 +115,45 @@ extension Daemon {
             await advertised(device)
         default:
             break
+        }
+    }
+
+    /// The core's name of a `Device1` property relinkd acts on; nil for the others.
+    nonisolated static func deviceProperty(_ name: String) -> DaemonCore<DaemonClock>.DeviceProperty? {
+        switch name {
+        case "Address": .address
+        case "Connected": .connected
+        case "ServicesResolved": .servicesResolved
+        case "RSSI": .rssi
+        case "Paired": .paired
+        case "Bonded": .bonded
+        case "Trusted": .trusted
+        default: nil
+        }
+    }
+
+    /// Carries out a device change's effects, in order: those that need the
+    /// device here, the others as any effect.
+    private func perform(_ effects: [DaemonCore<DaemonClock>.Effect], device: Device, old: DBusValue?) async {
+        for effect in effects {
+            switch effect {
+            case .followAddressChange: await deviceAddressChanged(device, old: old)
+            case .peripheralSeen(let peripheral): peripheralSeen(peripheral, device: device)
+            case .peripheralChanged(let peripheral): peripheralChanged(peripheral, device: device)
+            case .bondSeen(let peripheral): await bondSeen(peripheral, device: device)
+            case .pairedByBluetoothd(let peripheral): pairedByBluetoothd(peripheral, device: device)
+            case .writeStreamsLinkChanged(let peripheral): await writeLinkChanged(peripheral, device: device)
+            case .transfersLinkChanged(let peripheral): await transfersLinkChanged(peripheral)
+            case .linkEndCauseUsed: known.linkEndCauses[device.path] = nil
+            case .checkHalfOpenLater(let address):
+                let clock = self.clock, path = device.path
+                loop.spawned.append {
+                    do { try await clock.sleep(for: Self.halfOpenGrace) } catch { return [] }
+                    return [.halfOpenCheck(path, address)]
+                }
+            case .gattObjectsMoved: await gattObjectsMoved(device: device.path)
+            default: await perform([effect])
+            }
         }
     }
 

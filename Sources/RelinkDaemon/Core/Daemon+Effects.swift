@@ -53,10 +53,13 @@ extension Daemon {
                               metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
             case .endNotifySessions: writes.batch.held.endAll()
             case .endNotifySessionsOf(let peripheral): writes.batch.held.linkDown(peripheral)
-            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered:
-                // Only ``perform(_:)`` carries these out, and no input handed
-                // to this path yields them: one that did would change the
-                // loop's order. Tests stop here; relinkd says so in the journal.
+            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
+                 .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,
+                 .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:
+                // Only ``perform(_:)`` (a device's change: the device's own
+                // performer in Daemon+BlueZ) carries these out, and no input
+                // handed to this path yields them: one that did would change
+                // the loop's order. Tests stop here; relinkd says so in the journal.
                 assertionFailure("\(effect) decided outside an input's turn")
                 logger.critical("an effect decided outside an input's turn was dropped", metadata: .journal([.error: "\(effect)"]))
             }
