@@ -37,19 +37,15 @@ extension DaemonCore {
     /// A link is gone: its subscriptions are no longer armed, its notify
     /// sessions no longer count, the GATT grace stops waiting on it, and
     /// every intent on the peripheral is told (one that does not hold it as
-    /// up ignores it). The failure is `LinkLost`, transient, with
+    /// up ignores it); nothing for an address no known peripheral is at. The failure is `LinkLost`, transient, with
     /// bluetoothd's cause in its message where there is one.
     mutating func linkLost(_ peripheral: PeripheralID?, _ address: BluetoothAddress, why: String, cause: LinkEndCause?) -> [Effect] {
-        var effects: [Effect] = []
-        if let peripheral {
-            planner.linkDown(peripheral)
-            gattGrace.stopWaiting(for: peripheral)
-            effects.append(.endNotifySessionsOf(peripheral))
-        }
+        guard let peripheral else { return [] }
+        planner.linkDown(peripheral)
+        gattGrace.stopWaiting(for: peripheral)
         let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
         let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
-        if let peripheral { effects.append(.feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))) }
-        return effects
+        return [.endNotifySessionsOf(peripheral), .feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))]
     }
 
     /// An advertisement, to each scan that wants it (once per peripheral and

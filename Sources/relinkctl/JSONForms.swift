@@ -50,6 +50,15 @@ enum JSONForms {
         Dictionary(props.map { (JSONKey.fromMemberName($0.key), value($0.value)) }, uniquingKeysWith: { _, b in b })
     }
 
+    /// A value of the wire contract (``StatusDocument``'s parts) as the
+    /// JSON object relinkd wrote it as.
+    static func encoded(_ value: some Encodable) -> Any {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else { return NSNull() }
+        return Output.parsed(String(decoding: data, as: UTF8.self))
+    }
+
     /// An event: `sequence`, `kind` and its parsed `payload`.
     static func event(_ e: RelinkClientEvent) -> [String: Any] {
         ["sequence": e.sequence, "kind": e.kind.rawValue, "payload": Output.parsed(e.payloadJSON)]

@@ -18,13 +18,13 @@ struct ShowCommand: AsyncParsableCommand {
             // The peripheral role's advertising, when it has one (nil from a relinkd without the role).
             return (props, try? await manager.managerProperties(), try? await manager.peripheralManagerState(identifier))
         }
-        let entry = status.flatMap { StatusCommand.entry(of: identifier, in: $0) }
-        let connections = entry?["connections"] as? [[String: Any]] ?? []
+        let entry = try status.flatMap { props throws(RelinkClientError) in try StatusCommand.entry(of: identifier, in: props) }
+        let connections = entry?.connections ?? []
         if global.json {
             var doc = JSONForms.properties(props)
             doc["object"] = path.rawValue
-            doc["connections"] = connections
-            if let launch = entry?["launch"] { doc["launch"] = launch }
+            doc["connections"] = JSONForms.encoded(connections)
+            if let launch = entry?.launch { doc["launch"] = JSONForms.encoded(launch) }
             if let advertisement = role?.advertisement {
                 doc["advertising"] = ["localName": advertisement.localName ?? "", "waiting": role?.advertisementWaiting ?? false]
             }
@@ -33,18 +33,18 @@ struct ShowCommand: AsyncParsableCommand {
         }
         Output.line("Object: \(path.rawValue)")
         for key in props.keys.sorted() { Output.line("\(key): \(JSONForms.text(props[key] ?? .string("")))") }
-        for c in connections { Output.line("Connection: \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")") }
+        for c in connections { Output.line("Connection: \(c.peripheral) \(c.address ?? "") \(c.state)") }
         if let role, let advertisement = role.advertisement {
             // docs/api/PeripheralManager1.md, advertising instances.
             let name = advertisement.localName ?? "(no local name)"
             Output.line(role.advertisementWaiting ? "Advertising: \(name), waiting for an advertising instance (the controller's are all taken)"
                                                   : "Advertising: \(name)")
         }
-        if let launch = entry?["launch"] as? [String: Any] {
+        if let launch = entry?.launch {
             // docs/relaunch.md: the spec and where its starts are (state, starts in the window, last error).
-            let wake = (launch["wakeOn"] as? [String]).map { $0.isEmpty ? "every event" : $0.joined(separator: ", ") } ?? "every event"
-            Output.line("Launch: \(launch["busName"] ?? "?") on \(wake); \(launch["state"] ?? "idle"), \(launch["startsInWindow"] ?? 0) starts in the window"
-                        + ((launch["lastError"] as? String).map { ", last error: \($0)" } ?? ""))
+            let wake = launch.wakeOn.isEmpty ? "every event" : launch.wakeOn.joined(separator: ", ")
+            Output.line("Launch: \(launch.busName) on \(wake); \(launch.state), \(launch.startsInWindow) starts in the window"
+                        + (launch.lastError.map { ", last error: \($0)" } ?? ""))
         }
     }
 }

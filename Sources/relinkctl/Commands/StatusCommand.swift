@@ -13,20 +13,20 @@ struct StatusCommand: AsyncParsableCommand {
     /// Reads `Manager1`'s properties and prints them with its `Status` document.
     func run() async throws {
         let props = try await global.withManager { manager in try await manager.managerProperties() }
-        let status = props["Status"]?.stringValue.map(Output.parsed) ?? [String: Any]()
         if global.json {
             // One document: Manager1's properties under JSON keys, and the
             // Status document's entries beside them (not a second copy under
             // "status"; where both say a thing, Status's word is kept).
+            let status = props[Manager1Property.status.rawValue]?.stringValue.map(Output.parsed) as? [String: Any] ?? [:]
             var doc = JSONForms.properties(props.filter { $0.key != Manager1Property.status.rawValue })
-            for (key, value) in status as? [String: Any] ?? [:] { doc[key] = value }
+            for (key, value) in status { doc[key] = value }
             Output.json(doc)
             return
         }
+        let status = try Self.document(in: props)
         // First: a store moved aside at start-up means relinkd started EMPTY.
-        for file in (status as? [String: Any])?["quarantined"] as? [[String: Any]] ?? [] {
-            Output.line("Quarantined: \(file["path"] ?? "?") moved to \(file["movedTo"] ?? "?") (\(file["message"] ?? file["reason"] ?? "?"))"
-                        + "; relinkd started with an EMPTY store")
+        for file in status?.quarantined ?? [] {
+            Output.line("Quarantined: \(file.path) moved to \(file.movedTo) (\(file.message)); relinkd started with an EMPTY store")
         }
         for key in ["Version", "Adapter", "Ready", "Discovering"] {
             guard let v = props[key] else { continue }
@@ -39,30 +39,28 @@ struct StatusCommand: AsyncParsableCommand {
             let roles = (props[Manager1Property.adapterRoles.rawValue].map(JSONForms.value) as? [String]) ?? []
             Output.line(Self.adapterStateLine(state, roles: roles))
         }
-        let identifiers = (status as? [String: Any])?["identifiers"] as? [[String: Any]] ?? []
+        let identifiers = status?.identifiers ?? []
         Output.line("Identifiers: \(identifiers.count)")
         for entry in identifiers {
-            let connections = entry["connections"] as? [[String: Any]] ?? []
-            Output.line("  \(entry["id"] ?? "?"): \(connections.count) connection(s), \(entry["subscriptions"] as? Int ?? 0) subscription(s), scanning \(entry["scanning"] as? Bool ?? false)")
-            for c in connections {
-                var line = "    \(c["peripheral"] ?? "?") \(c["address"] ?? "") \(c["state"] ?? "")"
-                if let attempt = c["attempt"] as? Int, attempt > 0 { line += " attempt \(attempt)" }
-                if c["bonded"] as? Bool == true { line += c["identityAddress"] as? Bool == true ? " bonded (identity address)" : " bonded" }
-                if let unarmed = c["unarmed"] as? [String], !unarmed.isEmpty {
+            Output.line("  \(entry.id): \(entry.connections.count) connection(s), \(entry.subscriptions) subscription(s), scanning \(entry.scanning)")
+            for c in entry.connections {
+                var line = "    \(c.peripheral) \(c.address ?? "") \(c.state)"
+                if c.attempt > 0 { line += " attempt \(c.attempt)" }
+                if c.bonded { line += c.identityAddress ? " bonded (identity address)" : " bonded" }
+                if let unarmed = c.unarmed, !unarmed.isEmpty {
                     line += ", not armed (no notifications yet): \(unarmed.joined(separator: ", "))"
                 }
-                if let error = c["lastError"] as? String { line += ", last error: \(error)" }
+                if let error = c.lastError { line += ", last error: \(error)" }
                 Output.line(line)
             }
         }
         // root's view only: relinkd sends `quotas` to root alone.
-        if let quotas = (status as? [String: Any])?["quotas"] as? [String: Any] {
+        if let quotas = status?.quotas {
             for line in Self.quotaLines(quotas) { Output.line(line) }
         }
         // relinkd's queue of inputs, unbounded by count: how far it ever fell behind.
-        if let inbox = (status as? [String: Any])?["inbox"] as? [String: Any], let queued = inbox["queued"] as? Int,
-           let highWater = inbox["highWater"] as? Int {
-            Output.line("Inbox: \(queued) queued, at most \(highWater) since relinkd started")
+        if let inbox = status?.inbox {
+            Output.line("Inbox: \(inbox.queued) queued, at most \(inbox.highWater) since relinkd started")
         }
     }
 
@@ -70,40 +68,43 @@ struct StatusCommand: AsyncParsableCommand {
     /// bounds, then each user's use against them, by UID; a bound a user
     /// has reached is marked `(full)`: their next call that adds to it is
     /// refused with `QuotaExceeded`.
-    static func quotaLines(_ quotas: [String: Any]) -> [String] {
-        let bounds = quotas["bounds"] as? [String: Any] ?? [:]
-        func limit(_ bound: QuotaBound) -> Int? { bounds[bound.jsonKey] as? Int }
+    static func quotaLines(_ quotas: StatusDocument.Quotas) -> [String] {
+        func limit(_ bound: QuotaBound) -> Int64? { quotas.bounds[bound.jsonKey] }
         let names = QuotaBound.allCases
         var lines = ["Quotas (per user but root, /etc/relink/relinkd.conf): "
                      + names.map { "\($0) \(limit($0).map(String.init) ?? "?")" }.joined(separator: ", ")]
-        let users = quotas["users"] as? [[String: Any]] ?? []
-        if users.isEmpty { lines.append("  no user keeps anything") }
-        for user in users {
-            let uid = user["uid"] as? Int ?? -1
-            let bounded = user["bounded"] as? Bool ?? true
-            let use = user["use"] as? [String: Any] ?? [:]
+        if quotas.users.isEmpty { lines.append("  no user keeps anything") }
+        for user in quotas.users {
             let amounts = names.map { bound -> String in
-                let used = use[bound.jsonKey] as? Int ?? 0
-                guard bounded, let max = limit(bound) else { return "\(bound) \(used)" }
+                let used = user.use[bound.jsonKey] ?? 0
+                guard user.bounded, let max = limit(bound) else { return "\(bound) \(used)" }
                 return "\(bound) \(used)/\(max)\(used >= max ? " (full)" : "")"
             }
-            lines.append("  \(Self.userName(uid)) (uid \(uid)\(bounded ? "" : ", not bounded by relinkd.conf")): \(amounts.joined(separator: ", "))")
+            lines.append("  \(Self.userName(user.uid)) (uid \(user.uid)\(user.bounded ? "" : ", not bounded by relinkd.conf")): \(amounts.joined(separator: ", "))")
         }
         return lines
     }
 
     /// The user's name on this machine (relinkd's), or `?` for a UID with none.
-    static func userName(_ uid: Int) -> String {
-        guard uid >= 0, let entry = getpwuid(uid_t(uid)), let name = entry.pointee.pw_name else { return "?" }
+    static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid_t(uid)), let name = entry.pointee.pw_name else { return "?" }
         return String(cString: name)
     }
 
-    /// `identifier`'s entry in the `Status` document of relinkd's
-    /// `Manager1` properties (`connections`, `launch`, ...), nil when the
-    /// caller does not see it.
-    static func entry(of identifier: String, in props: [String: DBusValue]) -> [String: Any]? {
-        let status = props["Status"]?.stringValue.map(Output.parsed) as? [String: Any]
-        return (status?["identifiers"] as? [[String: Any]])?.first { $0["id"] as? String == identifier }
+    /// The `Status` document among relinkd's `Manager1` properties; nil when
+    /// they have none.
+    /// - Throws: `Failed` when it is not a document this relinkctl reads.
+    static func document(in props: [String: DBusValue]) throws(RelinkClientError) -> StatusDocument? {
+        guard let json = props[Manager1Property.status.rawValue]?.stringValue else { return nil }
+        do { return try StatusDocument(json: json) } catch {
+            throw RelinkClientError(.failed, "relinkd's Status could not be read (\(error)); are relinkd and relinkctl of the same version?")
+        }
+    }
+
+    /// `identifier`'s entry in relinkd's `Status` (its connections, its
+    /// launch spec), nil when the caller does not see it.
+    static func entry(of identifier: String, in props: [String: DBusValue]) throws(RelinkClientError) -> StatusDocument.Identifier? {
+        try document(in: props)?.identifiers.first { $0.id == identifier }
     }
 
     /// `AdapterState: poweredOn (roles central, peripheral)`: the one

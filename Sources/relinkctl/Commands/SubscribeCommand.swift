@@ -26,11 +26,9 @@ struct SubscribeCommand: AsyncParsableCommand {
     /// Whether `identifier` has a connection intent for `peripheral` (an
     /// address or a peripheral UUID), from relinkd's `Status`.
     static func hasConnectionIntent(_ manager: RelinkManager, _ identifier: String, for peripheral: String) async throws -> Bool {
-        let entry = StatusCommand.entry(of: identifier, in: try await manager.managerProperties())
-        let connections = entry?["connections"] as? [[String: Any]] ?? []
-        return connections.contains { c in
-            (c["address"] as? String)?.caseInsensitiveCompare(peripheral) == .orderedSame
-                || (c["peripheral"] as? String)?.caseInsensitiveCompare(peripheral) == .orderedSame
+        let entry = try StatusCommand.entry(of: identifier, in: try await manager.managerProperties())
+        return (entry?.connections ?? []).contains { c in
+            c.address?.caseInsensitiveCompare(peripheral) == .orderedSame || c.peripheral.caseInsensitiveCompare(peripheral) == .orderedSame
         }
     }
 }
