@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // C libraries: one system library target each, imported by exactly one
@@ -78,7 +79,10 @@ let package = Package(
         // Restoration core: pure state machines over a Clock. No C imports.
         .target(name: "Restoration", dependencies: ["RelinkModel"], swiftSettings: strict),
         // relinkd's decisions as one value: handle(input) -> [effect], no I/O.
-        .target(name: "DaemonCore", dependencies: ["RelinkModel", "Restoration"], swiftSettings: strict),
+        .target(
+            name: "DaemonCore",
+            dependencies: ["RelinkModel", "Restoration", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: strict),
         // Daemon wiring: services, the actors that carry out the core's actions.
         .target(
             name: "RelinkDaemon",

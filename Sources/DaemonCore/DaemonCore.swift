@@ -48,6 +48,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// successful StartNotify: their intents were told once for the link.
     /// Emptied per peripheral as its next link comes up.
     public internal(set) var linksCarried: Set<PeripheralID> = []
+    /// Every machine's pending timers, earliest first: the daemon sleeps
+    /// once, until the earliest (``TimerQueue``).
+    public var timers = TimerQueue<C.Instant>()
 
     /// A core with nothing registered.
     public init() {}

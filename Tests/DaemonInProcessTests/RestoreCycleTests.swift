@@ -162,6 +162,44 @@ struct RestoreCycleTests {
         await d.stop()
     }
 
+    /// Twenty intents waiting for peripherals that never come: one task
+    /// sleeps for all their timers (not one each: 3.4 KB and a task-group
+    /// slot per timer, issue 31), and each deadline still fires, in order.
+    @Test func everyIntentsTimersShareOneSleepingTask() async throws {
+        let fake = FakeBlueZ()
+        let addresses = (10..<30).map { Self.address($0) }
+        for address in addresses {
+            await fake.add(FakePeripheral(address: address, advertisedName: "HRM", gapName: "Band", services: [
+                FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
+            ], inRange: false), known: true)
+        }
+        let clock = DaemonClock.manual()
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(), clock: clock)
+        try await d.submit(.register(Self.id, uid: 0))
+        for address in addresses {
+            clock.advance(by: .milliseconds(10))  // deadlines 10 ms apart, in the intents' order
+            try await d.submit(.connect(Self.id, address, try Self.options(deadline: .after(.seconds(30)))))
+        }
+        try await eventually("the timers armed") { clock.sleeperCount > 0 }
+        _ = await d.daemon.statusSnapshot()
+        #expect(clock.sleeperCount == 1, "one task sleeps for the 20 intents' timers")
+        clock.advance(by: .seconds(31))
+        try await eventually("every intent gave up at its deadline") {
+            try await d.events(Self.id).filter { $0.kind == "failed-to-connect" }.count == addresses.count
+        }
+        var peripherals: [PeripheralID] = []
+        for address in addresses {
+            guard let peripheral = await d.daemon.peripheralID(for: address) else { Issue.record("\(address) unknown"); return }
+            peripherals.append(peripheral)
+        }
+        let failed = try await d.events(Self.id).compactMap { event -> PeripheralID? in
+            guard case .failedToConnect(let peripheral, _)? = event.payload else { return nil }
+            return peripheral
+        }
+        #expect(failed == peripherals, "in deadline order")
+        await d.stop()
+    }
+
     @Test func aBluetoothdRestartIsFollowedByAReconnectionAndRearm() async throws {
         let fake = FakeBlueZ()
         await fake.add(Self.bandPeripheral(), known: true)

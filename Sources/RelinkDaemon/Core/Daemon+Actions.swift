@@ -55,15 +55,10 @@ extension Daemon {
                 return [.renewAutoConnect(address)]
             }
         case .scheduleTimer(let token, let instant):
-            let clock = self.clock
-            loop.spawned.appendTimer(intent, token) {
-                do { try await clock.sleep(until: instant) } catch { return [] }
-                return [.machine(intent, .timerFired(token))]
-            }
+            // One queue, one sleeping task until its earliest (Daemon+Timers.swift).
+            core.timers.schedule(intent, token, at: instant)
         case .cancelTimer(let token):
-            // Not started yet: never started. Started: the machine ignores
-            // the stale token when it fires.
-            loop.spawned.cancelTimer(intent, token)
+            core.timers.cancel(intent, token)
         case .armSubscriptions:
             await run(core.planner.linkUp(intent.peripheral))
             writes.batch.released.append(intent.peripheral)

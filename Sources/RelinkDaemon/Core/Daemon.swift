@@ -108,6 +108,7 @@ public actor Daemon {
     ///   BlueZ client's errors when the bus connection fails.
     public func run(holdingStartUp hold: Duration? = nil, whenRestored: @Sendable () async throws -> Void = {},
                     onReady: @Sendable (String) -> Void = { _ in }) async throws {
+        defer { stopTimers() }  // however the loop ends: the one sleeping timer task is not the group's
         try await withThrowingDiscardingTaskGroup { group in
             let bluez = self.bluez, continuation = self.inputContinuation
             // Straight into the loop's queue, without a forwarding task, and
@@ -166,6 +167,7 @@ public actor Daemon {
     }
 
     private func startSpawned(in group: inout ThrowingDiscardingTaskGroup<any Error>) {
+        armTimers()
         let work = loop.spawned.take()
         let continuation = inputContinuation
         for item in work {
@@ -219,6 +221,7 @@ public actor Daemon {
     func takeInline(_ update: ValueUpdate) -> Bool {
         guard loop.waiting, isReady, inputContinuation.isDrained else { return false }
         notified(update)
+        armTimers()
         if !loop.spawned.isEmpty || !loop.immediate.isEmpty { inputContinuation.yield(.startSpawned) }
         return true
     }
@@ -267,6 +270,8 @@ public actor Daemon {
             try? await Task.sleep(for: duration)
         case .startSpawned:
             break
+        case .timersDue:
+            await timersDue()
         case .startupAutoConnect:
             core.autoConnect.requestRenewal()
         case .renewAutoConnect(let address):

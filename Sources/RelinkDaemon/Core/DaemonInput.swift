@@ -45,6 +45,8 @@ enum DaemonInput: Sendable {
     /// Nothing to handle: wakes the loop to start the child tasks that an
     /// input handled outside it (a value taken inline) asked for.
     case startSpawned
+    /// The earliest machine timer is due: fire those due now (Daemon+Timers.swift).
+    case timersDue
     /// The delay after start-up is over: register the auto-connect profile
     /// the restored intents asked for (``Daemon/startupAutoConnectDelay``).
     case startupAutoConnect

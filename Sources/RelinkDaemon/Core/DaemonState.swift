@@ -72,54 +72,34 @@ struct LoopState {
     var immediate: [(ConnectionIntentID, Machine.Input)] = []
     /// Child tasks to start after the current input.
     var spawned = SpawnList()
+    /// The task sleeping until the earliest machine timer, if one is armed.
+    var timerSleeper: TimerSleeper?
 }
 
-/// The child tasks to start after the current input, in order. A machine's
-/// timer is listed with its token, so that one cancelled before it started
-/// (a step that ended within the same input: at start-up each intent's
-/// known-identifier and already-connected steps) is never started: its
-/// firing would only have been ignored as stale, and each sleeping task
-/// kept about 3 KB (a third of relinkd's memory at 3,000 intents) and a
-/// task group slot until its instant.
+/// The child tasks to start after the current input, in order.
 struct SpawnList {
-    struct TimerKey: Hashable {
-        var intent: ConnectionIntentID
-        var token: TimerToken
-    }
+    private var items: [@Sendable () async -> [DaemonInput]] = []
 
-    private var items: [(timer: TimerKey?, work: @Sendable () async -> [DaemonInput])] = []
-    private var timerIndex: [TimerKey: Int] = [:]
-    private var cancelled: Set<Int> = []
-
-    var isEmpty: Bool { items.count == cancelled.count }
+    var isEmpty: Bool { items.isEmpty }
 
     mutating func append(_ work: @escaping @Sendable () async -> [DaemonInput]) {
-        items.append((nil, work))
-    }
-
-    /// A machine's timer, to be started with the rest unless cancelled first.
-    mutating func appendTimer(_ intent: ConnectionIntentID, _ token: TimerToken, _ work: @escaping @Sendable () async -> [DaemonInput]) {
-        let key = TimerKey(intent: intent, token: token)
-        timerIndex[key] = items.count
-        items.append((key, work))
-    }
-
-    /// Drops a timer not started yet; nothing for one already started
-    /// (it fires, and its machine ignores the stale token).
-    /// - Returns: whether it was dropped.
-    @discardableResult
-    mutating func cancelTimer(_ intent: ConnectionIntentID, _ token: TimerToken) -> Bool {
-        guard let index = timerIndex.removeValue(forKey: TimerKey(intent: intent, token: token)) else { return false }
-        cancelled.insert(index)
-        return true
+        items.append(work)
     }
 
     /// The work to start, in order, and an empty list.
     mutating func take() -> [@Sendable () async -> [DaemonInput]] {
-        defer { self = SpawnList() }
-        guard !cancelled.isEmpty else { return items.map(\.work) }
-        return items.indices.filter { !cancelled.contains($0) }.map { items[$0].work }
+        defer { items = [] }
+        return items
     }
+}
+
+/// The one task that sleeps until the earliest machine timer
+/// (``DaemonCore/timers``), and the instant it wakes at.
+struct TimerSleeper {
+    /// When it wakes and hands the loop ``DaemonInput/timersDue``.
+    var instant: DaemonClock.Instant
+    /// Cancelled when an earlier timer is scheduled, and when the loop ends.
+    var task: Task<Void, Never>
 }
 
 /// Store writes gathered, in flight, and their outcomes.
