@@ -144,7 +144,8 @@ let package = Package(
         .testTarget(
             name: "DaemonInProcessTests",
             dependencies: ["BenchSupport", "BlueZ", "BlueZFake", "DBus", "RelinkAPI", "RelinkDaemon", "RelinkModel", "RelinkStore", "Restoration",
-                           .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
+                           .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"], swiftSettings: strict),
         // Pure parts of the client library: paths, arguments, options, decoding.

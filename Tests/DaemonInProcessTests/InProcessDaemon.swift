@@ -3,6 +3,7 @@ import BlueZ
 import BlueZFake
 import DBus
 import Foundation
+import InMemoryLogging
 import Logging
 import RelinkAPI
 @testable import RelinkDaemon
@@ -30,13 +31,14 @@ final class InProcessDaemon: Sendable {
 
     /// Starts a daemon and waits until it is ready (restored from the store).
     /// `clock`: the daemon's timers' clock (``DaemonClock/manual()`` to move
-    /// time by hand).
+    /// time by hand). `journal`: where the daemon logs, at info level (a
+    /// test reads what an operator would); otherwise nowhere.
     init(fake: FakeBlueZ, directory: String, clock: DaemonClock = .continuous, launcher: (any ProgramLauncher)? = nil,
-         bounds: UserBounds = .defaults) async throws {
+         bounds: UserBounds = .defaults, journal: InMemoryLogHandler? = nil) async throws {
         self.fake = fake
         self.directory = directory
-        var logger = Logger(label: "relinkd.inprocess")
-        logger.logLevel = ProcessInfo.processInfo.environment["RELINK_TEST_LOG"] == "1" ? .debug : .critical
+        var logger = journal.map { handler in Logger(label: "relinkd.inprocess") { _ in handler } } ?? Logger(label: "relinkd.inprocess")
+        logger.logLevel = journal != nil ? .info : ProcessInfo.processInfo.environment["RELINK_TEST_LOG"] == "1" ? .debug : .critical
         store = try RelinkStore(directory: directory, logger: logger)
         daemon = try Daemon(bluez: fake, store: store, adapter: "hci0", logger: logger, clock: clock, launcher: launcher, bounds: bounds)
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)

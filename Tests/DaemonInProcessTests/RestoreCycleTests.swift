@@ -1,6 +1,8 @@
 import BlueZ
 import BlueZFake
 import Foundation
+import InMemoryLogging
+import Logging
 import RelinkAPI
 @testable import RelinkDaemon
 import RelinkModel
@@ -197,6 +199,43 @@ struct RestoreCycleTests {
             return peripheral
         }
         #expect(failed == peripherals, "in deadline order")
+        await d.stop()
+    }
+
+    /// A start-up restoring many intents counts their first steps in one
+    /// info line (at 10,000 intents, 70,000 lines were a third of start-up,
+    /// issue 31); a small one journals each step as always. Failures and
+    /// connections are never summarised.
+    @Test(arguments: [3, Daemon.quietStartupIntents + 1]) func aLargeStartUpSumsUpItsIntentsFirstSteps(intents: Int) async throws {
+        let fake = FakeBlueZ()
+        let addresses = (100..<(100 + intents)).map { Self.address(UInt8($0)) }
+        for address in addresses {
+            await fake.add(FakePeripheral(address: address, advertisedName: "HRM", gapName: "Band", services: [
+                FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
+            ], inRange: false), known: true)
+        }
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(Self.id, uid: 0))
+        for address in addresses { try await first.submit(.connect(Self.id, address, try Self.options())) }
+        await first.stop()
+        let journal = InMemoryLogHandler()
+        let d = try await InProcessDaemon(fake: fake, directory: directory, journal: journal)
+        let decisions = journal.entries.compactMap { entry -> (Logger.Level, String)? in
+            guard case .string(let decision)? = entry.metadata["RELINK_DECISION"] else { return nil }
+            return (entry.level, decision)
+        }
+        let steps = decisions.filter { $0.1 == "strategy-started" }
+        let summaries = journal.entries.filter { $0.metadata["RELINK_DECISION"] == .string("startup-steps-summarised") }
+        if intents > Daemon.quietStartupIntents {
+            #expect(steps.isEmpty, "no step at info level")
+            #expect(summaries.count == 1)
+            let line = summaries.first.map { "\($0.message)" } ?? ""
+            #expect(line.contains("\(intents) restored intents") && line.contains("started \(intents)"), "\(line)")
+        } else {
+            #expect(steps.count >= intents, "each intent's steps: \(decisions.map(\.1))")
+            #expect(summaries.isEmpty)
+        }
         await d.stop()
     }
 

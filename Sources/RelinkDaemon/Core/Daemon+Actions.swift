@@ -86,16 +86,28 @@ extension Daemon {
     }
 
     func log(_ decision: Decision) {
+        if let failure = decision.failure { health.intentFailures[decision.intent] = (failure, Date()) }
+        if case .connected = decision.kind { health.intentFailures[decision.intent] = nil }
+        let level: Logger.Level = switch decision.kind {
+        case .ignored, .staleTimer: .debug
+        case .connectFailed, .failed, .stepTimedOut: .notice
+        default: .info
+        }
+        // A large start-up: progress lines are counted, and said at debug level.
+        if level == .info, Self.messageID(for: decision.kind) == nil, loop.quietDecisions != nil {
+            loop.quietDecisions?[decision.kind.name, default: 0] += 1
+            guard logger.logLevel <= .debug else { return }
+            return journal(decision, at: .debug)
+        }
+        guard logger.logLevel <= level else { return }
+        journal(decision, at: level)
+    }
+
+    private func journal(_ decision: Decision, at level: Logger.Level) {
         var metadata: Logger.Metadata = [:]
         for (key, value) in decision.journalFields { metadata[key] = .string(value) }
         if let id = Self.messageID(for: decision.kind) { metadata.merge(id.metadata) { _, new in new } }
-        if let failure = decision.failure { health.intentFailures[decision.intent] = (failure, Date()) }
-        if case .connected = decision.kind { health.intentFailures[decision.intent] = nil }
-        switch decision.kind {
-        case .ignored, .staleTimer: logger.debug("\(decision.description)", metadata: metadata)
-        case .connectFailed, .failed, .stepTimedOut: logger.notice("\(decision.description)", metadata: metadata)
-        default: logger.info("\(decision.description)", metadata: metadata)
-        }
+        logger.log(level: level, "\(decision.description)", metadata: metadata)
     }
 
     /// The journal MESSAGE_ID of the decisions an operator looks for

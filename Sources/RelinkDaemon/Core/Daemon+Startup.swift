@@ -84,6 +84,7 @@ extension Daemon {
         for record in plan.obsolete {
             try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
         }
+        if plan.resume.count > Self.quietStartupIntents { loop.quietDecisions = [:] }
         for resume in plan.resume {
             // SIGTERM during start-up: stop here (``run(holdingStartUp:whenRestored:onReady:)``
             // checks too). Nothing of the batch is committed; the store
@@ -100,6 +101,7 @@ extension Daemon {
             await perform(actions, for: resume.record.intent)
             await drainImmediate()
         }
+        summariseQuietDecisions(intents: plan.resume.count)
         let adoptions = writes.batch.adoptions ?? []
         writes.batch.adoptions = nil
         await adopt(adoptions)
@@ -116,6 +118,26 @@ extension Daemon {
 }
 
 extension Daemon {
+    /// Above this many intents to restore, start-up journals each intent's
+    /// first steps (`started`, `round-started`, `strategy-started`,
+    /// `known-device-missing`, `no-candidate`, ...: about 7 lines an intent)
+    /// at debug level and one info line that counts them. At 10,000 intents
+    /// those lines were a third of start-up's CPU, and journald's default
+    /// rate limit (10,000 entries in 30 s) dropped most of them anyway, at
+    /// random. Failures, connections and every later step are journalled as
+    /// always.
+    static let quietStartupIntents = 100
+
+    /// Ends a quiet start-up's count (``quietStartupIntents``) with one line.
+    func summariseQuietDecisions(intents: Int) {
+        guard let counts = loop.quietDecisions else { return }
+        loop.quietDecisions = nil
+        let text = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        logger.info("the first steps of \(intents) restored intents are journalled at debug level: \(text)", metadata: .journal([
+            .decision: "startup-steps-summarised", .intents: "\(intents)",
+        ]))
+    }
+
     /// How long an adopting Connect may take: BlueZ answers at once for a
     /// connected device; a link that drops meanwhile fails the step, and
     /// the machine goes on with its next one.

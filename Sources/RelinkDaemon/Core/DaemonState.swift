@@ -74,6 +74,10 @@ struct LoopState {
     var spawned = SpawnList()
     /// The task sleeping until the earliest machine timer, if one is armed.
     var timerSleeper: TimerSleeper?
+    /// During a large start-up's restore (more than
+    /// ``Daemon/quietStartupIntents`` intents): how many progress decisions
+    /// of each kind went to debug level instead of info; nil otherwise.
+    var quietDecisions: [String: Int]?
 }
 
 /// The child tasks to start after the current input, in order.
