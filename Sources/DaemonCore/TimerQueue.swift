@@ -2,7 +2,7 @@ internal import HeapModule
 public import Restoration
 
 /// Every connection machine's pending timers in one queue, earliest first,
-/// so that relinkd keeps one sleeping task (until ``earliest``) instead of
+/// so that relinkd keeps one sleeping task (until ``nextInstant()``) instead of
 /// one per timer.
 ///
 /// A task per timer cost about 3.4 KB of heap and a slot in the loop's task
@@ -45,6 +45,11 @@ public struct TimerQueue<Instant: InstantProtocol>: Sendable {
     /// Entries in instant order; a cancelled or replaced one stays until it
     /// reaches the top or the heap is compacted (``compactIfSparse()``).
     private var heap = Heap<Entry>()
+    /// Timers scheduled since the queue was last asked for its earliest or
+    /// its due timers: a timer cancelled before then (at start-up each
+    /// intent's first two steps schedule and cancel one within the same
+    /// input) never enters the heap.
+    private var pending: [Entry] = []
     /// The order number of each live timer; an entry whose number is not
     /// here is dead.
     private var live: [Due: UInt64] = [:]
@@ -57,31 +62,31 @@ public struct TimerQueue<Instant: InstantProtocol>: Sendable {
     public var count: Int { live.count }
 
     /// The instant of the earliest pending timer, nil when none is.
-    public var earliest: Instant? { heap.min?.instant }
+    public mutating func nextInstant() -> Instant? {
+        settle()
+        return heap.min?.instant
+    }
 
     /// Adds a timer for `intent`'s machine, due at `instant`; one with the
     /// same intent and token is replaced.
     public mutating func schedule(_ intent: ConnectionIntentID, _ token: TimerToken, at instant: Instant) {
         let due = Due(intent: intent, token: token)
         nextOrder += 1
-        let replaced = live.updateValue(nextOrder, forKey: due) != nil
-        heap.insert(Entry(instant: instant, order: nextOrder, due: due))
-        if replaced { dropDeadTop(); compactIfSparse() }
+        live[due] = nextOrder
+        pending.append(Entry(instant: instant, order: nextOrder, due: due))
     }
 
     /// Drops a pending timer. Returns whether it was pending.
     @discardableResult
     public mutating func cancel(_ intent: ConnectionIntentID, _ token: TimerToken) -> Bool {
-        guard live.removeValue(forKey: Due(intent: intent, token: token)) != nil else { return false }
-        dropDeadTop()
-        compactIfSparse()
-        return true
+        live.removeValue(forKey: Due(intent: intent, token: token)) != nil
     }
 
     /// Removes and returns the timers due at `now`, earliest first (at
     /// most `limit`, so that a loop with thousands due at once can serve
     /// other inputs between batches).
     public mutating func takeDue(at now: Instant, limit: Int = .max) -> [Due] {
+        settle()
         var due: [Due] = []
         while due.count < limit, let top = heap.min, top.instant <= now {
             heap.removeMin()
@@ -90,21 +95,28 @@ public struct TimerQueue<Instant: InstantProtocol>: Sendable {
                 due.append(top.due)
             }
         }
-        dropDeadTop()
+        settle()
         return due
     }
 
-    /// Keeps the top of the heap live, so that ``earliest`` is a timer
-    /// that will fire.
-    private mutating func dropDeadTop() {
-        while let top = heap.min, live[top.due] != top.order { heap.removeMin() }
-    }
+    private func isLive(_ entry: Entry) -> Bool { live[entry.due] == entry.order }
 
-    /// Rebuilds the heap from its live entries when most are dead: at
-    /// start-up each intent schedules and cancels timers within one input,
-    /// far ahead of their instants.
-    private mutating func compactIfSparse() {
-        guard heap.count > 64, heap.count > 2 * live.count else { return }
-        heap = Heap(heap.unordered.filter { live[$0.due] == $0.order })
+    /// Moves the live timers scheduled since into the heap, drops dead ones
+    /// from its top (so that its minimum is a timer that will fire), and
+    /// rebuilds it from its live entries when most are dead.
+    private mutating func settle() {
+        if !pending.isEmpty {
+            let arrived = pending.filter(isLive)
+            pending.removeAll(keepingCapacity: pending.count <= 1024)
+            if arrived.count > heap.count {
+                heap = Heap(heap.unordered.filter(isLive) + arrived)
+            } else {
+                for entry in arrived { heap.insert(entry) }
+            }
+        }
+        while let top = heap.min, !isLive(top) { heap.removeMin() }
+        if heap.count > 64, heap.count > 2 * live.count {
+            heap = Heap(heap.unordered.filter(isLive))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import DBus
 import RelinkAPI
 import RelinkModel
@@ -29,5 +30,16 @@ struct PathTests {
         #expect(APIPath.peripheralID(of: path) == id)
         #expect(APIPath.peripheralID(of: APIPath.manager) == nil)
         #expect(APIPath.target(of: APIPath.manager) == .other)
+    }
+
+    /// The path element is the UUID in lower case with `_` for `-`, as
+    /// Foundation would write it: pinned for 200 random identifiers.
+    @Test func aPeripheralsPathIsItsLowerCaseUUID() throws {
+        for _ in 0..<200 {
+            let id = PeripheralID()
+            let expected = "/org/relink/peripheral/" + id.uuid.uuidString.lowercased().map { $0 == "-" ? "_" : $0 }
+            #expect(APIPath.peripheral(id).rawValue == expected)
+            #expect(id.description == id.uuid.uuidString)
+        }
     }
 }

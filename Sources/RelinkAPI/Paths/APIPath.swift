@@ -33,9 +33,7 @@ public enum APIPath {
 
     /// The path element of a peripheral identifier.
     static func element(of id: PeripheralID) -> String {
-        var text = id.uuid.uuidString.lowercased()
-        text.replace("-", with: "_")
-        return text
+        id.text(lowercase: true, separator: UInt8(ascii: "_"))
     }
 
     /// The identifier a `Central1` path names; nil when it names none.

@@ -14,7 +14,7 @@ extension Daemon {
     /// would wake earlier is left: it wakes to nothing due, or to what is
     /// due then, and the next arming follows.
     func armTimers() {
-        guard let earliest = core.timers.earliest else { return }
+        guard let earliest = core.timers.nextInstant() else { return }
         if let armed = loop.timerSleeper, armed.instant <= earliest { return }
         loop.timerSleeper?.task.cancel()
         let clock = self.clock, inbox = inputContinuation

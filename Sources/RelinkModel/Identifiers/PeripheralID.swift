@@ -27,14 +27,19 @@ public struct PeripheralID: Sendable, Hashable, Codable, Comparable, CustomStrin
     /// `uuid.uuidString` (upper-case hex, 8-4-4-4-12), written here without
     /// the `snprintf` Foundation formats it with: journal lines, object
     /// paths and sorts ask for it many times per intent at start-up.
-    public var description: String {
-        let hex: StaticString = "0123456789ABCDEF"
+    public var description: String { text(lowercase: false, separator: UInt8(ascii: "-")) }
+
+    /// The 16 bytes as 8-4-4-4-12 hex digits, upper- or lower-case, the
+    /// groups joined by `separator` (an ASCII byte): ``description`` and
+    /// the `Peripheral1` object path's element (lower-case, `_`).
+    public func text(lowercase: Bool, separator: UInt8) -> String {
+        let hex: StaticString = lowercase ? "0123456789abcdef" : "0123456789ABCDEF"
         return withUnsafeBytes(of: uuid.uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { out in
                 hex.withUTF8Buffer { digits in
                     var at = 0
                     for (index, byte) in bytes.enumerated() {
-                        if index == 4 || index == 6 || index == 8 || index == 10 { out[at] = UInt8(ascii: "-"); at += 1 }
+                        if index == 4 || index == 6 || index == 8 || index == 10 { out[at] = separator; at += 1 }
                         out[at] = digits[Int(byte >> 4)]
                         out[at + 1] = digits[Int(byte & 0x0F)]
                         at += 2
