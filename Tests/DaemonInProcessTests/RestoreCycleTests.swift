@@ -6,6 +6,7 @@ import Logging
 import RelinkAPI
 @testable import RelinkDaemon
 import RelinkModel
+import RelinkStore
 import Restoration
 import Testing
 
@@ -237,6 +238,31 @@ struct RestoreCycleTests {
             #expect(summaries.isEmpty)
         }
         await d.stop()
+    }
+
+    /// A restart resumes each intent without writing its row again: the
+    /// store keeps the row as it was, when it was requested included (10,000
+    /// identical rows were a 0.7 s commit before READY, issue 31).
+    @Test func aRestartDoesNotRewriteTheRowsItResumesUnchanged() async throws {
+        let fake = FakeBlueZ()
+        let away = Self.address(40)
+        await fake.add(FakePeripheral(address: away, advertisedName: "HRM", gapName: "Band", services: [
+            FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
+        ], inRange: false), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(Self.id, uid: 0))
+        try await first.submit(.connect(Self.id, away, try Self.options()))
+        await first.stop()
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        let before = try await second.store.loadState().identifiers.flatMap(\.connections)
+        await second.stop()
+        let third = try await InProcessDaemon(fake: fake, directory: directory)
+        let after = try await third.store.loadState().identifiers.flatMap(\.connections)
+        #expect(before.count == 1)
+        #expect(after == before, "resumed unchanged: not written again")
+        #expect(after.first?.state == .pending)
+        await third.stop()
     }
 
     @Test func aBluetoothdRestartIsFollowedByAReconnectionAndRearm() async throws {

@@ -136,12 +136,25 @@ extension Daemon {
     }
 
     /// Writes a machine's record (and the peripheral's address when it changed).
+    /// During start-up's restore, whether the store holds this row already
+    /// (but for when it was requested, which a restart does not change);
+    /// the row is then what the store holds from here on.
+    private func isStored(_ row: ConnectionIntent, for intent: ConnectionIntentID) -> Bool {
+        guard loop.loadedIntents != nil else { return false }
+        defer { loop.loadedIntents?[intent] = row }
+        guard var stored = loop.loadedIntents?[intent] else { return false }
+        stored.requestedAt = row.requestedAt
+        return stored == row
+    }
+
     func persist(_ record: ConnectionIntentRecord) async throws(RelinkError) {
         if case .cancelled = record.phase {
             try await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
             return
         }
-        var mutations: [StoreMutation] = [.putConnectionIntent(try StoreMapping.storeIntent(record, bond: known.intentBonds[record.intent] ?? IntentBond()))]
+        let row = try StoreMapping.storeIntent(record, bond: known.intentBonds[record.intent] ?? IntentBond())
+        var mutations: [StoreMutation] = []
+        if !isStored(row, for: record.intent) { mutations.append(.putConnectionIntent(row)) }
         var retired: PeripheralID?
         if let address = record.address, var row = known.peripherals[record.intent.peripheral] {
             let device = try StoreMapping.deviceAddress(address, adapter: adapterName)
@@ -154,7 +167,7 @@ extension Daemon {
                 if let retired { mutations.insert(.removePeripheral(retired), at: 0) }
             }
         }
-        try await commit(mutations)
+        if !mutations.isEmpty { try await commit(mutations) }
         if let retired {
             for uid in api.discoveredBy.keys { api.discoveredBy[uid]?.remove(retired) }
             for uid in api.usedBy.keys { api.usedBy[uid]?.remove(retired) }

@@ -39,6 +39,7 @@ extension Daemon {
         known.gattDatabases = stored.gattDatabases
         defer { peripheralRoleLoaded(stored.peripheralManagers) }
         var states: [IdentifierState] = []
+        var loaded: [ConnectionIntentID: ConnectionIntent] = [:]
         for entry in stored.identifiers {
             let id = entry.record.id
             core.identifiers.insert(id)
@@ -52,6 +53,7 @@ extension Daemon {
             for row in entry.connections {
                 do {
                     state.connections.append(try StoreMapping.coreRecord(row, peripheral: known.peripherals[row.peripheral]))
+                    loaded[ConnectionIntentID(identifier: id, peripheral: row.peripheral)] = row
                     if row.bond != IntentBond() { known.intentBonds[ConnectionIntentID(identifier: id, peripheral: row.peripheral)] = row.bond }
                 } catch {
                     // Kept in the store as it is, not resumed, and said so.
@@ -85,6 +87,8 @@ extension Daemon {
             try? await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])
         }
         if plan.resume.count > Self.quietStartupIntents { loop.quietDecisions = [:] }
+        loop.loadedIntents = loaded
+        defer { loop.loadedIntents = nil }
         for resume in plan.resume {
             // SIGTERM during start-up: stop here (``run(holdingStartUp:whenRestored:onReady:)``
             // checks too). Nothing of the batch is committed; the store

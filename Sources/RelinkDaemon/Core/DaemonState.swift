@@ -78,6 +78,11 @@ struct LoopState {
     /// ``Daemon/quietStartupIntents`` intents): how many progress decisions
     /// of each kind went to debug level instead of info; nil otherwise.
     var quietDecisions: [String: Int]?
+    /// During start-up's restore: each intent's row as loaded from the
+    /// store, so that a machine's first `persist` of the same row is not
+    /// written again (10,000 identical rows were a 0.7 s commit before
+    /// READY); nil otherwise.
+    var loadedIntents: [ConnectionIntentID: ConnectionIntent]?
 }
 
 /// The child tasks to start after the current input, in order.
