@@ -26,12 +26,17 @@ public final class ExportedObject: Sendable {
     /// - Throws: ``DBusError`` (`InvalidArgs`) for an invalid interface,
     ///   two interfaces of the same name, or a value of the wrong type or
     ///   for an undeclared property.
-    public init(path: ObjectPath, interfaces: [DBusInterface], values: [String: [String: DBusValue]] = [:]) throws(DBusError) {
-        var seen = Set<String>()
-        for i in interfaces {
-            try i.validate()
-            guard seen.insert(i.name).inserted else { throw DBusError(.invalidArgs, "interface \(i.name) declared twice") }
-        }
+    public convenience init(path: ObjectPath, interfaces: [DBusInterface], values: [String: [String: DBusValue]] = [:]) throws(DBusError) {
+        try self.init(path: path, interfaces: try DBusInterfaceSet(interfaces), values: values)
+    }
+
+    /// An object with interfaces checked once before (many objects of the
+    /// same kind: their interfaces are not checked again for each), and
+    /// initial property values, checked here.
+    /// - Throws: ``DBusError`` (`InvalidArgs`) for a value of the wrong type
+    ///   or for an undeclared property.
+    public init(path: ObjectPath, interfaces set: DBusInterfaceSet, values: [String: [String: DBusValue]] = [:]) throws(DBusError) {
+        let interfaces = set.interfaces
         for (iname, props) in values {
             guard let iface = interfaces.first(where: { $0.name == iname }) else {
                 throw DBusError(.invalidArgs, "values for undeclared interface \(iname)")
@@ -160,5 +165,24 @@ public final class ExportedObject: Sendable {
         .dictionary(
             key: .string, value: .dictionary(key: .string, value: .variant),
             interfaces.map { .init(.string($0.name), .dictionary(key: .string, value: .variant, readableValues($0))) })
+    }
+}
+
+/// Interfaces checked (``DBusInterface/validate()``, no name twice), to
+/// export many objects of the same kind without checking them again.
+public struct DBusInterfaceSet: Sendable {
+    /// The interfaces, in declaration order.
+    public let interfaces: [DBusInterface]
+
+    /// Checks the interfaces.
+    /// - Throws: ``DBusError`` (`InvalidArgs`) for an invalid interface or
+    ///   two interfaces of the same name.
+    public init(_ interfaces: [DBusInterface]) throws(DBusError) {
+        var seen = Set<String>()
+        for i in interfaces {
+            try i.validate()
+            guard seen.insert(i.name).inserted else { throw DBusError(.invalidArgs, "interface \(i.name) declared twice") }
+        }
+        self.interfaces = interfaces
     }
 }

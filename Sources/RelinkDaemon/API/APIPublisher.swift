@@ -224,10 +224,14 @@ final class APIPublisher: Sendable {
 
     func hasPeripheral(_ id: PeripheralID) -> Bool { state.withLock { $0.peripherals[id] != nil } }
 
+    /// `Peripheral1`, checked once for the thousands of objects a large
+    /// store exports at start-up.
+    private static let peripheralInterfaces = Result { () throws(DBusError) in try DBusInterfaceSet([APIInterfaces.peripheral]) }
+
     func exportPeripheral(_ id: PeripheralID, values: [String: DBusValue], announceTo: [String]) {
         let path = APIPath.peripheral(id)
         do {
-            let object = try ExportedObject(path: path, interfaces: [APIInterfaces.peripheral], values: [RelinkNames.peripheral: values])
+            let object = try ExportedObject(path: path, interfaces: Self.peripheralInterfaces.get(), values: [RelinkNames.peripheral: values])
             state.withLock {
                 $0.peripherals[id] = object
                 if $0.peripheralViewers[path] == nil { $0.peripheralViewers[path] = [] }
