@@ -113,7 +113,7 @@ let package = Package(
         // Test support: starts an isolated simulated-Bluetooth bench (bench/).
         .target(name: "BenchSupport", dependencies: [], swiftSettings: strict),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "BenchSupport"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BenchSupport", "RelinkModel"], swiftSettings: strict),
         .testTarget(
             name: "SystemdTests",
             dependencies: [

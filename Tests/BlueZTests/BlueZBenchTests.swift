@@ -265,7 +265,7 @@ import RelinkModel
     /// GetManagedObjects.
     @Test func mirrorMatchesManagedObjectsAfterRandomOperations() async throws {
         try await withClient { bench, client, _ in
-            var rng = SplitMix(seed: 7)
+            var rng = SplitMix64(seed: 7)
             try await discover(client)
             try await client.wait(timeout: .seconds(10), "both") { $0.device(Self.lockPath) != nil && $0.device(Self.bandPath) != nil }
             for step in 0..<25 {

@@ -234,7 +234,7 @@ import RelinkModel
     /// signals describe.
     @Test(arguments: [1, 2, 3, 42, 1234])
     func randomSequenceMatchesReference(seed: UInt64) throws {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var mirror = Mirror()
         var reference: ManagedObjects = [:]
         let interfaces = [BlueZInterface.device, BlueZInterface.gattService, BlueZInterface.gattCharacteristic, "org.example.Other1"]
@@ -274,19 +274,6 @@ import RelinkModel
     }
 }
 
-/// A small deterministic generator for reproducible random tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-}
 
 extension MirrorTests {
     // MARK: The adapter's status

@@ -1,21 +1,9 @@
 @testable import DBus
-
-/// SplitMix64: a small seeded generator so failures reproduce.
-struct SeededRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import RelinkModel
 
 /// Random D-Bus types and values (no fds, no NaN), nested up to `depth`.
 struct RandomValues {
-    var rng: SeededRNG
+    var rng: SplitMix64
 
     static let basics: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath, .signature]
 

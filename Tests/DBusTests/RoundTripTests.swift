@@ -1,4 +1,5 @@
 import Foundation
+import RelinkModel
 import Testing
 
 @testable import DBus
@@ -77,7 +78,7 @@ import Testing
     @Test func randomNestedValuesRoundTrip() async throws {
         try await withTestBus { bus in
             try await EchoService.with(bus) { _, _, client in
-                var gen = RandomValues(rng: SeededRNG(seed: 0x5EED_D8B5))
+                var gen = RandomValues(rng: SplitMix64(seed: 0x5EED_D8B5))
                 let cases = 3000
                 var values: [DBusValue] = []
                 for _ in 0..<cases {

@@ -84,7 +84,7 @@ import Testing
     /// the compaction they cause) against a plain list sorted each time.
     @Test func agreesWithAPlainListUnderRandomUse() throws {
         let intents = try (0..<8).map { try Self.intent("app\($0)") }
-        var rng = SplitMix(seed: 0x5eed)
+        var rng = SplitMix64(seed: 0x5eed)
         var queue = Queue()
         var model: [(instant: Int, order: Int, due: Queue.Due)] = []
         var order = 0, now = 0
@@ -123,15 +123,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64), so that a failure repeats.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

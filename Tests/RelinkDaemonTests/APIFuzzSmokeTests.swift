@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import RelinkModel
 import Testing
 
 /// A short fuzz run against the real relinkd (the long one, 10,000 calls,
@@ -10,7 +11,7 @@ import Testing
     static let methods = ["Scan", "StopScan", "Connect", "Cancel", "Subscribe", "Unsubscribe", "Read", "Write", "Events", "Ack", "Watch",
                           "Unwatch", "Register", "Unregister", "ListIdentifiers", "Get", "GetAll", "GetManagedObjects", "Introspect"]
 
-    static func value(_ r: inout SplitMix, depth: Int = 0) -> DBusValue {
+    static func value(_ r: inout SplitMix64, depth: Int = 0) -> DBusValue {
         switch r.next() % (depth > 1 ? 7 : 10) {
         case 0: return .string(["", "x", "00:00:00:00:00:02", "AA:BB:CC:DD:EE:FF", Harness.lockService, "org.example.lock", "bad id ✓",
                                 String(repeating: "z", count: 3000), "1B4E28BA-2FA1-11D2-883F-0016D3CCA427"][Int(r.next() % 9)])
@@ -37,7 +38,7 @@ import Testing
             defer { client.close() }
             let (central, _, _) = try await client.register(Harness.id)
             let before = try await h.control.status()
-            var r = SplitMix(seed: 7)
+            var r = SplitMix64(seed: 7)
             var replies = 0, calls = 0
             for _ in 0..<20 {
                 var batch: [(ObjectPath, String, String, [DBusValue])] = []

@@ -20,7 +20,7 @@ import RelinkModel
         let limit = 5
         try await store.apply([.putIdentifier(try RestoreIdentifierRecord(id: id, ownerUID: 0, outboxLimit: limit, createdAt: Date()))])
         var cursor = OutboxCursor(limit: limit)
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var skipped = false
         for step in 0..<300 {
             let commit: StoreCommit
@@ -51,15 +51,3 @@ import RelinkModel
     }
 }
 
-/// A small seeded generator (deterministic runs).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -84,7 +84,7 @@ import RelinkModel
 /// very bytes the general encoder writes for the event.
 @Suite struct ValuePayloadTests {
     @Test func handWrittenValuePayloadEqualsJSONEncoder() throws {
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         let lengths = [0, 1, 2, 9, 10, 99, 100, 255, 256, 512, 600]
         for round in 0..<600 {
             let service = round % 3 == 0 ? BluetoothUUID(shortValue: UInt32.random(in: 0...UInt32.max, using: &rng))

@@ -58,7 +58,7 @@ BOUNDS = {
     "startup_3k_over_1k": (3.5, "<=", "start-up to READY, 3,000 intents / 1,000 intents (linear: 3)"),
     "restore_largest_n_ratio": (1.0, "<=", "restore after a relinkd restart, at the largest N, relinkd / bleak peer"),
     "restore_growth": (5.0, "<=", "restore after a relinkd restart, relinkd's t(largest N) / t(N = 1) (linear: 2.5-3.6 at 16)"),
-    "rss_3k_mib": (80.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
+    "rss_3k_mib": (64.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
 }
 
 
