@@ -24,8 +24,8 @@ struct RestoreCycleTests {
     static let band = address(2)
     static let id = (try? RestoreIdentifier("band")) ?? { fatalError("valid") }()
 
-    static func bandPeripheral(inRange: Bool = true) -> FakePeripheral {
-        FakePeripheral(address: band, advertisedName: "HRM-2C41", gapName: "Wrist Band", services: [
+    static func bandPeripheral(at address: BluetoothAddress = band, inRange: Bool = true) -> FakePeripheral {
+        FakePeripheral(address: address, advertisedName: "HRM-2C41", gapName: "Wrist Band", services: [
             FakeService(uuid: heartRate, characteristics: [FakeCharacteristic(uuid: measurement, flags: ["notify"])]),
         ], inRange: inRange)
     }
@@ -172,9 +172,7 @@ struct RestoreCycleTests {
         let fake = FakeBlueZ()
         let addresses = (10..<30).map { Self.address($0) }
         for address in addresses {
-            await fake.add(FakePeripheral(address: address, advertisedName: "HRM", gapName: "Band", services: [
-                FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
-            ], inRange: false), known: true)
+            await fake.add(Self.bandPeripheral(at: address, inRange: false), known: true)
         }
         let clock = DaemonClock.manual()
         let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory(), clock: clock)
@@ -211,9 +209,7 @@ struct RestoreCycleTests {
         let fake = FakeBlueZ()
         let addresses = (100..<(100 + intents)).map { Self.address(UInt8($0)) }
         for address in addresses {
-            await fake.add(FakePeripheral(address: address, advertisedName: "HRM", gapName: "Band", services: [
-                FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
-            ], inRange: false), known: true)
+            await fake.add(Self.bandPeripheral(at: address, inRange: false), known: true)
         }
         let directory = try InProcessDaemon.temporaryDirectory()
         let first = try await InProcessDaemon(fake: fake, directory: directory)
@@ -249,9 +245,7 @@ struct RestoreCycleTests {
     @Test func aRestartDoesNotRewriteTheRowsItResumesUnchanged() async throws {
         let fake = FakeBlueZ()
         let away = Self.address(40)
-        await fake.add(FakePeripheral(address: away, advertisedName: "HRM", gapName: "Band", services: [
-            FakeService(uuid: Self.heartRate, characteristics: [FakeCharacteristic(uuid: Self.measurement, flags: ["notify"])]),
-        ], inRange: false), known: true)
+        await fake.add(Self.bandPeripheral(at: away, inRange: false), known: true)
         let directory = try InProcessDaemon.temporaryDirectory()
         let first = try await InProcessDaemon(fake: fake, directory: directory)
         try await first.submit(.register(Self.id, uid: 0))
