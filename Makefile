@@ -10,7 +10,7 @@ build:
 test:
 	./scripts/test.sh
 # The unit tier: no child process, no bus (docs/architecture.md#tests-in-tiers).
-UNIT_SUITES = RelinkModelTests|RelinkAPITests|RestorationTests|RelinkClientTests|DaemonInProcessTests
+UNIT_SUITES = RelinkModelTests|RelinkAPITests|RestorationTests|DaemonCoreTests|RelinkClientTests|DaemonInProcessTests
 test-unit:
 	swift build --build-tests
 	swift test --skip-build --filter '$(UNIT_SUITES)'
