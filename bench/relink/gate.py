@@ -244,7 +244,7 @@ def plot(path_prefix: str, restore: dict, startup: dict, links: list[int]) -> li
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--relinkd", default=os.path.join(ROOT, ".build", "release", "relinkd"))
-    p.add_argument("--reps-in-range", type=int, default=12)
+    p.add_argument("--reps-in-range", type=int, default=20)
     p.add_argument("--flap-cycles", type=int, default=8)
     p.add_argument("--links", default="1,4,16")
     p.add_argument("--reps", type=int, default=3, help="restore repetitions per N")
