@@ -135,7 +135,6 @@ extension Daemon {
         try await commitNow(request)
     }
 
-    /// Writes a machine's record (and the peripheral's address when it changed).
     /// During start-up's restore, whether the store holds this row already
     /// (but for when it was requested, which a restart does not change);
     /// the row is then what the store holds from here on.
@@ -147,6 +146,7 @@ extension Daemon {
         return stored == row
     }
 
+    /// Writes a machine's record (and the peripheral's address when it changed).
     func persist(_ record: ConnectionIntentRecord) async throws(RelinkError) {
         if case .cancelled = record.phase {
             try await commit([.removeConnectionIntent(record.intent.identifier, peripheral: record.intent.peripheral)])

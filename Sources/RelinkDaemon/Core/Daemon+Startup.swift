@@ -53,8 +53,9 @@ extension Daemon {
             for row in entry.connections {
                 do {
                     state.connections.append(try StoreMapping.coreRecord(row, peripheral: known.peripherals[row.peripheral]))
-                    loaded[ConnectionIntentID(identifier: id, peripheral: row.peripheral)] = row
-                    if row.bond != IntentBond() { known.intentBonds[ConnectionIntentID(identifier: id, peripheral: row.peripheral)] = row.bond }
+                    let intent = ConnectionIntentID(identifier: id, peripheral: row.peripheral)
+                    loaded[intent] = row
+                    if row.bond != IntentBond() { known.intentBonds[intent] = row.bond }
                 } catch {
                     // Kept in the store as it is, not resumed, and said so.
                     health.unreadableRows.append(UnreadableRow(table: "connection_intent", identifier: id.rawValue, reason: "\(error)"))
