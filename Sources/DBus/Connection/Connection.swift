@@ -57,7 +57,12 @@ public final class Connection: Sendable {
     let objects = ObjectRegistry()
     let uidCache = Mutex<[String: UInt32]>([:])
     let serving = Mutex(false)
-    let objectFilter = Mutex<ObjectFilter?>(nil)
+    /// The installed filter, boxed: a function stored directly in a
+    /// `Mutex` is re-abstracted on each `withLock` and written back wrapped
+    /// in two more thunks, so every read made the next call deeper (each
+    /// method call to relinkd went through thousands of thunks after an
+    /// hour of acknowledgements).
+    let objectFilter = Mutex<ObjectFilterBox?>(nil)
     let turns = CallTurns()
 
     private init(loop: ConnectionLoop, started: ConnectionLoop.Started) {

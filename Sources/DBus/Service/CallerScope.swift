@@ -13,6 +13,13 @@ import Synchronization
 /// introspection data.
 public typealias ObjectFilter = @Sendable (_ path: ObjectPath, _ sender: String) async -> Bool
 
+/// An ``ObjectFilter`` held by reference, so that reading it back out of
+/// its lock does not re-abstract the function (see `Connection.objectFilter`).
+final class ObjectFilterBox: Sendable {
+    let filter: ObjectFilter
+    init(_ filter: @escaping ObjectFilter) { self.filter = filter }
+}
+
 /// Actions to run once a method call's reply has been handed to the
 /// connection (see ``MethodCall/afterReply(_:)``).
 final class AfterReplyActions: Sendable {
@@ -41,6 +48,6 @@ extension Connection {
     /// Installs (or with nil removes) the per-caller object filter; see
     /// ``ObjectFilter``.
     public func setObjectFilter(_ filter: ObjectFilter?) {
-        objectFilter.withLock { $0 = filter }
+        objectFilter.withLock { $0 = filter.map(ObjectFilterBox.init) }
     }
 }

@@ -195,7 +195,7 @@ extension Connection {
             }
         }
         guard let path = call.path, let member = call.member else { return fail(.unknownMethod, "call without path or member") }
-        if filtered, let filter = objectFilter.withLock({ $0 }), let answer = filteredDispatch(call, path: path, member: member, filter: filter, turn: turn) {
+        if filtered, let filter = objectFilter.withLock({ $0 })?.filter, let answer = filteredDispatch(call, path: path, member: member, filter: filter, turn: turn) {
             return answer
         }
         let object = objects.object(at: path)
