@@ -70,15 +70,20 @@ class Client:
             if seq <= self.after:
                 return  # replayed again after a re-attach
             self.after = seq
-            if kind == "value-notified":
-                value = value_of(payload)
-                t = time.monotonic()
-                if value is not None:
-                    self.sink("value", hex=value.hex(), t=t)
-            elif kind == "disconnected":
-                self.sink("disconnected", payload=payload)
+            self.taken(kind, payload)
             if self.acker is None or self.acker.done():
                 self.acker = asyncio.create_task(self.ack())
+
+    def taken(self, kind: str, payload: str) -> None:
+        """An event taken (once, in order): values and drops to the sink
+        (stream_client.py tallies values instead)."""
+        if kind == "value-notified":
+            value = value_of(payload)
+            t = time.monotonic()
+            if value is not None:
+                self.sink("value", hex=value.hex(), t=t)
+        elif kind == "disconnected":
+            self.sink("disconnected", payload=payload)
 
     async def ack(self) -> None:
         while self.acked < self.after:

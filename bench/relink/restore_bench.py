@@ -134,10 +134,16 @@ class Bench:
     """bench/run-bench with its control socket (one connection per peripheral
     for pushes, so pushes to different locks go in parallel). `backend`:
     run-bench's, mock (BlueZoo on a private bus) or bluez (real bluetoothd
-    on the VM's system bus, bench/realbluez)."""
+    on the VM's system bus, bench/realbluez). `kind`: the peripherals'
+    (lock, or band for stream_bench.py, which names them band0...; the list
+    is `locks` whatever the kind); `options`: more of run-bench's
+    (``--band-rate 20``)."""
 
-    def __init__(self, locks: int, connect_timeout: float, work: str, backend: str = "mock"):
-        self.locks = [f"lock{i}" for i in range(locks)]
+    def __init__(self, locks: int, connect_timeout: float, work: str, backend: str = "mock",
+                 kind: str = "lock", options: tuple[str, ...] = ()):
+        self.locks = [f"{kind}{i}" for i in range(locks)]
+        self.kind = kind
+        self.options = options
         self.connect_timeout = connect_timeout
         self.work = work
         self.backend = backend
@@ -147,9 +153,9 @@ class Bench:
 
     async def start(self) -> None:
         args = [os.path.join(ROOT, "bench", "run-bench"), "--backend", self.backend,
-                "--connect-timeout", str(self.connect_timeout)]
+                "--connect-timeout", str(self.connect_timeout), *self.options]
         for name in self.locks:
-            args += ["--lock", name]
+            args += [f"--{self.kind}", name]
         self.log = open(os.path.join(self.work, "bench.log"), "wb")
         self.proc = await asyncio.create_subprocess_exec(
             *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log,
@@ -261,12 +267,13 @@ class Contender:
             await reader
 
     async def spawn_script(self, script: str, *args: str, log: str,
-                           env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+                           env: dict[str, str] | None = None, stdin: int = asyncio.subprocess.DEVNULL
+                           ) -> asyncio.subprocess.Process:
         """A client script of this directory: JSON lines on its stdout
         (``read_lines``), its stderr appended to `log` in the work directory."""
         with open(os.path.join(self.work, log), "ab") as f:
             return await asyncio.create_subprocess_exec(
-                sys.executable, os.path.join(HERE, script), *args, stdin=asyncio.subprocess.DEVNULL,
+                sys.executable, os.path.join(HERE, script), *args, stdin=stdin,
                 stdout=asyncio.subprocess.PIPE, stderr=f, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
                 preexec_fn=die_with_parent)
 
@@ -568,7 +575,7 @@ class RelayFloor(Contender):
             raise BenchFailure("relay: the lock state characteristic did not appear")
         with open(self.logpath, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
-                self.binary, self.bench.bus, path, name, stdin=asyncio.subprocess.DEVNULL,
+                self.binary, self.bench.bus, name, path, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=log, preexec_fn=die_with_parent)
         line = await asyncio.wait_for(self.proc.stdout.readline(), 20)
         if line.strip() != b"ready":

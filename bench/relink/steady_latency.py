@@ -83,7 +83,7 @@ class Relay(rb.Contender):
                     and ifs["org.bluez.GattCharacteristic1"]["UUID"].value == rb.LOCK_STATE)
         log = open(self.logpath, "ab")
         self.proc = await asyncio.create_subprocess_exec(
-            self.binary, self.bench.bus, path, self.bus.unique_name,
+            self.binary, self.bench.bus, self.bus.unique_name, path,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=log,
             preexec_fn=rb.die_with_parent)
         log.close()
