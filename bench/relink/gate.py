@@ -26,7 +26,12 @@ The bounds (see BOUNDS; docs/benchmarks.md says what each guards):
     was the slope per link against the peer's, which failed a run whose
     peer happened to restore 16 links no slower than 4 (its slope -0.03 ms
     per link against relinkd's 5.06);
-  * resident memory after start-up with 3,000 intents.
+  * resident memory after start-up with 3,000 intents;
+  * many links streaming (stream_bench.py, 40 bands at 20 values a second):
+    relinkd's CPU per forwarded value against the floor relay's, and values
+    lost (0). A function stored in a Mutex that grew a thunk per D-Bus call
+    (found 2026-11-30) made this 32 x at 20 links in 20 s and grows with
+    time; the goal is 2 x.
 """
 
 import argparse
@@ -59,6 +64,9 @@ BOUNDS = {
     "restore_largest_n_ratio": (1.0, "<=", "restore after a relinkd restart, at the largest N, relinkd / bleak peer"),
     "restore_growth": (5.0, "<=", "restore after a relinkd restart, relinkd's t(largest N) / t(N = 1) (linear: 2.5-3.6 at 16)"),
     "rss_3k_mib": (64.0, "<=", "resident memory after start-up with 3,000 intents, MiB"),
+    "stream_cpu_per_value_ratio": (25.0, "<=", "40 links streaming 20 values/s each: relinkd's CPU per forwarded "
+                                               "value / the floor relay's (goal 2)"),
+    "stream_values_lost": (0, "<=", "40 links streaming: values the bands sent that never reached relinkd's client"),
 }
 
 
@@ -113,6 +121,39 @@ def startup_figures(args) -> dict:
     finally:
         shutil.rmtree(top, ignore_errors=True)
     return figures
+
+
+def stream_figures(args) -> dict:
+    """One stream_bench run: --stream-links bands at 20 values a second,
+    relay then relinkd, a 10 s window each."""
+    out = os.path.join(args.work, "stream.json")
+    argv = ["--relinkd", args.relinkd, "--links", str(args.stream_links), "--rate", "20", "--seconds", "10",
+            "--contenders", "relay,relinkd", "--json", out]
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "stream_bench.py"), *argv], timeout=args.bench_timeout)
+    if not os.path.exists(out):
+        raise RuntimeError(f"stream_bench wrote no figures (exit {proc.returncode})")
+    with open(out) as f:
+        return json.load(f)["results"]
+
+
+def stream_ratios(stream: dict) -> tuple[dict, list[str]]:
+    """The streaming bounds' figures: relinkd's CPU per value over the
+    relay's (the best run of each), values lost by relinkd."""
+    r, lines = {}, []
+    runs = {name: [f for f in stream.get(name, []) if "error" not in f] for name in ("relinkd", "relay")}
+    for name, fs in runs.items():
+        for f in fs:
+            lines.append(f"streaming, {name}: {f['values_per_s']:.0f} values/s, {f['cpu_us_per_value']:.1f} us CPU "
+                         f"per value ({f['agent_cpu_share']:.0%} of a core), {f['lost']} lost, {f['doubled']} doubled, "
+                         f"machine {f['machine_busy']:.0%} busy")
+        for f in stream.get(name, []):
+            if "error" in f:
+                lines.append(f"streaming, {name}: FAILED {f['error']}")
+    if runs["relinkd"] and runs["relay"]:
+        r["stream_cpu_per_value_ratio"] = (min(f["cpu_us_per_value"] for f in runs["relinkd"])
+                                           / min(f["cpu_us_per_value"] for f in runs["relay"]))
+        r["stream_values_lost"] = sum(f["lost"] + f["links_behind_after_drain"] for f in runs["relinkd"])
+    return r, lines
 
 
 def ratios(restore: dict, startup: dict, links: list[int]) -> tuple[dict, list[str]]:
@@ -249,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--links", default="1,4,16")
     p.add_argument("--reps", type=int, default=3, help="restore repetitions per N")
     p.add_argument("--startup-runs", type=int, default=5)
+    p.add_argument("--stream-links", type=int, default=40, help="bands in the streaming case")
     p.add_argument("--bench-timeout", type=float, default=600)
     p.add_argument("--json", help="also write the figures and ratios here")
     p.add_argument("--plots", help="also draw the plots, as PREFIX-latency.png and PREFIX-restore-startup.png")
@@ -264,9 +306,14 @@ def main(argv: list[str] | None = None) -> int:
         startup = startup_figures(args)
         print("gate: back in range, flapping, restore (relinkd, relay, bleak)", file=sys.stderr, flush=True)
         restore = restore_figures(args)
+        print(f"gate: {args.stream_links} links streaming (relay, relinkd)", file=sys.stderr, flush=True)
+        stream = stream_figures(args)
     finally:
         shutil.rmtree(args.work, ignore_errors=True)
     r, lines = ratios(restore, startup, links)
+    stream_r, stream_lines = stream_ratios(stream)
+    r.update(stream_r)
+    lines += stream_lines
     print(f"\n== benchmark gate ({time.monotonic() - t0:.0f} s; {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f})")
     for line in lines:
@@ -282,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"ratios": r, "bounds": {k: v[0] for k, v in BOUNDS.items()}, "startup": startup,
-                       "restore": restore, "failures": failures}, f, indent=1)
+                       "restore": restore, "stream": stream, "failures": failures}, f, indent=1)
     if failures:
         print("\ngate: FAILED")
         for failure in failures:

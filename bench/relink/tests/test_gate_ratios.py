@@ -50,3 +50,39 @@ def test_a_relinkd_slower_than_the_peer_at_the_largest_n_fails():
 def test_a_missing_restore_figure_is_a_failure():
     r, _ = gate.ratios({gate.RELINKD: {}, gate.PEER: {}}, {}, LINKS)
     assert any(f.startswith("restore_largest_n_ratio: not measured") for f in gate.judge(r))
+
+
+def stream_run(cpu_us, lost=0, behind=0):
+    return {"values": 8000, "seconds": 10.0, "values_per_s": 800.0, "offered_per_s": 800.0, "cpu_s": cpu_us * 8000 / 1e6,
+            "cpu_us_per_value": cpu_us, "agent_cpu_share": 0.5, "machine_busy": 0.6, "lost": lost, "doubled": 0,
+            "links_behind_after_drain": behind, "values_checked": 8000}
+
+
+def stream_failures(stream):
+    r, lines = gate.stream_ratios(stream)
+    return r, lines, [f for f in gate.judge(r) if f.startswith("stream_")]
+
+
+def test_streaming_within_its_bounds_passes():
+    r, lines, failures = stream_failures({"relay": [stream_run(41.5)], "relinkd": [stream_run(713.2)]})
+    assert failures == [], failures
+    assert round(r["stream_cpu_per_value_ratio"], 2) == 17.19 and r["stream_values_lost"] == 0
+    assert any("relinkd: 800 values/s, 713.2 us CPU" in line for line in lines), lines
+
+
+def test_streaming_that_grew_a_thunk_per_call_fails():
+    # 20 links before the object filter was boxed: 1,576 us per value against the relay's 49.
+    r, _, failures = stream_failures({"relay": [stream_run(49.1)], "relinkd": [stream_run(1576.4)]})
+    assert any(f.startswith("stream_cpu_per_value_ratio") for f in failures), failures
+
+
+def test_a_lost_value_or_a_link_still_behind_after_the_drain_fails():
+    for run in (stream_run(700, lost=1), stream_run(700, behind=1)):
+        _, _, failures = stream_failures({"relay": [stream_run(40)], "relinkd": [run]})
+        assert any(f.startswith("stream_values_lost") for f in failures), failures
+
+
+def test_a_failed_streaming_run_is_not_measured():
+    r, lines, failures = stream_failures({"relay": [stream_run(40)], "relinkd": [{"error": "no value from 3 links"}]})
+    assert any(f.startswith("stream_cpu_per_value_ratio: not measured") for f in failures), failures
+    assert any("FAILED no value from 3 links" in line for line in lines), lines
