@@ -44,9 +44,17 @@ struct DomainTests {
         }
     }
 
-    @Test(arguments: ["", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FF:00", "AA:BB:CC:DD:EE:F", "AA:BB:CC:DD:EE:FG", "AABBCCDDEEFF", "AA-BB-CC-DD-EE-FF", "+A:BB:CC:DD:EE:FF"])
+    @Test(arguments: ["", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FF:00", "AA:BB:CC:DD:EE:F", "AA:BB:CC:DD:EE:FG", "AABBCCDDEEFF", "AA-BB-CC-DD-EE-FF", "+A:BB:CC:DD:EE:FF",
+                      "AA:BB:CC:DD:EEF:F", "AA:BB:CC:DD:EE::F", "AA:BB:CC:DD:EE:FF ", " AA:BB:CC:DD:EE:F", "AA:BB:CC:DD:EE:F\u{E9}",
+                      "AA:BB:CC:DD:EE:\u{0663}\u{0663}"])
     func badAddressesAreRejected(_ text: String) {
         #expect(throws: DomainError.invalidAddress(text)) { try BluetoothAddress(parsing: text) }
+    }
+
+    @Test func eitherCaseParsesToTheSameOctets() throws {
+        let lower = try BluetoothAddress(parsing: "0a:bc:de:f0:19:8f")
+        #expect(lower.octets == [0x0A, 0xBC, 0xDE, 0xF0, 0x19, 0x8F])
+        #expect(try BluetoothAddress(parsing: "0A:BC:DE:F0:19:8F") == lower)
     }
 
     @Test func addressTypeParsing() throws {

@@ -23,7 +23,7 @@ import restore_bench as rb  # noqa: E402
 import startup_bench as sb  # noqa: E402
 
 
-async def profile(identifiers: int, out: str, callgraph: str, relinkd: str) -> float:
+async def profile(identifiers: int, out: str, callgraph: str, relinkd: str, frequency: int = 499) -> float:
     os.makedirs(out, exist_ok=True)
     population = os.path.join(out, f"population{identifiers}")
     if not os.path.exists(os.path.join(population, "state")):
@@ -40,7 +40,7 @@ async def profile(identifiers: int, out: str, callgraph: str, relinkd: str) -> f
         listener = sb.ReadyListener(work)
         with open(log_path, "wb") as log:
             t0 = time.monotonic()
-            perf = subprocess.Popen(["perf", "record", "-F", "499", "--call-graph", callgraph,
+            perf = subprocess.Popen(["perf", "record", "-F", str(frequency), "--call-graph", callgraph,
                                      "-o", os.path.join(out, f"perf{identifiers}.data"), "--", relinkd,
                                      "--bus-address", bench.bus, "--state-directory", state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
@@ -60,8 +60,9 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--callgraph", default="fp")
     p.add_argument("--relinkd", default=sb.RELINKD)
+    p.add_argument("--frequency", type=int, default=499, help="samples a second (more for a closer look; slower)")
     args = p.parse_args()
-    ready = asyncio.run(profile(args.identifiers, args.out, args.callgraph, args.relinkd))
+    ready = asyncio.run(profile(args.identifiers, args.out, args.callgraph, args.relinkd, args.frequency))
     print(f"READY after {ready:.2f} s under perf; {os.path.join(args.out, f'perf{args.identifiers}.data')}")
     return 0
 

@@ -34,18 +34,33 @@ public struct BluetoothAddress: Sendable, Hashable, Codable, Comparable, CustomS
     /// - Throws: ``DomainError/invalidAddress(_:)`` unless `string` is six
     ///   colon-separated two-digit hex octets.
     public init(parsing string: String, kind: Kind = .public) throws(DomainError) {
-        let parts = string.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6 else { throw .invalidAddress(string) }
+        // By UTF-8 byte: a store of 10,000 peripherals parses 10,000 at
+        // start-up, and splitting into Characters cost 5 us each.
+        let utf8 = string.utf8
+        guard utf8.count == 17 else { throw .invalidAddress(string) }
         var octets: [UInt8] = []
         octets.reserveCapacity(6)
-        for part in parts {
-            guard part.count == 2, part.allSatisfy(\.isHexDigit), let value = UInt8(part, radix: 16) else {
-                throw .invalidAddress(string)
+        var octet: UInt8 = 0
+        for (i, byte) in utf8.enumerated() {
+            if i % 3 == 2 {
+                guard byte == UInt8(ascii: ":") else { throw .invalidAddress(string) }
+                continue
             }
-            octets.append(value)
+            guard let digit = Self.hexDigit(byte) else { throw .invalidAddress(string) }
+            octet = i % 3 == 0 ? digit << 4 : octet | digit
+            if i % 3 == 1 { octets.append(octet) }
         }
         self.octets = octets
         self.kind = kind
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// For random addresses, the sub-type given by the two top bits
