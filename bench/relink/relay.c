@@ -1,6 +1,6 @@
 /* The least any broker can do: a lower bound for relinkd's extra hop.
  *
- *   relay ADDRESS CLIENT_NAME CHARACTERISTIC_PATH...
+ *   relay [--durable DATABASE] ADDRESS CLIENT_NAME CHARACTERISTIC_PATH...
  *
  * Subscribes to each characteristic (StartNotify) and, for each
  * PropertiesChanged(Value) bluetoothd sends for one of them, emits the value
@@ -9,11 +9,23 @@
  * several links can tell them apart). No store, no sequence numbers, no
  * JSON, no checks beyond the signal's path: nothing a real agent could
  * leave out. Prints "ready" once subscribed to all.
+ *
+ * --durable: the least an agent that keeps each value until its client
+ * has processed it can do, as relinkd's outbox does: each value is first
+ * committed to an SQLite outbox (WAL, synchronous=FULL: one fdatasync per
+ * commit), then sent as Value(ay, t sequence); the client's
+ * org.relink.bench.Relay.Ack(t sequence) deletes what it covers in a
+ * durable commit of its own before the reply. One transaction per value
+ * and per Ack, as relinkd's group commit makes them when values come one
+ * at a time.
+ *
  * Used by restore_bench.py, steady_latency.py and stream_bench.py; built
  * there with
- *   cc -O2 relay.c $(pkg-config --cflags --libs dbus-1)
+ *   cc -O2 relay.c $(pkg-config --cflags --libs dbus-1 sqlite3)
  */
 #include <dbus/dbus.h>
+#include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +33,46 @@
 static char **characteristics;
 static int count;
 static const char *client;
+static sqlite3 *db;                     /* --durable: the outbox */
+static sqlite3_stmt *insert, *delete_through;
+static dbus_uint64_t sequence;
+
+static int commit_step(sqlite3_stmt *statement) {
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return 0;
+    int ok = sqlite3_step(statement) == SQLITE_DONE;
+    sqlite3_reset(statement);
+    if (sqlite3_exec(db, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK) return 0;
+    return ok;
+}
+
+static int open_outbox(const char *path) {
+    if (sqlite3_open(path, &db) != SQLITE_OK
+        || sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                            "CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, link TEXT NOT NULL, value BLOB NOT NULL)",
+                        NULL, NULL, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "INSERT INTO outbox (seq, link, value) VALUES (?, ?, ?)", -1, &insert, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "DELETE FROM outbox WHERE seq <= ?", -1, &delete_through, NULL) != SQLITE_OK) {
+        fprintf(stderr, "relay: outbox %s: %s\n", path, sqlite3_errmsg(db));
+        return 0;
+    }
+    return 1;
+}
+
+static void acknowledge(DBusConnection *c, DBusMessage *m) {
+    dbus_uint64_t through = 0;
+    DBusMessage *reply;
+    if (!dbus_message_get_args(m, NULL, DBUS_TYPE_UINT64, &through, DBUS_TYPE_INVALID)) {
+        reply = dbus_message_new_error(m, DBUS_ERROR_INVALID_ARGS, "Ack takes a sequence (t)");
+    } else {
+        sqlite3_bind_int64(delete_through, 1, (sqlite3_int64)through);
+        reply = commit_step(delete_through) ? dbus_message_new_method_return(m)
+                                            : dbus_message_new_error(m, DBUS_ERROR_FAILED, sqlite3_errmsg(db));
+    }
+    if (!reply) return;
+    dbus_connection_send(c, reply, NULL);
+    dbus_connection_flush(c);
+    dbus_message_unref(reply);
+}
 
 static int subscribed(const char *path) {
     for (int i = 0; i < count; i++)
@@ -48,10 +100,22 @@ static void forward(DBusConnection *c, DBusMessage *m) {
         int n = 0;
         dbus_message_iter_recurse(&variant, &array);
         dbus_message_iter_get_fixed_array(&array, &bytes, &n);
-        DBusMessage *out = dbus_message_new_signal(dbus_message_get_path(m), "org.relink.bench.Relay", "Value");
+        const char *path = dbus_message_get_path(m);
+        if (db) {
+            sqlite3_bind_int64(insert, 1, (sqlite3_int64)(sequence + 1));
+            sqlite3_bind_text(insert, 2, path, -1, SQLITE_STATIC);
+            sqlite3_bind_blob(insert, 3, bytes, n, SQLITE_STATIC);
+            if (!commit_step(insert)) {
+                fprintf(stderr, "relay: outbox: %s\n", sqlite3_errmsg(db));
+                return;
+            }
+            sequence++;
+        }
+        DBusMessage *out = dbus_message_new_signal(path, "org.relink.bench.Relay", "Value");
         if (!out) return;
         dbus_message_set_destination(out, client);
         dbus_message_append_args(out, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE, &bytes, n, DBUS_TYPE_INVALID);
+        if (db) dbus_message_append_args(out, DBUS_TYPE_UINT64, &sequence, DBUS_TYPE_INVALID);
         dbus_connection_send(c, out, NULL);
         dbus_connection_flush(c);
         dbus_message_unref(out);
@@ -64,12 +128,21 @@ static DBusHandlerResult on_message(DBusConnection *c, DBusMessage *m, void *dat
     if (dbus_message_is_signal(m, "org.freedesktop.DBus.Properties", "PropertiesChanged")
         && subscribed(dbus_message_get_path(m)))
         forward(c, m);
+    else if (db && dbus_message_is_method_call(m, "org.relink.bench.Relay", "Ack")) {
+        acknowledge(c, m);
+        return DBUS_HANDLER_RESULT_HANDLED;
+    }
     return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
 }
 
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "--durable") == 0) {
+        if (!open_outbox(argv[2])) return 1;
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 4) {
-        fprintf(stderr, "usage: relay ADDRESS CLIENT_NAME CHARACTERISTIC_PATH...\n");
+        fprintf(stderr, "usage: relay [--durable DATABASE] ADDRESS CLIENT_NAME CHARACTERISTIC_PATH...\n");
         return 2;
     }
     client = argv[2];

@@ -519,6 +519,16 @@ class BleakPeer(Contender):
         await self.kill()
 
 
+def build_relay(binary: str) -> None:
+    """Compiles relay.c to `binary` unless it is there (once per run:
+    seconds in the emulated VM)."""
+    if os.path.exists(binary):
+        return
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1", "sqlite3"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(HERE, "relay.c"), *flags], check=True)
+
+
 class RelayFloor(Contender):
     """The floor for any agent: relay.c (C on libdbus, one StartNotify, each
     value re-sent at once as a unicast signal) with its client in a process
@@ -546,10 +556,7 @@ class RelayFloor(Contender):
 
     async def setup(self, links: list[int]) -> None:
         self.links = links
-        if not os.path.exists(self.binary):  # once per run (seconds in the emulated VM)
-            cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
-                                    capture_output=True, text=True).stdout.split()
-            subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *cflags], check=True)
+        build_relay(self.binary)
         device = device_path(self.bench, self.bench.locks[0])
         self.client_name = asyncio.get_running_loop().create_future()
         self.client_proc = await self.spawn_script("relay_client.py", "--bus", self.bench.bus, "--device", device,

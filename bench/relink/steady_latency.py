@@ -19,7 +19,6 @@ import asyncio
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,9 +62,7 @@ class Relay(rb.Contender):
         """Connect the lock as a third party (this process), then start the
         relay on its lock-state characteristic."""
         self.links = links
-        subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"),
-                        *subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
-                                        capture_output=True, text=True).stdout.split()], check=True)
+        rb.build_relay(self.binary)
         self.bus = await MessageBus(bus_address=self.bench.bus, bus_type=BusType.SYSTEM).connect()
         self.bus.add_message_handler(self._on)
         device = rb.device_path(self.bench, self.bench.locks[0])

@@ -1,9 +1,9 @@
 """Many links streaming (issue 31, goal 6): N bands notifying R values a
-second each, through relinkd and through the floor relay (relay.c), one
-after the other on one simulated bench.
+second each, through relinkd and through the floor relays (relay.c, plain
+and --durable), one after the other on one simulated bench.
 
   .venv/bin/python bench/relink/stream_bench.py [--links 100] [--rate 20] [--seconds 20]
-      [--contenders relay,relinkd] [--rounds 1] [--relinkd PATH] [--json FILE]
+      [--contenders relay,relay-durable,relinkd] [--rounds 1] [--relinkd PATH] [--json FILE]
 
 The bands (relinkbench/peripheral/band.py) stream from the start; each value
 carries a counter that grows by one, so a lost or doubled value shows. For
@@ -16,6 +16,10 @@ each contender in turn:
     acknowledges. relay: this script connects every band (Device1.Connect),
     then relay.c subscribes (StartNotify) to the N characteristics and
     re-sends each value at once to its client, stream_client.py --relay.
+    relay-durable: the same with relay.c --durable, which commits each
+    value to an SQLite outbox before sending it and deletes what its client
+    acknowledges (stream_client.py --relay --ack) in a commit of its own:
+    the floor for an agent that, like relinkd, loses no value it took.
   * warm-up: until every link has delivered a value (bounded).
   * the window (--seconds): the agent's CPU time (user + system, every
     thread: /proc/PID/stat) and the values its client took. Figures: values
@@ -147,9 +151,10 @@ class Relinkd(rb.Relinkd):
 class Relay(rb.Contender):
     """relay.c on every band's measurement, with stream_client.py --relay."""
 
-    def __init__(self, bench: rb.Bench, work: str, bus: MessageBus, connect_timeout: float):
+    def __init__(self, bench: rb.Bench, work: str, bus: MessageBus, connect_timeout: float, durable: bool = False):
         super().__init__(bench, work)
-        self.name = "relay"
+        self.name = "relay-durable" if durable else "relay"
+        self.durable = durable
         self.bus = bus
         self.connect_timeout = connect_timeout
         self.logpath = os.path.join(work, "relay.log")
@@ -175,11 +180,7 @@ class Relay(rb.Contender):
             await asyncio.sleep(0.05)
 
     async def setup(self) -> None:
-        if not os.path.exists(self.binary):
-            import subprocess
-            flags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], check=True,
-                                   capture_output=True, text=True).stdout.split()
-            subprocess.run(["cc", "-O2", "-o", self.binary, os.path.join(HERE, "relay.c"), *flags], check=True)
+        rb.build_relay(self.binary)
         deadline = time.monotonic() + self.connect_timeout
         # Scanning until every band is connected: bluetoothd knows a device
         # (and accepts its Connect) once it has seen it advertise.
@@ -203,11 +204,16 @@ class Relay(rb.Contender):
                 raise rb.BenchFailure(f"relay: no heart-rate characteristic on {missing[:5]}")
             await asyncio.sleep(0.1)
         self.links_by_key = {path: name for name, path in paths.items()}
-        self.stream = StreamClient(self, "--relay")
+        self.stream = StreamClient(self, "--relay", *(["--ack"] if self.durable else []))
         client_name = await self.stream.start()
+        outbox = os.path.join(self.work, "relay-outbox.sqlite")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(outbox + suffix):
+                os.remove(outbox + suffix)
+        durable = ["--durable", outbox] if self.durable else []
         with open(self.logpath, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
-                self.binary, self.bench.bus, client_name, *paths.values(), stdin=asyncio.subprocess.DEVNULL,
+                self.binary, *durable, self.bench.bus, client_name, *paths.values(), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=log, preexec_fn=rb.die_with_parent)
         line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
         if line.strip() != b"ready":
@@ -287,13 +293,13 @@ async def run(args) -> dict:
         bus = await MessageBus(bus_address=bench.bus, bus_type=BusType.SYSTEM).connect()
         for r in range(args.rounds):
             for kind in (args.contenders if r % 2 == 0 else list(reversed(args.contenders))):
-                if kind == "relay":
-                    c = Relay(bench, work, bus, args.timeout)
+                if kind in ("relay", "relay-durable"):
+                    c = Relay(bench, work, bus, args.timeout, durable=kind == "relay-durable")
                 elif kind == "relinkd" or kind.startswith("relinkd="):
                     binary = kind.split("=", 1)[1] if "=" in kind else args.relinkd
                     c = Relinkd(bench, work, binary, kind)
                 else:
-                    raise rb.BenchFailure(f"unknown contender {kind!r} (relay, relinkd, relinkd=PATH)")
+                    raise rb.BenchFailure(f"unknown contender {kind!r} (relay, relay-durable, relinkd, relinkd=PATH)")
                 print(f"[{c.name}] round {r + 1}: setting up {args.links} links", file=sys.stderr, flush=True)
                 try:
                     await c.setup()
@@ -330,13 +336,14 @@ def report(results: dict, args) -> None:
                 continue
             print(f"{name:<12} {f['values_per_s']:>9.0f} {f['cpu_us_per_value']:>13.1f} "
                   f"{f['agent_cpu_share']:>9.0%} {f['machine_busy']:>8.0%} {f['lost']:>5} {f['doubled']:>8}")
-    floor = [f["cpu_us_per_value"] for f in results.get("relay", []) if "error" not in f]
-    for name, runs in results.items():
-        if name == "relay" or not floor:
-            continue
-        ok = [f["cpu_us_per_value"] for f in runs if "error" not in f]
-        if ok:
-            print(f"{name} / relay, CPU per value: {min(ok) / min(floor):.2f} (best of each; goal <= 2)")
+    for floor_name, goal in (("relay", " (goal <= 2)"), ("relay-durable", "")):
+        floor = [f["cpu_us_per_value"] for f in results.get(floor_name, []) if "error" not in f]
+        for name, runs in results.items():
+            if not name.startswith("relinkd") or not floor:
+                continue
+            ok = [f["cpu_us_per_value"] for f in runs if "error" not in f]
+            if ok:
+                print(f"{name} / {floor_name}, CPU per value: {min(ok) / min(floor):.2f} (best of each){goal}")
     if any(f.get("machine_busy", 0) > 0.95 for runs in results.values() for f in runs):
         print("note: the machine was over 95% busy in a window: the bench (BlueZoo, the bands) may be the limit")
 
@@ -346,7 +353,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--links", type=int, default=100)
     p.add_argument("--rate", type=float, default=20.0, help="values a second from each band")
     p.add_argument("--seconds", type=float, default=20.0, help="the measured window")
-    p.add_argument("--contenders", type=lambda s: s.split(","), default=["relay", "relinkd"])
+    p.add_argument("--contenders", type=lambda s: s.split(","), default=["relay", "relay-durable", "relinkd"])
     p.add_argument("--rounds", type=int, default=1, help="each contender this many times, alternating the order")
     p.add_argument("--relinkd", default=RELINKD)
     p.add_argument("--timeout", type=float, default=120.0, help="bound on setup, warm-up and drain")

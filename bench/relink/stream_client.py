@@ -4,12 +4,14 @@ tallies it by link, printing nothing per value (a line per value would cost
 the shared machine more than the agents being measured).
 
   python stream_client.py --bus ADDRESS --relinkd IDENTIFIER
-  python stream_client.py --bus ADDRESS --relay
+  python stream_client.py --bus ADDRESS --relay [--ack]
 
 --relinkd: attaches to the identifier as relinkd_client.py does (Register,
 Central1.Event, Ack), a link being the event's peripheral UUID. --relay:
 takes relay.c's unicast Value(ay) signals, a link being the signal's path
-(the characteristic's).
+(the characteristic's); with --ack (relay.c --durable, whose values carry
+a sequence number) it acknowledges what it took as relinkd's client does,
+one Ack in flight, each covering everything taken before it.
 
 Each value is a band measurement (relinkbench/peripheral/band.py): a
 counter that grows by one per value, so a lost or doubled one shows.
@@ -92,6 +94,30 @@ class RelinkdCounter(relinkd_client.Client):
             pass
 
 
+class RelayAcker:
+    """Acknowledges relay.c --durable's values: one Ack in flight."""
+
+    def __init__(self, bus: MessageBus):
+        self.bus = bus
+        self.after = 0
+        self.acked = 0
+        self.task: asyncio.Task | None = None
+
+    def took(self, sender: str, sequence: int) -> None:
+        self.after = max(self.after, sequence)
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self.ack(sender))
+
+    async def ack(self, relay: str) -> None:
+        while self.acked < self.after:
+            upto = self.after
+            reply = await self.bus.call(Message(destination=relay, path="/", interface="org.relink.bench.Relay",
+                                                member="Ack", signature="t", body=[upto]))
+            if reply.message_type == MessageType.ERROR:
+                sys.exit(f"Ack: {reply.error_name} {reply.body}")
+            self.acked = upto
+
+
 async def serve_reports(tally: Tally) -> None:
     """A report for each line "report" on stdin; stdin's end ends the client."""
     loop = asyncio.get_running_loop()
@@ -108,6 +134,7 @@ async def main() -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--relinkd", metavar="IDENTIFIER", help="attach to relinkd's identifier")
     which.add_argument("--relay", action="store_true", help="take relay.c's Value signals")
+    p.add_argument("--ack", action="store_true", help="--relay: acknowledge each value (relay.c --durable)")
     args = p.parse_args()
     bus = await MessageBus(bus_address=args.bus, bus_type=BusType.SYSTEM).connect()
     tally = Tally()
@@ -115,10 +142,14 @@ async def main() -> None:
     if args.relinkd:
         task = asyncio.create_task(RelinkdCounter(bus, args.relinkd, tally).run())
     else:
+        acker = RelayAcker(bus) if args.ack else None
+
         def on_message(msg: Message) -> None:
             if (msg.message_type == MessageType.SIGNAL and msg.interface == "org.relink.bench.Relay"
                     and msg.member == "Value"):
                 tally.add(msg.path, bytes(msg.body[0]))
+                if acker and len(msg.body) > 1:
+                    acker.took(msg.sender, msg.body[1])
         bus.add_message_handler(on_message)
         task = asyncio.get_running_loop().create_future()
     await serve_reports(tally)

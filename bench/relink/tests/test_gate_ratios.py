@@ -64,25 +64,34 @@ def stream_failures(stream):
 
 
 def test_streaming_within_its_bounds_passes():
-    r, lines, failures = stream_failures({"relay": [stream_run(41.5)], "relinkd": [stream_run(713.2)]})
+    r, lines, failures = stream_failures({"relay": [stream_run(52.8)], "relay-durable": [stream_run(246.9)],
+                                          "relinkd": [stream_run(941.0)]})
     assert failures == [], failures
-    assert round(r["stream_cpu_per_value_ratio"], 2) == 17.19 and r["stream_values_lost"] == 0
-    assert any("relinkd: 800 values/s, 713.2 us CPU" in line for line in lines), lines
+    assert round(r["stream_cpu_per_value_ratio"], 2) == 3.81 and r["stream_values_lost"] == 0
+    assert any("relinkd: 800 values/s, 941.0 us CPU" in line for line in lines), lines
+    assert any("plain relay, CPU per value: 17.82" in line for line in lines), lines
 
 
 def test_streaming_that_grew_a_thunk_per_call_fails():
-    # 20 links before the object filter was boxed: 1,576 us per value against the relay's 49.
-    r, _, failures = stream_failures({"relay": [stream_run(49.1)], "relinkd": [stream_run(1576.4)]})
+    # 20 links before the object filter was boxed: 1,914 us per value (the durable relay: about 250).
+    r, _, failures = stream_failures({"relay-durable": [stream_run(246.9)], "relinkd": [stream_run(1914.0)]})
     assert any(f.startswith("stream_cpu_per_value_ratio") for f in failures), failures
+
+
+def test_the_plain_relay_alone_does_not_gate():
+    r, _, failures = stream_failures({"relay": [stream_run(40)], "relinkd": [stream_run(700)]})
+    assert "stream_cpu_per_value_ratio" not in r
+    assert any(f.startswith("stream_cpu_per_value_ratio: not measured") for f in failures), failures
 
 
 def test_a_lost_value_or_a_link_still_behind_after_the_drain_fails():
     for run in (stream_run(700, lost=1), stream_run(700, behind=1)):
-        _, _, failures = stream_failures({"relay": [stream_run(40)], "relinkd": [run]})
+        _, _, failures = stream_failures({"relay-durable": [stream_run(250)], "relinkd": [run]})
         assert any(f.startswith("stream_values_lost") for f in failures), failures
 
 
 def test_a_failed_streaming_run_is_not_measured():
-    r, lines, failures = stream_failures({"relay": [stream_run(40)], "relinkd": [{"error": "no value from 3 links"}]})
+    r, lines, failures = stream_failures({"relay-durable": [stream_run(250)],
+                                          "relinkd": [{"error": "no value from 3 links"}]})
     assert any(f.startswith("stream_cpu_per_value_ratio: not measured") for f in failures), failures
     assert any("FAILED no value from 3 links" in line for line in lines), lines
