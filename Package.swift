@@ -88,6 +88,7 @@ let package = Package(
             name: "RelinkDaemon",
             dependencies: [
                 "DBus", "BlueZ", "DaemonCore", "RelinkAPI", "RelinkModel", "RelinkStore", "Restoration", "Systemd",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -54,4 +54,44 @@ import Testing
         #expect(s.released(after: a).map(\.sequence) == [b])
         #expect(s.released(after: 0).map(\.sequence) == [a, b])
     }
+
+    @Test func commitsOutOfOrderOrOfChosenNumbersKeepTheRestInOrder() {
+        var s = EventSequencer(nextStored: 1, cleanStart: true)
+        let numbers = (0..<6).map { _ in s.number(kind: "v", payload: "{}") }
+        #expect(s.release(nextStored: 1).map(\.sequence) == numbers)
+        s.committed([numbers[2], numbers[3], 999])        // the middle, and a number chosen elsewhere
+        #expect(s.recent.map(\.sequence) == [numbers[0], numbers[1], numbers[4], numbers[5]])
+        #expect(!s.settled)
+        s.committed([numbers[0], numbers[1]])
+        let seventh = s.number(kind: "v", payload: "{}")
+        #expect(s.release(nextStored: 1).map(\.sequence) == [seventh], "only the new one: the rest went out before")
+        s.committed([numbers[4], numbers[5], seventh])
+        #expect(s.recent.isEmpty && s.settled)
+    }
+
+    @Test func aBacklogPastTheWindowGoesOutInOrderAsItsCommitsArrive() {
+        // 1,000 events numbered while nothing is stored: the window's worth
+        // goes at once, the rest as commits store them, each once.
+        var s = EventSequencer(nextStored: 1, cleanStart: true)
+        let numbers = (0..<1000).map { _ in s.number(kind: "v", payload: "{}") }
+        var seen = s.release(nextStored: 1).map(\.sequence)
+        #expect(seen == Array(numbers.prefix(Int(EventSequencer.window))))
+        for chunk in stride(from: 0, to: numbers.count, by: 100) {
+            let stored = Array(numbers[chunk..<min(chunk + 100, numbers.count)])
+            seen += s.release(nextStored: 1, committedThrough: stored.last ?? 0).map(\.sequence)
+            s.committed(Set(stored))
+        }
+        #expect(seen == numbers)
+        #expect(s.recent.isEmpty && s.settled)
+    }
+
+    @Test func aFailedCommitInsideTheReleasedOnesLeavesTheRestReleasable() {
+        var s = EventSequencer(nextStored: 1, cleanStart: true)
+        let a = s.number(kind: "a", payload: "{}"), b = s.number(kind: "b", payload: "{}")
+        #expect(s.release(nextStored: 1).map(\.sequence) == [a, b])
+        let c = s.number(kind: "c", payload: "{}")
+        #expect(s.failed([a]).isEmpty, "a was shown")
+        #expect(s.release(nextStored: 1).map(\.sequence) == [c], "b is not sent twice")
+        #expect(s.released(after: 0).map(\.sequence) == [b, c])
+    }
 }

@@ -21,10 +21,12 @@ extension Daemon {
     func numberEvents(_ mutations: inout [StoreMutation]) {
         var touched: [RestoreIdentifier] = []
         for index in mutations.indices {
-            guard case .appendEvent(var draft) = mutations[index], draft.sequence == nil,
-                  case let id = draft.identifier, var sequencer = api.sequencers[id] else { continue }
-            draft.sequence = sequencer.number(kind: draft.kind, payload: String(decoding: draft.payload, as: UTF8.self))
-            api.sequencers[id] = sequencer
+            // In place (optional chaining through the dictionary): a copy
+            // taken out and written back would copy every event it holds.
+            guard case .appendEvent(var draft) = mutations[index], draft.sequence == nil, case let id = draft.identifier,
+                  let sequence = api.sequencers[id]?.number(kind: draft.kind, payload: String(decoding: draft.payload, as: UTF8.self))
+            else { continue }
+            draft.sequence = sequence
             mutations[index] = .appendEvent(draft)
             if touched.last != id { touched.append(id) }
         }
@@ -33,9 +35,9 @@ extension Daemon {
 
     /// Sends the identifier's events that may go out now to its live clients.
     private func releaseEvents(_ id: RestoreIdentifier, committedThrough: Int64 = 0) {
-        guard var sequencer = api.sequencers[id], let cursor = api.outboxes[id] else { return }
-        let out = sequencer.release(nextStored: cursor.nextStored, committedThrough: committedThrough)
-        api.sequencers[id] = sequencer
+        guard let cursor = api.outboxes[id],
+              let out = api.sequencers[id]?.release(nextStored: cursor.nextStored, committedThrough: committedThrough)
+        else { return }
         for event in out { deliverLive(id, sequence: event.sequence, kind: event.kind, payload: event.payload) }
     }
 

@@ -1,3 +1,5 @@
+internal import DequeModule
+
 /// Numbers one identifier's events and holds them from their numbering to
 /// their commit, so that attached clients see them before the disk does.
 ///
@@ -11,6 +13,16 @@
 /// is never handed out again; the price is a gap of at most ``window``
 /// numbers after a crash. Past the window (a burst outrunning the disk),
 /// events wait for their commit.
+///
+/// **Cost.** When commits fall behind (a slow disk, a busy machine), events
+/// pile up here; each operation costs what it touches, not the backlog:
+/// released events are always the oldest (``release(nextStored:committedThrough:)``
+/// goes oldest first and stops at the first that must wait), so their
+/// count marks where releasing resumes, and commits, which come in
+/// numbering order, take events off the front. Scanning from the start at
+/// each release, and copying the list at each mutation of a copy, made a
+/// backlog quadratic: relinkd at 100 streaming links stopped answering
+/// with its main thread in `release` and memory climbing (2026-11-30).
 struct EventSequencer: Sendable {
     /// How far numbering may run ahead of what is stored before events wait
     /// for their commit; also the skip after a crash.
@@ -27,8 +39,11 @@ struct EventSequencer: Sendable {
 
     /// The next number to hand out.
     private(set) var next: Int64
-    /// Numbered, not yet committed (nor failed), oldest first.
-    private(set) var recent: [Event] = []
+    /// Numbered, not yet committed (nor failed), oldest first (so in
+    /// increasing sequence).
+    private(set) var recent: Deque<Event> = []
+    /// How many of `recent`, from the front, were released.
+    private var releasedCount = 0
     /// Released events whose commit failed: they were shown but not stored.
     private(set) var releasedButLost = 0
 
@@ -52,11 +67,12 @@ struct EventSequencer: Sendable {
     /// wait, so that order holds.
     mutating func release(nextStored: Int64, committedThrough: Int64 = 0) -> [Event] {
         var out: [Event] = []
-        for i in recent.indices where !recent[i].released {
-            let sequence = recent[i].sequence
+        while releasedCount < recent.count {
+            let sequence = recent[releasedCount].sequence
             guard sequence < nextStored + Self.window || sequence <= committedThrough else { break }
-            recent[i].released = true
-            out.append(recent[i])
+            recent[releasedCount].released = true
+            out.append(recent[releasedCount])
+            releasedCount += 1
         }
         return out
     }
@@ -64,12 +80,23 @@ struct EventSequencer: Sendable {
     /// Released events above `after`, oldest first (for a client that has
     /// just caught up with the store).
     func released(after: Int64) -> [Event] {
-        recent.filter { $0.released && $0.sequence > after }
+        recent.prefix(releasedCount).filter { $0.sequence > after }
     }
 
-    /// Forgets committed events.
+    /// Forgets committed events. Sequences it does not hold (events whose
+    /// number was chosen, not handed out here) are ignored.
     mutating func committed(_ sequences: Set<Int64>) {
+        var left = sequences.count
+        while let first = recent.first, sequences.contains(first.sequence) {
+            recent.removeFirst()
+            if first.released { releasedCount -= 1 }
+            left -= 1
+        }
+        // Out of numbering order (not seen so far): the general case.
+        guard left > 0, let low = recent.first?.sequence, let high = recent.last?.sequence,
+              sequences.contains(where: { (low...high).contains($0) }) else { return }
         recent.removeAll { sequences.contains($0.sequence) }
+        releasedCount = recent.prefix { $0.released }.count
     }
 
     /// Forgets events whose commit failed; returns those never released
@@ -77,10 +104,11 @@ struct EventSequencer: Sendable {
     mutating func failed(_ sequences: Set<Int64>) -> [Event] {
         let lost = recent.filter { sequences.contains($0.sequence) }
         recent.removeAll { sequences.contains($0.sequence) }
+        releasedCount = recent.prefix { $0.released }.count
         releasedButLost += lost.filter(\.released).count
         return lost.filter { !$0.released }
     }
 
     /// Whether nothing shown to a client is missing from the store or on its way there.
-    var settled: Bool { recent.allSatisfy { !$0.released } && releasedButLost == 0 }
+    var settled: Bool { releasedCount == 0 && releasedButLost == 0 }
 }
