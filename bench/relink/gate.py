@@ -83,19 +83,24 @@ def p90(xs: list[float]) -> float:
     return s[min(len(s) - 1, max(0, -(-9 * len(s) // 10) - 1))]  # nearest rank, as restore_bench
 
 
+def bench_results(args, script: str, *argv: str) -> dict:
+    """The results of one run of a bench script of this directory, which
+    writes them as JSON to the file given it with --json."""
+    out = os.path.join(args.work, script.replace(".py", ".json"))
+    proc = subprocess.run([sys.executable, os.path.join(HERE, script), *argv, "--json", out], timeout=args.bench_timeout)
+    if not os.path.exists(out):
+        raise RuntimeError(f"{script} wrote no figures (exit {proc.returncode})")
+    with open(out) as f:
+        return json.load(f)["results"]
+
+
 def restore_figures(args) -> dict:
     """One restore_bench run: back in range (2 ms probes), the flapping
     device, and restore at N = 1, 4, 16; relinkd, the relay and the peer."""
-    out = os.path.join(args.work, "restore.json")
-    argv = ["--relinkd", args.relinkd, "--contenders", "relinkd,relay,bleak", "--probe-ms", "2",
-            "--reps-in-range", str(args.reps_in_range), "--rounds", "2", "--once-reps", "0",
-            "--flap-cycles", str(args.flap_cycles), "--links", args.links, "--reps", str(args.reps),
-            "--json", out]
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "restore_bench.py"), *argv], timeout=args.bench_timeout)
-    if not os.path.exists(out):
-        raise RuntimeError(f"restore_bench wrote no figures (exit {proc.returncode})")
-    with open(out) as f:
-        return json.load(f)["results"]
+    return bench_results(args, "restore_bench.py", "--relinkd", args.relinkd, "--contenders", "relinkd,relay,bleak",
+                         "--probe-ms", "2", "--reps-in-range", str(args.reps_in_range), "--rounds", "2",
+                         "--once-reps", "0", "--flap-cycles", str(args.flap_cycles), "--links", args.links,
+                         "--reps", str(args.reps))
 
 
 def startup_figures(args) -> dict:
@@ -129,15 +134,9 @@ def startup_figures(args) -> dict:
 
 def stream_figures(args) -> dict:
     """One stream_bench run: --stream-links bands at 20 values a second,
-    relay then relinkd, a 10 s window each."""
-    out = os.path.join(args.work, "stream.json")
-    argv = ["--relinkd", args.relinkd, "--links", str(args.stream_links), "--rate", "20", "--seconds", "10",
-            "--contenders", "relay,relay-durable,relinkd", "--json", out]
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "stream_bench.py"), *argv], timeout=args.bench_timeout)
-    if not os.path.exists(out):
-        raise RuntimeError(f"stream_bench wrote no figures (exit {proc.returncode})")
-    with open(out) as f:
-        return json.load(f)["results"]
+    the relay, the durable relay, then relinkd, a 10 s window each."""
+    return bench_results(args, "stream_bench.py", "--relinkd", args.relinkd, "--links", str(args.stream_links),
+                         "--rate", "20", "--seconds", "10", "--contenders", "relay,relay-durable,relinkd")
 
 
 def stream_ratios(stream: dict) -> tuple[dict, list[str]]:

@@ -570,9 +570,7 @@ class RelayFloor(Contender):
             for _ in range(100):  # services resolved a little after the link
                 reply = await bus.call(Message(destination="org.bluez", path="/", member="GetManagedObjects",
                                                interface="org.freedesktop.DBus.ObjectManager"))
-                path = next((p for p, ifs in reply.body[0].items() if p.startswith(device + "/")
-                             and "org.bluez.GattCharacteristic1" in ifs
-                             and ifs["org.bluez.GattCharacteristic1"]["UUID"].value == LOCK_STATE), None)
+                path = characteristic_path(reply.body[0], device, LOCK_STATE)
                 if path:
                     break
                 await asyncio.sleep(0.05)
@@ -636,6 +634,25 @@ class Prober:
             return arrived
         finally:
             collector.cancel()
+
+
+async def bluez_call(bus: MessageBus, member: str, path: str, iface: str, signature: str = "", body=None):
+    """A call to bluetoothd; its error as a BenchFailure."""
+    reply = await bus.call(Message(destination="org.bluez", path=path, interface=iface, member=member,
+                                   signature=signature, body=body or []))
+    if reply.message_type == MessageType.ERROR:
+        raise BenchFailure(f"{member} {path}: {reply.error_name} {reply.body}")
+    return reply.body
+
+
+def characteristic_path(objects: dict, device: str, uuid: str) -> str | None:
+    """The characteristic `uuid` under the device object `device`, in a
+    GetManagedObjects reply; None when bluetoothd has not resolved it."""
+    for path, ifs in objects.items():
+        char = ifs.get("org.bluez.GattCharacteristic1")
+        if char and path.startswith(device + "/") and char["UUID"].value == uuid:
+            return path
+    return None
 
 
 def device_path(bench: Bench, name: str) -> str:

@@ -51,12 +51,8 @@ class Relay(rb.Contender):
             if probe:
                 self.arrivals.values.put_nowait((*probe, t))
 
-    async def _bluez(self, member: str, path: str, iface: str, signature: str = "", body=None):
-        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=iface, member=member,
-                                            signature=signature, body=body or []))
-        if reply.message_type == MessageType.ERROR:
-            raise rb.BenchFailure(f"{member}: {reply.error_name} {reply.body}")
-        return reply.body
+    async def _bluez(self, member: str, path: str, iface: str):
+        return await rb.bluez_call(self.bus, member, path, iface)
 
     async def setup(self, links: list[int]) -> None:
         """Connect the lock as a third party (this process), then start the
@@ -75,9 +71,9 @@ class Relay(rb.Contender):
                 await asyncio.sleep(0.1)
         await self._bluez("StopDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
         (objects,) = await self._bluez("GetManagedObjects", "/", "org.freedesktop.DBus.ObjectManager")
-        path = next(p for p, ifs in objects.items() if p.startswith(device + "/")
-                    and ifs.get("org.bluez.GattCharacteristic1", {}).get("UUID") is not None
-                    and ifs["org.bluez.GattCharacteristic1"]["UUID"].value == rb.LOCK_STATE)
+        path = rb.characteristic_path(objects, device, rb.LOCK_STATE)
+        if path is None:
+            raise rb.BenchFailure("relay: the lock state characteristic did not appear")
         log = open(self.logpath, "ab")
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, self.bench.bus, self.bus.unique_name, path,

@@ -53,6 +53,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 import restore_bench as rb  # noqa: E402
 from relinkbench.peripheral.band import HEART_RATE, HR_MEASUREMENT  # noqa: E402
+from relinkbench.waiting import WaitTimeout, wait_until_async  # noqa: E402
 
 RELINKD = os.path.join(HERE, "..", "..", ".build", "release", "relinkd")
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
@@ -162,47 +163,46 @@ class Relay(rb.Contender):
         self.stream: StreamClient | None = None
         self.links_by_key: dict[str, str] = {}
 
-    async def _bluez(self, member: str, path: str, iface: str):
-        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=iface, member=member))
-        if reply.message_type == MessageType.ERROR:
-            raise rb.BenchFailure(f"{member} {path}: {reply.error_name} {reply.body}")
-        return reply.body
-
-    async def _connect(self, name: str, deadline: float) -> None:
+    async def _connect(self, name: str, timeout: float) -> None:
         path = rb.device_path(self.bench, name)
-        while True:
+        reply: Message | None = None
+
+        async def connected() -> bool:
+            nonlocal reply
             reply = await self.bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.Device1",
                                                 member="Connect"))
-            if reply.message_type != MessageType.ERROR or reply.error_name == "org.bluez.Error.AlreadyConnected":
-                return
-            if time.monotonic() > deadline:
-                raise rb.BenchFailure(f"relay: {name} did not connect: {reply.error_name} {reply.body}")
-            await asyncio.sleep(0.05)
+            return reply.message_type != MessageType.ERROR or reply.error_name == "org.bluez.Error.AlreadyConnected"
+        try:
+            await wait_until_async(connected, timeout, f"{name} to connect")
+        except WaitTimeout:
+            raise rb.BenchFailure(f"relay: {name} did not connect: {reply.error_name} {reply.body}") from None
 
     async def setup(self) -> None:
         rb.build_relay(self.binary)
         deadline = time.monotonic() + self.connect_timeout
         # Scanning until every band is connected: bluetoothd knows a device
         # (and accepts its Connect) once it has seen it advertise.
-        await self._bluez("StartDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
+        await rb.bluez_call(self.bus, "StartDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
         try:
             for name in self.bench.locks:
-                await self._connect(name, deadline)
+                await self._connect(name, max(0.0, deadline - time.monotonic()))
         finally:
-            await self._bluez("StopDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
+            await rb.bluez_call(self.bus, "StopDiscovery", "/org/bluez/hci0", "org.bluez.Adapter1")
         paths: dict[str, str] = {}
-        while len(paths) < len(self.bench.locks):  # services resolve a little after each link
-            (objects,) = await self._bluez("GetManagedObjects", "/", "org.freedesktop.DBus.ObjectManager")
+
+        async def resolved() -> bool:  # services resolve a little after each link
+            (objects,) = await rb.bluez_call(self.bus, "GetManagedObjects", "/", "org.freedesktop.DBus.ObjectManager")
             for name in self.bench.locks:
-                device = rb.device_path(self.bench, name)
-                for path, ifs in objects.items():
-                    char = ifs.get("org.bluez.GattCharacteristic1")
-                    if path.startswith(device + "/") and char and char["UUID"].value == HR_MEASUREMENT:
-                        paths[name] = path
-            if time.monotonic() > deadline:
-                missing = sorted(set(self.bench.locks) - set(paths))
-                raise rb.BenchFailure(f"relay: no heart-rate characteristic on {missing[:5]}")
-            await asyncio.sleep(0.1)
+                path = rb.characteristic_path(objects, rb.device_path(self.bench, name), HR_MEASUREMENT)
+                if path:
+                    paths[name] = path
+            return len(paths) == len(self.bench.locks)
+        try:
+            await wait_until_async(resolved, max(0.0, deadline - time.monotonic()), "every heart-rate characteristic",
+                                   interval=0.1)
+        except WaitTimeout:
+            missing = sorted(set(self.bench.locks) - set(paths))
+            raise rb.BenchFailure(f"relay: no heart-rate characteristic on {missing[:5]}") from None
         self.links_by_key = {path: name for name, path in paths.items()}
         self.stream = StreamClient(self, "--relay", *(["--ack"] if self.durable else []))
         client_name = await self.stream.start()
@@ -237,16 +237,20 @@ def by_band(report: dict, links_by_key: dict[str, str]) -> dict[str, dict]:
 async def measure(c, bench: rb.Bench, args) -> dict:
     """One contender: warm-up, the window, the drain (module docstring)."""
     names = bench.locks
-    deadline = time.monotonic() + args.timeout
-    while True:  # warm-up: a value from every link
-        links = by_band(await c.stream.report(), c.links_by_key)
-        if len(links) == len(names):
-            break
-        if time.monotonic() > deadline:
-            missing = sorted(set(names) - set(links))
-            raise rb.BenchFailure(f"{c.name}: no value from {len(missing)} links ({missing[:5]}) "
-                                  f"in {args.timeout} s\n" + c.log_tail())
-        await asyncio.sleep(0.2)
+    links: dict[str, dict] = {}
+
+    async def taken(done) -> bool:
+        """The client's report, by band, in `links`; whether `done(links)`."""
+        links.clear()
+        links.update(by_band(await c.stream.report(), c.links_by_key))
+        return done(links)
+    try:  # warm-up: a value from every link
+        await wait_until_async(lambda: taken(lambda ls: len(ls) == len(names)), args.timeout,
+                               "a value from every link", interval=0.2)
+    except WaitTimeout:
+        missing = sorted(set(names) - set(links))
+        raise rb.BenchFailure(f"{c.name}: no value from {len(missing)} links ({missing[:5]}) "
+                              f"in {args.timeout} s\n" + c.log_tail()) from None
     cpu0, (busy0, total0), before = cpu_seconds(c.agent_pid), machine_times(), await c.stream.report()
     await asyncio.sleep(args.seconds)  # the measured window, not a wait for a condition
     after = await c.stream.report()
@@ -257,13 +261,13 @@ async def measure(c, bench: rb.Bench, args) -> dict:
     finals = {}
     for name in names:
         finals[name] = (await bench.cmd("stop_stream", peripheral=name))["counter"]
-    deadline = time.monotonic() + args.timeout
-    while True:
-        links = by_band(await c.stream.report(), c.links_by_key)
-        behind = [n for n in names if links.get(n, {}).get("last", -1) < finals[n]]
-        if not behind or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.2)
+    def behind(ls: dict[str, dict]) -> list[str]:
+        return [n for n in names if ls.get(n, {}).get("last", -1) < finals[n]]
+    try:
+        await wait_until_async(lambda: taken(lambda ls: not behind(ls)), args.timeout,
+                               "every band's last value", interval=0.2)
+    except WaitTimeout:
+        pass  # counted below as links still behind
     lost = sum(max(0, finals[n] - links[n]["first"] + 1 - links[n]["distinct"]) for n in names if n in links)
     doubled = sum(v["count"] - v["distinct"] for v in links.values())
     for name in names:
@@ -275,7 +279,7 @@ async def measure(c, bench: rb.Bench, args) -> dict:
         "cpu_s": cpu, "cpu_us_per_value": cpu / values * 1e6 if values else float("inf"),
         "agent_cpu_share": cpu / elapsed if elapsed else 0.0,
         "machine_busy": (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0,
-        "lost": lost, "doubled": doubled, "links_behind_after_drain": len(behind),
+        "lost": lost, "doubled": doubled, "links_behind_after_drain": len(behind(links)),
         "values_checked": sum(v["distinct"] for v in links.values()),
     }
 

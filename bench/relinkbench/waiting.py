@@ -1,8 +1,10 @@
 """The bench's one bounded wait, used by the bench tests, the e2e tests and
-the real-BlueZ guest: poll a condition until it holds or a bound passes."""
+the real-BlueZ guest: poll a condition until it holds or a bound passes;
+and its twin for asyncio code (the benchmarks under bench/relink)."""
 
+import asyncio
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 
 class WaitTimeout(AssertionError, TimeoutError):
@@ -22,3 +24,17 @@ def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: flo
         if time.monotonic() > deadline:
             raise WaitTimeout(f"timed out after {timeout} s waiting for {what}")
         time.sleep(interval)
+
+
+async def wait_until_async(pred: Callable[[], Awaitable[Any]], timeout: float, what: str,
+                           interval: float = 0.05) -> Any:
+    """As ``wait_until``, for a coroutine condition, sleeping in the event
+    loop between tries."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = await pred()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise WaitTimeout(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(interval)
