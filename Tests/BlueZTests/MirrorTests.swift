@@ -141,6 +141,7 @@ import RelinkModel
                     d.address?.caseInsensitiveCompare(address) == .orderedSame && (adapter == nil || d.adapter == adapter)
                 }
                 #expect(mirror.device(address: address, adapter: adapter) == scanned, "\(address) on \(String(describing: adapter))")
+                #expect(mirror.devicesByAddress(adapter: adapter)[address.uppercased()] == scanned, "\(address) on \(String(describing: adapter)), in one pass")
             }
             let byType = mirror.devices.first { $0.address == address && $0.addressType == "public" }
             #expect(mirror.firstDevice(address: { $0 == address && $1 == "public" }) == byType)

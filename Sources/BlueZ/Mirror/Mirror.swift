@@ -216,6 +216,27 @@ public struct Mirror: Sendable {
         }
     }
 
+    /// ``device(address:adapter:)`` for every address at once, in one pass
+    /// over the objects (start-up asks it for thousands of peripherals):
+    /// the devices, optionally on one adapter, by address in upper case;
+    /// of several with one address, the one with the lowest path.
+    public func devicesByAddress(adapter: ObjectPath? = nil) -> [String: Device] {
+        var paths: [String: ObjectPath] = [:]
+        for (path, interfaces) in objects {
+            guard let p = interfaces[BlueZInterface.device], let address = p.string("Address"),
+                  adapter == nil || p.path("Adapter") == adapter else { continue }
+            let key = Self.upperASCII(address)
+            if paths[key].map({ path < $0 }) ?? true { paths[key] = path }
+        }
+        return paths.compactMapValues { device($0) }
+    }
+
+    /// Upper case for ASCII text (addresses), Foundation's otherwise.
+    static func upperASCII(_ text: String) -> String {
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return text.uppercased() }
+        return String(decoding: text.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+    }
+
     /// The device with the lowest path whose `Address` and `AddressType`
     /// satisfy `matches`, as `devices.first(where:)` would find it, but
     /// building only that device.

@@ -55,7 +55,8 @@ public final class ExportedObject: Sendable {
         guard v.type == p.type else {
             throw DBusError(.invalidArgs, "property \(name) has type '\(p.type)', got '\(v.type)'")
         }
-        try v.validate()
+        // The type is the declared one, checked with its interface.
+        try v.validateContents(depth: 0)
     }
 
     func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }

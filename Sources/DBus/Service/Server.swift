@@ -20,6 +20,9 @@ extension Connection {
         }
         guard added else { throw DBusError(.invalidArgs, "an object is already exported at \(object.path)") }
         object.attach(loop)
+        // Nobody to tell (an empty list): the object's values are not
+        // gathered (thousands of objects are exported before any client).
+        if destinations?.isEmpty == true { return }
         if let manager = objects.manager(above: object.path) {
             guard case .dictionary(_, _, let entries) = object.managedValue() else { return }
             for destination in destinations.map({ $0.map(Optional.some) }) ?? [nil] {

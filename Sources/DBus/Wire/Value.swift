@@ -85,7 +85,9 @@ public indirect enum DBusValue: Hashable, Sendable {
         try validateContents(depth: 0)
     }
 
-    private func validateContents(depth: Int) throws(DBusError) {
+    /// ``validate()`` without checking the type itself: for a value whose
+    /// type was compared with one checked before (a declared property's).
+    func validateContents(depth: Int) throws(DBusError) {
         guard depth <= 64 else { throw DBusError(.invalidArgs, "value nested deeper than 64 containers") }
         switch self {
         case .string(let s):

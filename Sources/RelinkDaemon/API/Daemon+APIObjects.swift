@@ -24,9 +24,9 @@ extension Daemon {
     /// After start-up: every identifier's and peripheral's object, and `Ready`.
     func publishAll() async {
         for id in core.identifiers.sorted() { publishCentral(id) }
-        let mirror = await bluez.mirror
+        let devices = await bluez.mirror.devicesByAddress(adapter: adapterPath)
         for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) {
-            publishPeripheral(peripheral, device: mirror.device(address: row.address.address.string, adapter: adapterPath))
+            publishPeripheral(peripheral, device: devices[row.address.address.string])
         }
         // Viewers of every peripheral in one pass (not one pass per peripheral).
         var viewers: [PeripheralID: Set<UInt32>] = [:]
@@ -151,6 +151,7 @@ extension Daemon {
 
     /// Attached clients allowed to see a peripheral.
     func peripheralAudience(_ peripheral: PeripheralID) -> [String] {
+        guard !api.attachments.isEmpty else { return [] }
         let viewers = publisher?.viewers(of: peripheral) ?? []
         var names = Set<String>()
         for clients in api.attachments.values {

@@ -319,14 +319,14 @@ public actor Daemon {
     public var summary: String { statusSummary }
 
     var statusSummary: String {
-        let connected = core.machines.values.count { $0.state.isLinkUp }
-        var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
         // A link that is up but carries nothing for a subscription (gateway
         // finding G8) is not "up" to an operator: say how many.
-        let unarmed = core.machines.keys.reduce(0) { count, intent in
-            guard core.machines[intent]?.state.isLinkUp == true else { return count }
-            return count + core.planner.unarmed(of: intent.peripheral, for: intent.identifier).count
+        var connected = 0, unarmed = 0
+        for (intent, machine) in core.machines where machine.state.isLinkUp {
+            connected += 1
+            unarmed += core.planner.unarmed(of: intent.peripheral, for: intent.identifier).count
         }
+        var summary = "\(core.identifiers.count) identifiers, \(connected)/\(core.machines.count) links up, scanning: \(core.scans.isScanning)"
         if unarmed > 0 { summary += ", \(unarmed) subscription(s) not armed" }
         // Why every link is down, when the adapter is (bluetoothd gone or
         // hung, the adapter off, blocked or unplugged).
