@@ -59,6 +59,15 @@ public final class RelinkWriteStream: Sendable {
             }
             for w in waiters { w.resume() }
         }
+
+        /// The `ReadyToWrite` signals seen so far: taken before a write is sent.
+        var signalsSeen: Int { state.withLock { $0.readySignals } }
+
+        /// A write sent when `seen` signals had come was refused: the stream
+        /// cannot send until the next `ReadyToWrite`, unless one came since.
+        func refused(seen: Int) {
+            state.withLock { s in if s.readySignals == seen { s.canSend = false } }
+        }
     }
 
     init(object: ObjectPath, maximumLength: Int, manager: RelinkManager, signals: SignalStream) {
@@ -89,14 +98,13 @@ public final class RelinkWriteStream: Sendable {
     ///   open a new one); unreachable.
     public func write(_ value: [UInt8]) async throws(RelinkClientError) {
         try RelinkArguments.checkValue(value)
-        let seen = gate.state.withLock { $0.readySignals }
+        let seen = gate.signalsSeen
         do {
             _ = try await manager.call(object, RelinkNames.writeStream, WriteStream1Member.write.rawValue,
                                        [.array(.byte, value.map(DBusValue.byte))])
         } catch {
             if error.name == .writeQueueFull || error.name == .notConnected {
-                // Unless ReadyToWrite came after this write was sent.
-                gate.state.withLock { s in if s.readySignals == seen { s.canSend = false } }
+                gate.refused(seen: seen)
             }
             throw error
         }

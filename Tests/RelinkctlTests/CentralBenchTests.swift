@@ -146,7 +146,10 @@ import Testing
                 }
             }
             #expect(refusal?.name == .writeQueueFull, "\(String(describing: refusal)) after \(accepted) writes")
-            #expect(!stream.canSendWriteWithoutResponse)
+            // Not asserted here: that the refusal made canSendWriteWithoutResponse
+            // false. relinkd's ReadyToWrite may already have come by now on
+            // a loaded machine (then it is rightly true again):
+            // WriteStreamGateTests has the rule.
             await stream.waitUntilReady()
             #expect(stream.canSendWriteWithoutResponse, "ReadyToWrite came")
             // One that waits loses nothing.
