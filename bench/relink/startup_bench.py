@@ -9,7 +9,8 @@ other in this run. With `--json` each size ends with one line on stdout,
 {"identifiers", "intents", "ready_s", "ready_all_s", "rss_kib", "rss_all_kib"}
 (medians over --runs, and every run), and the human lines go to stderr.
 `--memory` adds, per run, where relinkd's resident memory is after READY
-(/proc/PID/smaps_rollup, the largest mappings, the threads).
+(/proc/PID/smaps_rollup, the largest mappings, the threads, and its own
+file's resident pages by Swift module: resident_modules.py).
 
 The store is populated once by `relink-store-torture bench` (the store
 benchmark's population: per identifier a scan intent, and per peripheral a
@@ -32,6 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import resident_modules  # noqa: E402
 import restore_bench as rb  # noqa: E402
 
 ROOT = rb.ROOT
@@ -125,6 +127,7 @@ async def one_run(state: str, work: str, relinkd: str, memory: bool = False) -> 
             rss = int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
         if memory:
             print(memory_report(proc.pid), file=sys.stderr, flush=True)
+            print(resident_modules.report(proc.pid), file=sys.stderr, flush=True)
         return ready, rss
     finally:
         if proc and proc.poll() is None:

@@ -23,7 +23,8 @@ import restore_bench as rb  # noqa: E402
 import startup_bench as sb  # noqa: E402
 
 
-async def profile(identifiers: int, out: str, callgraph: str, relinkd: str, frequency: int = 499) -> float:
+async def profile(identifiers: int, out: str, callgraph: str, relinkd: str, frequency: int = 499,
+                  faults: bool = False) -> float:
     os.makedirs(out, exist_ok=True)
     population = os.path.join(out, f"population{identifiers}")
     if not os.path.exists(os.path.join(population, "state")):
@@ -40,7 +41,10 @@ async def profile(identifiers: int, out: str, callgraph: str, relinkd: str, freq
         listener = sb.ReadyListener(work)
         with open(log_path, "wb") as log:
             t0 = time.monotonic()
-            perf = subprocess.Popen(["perf", "record", "-F", str(frequency), "--call-graph", callgraph,
+            # With faults, every page fault is a sample: the first touch of
+            # each page of code or data shows who touched it.
+            sampling = ["-e", "page-faults", "-c", "1"] if faults else ["-F", str(frequency)]
+            perf = subprocess.Popen(["perf", "record", *sampling, "--call-graph", callgraph,
                                      "-o", os.path.join(out, f"perf{identifiers}.data"), "--", relinkd,
                                      "--bus-address", bench.bus, "--state-directory", state,
                                      "--log-destination", "stderr"], stdout=log, stderr=log,
@@ -61,8 +65,10 @@ def main() -> int:
     p.add_argument("--callgraph", default="fp")
     p.add_argument("--relinkd", default=sb.RELINKD)
     p.add_argument("--frequency", type=int, default=499, help="samples a second (more for a closer look; slower)")
+    p.add_argument("--faults", action="store_true",
+                   help="sample every page fault instead of time: where resident memory was first touched")
     args = p.parse_args()
-    ready = asyncio.run(profile(args.identifiers, args.out, args.callgraph, args.relinkd, args.frequency))
+    ready = asyncio.run(profile(args.identifiers, args.out, args.callgraph, args.relinkd, args.frequency, args.faults))
     print(f"READY after {ready:.2f} s under perf; {os.path.join(args.out, f'perf{args.identifiers}.data')}")
     return 0
 
