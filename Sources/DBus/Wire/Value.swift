@@ -3,7 +3,7 @@
 /// Containers carry their element types so that empty containers keep their
 /// signature. Use ``validate()`` (done for you before anything is sent) to
 /// check that elements agree with the declared types.
-public indirect enum DBusValue: Hashable, Sendable {
+public enum DBusValue: Hashable, Sendable {
     /// `y`: an unsigned 8-bit integer.
     case byte(UInt8)
     /// `b`: true or false.
@@ -38,7 +38,11 @@ public indirect enum DBusValue: Hashable, Sendable {
     /// `(...)`: a structure of one or more members, in order.
     case structure([DBusValue])
     /// `v`: a value carrying its own type.
-    case variant(DBusValue)
+    ///
+    /// The only case held in a box of its own: the others keep their
+    /// payload inline (containers hold theirs in arrays), so a number or a
+    /// string costs no allocation of its own.
+    indirect case variant(DBusValue)
 
     /// One entry of a ``DBusValue/dictionary(key:value:_:)``.
     public struct DictionaryEntry: Hashable, Sendable {

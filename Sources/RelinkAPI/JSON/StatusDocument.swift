@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import RelinkModel
 
 /// The `Status` document (Manager1.Status, Control1.Status): relinkd's
