@@ -11,7 +11,11 @@ public final class ExportedObject: Sendable {
     /// The interfaces, in declaration order.
     public let interfaces: [DBusInterface]
 
-    private let values: Mutex<[String: [String: DBusValue]]>
+    /// The property values: per interface (in ``interfaces``' order), per
+    /// property (in its declaration order), nil when unset. Arrays, not
+    /// dictionaries: relinkd holds thousands of these objects, and a
+    /// dictionary of 20 values took twice the memory.
+    private let values: Mutex<[[DBusValue?]]>
     /// The I/O loop of the connection this object is exported on (not the
     /// `Connection`, so that no reference cycle keeps the connection open).
     private let loop = Mutex<ConnectionLoop?>(nil)
@@ -37,52 +41,71 @@ public final class ExportedObject: Sendable {
     ///   or for an undeclared property.
     public init(path: ObjectPath, interfaces set: DBusInterfaceSet, values: [String: [String: DBusValue]] = [:]) throws(DBusError) {
         let interfaces = set.interfaces
+        var slots = interfaces.map { [DBusValue?](repeating: nil, count: $0.properties.count) }
         for (iname, props) in values {
-            guard let iface = interfaces.first(where: { $0.name == iname }) else {
+            guard let i = interfaces.firstIndex(where: { $0.name == iname }) else {
                 throw DBusError(.invalidArgs, "values for undeclared interface \(iname)")
             }
-            for (pname, v) in props { try Self.check(iface, pname, v) }
+            for (pname, v) in props {
+                let j = try Self.check(interfaces[i], pname, v)
+                slots[i][j] = v
+            }
         }
         self.path = path
         self.interfaces = interfaces
-        self.values = Mutex(values)
+        self.values = Mutex(slots)
     }
 
-    private static func check(_ iface: DBusInterface, _ name: String, _ v: DBusValue) throws(DBusError) {
-        guard let p = iface.property(name) else {
+    /// Checks a value for a property; returns the property's position.
+    @discardableResult
+    private static func check(_ iface: DBusInterface, _ name: String, _ v: DBusValue) throws(DBusError) -> Int {
+        guard let j = iface.position(ofProperty: name) else {
             throw DBusError(.unknownProperty, "no property \(name) in \(iface.name)")
         }
+        let p = iface.properties[j]
         guard v.type == p.type else {
             throw DBusError(.invalidArgs, "property \(name) has type '\(p.type)', got '\(v.type)'")
         }
         // The type is the declared one, checked with its interface.
         try v.validateContents(depth: 0)
+        return j
     }
 
     func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
 
+    /// Where an interface is in ``interfaces``.
+    private func slot(_ interface: String) -> Int? { interfaces.firstIndex { $0.name == interface } }
+
+    /// The current values of an interface's properties, by position (none
+    /// for an interface the object does not have).
+    private func current(_ interface: String) -> [DBusValue?] {
+        guard let i = slot(interface) else { return [] }
+        return values.withLock { $0[i] }
+    }
+
     /// The current value of a property, or nil when unset.
     public func value(of property: String, in interface: String) -> DBusValue? {
-        values.withLock { $0[interface]?[property] }
+        guard let i = slot(interface), let j = interfaces[i].position(ofProperty: property) else { return nil }
+        return values.withLock { $0[i][j] }
     }
 
     /// All set properties of an interface that can be read, in declaration order.
     func readableValues(_ iface: DBusInterface) -> [DBusValue.DictionaryEntry] {
-        let current = values.withLock { $0[iface.name] ?? [:] }
-        return iface.properties.compactMap { p in
-            guard p.access.readable, let v = current[p.name] else { return nil }
+        let current = current(iface.name)
+        return zip(iface.properties, current).compactMap { p, value in
+            guard p.access.readable, let v = value else { return nil }
             return .init(.string(p.name), .variant(v))
         }
     }
 
     /// As ``readableValues(_:)``, with computed properties (``DBusProperty/getter``) asked for `call`.
     func readableValues(_ iface: DBusInterface, for call: MethodCall) async throws -> [DBusValue.DictionaryEntry] {
-        let current = values.withLock { $0[iface.name] ?? [:] }
+        let current = current(iface.name)
         var entries: [DBusValue.DictionaryEntry] = []
-        for p in iface.properties where p.access.readable {
+        for (j, p) in iface.properties.enumerated() where p.access.readable {
             if let getter = p.getter {
                 entries.append(.init(.string(p.name), .variant(try await getter(call))))
-            } else if let v = current[p.name] {
+            } else if j < current.count, let v = current[j] {
                 entries.append(.init(.string(p.name), .variant(v)))
             }
         }
@@ -111,9 +134,10 @@ public final class ExportedObject: Sendable {
     /// empty list) instead of one broadcast.
     /// - Throws: as ``setValues(_:in:)``.
     public func setValues(_ changes: [String: DBusValue?], in interface: String, destinations: [String]?) throws(DBusError) {
-        guard let iface = self.interface(interface) else {
+        guard let i = slot(interface) else {
             throw DBusError(.unknownInterface, "no interface \(interface) at \(path)")
         }
+        let iface = interfaces[i]
         for (name, v) in changes {
             if let v { try Self.check(iface, name, v) } else if iface.property(name) == nil {
                 throw DBusError(.unknownProperty, "no property \(name) in \(interface)")
@@ -122,11 +146,10 @@ public final class ExportedObject: Sendable {
         var changed: [DBusValue.DictionaryEntry] = []
         var invalidated: [DBusValue] = []
         values.withLock { all in
-            for p in iface.properties {
+            for (j, p) in iface.properties.enumerated() {
                 guard let entry = changes[p.name] else { continue }
-                let old = all[interface]?[p.name]
-                if old == entry { continue }
-                all[interface, default: [:]][p.name] = entry
+                if all[i][j] == entry { continue }
+                all[i][j] = entry
                 guard p.emitsChanged, p.access.readable else { continue }
                 if let entry { changed.append(.init(.string(p.name), .variant(entry))) } else { invalidated.append(.string(p.name)) }
             }

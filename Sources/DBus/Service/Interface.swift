@@ -202,6 +202,9 @@ public struct DBusInterface: Sendable {
     }
 
     func property(_ name: String) -> DBusProperty? { propertyIndex[name].map { properties[$0] } }
+
+    /// Where a property is in ``properties``.
+    func position(ofProperty name: String) -> Int? { propertyIndex[name] }
 }
 
 /// A method call being handled: the message and who sent it.
