@@ -63,6 +63,17 @@ public actor RelinkCentral {
     public private(set) var reattachments = 0
     /// Whether to register again when relinkd comes back after leaving the bus.
     public nonisolated let reattach: Bool
+    /// How long a call cut by relinkd's departure waits for this central to
+    /// register again before the call's own error is thrown
+    /// (``acknowledge(through:)``).
+    public static let reattachWait: Duration = .seconds(30)
+    /// Calls waiting for the next registration after relinkd came back, by
+    /// ticket; each is resumed once: true when the central registered
+    /// again, false when it will not (closed, the events finished, the
+    /// wait's bound, the task cancelled).
+    private var reattachWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var nextTicket = 0
+    private var eventsEnded = false
     /// The identifier's object path, once registered.
     public private(set) var objectPath: String?
 
@@ -111,8 +122,9 @@ public actor RelinkCentral {
             let onReattach: @Sendable (RelinkRestoredState) async -> Void = { [weak self] state in await self?.reattached(state) }
             let progress = RelinkEventProgress(after: state.acknowledged)
             eventProgress = progress
-            self.pump = Task { [buffer] in
+            self.pump = Task { [buffer, weak self] in
                 await pump.run(signals: signals, owners: owners, progress: progress, to: buffer, onReattach: onReattach)
+                await self?.endWaits()
             }
             return state
         } catch {
@@ -124,6 +136,42 @@ public actor RelinkCentral {
     private func reattached(_ state: RelinkRestoredState) {
         restoredState = state
         reattachments += 1
+        for waiter in reattachWaiters.values { waiter.resume(returning: true) }
+        reattachWaiters.removeAll()
+    }
+
+    /// No registration will come any more: every waiting call gets its error.
+    private func endWaits() {
+        eventsEnded = true
+        for waiter in reattachWaiters.values { waiter.resume(returning: false) }
+        reattachWaiters.removeAll()
+    }
+
+    private func endWait(_ ticket: Int) {
+        reattachWaiters.removeValue(forKey: ticket)?.resume(returning: false)
+    }
+
+    /// Whether this central registered again after `generation` (its
+    /// ``reattachments`` when the cut call was sent), waiting for it at most
+    /// ``reattachWait``. False at once without `reattach`, after
+    /// ``close()`` and once ``events`` ended.
+    private func registeredAgain(since generation: Int) async -> Bool {
+        if reattachments > generation { return true }
+        guard reattach, manager != nil, !eventsEnded else { return false }
+        let ticket = nextTicket
+        nextTicket += 1
+        let bound = Task { [weak self] in
+            try? await Task.sleep(for: Self.reattachWait)
+            await self?.endWait(ticket)
+        }
+        defer { bound.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+                if Task.isCancelled { waiter.resume(returning: false) } else { reattachWaiters[ticket] = waiter }
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.endWait(ticket) }
+        }
     }
 
     /// Detaches from relinkd and finishes ``events``. The identifier and
@@ -133,6 +181,7 @@ public actor RelinkCentral {
         manager?.close()
         manager = nil
         buffer.finish()
+        endWaits()
     }
 
     func connected() throws(RelinkClientError) -> RelinkManager {
@@ -200,10 +249,26 @@ public actor RelinkCentral {
     }
 
     /// Marks every event up to `sequence` as processed; relinkd deletes them.
+    ///
+    /// A program acknowledges after every event, so a restart of relinkd
+    /// often cuts this call. Acknowledging is idempotent: when relinkd
+    /// leaves the bus before it answered and the central registers again
+    /// by itself (`reattach`), the call is sent once more to the new relinkd
+    /// (waiting at most ``reattachWait``) instead of failing; the program's
+    /// event loop goes on as if relinkd had not restarted.
     /// - Throws: ``RelinkClientError``: `InvalidArguments` (beyond the last
-    ///   stored sequence), `UnknownIdentifier`, `StoreFailed`, `NotConnected`; unreachable.
+    ///   stored sequence), `UnknownIdentifier`, `StoreFailed`, `NotConnected`;
+    ///   unreachable (without `reattach`, or when relinkd is not back and
+    ///   registered with in time).
     public func acknowledge(through sequence: UInt64) async throws(RelinkClientError) {
-        try await connected().acknowledge(restoreIdentifier, through: sequence)
+        let manager = try connected()
+        let generation = reattachments
+        do {
+            try await manager.acknowledge(restoreIdentifier, through: sequence)
+        } catch {
+            guard error.isUnreachable, await registeredAgain(since: generation) else { throw error }
+            try await connected().acknowledge(restoreIdentifier, through: sequence)
+        }
     }
 
     /// Stored events with sequence > `after` (at most `max`), without

@@ -37,12 +37,16 @@ import Testing
         final class Store: Sendable {
             let events = Mutex<[(UInt64, String)]>([])
             let calls = Mutex(0)
+            /// The sequences `Central1.Ack` was called with, answered or not.
+            let acknowledgements = Mutex<[UInt64]>([])
         }
 
         let store = Store()
         private let serving: Task<Void, Never>
 
-        init(bus: String) async throws {
+        /// - Parameter answersAcknowledge: false for a relinkd that dies
+        ///   before it answers an `Ack` (the call stays unanswered).
+        init(bus: String, answersAcknowledge: Bool = true) async throws {
             server = try await Connection.connect(to: .address(bus))
             let restored = CentralPumpTests.restored()
             let callers = self.callers
@@ -58,6 +62,14 @@ import Testing
             try server.export(try ExportedObject(path: try ObjectPath("/org/relink"), interfaces: [manager]))
             let store = self.store
             let central = DBusInterface("org.relink.Central1", methods: [
+                DBusMethod("Ack", in: [DBusArgument("through", .uint64)]) { call in
+                    let through = try call.decode(UInt64.self)
+                    store.acknowledgements.withLock { $0.append(through) }
+                    // Never answered, even when the serving task is cancelled
+                    // (a cancelled handler would answer "cancelled").
+                    if !answersAcknowledge { await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } }
+                    return []
+                },
                 DBusMethod("Events", in: [DBusArgument("after", .uint64), DBusArgument("max", .uint32)],
                            out: [DBusArgument("events", .array(.structure([.uint64, .string, .string])))]) { call in
                     let (after, max) = try call.decode(UInt64.self, UInt32.self)
@@ -70,7 +82,9 @@ import Testing
             try server.export(try ExportedObject(path: try ObjectPath(CentralPumpTests.centralPath), interfaces: [central]))
             let server = server
             serving = Task { try? await server.serve() }
-            _ = try await server.requestName("org.relink")
+            // Queued behind a stand-in that is still leaving (its close is
+            // asynchronous): the name passes to this one when it is gone.
+            _ = try await server.requestName("org.relink", flags: [])
         }
 
         func emit(_ path: String, _ sequence: UInt64) throws {
@@ -80,9 +94,11 @@ import Testing
                                   arguments: [.uint64(sequence), .string("future-kind"), .string("{}")], destination: client)
         }
 
+        /// Leaves the bus as a killed relinkd does: the connection closes
+        /// first, so that a call still being handled is never answered.
         func stop() {
-            serving.cancel()
             server.close()
+            serving.cancel()
         }
     }
 
@@ -161,6 +177,55 @@ import Testing
             #expect(await events.next()?.sequence == 4)
             await central.close()
             #expect(await events.next() == nil)
+        } catch {
+            await bench.stop()
+            throw error
+        }
+        await bench.stop()
+    }
+
+    /// A program acknowledges after each event; relinkd killed while an
+    /// `Acknowledge` is in flight must not end the program's event loop:
+    /// the call goes to the relinkd that comes back, once the central has
+    /// registered with it. Without `reattach` the cut call fails as before.
+    @Test(.timeLimit(.minutes(1))) func anAcknowledgeCutByRelinkdsDeathIsSentAgainToTheNextRelinkd() async throws {
+        let bench = try await Bench.start()
+        do {
+            let dying = try await FakeRelinkd(bus: bench.busAddress, answersAcknowledge: false)
+            let central = RelinkCentral(restoreIdentifier: "front-door", bus: .address(bench.busAddress))
+            _ = try await central.connect()
+            let acknowledging = Task { try await central.acknowledge(through: 4) }
+            try await eventually(timeout: .seconds(10), "the Acknowledge to reach relinkd") {
+                dying.store.acknowledgements.withLock { $0 } == [4]
+            }
+            dying.stop()  // relinkd gone, the call unanswered: the bus answers NoReply
+            let next = try await FakeRelinkd(bus: bench.busAddress)
+            defer { next.stop() }
+            try await acknowledging.value
+            #expect(next.store.acknowledgements.withLock { $0 } == [4])
+            #expect(await central.reattachments == 1)
+            await central.close()
+
+            // Without reattach: the cut call's error, typed as unreachable.
+            next.stop()
+            let dyingAgain = try await FakeRelinkd(bus: bench.busAddress, answersAcknowledge: false)
+            try await eventually(timeout: .seconds(10), "the second stand-in to own org.relink") {
+                (try? await dyingAgain.server.nameOwner(of: "org.relink")) == dyingAgain.server.uniqueName
+            }
+            let plain = RelinkCentral(restoreIdentifier: "front-door", bus: .address(bench.busAddress), reattach: false)
+            _ = try await plain.connect()
+            let failing = Task { try await plain.acknowledge(through: 4) }
+            try await eventually(timeout: .seconds(10), "the second Acknowledge to reach relinkd") {
+                dyingAgain.store.acknowledgements.withLock { $0 } == [4]
+            }
+            dyingAgain.stop()
+            do {
+                try await failing.value
+                Issue.record("an Acknowledge nobody answered succeeded")
+            } catch let error as RelinkClientError {
+                #expect(error.isUnreachable, "\(error)")
+            }
+            await plain.close()
         } catch {
             await bench.stop()
             throw error
