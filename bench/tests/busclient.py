@@ -7,6 +7,8 @@ from typing import Any, Optional
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
+from relinkbench.waiting import wait_until_async
+
 
 class BusError(Exception):
     def __init__(self, name: str, text: str):
@@ -96,14 +98,9 @@ class Client:
         await self.call("Disconnect", path=device, iface="org.bluez.Device1")
 
     async def wait_for(self, predicate, timeout: float = 10.0, what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        while True:
-            result = await predicate()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await asyncio.sleep(0.05)
+        """The first true result of the coroutine condition `predicate`, tried
+        until `timeout` (the bench's one bounded wait)."""
+        return await wait_until_async(predicate, timeout, what)
 
     async def wait_device(self, device: str, timeout: float = 10.0) -> None:
         async def present():
