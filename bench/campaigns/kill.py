@@ -12,7 +12,8 @@ real relinkd on a private bus and a real SQLite store:
   acknowledges them as it goes;
 * identifier `kc-churn` is changed without pause: a scan started with
   other services or stopped, an intent on the lock added or cancelled, a
-  subscription on it added or removed, its events acknowledged.
+  subscription on it added or removed, its events acknowledged; now and
+  then it is forgotten (`Unregister`) and registered anew.
 
 A timer SIGKILLs relinkd at a random moment of each round (0 to 1.5 s in).
 A call whose reply came is acknowledged: the model takes it. A call cut by
@@ -97,6 +98,9 @@ class Model:
     acked: dict[str, int] = field(default_factory=lambda: {BAND_ID: 0, CHURN_ID: 0})
     #: An Ack the kill cut, by identifier (0: none): the events up to it may be gone or not.
     ack_cut: dict[str, int] = field(default_factory=lambda: {BAND_ID: 0, CHURN_ID: 0})
+    #: An Unregister of the churn identifier the kill may have cut: "sent"
+    #: (no reply yet), "answered" (not yet registered anew), or None.
+    unregister_cut: Optional[str] = None
 
 
 @dataclass
@@ -104,6 +108,7 @@ class Figures:
     kills: int = 0
     calls_acknowledged: int = 0
     calls_cut: int = 0
+    forgotten: int = 0
     events_seen: int = 0
     values_seen: int = 0
     recoveries_s: list[float] = field(default_factory=list)
@@ -192,9 +197,32 @@ class Campaign:
 
     # -- the churn ---------------------------------------------------------------
 
+    def forget_churn(self) -> None:
+        """The churn identifier is gone (Unregister answered, or a cut one
+        was applied): a new one of that name starts from nothing, its
+        numbers from 1."""
+        self.drain_signals()  # the old identifier's signals came before the reply
+        self.model.scanning, self.model.scan_services = False, []
+        self.model.lock_intent, self.model.lock_subscribed = False, False
+        self.model.acked[CHURN_ID] = self.model.ack_cut[CHURN_ID] = 0
+        self.stored_unacked[CHURN_ID] = set()
+        self.highest[CHURN_ID] = 0
+        self.seen = {k: v for k, v in self.seen.items() if k[0] != CHURN_ID}
+
     def churn_once(self) -> None:
         m = self.model
-        choice = self.rng.randrange(8)
+        choice = self.rng.randrange(400)
+        if choice == 399:
+            m.scanning = m.scan_services = m.lock_intent = m.lock_subscribed = None
+            m.unregister_cut = "sent"
+            self.call(CHURN_ID, "Unregister", "s", [CHURN_ID], path="/org/relink", interface=MANAGER)
+            self.figures.forgotten += 1
+            self.forget_churn()
+            m.unregister_cut = "answered"  # until registered anew, a restart finds it gone
+            self.register(CHURN_ID)
+            m.unregister_cut = None
+            return
+        choice %= 8
         if choice == 0:
             services = self.rng.choice(SCAN_CHOICES)
             m.scanning, m.scan_services = None, None
@@ -273,6 +301,13 @@ class Campaign:
         m = self.model
         for identifier in (BAND_ID, CHURN_ID):
             restored = self.register(identifier)
+            if identifier == CHURN_ID and m.unregister_cut:
+                if restored["new"] and m.unregister_cut == "sent":  # the cut Unregister was applied
+                    self.forget_churn()
+                    self.figures.forgotten += 1
+                m.unregister_cut = None
+            elif restored["new"]:
+                self.violation(f"{identifier} was not in the store after the restart")
             acknowledged = int(restored["acknowledged"])
             cut, m.ack_cut[identifier] = m.ack_cut[identifier], 0
             if cut and acknowledged >= cut:  # the cut Ack was applied
@@ -378,7 +413,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
     recoveries = figures.recoveries_s[1:]  # the first is the set-up's
     summary = {
         "kills": figures.kills, "violations": figures.violations, "calls_acknowledged": figures.calls_acknowledged,
-        "calls_cut": figures.calls_cut, "events_seen": figures.events_seen, "values_seen": figures.values_seen,
+        "calls_cut": figures.calls_cut, "identifiers_forgotten": figures.forgotten, "events_seen": figures.events_seen, "values_seen": figures.values_seen,
         "recovery_median_s": round(statistics.median(recoveries), 3) if recoveries else None,
         "recovery_max_s": round(max(recoveries), 3) if recoveries else None,
         "bound_s": bound, "seed": seed, "commit": commit(), "seconds": round(time.monotonic() - started, 1),
