@@ -67,6 +67,7 @@ sys.path.insert(0, os.path.join(BENCH, "tests"))
 sys.path.insert(0, os.path.join(BENCH, "e2e", "tests"))
 sys.path.insert(0, BENCH)
 
+import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
 from e2e_harness import CENTRAL, LOCK_SERVICE, LOCK_STATE, MANAGER, Caller, DBusCallError, Relinkd  # noqa: E402
 from relinkbench.apipaths import central_path  # noqa: E402
@@ -383,7 +384,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
         log=print) -> dict[str, Any]:
     """Runs the campaign; returns the summary (see the module's text)."""
     if relinkd_path:
-        os.environ["RELINKD"] = relinkd_path
+        e2e_harness.RELINKD = relinkd_path  # what Relinkd.start runs
     rng = random.Random(seed)
     started = time.monotonic()
     bench = BenchProcess("--lock", "lock", "--band", "band")
@@ -417,7 +418,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
         "recovery_median_s": round(statistics.median(recoveries), 3) if recoveries else None,
         "recovery_max_s": round(max(recoveries), 3) if recoveries else None,
         "bound_s": bound, "seed": seed, "commit": commit(), "seconds": round(time.monotonic() - started, 1),
-        "relinkd": os.environ.get("RELINKD", "debug build"),
+        "relinkd": e2e_harness.RELINKD,
     }
     if log_tail:
         log("relinkd's log, last lines:\n" + log_tail)
