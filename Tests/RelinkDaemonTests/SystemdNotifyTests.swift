@@ -13,6 +13,9 @@ import Testing
             let untilReady = listener.waitFor(timeout: .seconds(10)) { $0.contains("READY=1") }
             let ready = try #require(untilReady.last { $0.contains("READY=1") }, "no READY=1 in \(untilReady)")
             #expect(ready.contains("STATUS=1 identifiers"), "READY=1 comes after the store was restored: \(ready)")
+            // Each step of start-up asks systemd for the unit's start time again.
+            let extensions = untilReady.filter { $0.contains("EXTEND_TIMEOUT_USEC=60000000") }
+            #expect(extensions.count == 3, "an EXTEND_TIMEOUT_USEC= per start-up step: \(untilReady)")
             let pings = listener.waitFor(timeout: .seconds(5)) { _ in false }.filter { $0.contains("WATCHDOG=1") }
             #expect(pings.count >= 3, "watchdog pings every 0.5 s: \(pings.count)")
             #expect(h.stopRelinkd() == 0)
@@ -77,6 +80,7 @@ import Testing
             while let message = listener.receive() { sent.append(message) }
             let stopping = try #require(sent.firstIndex { $0.contains("STOPPING=1") }, "no STOPPING=1 in \(sent)")
             #expect(!sent[stopping...].contains { $0.contains("READY=1") }, "READY=1 after STOPPING=1: \(sent)")
+            #expect(!sent[stopping...].contains { $0.contains("EXTEND_TIMEOUT_USEC") }, "more start-up time asked after STOPPING=1: \(sent)")
             #expect(relinkd.process.terminationStatus == 0, "a stop, not a failure: \(relinkd.log.suffix(2000))")
             #expect(!relinkd.log.contains("relinkd ready"), "start-up did not go on to the end")
         }

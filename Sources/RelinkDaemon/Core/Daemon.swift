@@ -93,6 +93,16 @@ public actor Daemon {
     /// and a notified value can be handled as it is read (``takeInline(_:)``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { env.bluez.unownedExecutor }
 
+    /// A step of start-up that has ended (``run(holdingStartUp:whenRestored:onStartUpStep:onReady:)``).
+    public enum StartUpStep: String, Sendable {
+        /// bluetoothd's objects were read (or it was found missing or hung).
+        case bluetoothdRead = "bluetoothd read"
+        /// Every stored identifier and intent is restored.
+        case storeRestored = "store restored"
+        /// Every identifier's objects are on the bus connection.
+        case published
+    }
+
     /// Runs the BlueZ client and the loop until cancelled. Restores every
     /// stored identifier first and publishes its objects, then calls
     /// `whenRestored` (relinkd takes its bus name there, so that no client
@@ -101,12 +111,16 @@ public actor Daemon {
     ///
     /// Cancelled during start-up (SIGTERM), it stops restoring at the next
     /// identifier's intent and returns without `whenRestored` and `onReady`.
-    /// - Parameter hold: test hook: start-up waits this long (or until
-    ///   cancelled) before the store is loaded, as a slow start-up with a
-    ///   large store would take (relinkd: `RELINK_TEST_HOLD_STARTUP`).
+    /// - Parameters:
+    ///   - hold: test hook: start-up waits this long (or until
+    ///     cancelled) before the store is loaded, as a slow start-up with a
+    ///     large store would take (relinkd: `RELINK_TEST_HOLD_STARTUP`).
+    ///   - onStartUpStep: called as each step of start-up ends, before
+    ///     `whenRestored` (relinkd gives systemd more time there).
     /// - Throws: `StoreError` when the store cannot be read at start-up; the
     ///   BlueZ client's errors when the bus connection fails.
     public func run(holdingStartUp hold: Duration? = nil, whenRestored: @Sendable () async throws -> Void = {},
+                    onStartUpStep: @Sendable (StartUpStep) -> Void = { _ in },
                     onReady: @Sendable (String) -> Void = { _ in }) async throws {
         defer { stopTimers() }  // however the loop ends: the one sleeping timer task is not the group's
         try await withThrowingDiscardingTaskGroup { group in
@@ -130,6 +144,7 @@ public actor Daemon {
             // after 10 s without a reply when it is hung (then relinkd
             // starts without it and asks again every 15 s).
             try await bluez.waitUntilReady(timeout: .seconds(30))
+            if !Task.isCancelled { onStartUpStep(.bluetoothdRead) }  // after SIGTERM, no more start-up time
             if let hold {
                 logger.warning("test hook: start-up held", metadata: ["duration": "\(hold)"])
                 try? await Task.sleep(for: hold)
@@ -138,6 +153,7 @@ public actor Daemon {
             guard !Task.isCancelled else { group.cancelAll(); return }
             try await startUp()
             guard !Task.isCancelled else { group.cancelAll(); return }
+            onStartUpStep(.storeRestored)
             deferStartupAutoConnect()
             startSpawned(in: &group)  // StartNotify, timers and connects of the restored intents
             loop.isReady = true
@@ -145,6 +161,7 @@ public actor Daemon {
             await publishAll()
             await hostAll(reason: "start-up")  // before the bus name: before any client is back
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
+            if !Task.isCancelled { onStartUpStep(.published) }
             try await whenRestored()
             guard !Task.isCancelled else { group.cancelAll(); return }
             await openRelaunch()  // reachable now: a program started from here on can register

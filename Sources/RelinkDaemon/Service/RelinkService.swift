@@ -26,6 +26,9 @@ public struct RelinkService: Service {
     let startUpHold: Duration?
     /// How often `STATUS=` is refreshed when it changed.
     static let statusInterval: Duration = .seconds(5)
+    /// The start-up time systemd is asked for (`EXTEND_TIMEOUT_USEC=`) as
+    /// each step of start-up ends: the shipped unit's `TimeoutStartSec=`.
+    static let startUpStepAllowance: Duration = .seconds(60)
 
     /// Connects the pieces and exports `/org/relink/control`; the bus name
     /// `org.relink` is taken in ``run()`` once every identifier is restored
@@ -151,6 +154,14 @@ public struct RelinkService: Service {
                             let owner = (try? await connection.nameOwner(of: RelinkNames.busName)) ?? nil
                             throw await Self.nameTaken(by: owner ?? RelinkNames.busName, on: connection)
                         }
+                    }, onStartUpStep: { step in
+                        // Each step may take up to the unit's TimeoutStartSec: a
+                        // slow bluetoothd and then a large store add up, a hung
+                        // step still times out.
+                        do { _ = try notifier.extendTimeout(Self.startUpStepAllowance) } catch {
+                            logger.warning("sd_notify failed", metadata: .journal([.error: "\(error)"]))
+                        }
+                        logger.debug("start-up: \(step.rawValue)")
                     }) { summary in
                         logger.notice("relinkd ready: \(summary)", metadata: RelinkMessageID.started.metadata)
                         do { _ = try notifier.ready(status: summary) } catch {
