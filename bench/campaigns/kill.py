@@ -45,13 +45,10 @@ docs/reliability.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
-import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -62,12 +59,13 @@ from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
-ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(BENCH, "tests"))
 sys.path.insert(0, os.path.join(BENCH, "e2e", "tests"))
 sys.path.insert(0, BENCH)
+sys.path.insert(0, HERE)
 
 import e2e_harness  # noqa: E402
+from common import commit, finish, integrity, store_copy  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
 from e2e_harness import CENTRAL, LOCK_SERVICE, LOCK_STATE, MANAGER, Caller, DBusCallError, Relinkd  # noqa: E402
 from relinkbench.apipaths import central_path  # noqa: E402
@@ -285,17 +283,9 @@ class Campaign:
         self.check_band_back(before[BAND_ID], killed_at)
 
     def check_store_file(self) -> None:
-        database = os.path.join(self.relinkd.state_dir, "relink.sqlite")
-        with tempfile.TemporaryDirectory(prefix="kc-integrity-") as d:
-            for suffix in ("", "-wal"):
-                if os.path.exists(database + suffix):
-                    shutil.copy(database + suffix, os.path.join(d, "relink.sqlite" + suffix))
-            db = sqlite3.connect(os.path.join(d, "relink.sqlite"))
-            try:
-                result = db.execute("PRAGMA integrity_check").fetchall()
-            finally:
-                db.close()
-        if result != [("ok",)]:
+        with store_copy(self.relinkd.state_dir) as db:
+            result = integrity(db)
+        if result != ["ok"]:
             self.violation(f"integrity_check: {result[:5]}")
 
     def check_restored(self, before: dict[str, int]) -> None:
@@ -372,14 +362,6 @@ class Campaign:
             c.close()
 
 
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-    except OSError:
-        return "?"
-
-
 def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float = 20.0, window: float = 1.5,
         log=print) -> dict[str, Any]:
     """Runs the campaign; returns the summary (see the module's text)."""
@@ -434,12 +416,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--json", help="write the summary here")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
-    summary = run(args.kills, seed, args.relinkd, args.bound)
-    print(json.dumps(summary, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
-    return 1 if summary["violations"] else 0
+    return finish(run(args.kills, seed, args.relinkd, args.bound), args.json)
 
 
 if __name__ == "__main__":

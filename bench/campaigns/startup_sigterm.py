@@ -29,13 +29,11 @@ The short version runs in the e2e tests (`test_startup_sigterm_campaign.py`).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
 import signal
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -48,8 +46,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
 ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(BENCH, "tests"))
+sys.path.insert(0, HERE)
 
 from benchproc import BenchProcess  # noqa: E402
+from common import commit, finish, integrity, store_copy  # noqa: E402
 
 #: Peripheral rows are not compared: the scan intents may find the bench's own devices and keep them.
 COUNTED = ("restore_identifier", "scan_intent", "connection_intent", "subscription")
@@ -65,18 +65,11 @@ def binary(name: str, given: Optional[str] = None) -> str:
 
 def fingerprint(state: str) -> dict[str, Any]:
     """integrity_check and what the store holds, read from a copy."""
-    with tempfile.TemporaryDirectory(prefix="relink-sigterm-check-") as d:
-        for suffix in ("", "-wal"):
-            if os.path.exists(os.path.join(state, "relink.sqlite" + suffix)):
-                shutil.copy(os.path.join(state, "relink.sqlite" + suffix), os.path.join(d, "relink.sqlite" + suffix))
-        db = sqlite3.connect(os.path.join(d, "relink.sqlite"))
-        try:
-            result = {"integrity": [r[0] for r in db.execute("PRAGMA integrity_check")]}
-            for table in COUNTED:
-                result[table] = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            result["identifiers"] = sorted(r[0] for r in db.execute("SELECT id FROM restore_identifier"))
-        finally:
-            db.close()
+    with store_copy(state) as db:
+        result: dict[str, Any] = {"integrity": integrity(db)}
+        for table in COUNTED:
+            result[table] = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        result["identifiers"] = sorted(r[0] for r in db.execute("SELECT id FROM restore_identifier"))
     return result
 
 
@@ -200,8 +193,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
         "exit_ms_p90": round(exits_ms[int(0.9 * (len(exits_ms) - 1))], 1) if exits_ms else None,
         "exit_ms_max": round(exits_ms[-1], 1) if exits_ms else None,
         "after_ready": early, "seed": seed, "relinkd": relinkd,
-        "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True).stdout.strip(),
+        "commit": commit(),
         "seconds": round(time.monotonic() - started, 1),
     }
 
@@ -217,12 +209,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--json", help="write the summary here")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
-    summary = run(args.stops, args.identifiers, args.per_identifier, seed, args.relinkd, args.bound)
-    print(json.dumps(summary, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
-    return 1 if summary["violations"] else 0
+    return finish(run(args.stops, args.identifiers, args.per_identifier, seed, args.relinkd, args.bound), args.json)
 
 
 if __name__ == "__main__":

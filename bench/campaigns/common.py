@@ -1,0 +1,55 @@
+"""What the campaigns share: the commit they ran on, a read of relinkd's
+store on a copy (never the file relinkd owns), and the summary's ending."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+from typing import Any, Iterator, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def commit() -> str:
+    """The checkout's short commit, "?" when git cannot say."""
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+@contextlib.contextmanager
+def store_copy(state_dir: str) -> Iterator[sqlite3.Connection]:
+    """The store of `state_dir` (`relink.sqlite` and its WAL) copied aside
+    and opened: reading it cannot change relinkd's files (opening a WAL
+    database may checkpoint it)."""
+    with tempfile.TemporaryDirectory(prefix="relink-campaign-store-") as d:
+        for suffix in ("", "-wal"):
+            source = os.path.join(state_dir, "relink.sqlite" + suffix)
+            if os.path.exists(source):
+                shutil.copy(source, os.path.join(d, "relink.sqlite" + suffix))
+        db = sqlite3.connect(os.path.join(d, "relink.sqlite"))
+        try:
+            yield db
+        finally:
+            db.close()
+
+
+def integrity(db: sqlite3.Connection) -> list[str]:
+    """`PRAGMA integrity_check`'s lines: ["ok"] for a sound database."""
+    return [row[0] for row in db.execute("PRAGMA integrity_check")]
+
+
+def finish(summary: dict[str, Any], json_path: Optional[str]) -> int:
+    """Prints the summary (and writes it to `json_path`); the exit status: 1 on any violation."""
+    print(json.dumps(summary, indent=1))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 1 if summary["violations"] else 0
