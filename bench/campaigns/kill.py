@@ -368,6 +368,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
     if relinkd_path:
         e2e_harness.RELINKD = relinkd_path  # what Relinkd.start runs
     rng = random.Random(seed)
+    ran_on = commit()  # at the start: the checkout may move while a long run goes
     started = time.monotonic()
     bench = BenchProcess("--lock", "lock", "--band", "band")
     workdir = tempfile.mkdtemp(prefix="relink-kill-campaign-")
@@ -399,7 +400,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
         "calls_cut": figures.calls_cut, "identifiers_forgotten": figures.forgotten, "events_seen": figures.events_seen, "values_seen": figures.values_seen,
         "recovery_median_s": round(statistics.median(recoveries), 3) if recoveries else None,
         "recovery_max_s": round(max(recoveries), 3) if recoveries else None,
-        "bound_s": bound, "seed": seed, "commit": commit(), "seconds": round(time.monotonic() - started, 1),
+        "bound_s": bound, "seed": seed, "commit": ran_on, "seconds": round(time.monotonic() - started, 1),
         "relinkd": e2e_harness.RELINKD,
     }
     if log_tail:

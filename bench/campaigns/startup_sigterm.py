@@ -124,6 +124,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
     relinkd = binary("relinkd", relinkd_path)
     torture = binary("relink-store-torture")
     rng = random.Random(seed)
+    ran_on = commit()  # at the start: the checkout may move while a long run goes
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="relink-sigterm-campaign-")
     violations: list[str] = []
@@ -193,7 +194,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
         "exit_ms_p90": round(exits_ms[int(0.9 * (len(exits_ms) - 1))], 1) if exits_ms else None,
         "exit_ms_max": round(exits_ms[-1], 1) if exits_ms else None,
         "after_ready": early, "seed": seed, "relinkd": relinkd,
-        "commit": commit(),
+        "commit": ran_on,
         "seconds": round(time.monotonic() - started, 1),
     }
 
