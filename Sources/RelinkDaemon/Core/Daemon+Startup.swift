@@ -67,6 +67,10 @@ extension Daemon {
             state.subscriptions = Set(entry.subscriptions)
             states.append(state)
         }
+        // SIGTERM while the store was read: stop before talking to
+        // bluetoothd (each scan below is a call to it, 1,000 scans about
+        // 50 ms; issue 37's start-up SIGTERM campaign).
+        if Task.isCancelled { return }
         // Before any `restored` or `connected`: what a program reads first
         // after the outbox's older events is the adapter's state now.
         await startWatchingAdapter(lastAnnounced: stored.adapterStates[adapterName])
@@ -82,6 +86,7 @@ extension Daemon {
         // twice per comparison: reflection, 2.6% of a 10,000-intent start-up).
         let scans = plan.scans.map { (order: "\($0.key)", client: $0.key, scan: $0.value) }.sorted { $0.order < $1.order }
         for (_, client, scan) in scans {
+            if Task.isCancelled { return }
             await apply(core.scans.register(scan, for: client))
         }
         for record in plan.obsolete {
