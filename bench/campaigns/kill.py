@@ -128,6 +128,7 @@ class Campaign:
         self.seen: dict[tuple[str, int], tuple[str, str]] = {}   # (identifier, seq) -> (kind, payload)
         self.stored_unacked: dict[str, set[int]] = {BAND_ID: set(), CHURN_ID: set()}
         self.highest: dict[str, int] = {BAND_ID: 0, CHURN_ID: 0}
+        self.highest_value = 0  # the band's newest value-notified number
 
     # -- calls -------------------------------------------------------------------
 
@@ -165,6 +166,8 @@ class Campaign:
             self.violation(f"{identifier} #{seq} names two events: {before[0]} {before[1][:120]} and, {where}, "
                            f"{kind} {payload[:120]}")
         self.highest[identifier] = max(self.highest[identifier], seq)
+        if identifier == BAND_ID and kind == "value-notified":
+            self.highest_value = max(self.highest_value, seq)
 
     def drain_signals(self) -> None:
         for identifier, caller in self.callers.items():
@@ -348,8 +351,7 @@ class Campaign:
     def check_band_back(self, highest_before: int, killed_at: float) -> None:
         def back() -> bool:
             self.drain_signals()
-            return any(identifier == BAND_ID and seq > highest_before and kind == "value-notified"
-                       for (identifier, seq), (kind, _) in list(self.seen.items())[-200:])
+            return self.highest_value > highest_before
         try:
             wait_until(back, self.bound, "a band value after the restart", 0.02)
         except WaitTimeout:

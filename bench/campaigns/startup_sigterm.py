@@ -164,6 +164,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
             for n in range(1, stops + 1):
                 proc = spawn(relinkd, bench.bus, state, notify, out)
                 spawned = time.monotonic()
+                # A sleep on purpose: the moment of the SIGTERM in start-up is what the campaign varies.
                 time.sleep(rng.uniform(0, ready))
                 if proc.poll() is not None:
                     violations.append(f"stop {n}: relinkd exited with {proc.returncode} before the SIGTERM")
