@@ -16,9 +16,11 @@ public import Restoration
 /// property change means for each subsystem (``Input/deviceChanged(_:)``),
 /// what a link that carried data means for its intents (``Input/linkCarried(_:)``),
 /// when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
-/// ``Input/adapterReported(_:)``), and what bluetoothd gone or back and the
+/// ``Input/adapterReported(_:)``), what bluetoothd gone or back and the
 /// adapter's power mean (``Input/bluetoothdLost``, ``Input/bluetoothdBack(_:adapterOn:)``,
-/// ``Input/adapterPowered(_:)``). The other areas still decide in the
+/// ``Input/adapterPowered(_:)``), and a link that lacks a subscribed
+/// characteristic (``Input/characteristicMissing(_:_:)``,
+/// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -81,6 +83,19 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case advertised(Advertisement)
         /// One of a device's properties changed.
         case deviceChanged(DeviceChange)
+        /// StartNotify found no object for a subscribed characteristic on the peripheral's link.
+        case characteristicMissing(PeripheralID, CharacteristicKey)
+        /// An armed characteristic's object left the peripheral's link.
+        case characteristicLeft(PeripheralID, CharacteristicKey)
+        /// GATT characteristics appeared on the peripheral's connected link.
+        case characteristicsAppeared(PeripheralID)
+        /// Notifications were armed for a characteristic on the peripheral's link.
+        case notifyArmed(PeripheralID, CharacteristicKey)
+        /// The GATT grace's timer of `generation` for the peripheral ended.
+        case gattGraceEnded(PeripheralID, generation: UInt64)
+        /// What the peripheral's link shows of its GATT database (nil: no
+        /// device), read for ``Effect/lookAtGatt(_:)``.
+        case gattLooked(PeripheralID, LinkGatt?)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -141,6 +156,31 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case hostAll(reason: String)
         /// After power-on: register again what bluetoothd no longer has.
         case hostAfterPowerOn
+        /// Carry out the subscription planner's commands on the link (StartNotify, StopNotify).
+        case subscriptionCommands([SubscriptionPlanner.Command])
+        /// Sleep ``GattGrace/period``, then hand back ``Input/gattGraceEnded(_:generation:)``.
+        case gattGraceTimer(PeripheralID, generation: UInt64)
+        /// Journal: a subscribed characteristic is not on the link yet (said once until it is armed).
+        case characteristicNotYetOnLink(PeripheralID, CharacteristicKey)
+        /// Journal: an armed characteristic left the link; armed again when it is back.
+        case characteristicLeftLink(PeripheralID, CharacteristicKey)
+        /// Read what the peripheral's link shows of its GATT database and
+        /// hand it back as ``Input/gattLooked(_:_:)``.
+        case lookAtGatt(PeripheralID)
+        /// Remove these subscriptions and tell each identifier with a
+        /// `subscription-failed` event, in one commit; then carry out each one's `stop`.
+        case failSubscriptions([FailedSubscription])
+        /// Register background auto-connect for the services now wanted.
+        case applyAutoConnect
+        /// The users who may see the peripheral changed (its intents or subscriptions did).
+        case refreshViewers(PeripheralID)
+        /// Reconnect the link so that bluetoothd discovers services afresh
+        /// (`Disconnect`; the machines connect again), journalled with the attempt.
+        case rediscoverServices(PeripheralID, attempt: Int, missing: [CharacteristicKey])
+        /// Journal: the reconnections in a row are spent; the next one comes after this long.
+        case rediscoverLater(PeripheralID, after: Duration, missing: [CharacteristicKey])
+        /// Journal: characteristics are missing on a link that is down; waiting for them.
+        case waitForGatt(PeripheralID, missing: [CharacteristicKey])
     }
 
     /// Decides what `input` means: the core's state changes and the effects
@@ -158,6 +198,12 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .linkLost(let peripheral, let address, let why, let cause): linkLost(peripheral, address, why: why, cause: cause)
         case .advertised(let advertisement): advertised(advertisement)
         case .deviceChanged(let change): deviceChanged(change)
+        case .characteristicMissing(let peripheral, let key): characteristicMissing(peripheral, key)
+        case .characteristicLeft(let peripheral, let key): characteristicLeft(peripheral, key)
+        case .characteristicsAppeared(let peripheral): characteristicsAppeared(peripheral)
+        case .notifyArmed(let peripheral, let key): notifyArmed(peripheral, key)
+        case .gattGraceEnded(let peripheral, let generation): gattGraceEnded(peripheral, generation: generation)
+        case .gattLooked(let peripheral, let link): gattLooked(peripheral, link)
         }
     }
 }

@@ -56,7 +56,27 @@ import Testing
             case .readResolvedDatabases: "read databases"
             case .hostAll(let reason): "host all: \(reason)"
             case .hostAfterPowerOn: "host after power-on"
+            case .subscriptionCommands(let commands): "commands \(commands.map(command))"
+            case .gattGraceTimer(_, let generation): "grace timer \(generation)"
+            case .characteristicNotYetOnLink(_, let key): "not yet on link \(key.characteristic)"
+            case .characteristicLeftLink(_, let key): "left link \(key.characteristic)"
+            case .lookAtGatt: "look"
+            case .failSubscriptions(let failed):
+                "fail \(failed.map { "\($0.subscription.identifier) \($0.subscription.characteristic.characteristic) \($0.reason.errorName)" })"
+            case .applyAutoConnect: "auto-connect"
+            case .refreshViewers: "viewers"
+            case .rediscoverServices(_, let attempt, let missing): "rediscover \(attempt) \(missing.map(\.characteristic))"
+            case .rediscoverLater(_, let after, let missing): "rediscover after \(after) \(missing.map(\.characteristic))"
+            case .waitForGatt(_, let missing): "wait \(missing.map(\.characteristic))"
             }
+        }
+    }
+
+    /// A planner command as text.
+    static func command(_ command: SubscriptionPlanner.Command) -> String {
+        switch command {
+        case .startNotify(_, let key): "start \(key.characteristic)"
+        case .stopNotify(_, let key): "stop \(key.characteristic)"
         }
     }
 

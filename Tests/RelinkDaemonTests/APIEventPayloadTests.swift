@@ -29,7 +29,7 @@ import RelinkModel
             .valueNotified(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), value: [1, 255]),
             .nameUpdated(peripheral: peripheral, update: names.update(for: change, preferring: .gapName)),
             .subscriptionFailed(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic),
-                                reason: Daemon.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
+                                reason: GattGrace.unknownCharacteristic(CharacteristicKey(service: service, characteristic: characteristic), .notInDatabase)),
             .adapterState(adapter: "hci0", status: AdapterStatus(.poweredOff, roles: [.central, .peripheral, .centralPeripheral])),
             .servicesChanged(peripheral: peripheral, database: GattDatabase(
                 services: [.init(uuid: try BluetoothUUID(parsing: "180d"), characteristics: [.init(uuid: try BluetoothUUID(parsing: "2a37"), flags: ["notify"])])],

@@ -292,7 +292,7 @@ extension Daemon {
         guard let characteristic = await bluez.mirror.characteristic(
             device: device.path, service: key.service.string, characteristic: key.characteristic.string) else {
             let why = switch await absence(of: key, on: device) {
-            case .notInDatabase?: Self.unknownCharacteristic(key, .notInDatabase).message
+            case .notInDatabase?: GattGrace.unknownCharacteristic(key, .notInDatabase).message
             default: "service \(key.service) with characteristic \(key.characteristic) is not on the link (services \(device.servicesResolved ? "resolved" : "not resolved yet"))"
             }
             throw RelinkError(.unknownCharacteristic, "\(ref): \(why)")

@@ -317,13 +317,7 @@ extension Daemon {
                       let characteristic = await bluez.mirror.characteristic(
                         device: device.path, service: key.service.string, characteristic: key.characteristic.string)
                 else {
-                    if start {
-                        core.planner.startNotifyFailed(peripheral, key)
-                        awaitGatt(peripheral)
-                        if core.gattGrace.reportMissing(peripheral, key) {  // once, not at every look
-                            logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
-                        }
-                    }
+                    if start { queue(core.handle(.characteristicMissing(peripheral, key))) }
                     continue
                 }
                 if start, writes.batch.isOpen {
@@ -335,9 +329,8 @@ extension Daemon {
                     if !start { writes.batch.held.ended(peripheral, key) }
                     if start { try await bluez.startNotify(characteristic.path) } else { try await bluez.stopNotify(characteristic.path) }
                     if start {
-                        core.gattGrace.armed(peripheral, key)
                         writes.batch.held.started(peripheral, key, on: characteristic.path)
-                        linkCarried(peripheral)
+                        queue(core.handle(.notifyArmed(peripheral, key)))
                     }
                     var fields = deviceFields(peripheral)
                     fields[JournalField.characteristic.rawValue] = "\(key)"

@@ -106,8 +106,7 @@ extension Daemon {
         guard let failure else {
             guard writes.batch.held.sessionsLast(since: issued) else { return }
             writes.batch.held.started(notify.peripheral, notify.key, on: notify.characteristic)
-            core.gattGrace.armed(notify.peripheral, notify.key)
-            linkCarried(notify.peripheral)
+            queue(core.handle(.notifyArmed(notify.peripheral, notify.key)))
             logger.info("notifications armed", metadata: metadata)
             return
         }

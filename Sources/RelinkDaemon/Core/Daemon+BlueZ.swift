@@ -79,9 +79,8 @@ extension Daemon {
             await writeLimitsAppeared(containing: characteristic.path)
             guard core.gattGrace.isWaiting, let devicePath = await bluez.mirror.devicePath(containing: characteristic.path),
                   let device = await bluez.mirror.device(devicePath), device.connected,
-                  let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-                  core.gattGrace.appeared(on: peripheral) else { return }
-            await run(core.planner.linkUp(peripheral))
+                  let address = Self.address(of: device), let peripheral = peripheralID(for: address) else { return }
+            await perform(core.handle(.characteristicsAppeared(peripheral)))
         case .deviceRemoved(let path, let text):
             // bluetoothd removed the Device1 (also one relinkd holds as
             // connected: seen on real bluetoothd after a controller reset).
@@ -98,11 +97,7 @@ extension Daemon {
             // new paths. The session on the old object is gone; the
             // characteristic is armed again when it appears.
             guard let (peripheral, key) = writes.batch.held.ended(onObject: path) else { return }
-            core.planner.startNotifyFailed(peripheral, key)
-            logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: .journal([
-                .peripheral: "\(peripheral)", .characteristic: "\(key)", .decision: "gatt-changed",
-            ]))
-            awaitGatt(peripheral)
+            queue(core.handle(.characteristicLeft(peripheral, key)))
         case .nameChanged(let device, let change):
             await nameSeen(device: device, gap: change.source == .gap, name: change.current)
         case .valueUpdated(let update):

@@ -16,6 +16,13 @@ extension Daemon {
             case .hostAll(let reason): await hostAll(reason: reason)
             case .hostAfterPowerOn: await hostAfterPowerOn()
             case .discovered(let advertisement, let id): await discovered(advertisement, by: id)
+            case .subscriptionCommands(let commands): await run(commands)
+            case .lookAtGatt(let peripheral):
+                let link = await linkGatt(of: peripheral)?.1
+                await perform(core.handle(.gattLooked(peripheral, link)))
+            case .failSubscriptions(let failed): await failSubscriptions(failed)
+            case .applyAutoConnect: await applyAutoConnect(renew: false)
+            case .rediscoverServices(let peripheral, let attempt, let missing): await rediscoverServices(peripheral, attempt: attempt, missing: missing)
             default: queue([effect])
             }
         }
@@ -53,7 +60,11 @@ extension Daemon {
                               metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
             case .endNotifySessions: writes.batch.held.endAll()
             case .endNotifySessionsOf(let peripheral): writes.batch.held.linkDown(peripheral)
-            case .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
+            case .gattGraceTimer(let peripheral, let generation): startGattGrace(peripheral, generation: generation)
+            case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
+            case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
+            case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices,
+                 .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,
                  .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:
                 // Only ``perform(_:)`` (a device's change: the device's own

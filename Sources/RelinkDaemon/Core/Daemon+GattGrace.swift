@@ -1,21 +1,16 @@
-import Systemd
 import BlueZ
-import DBus
-import Foundation
+import DaemonCore
 import Logging
-import RelinkStore
-import Restoration
 import RelinkModel
+import Restoration
 
-// A link whose services resolved without a subscribed characteristic.
+// A link whose services resolved without a subscribed characteristic,
+// carried out: the core decides (DaemonCore+Gatt.swift, ``GattGrace``); this
+// sleeps its timer, reads the link's GATT objects, stores the subscriptions
+// that failed, reconnects the link and says each step in the journal.
 extension Daemon {
-    /// Waits for the characteristic: armed when its GATT object appears;
-    /// after ``GattGrace/period`` the core's ``GattGrace`` decides whether
-    /// the link is reconnected so bluetoothd discovers services afresh
-    /// (seen when a peripheral's GATT server was not up yet, e.g. right
-    /// after a bluetoothd restart).
-    func awaitGatt(_ peripheral: PeripheralID) {
-        guard let generation = core.gattGrace.wait(for: peripheral) else { return }
+    /// Sleeps ``GattGrace/period`` off the loop, then hands the core the timer's end.
+    func startGattGrace(_ peripheral: PeripheralID, generation: UInt64) {
         let clock = self.clock
         loop.spawned.append {
             do { try await clock.sleep(for: GattGrace.period) } catch { return [] }
@@ -23,42 +18,68 @@ extension Daemon {
         }
     }
 
-    func gattCheck(_ peripheral: PeripheralID, generation: UInt64) async {
-        guard core.gattGrace.timerEnded(for: peripheral, generation: generation) == .lookAgain else { return }
-        await run(core.planner.linkUp(peripheral))  // maybe it is there now
-        guard core.gattGrace.isWaiting(for: peripheral) else { return }
-        var device: Device?
-        if let row = known.peripherals[peripheral] { device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) }
-        var missing: [CharacteristicKey: GattGrace.Absence] = [:]
-        if let device {
-            for key in core.planner.unarmed(of: peripheral) { missing[key] = await absence(of: key, on: device) }
+    /// The peripheral's device and what its link shows of its GATT
+    /// database now; nil when bluetoothd has no device for it.
+    func linkGatt(of peripheral: PeripheralID) async -> (Device, DaemonCore<DaemonClock>.LinkGatt)? {
+        guard let row = known.peripherals[peripheral],
+              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return nil }
+        return (device, await linkGatt(of: device))
+    }
+
+    /// What the device's link shows of its GATT database now.
+    func linkGatt(of device: Device) async -> DaemonCore<DaemonClock>.LinkGatt {
+        let mirror = await bluez.mirror
+        var characteristics: [BluetoothUUID: Set<BluetoothUUID>] = [:]
+        for service in mirror.services(of: device.path) {
+            guard let uuid = try? BluetoothUUID(parsing: service.uuid) else { continue }
+            var seen = characteristics[uuid] ?? []
+            for characteristic in mirror.characteristics(of: service.path) {
+                if let c = try? BluetoothUUID(parsing: characteristic.uuid) { seen.insert(c) }
+            }
+            characteristics[uuid] = seen
         }
-        let outcome = core.gattGrace.stillMissing(peripheral, missing, linkUp: device?.connected == true)
-        for key in outcome.failed {
-            await subscriptionFailed(peripheral, key, missing[key] ?? .databaseNotKnown)
-        }
-        guard let decision = outcome.decision else {
-            core.gattGrace.stopWaiting(for: peripheral)  // nothing left to wait for; the link stays as it is
-            return
-        }
-        if case .rediscoverLater(let looksLeft, let first) = decision {
-            // Said once per wait: the look comes back every period.
-            if first {
-                logger.warning("a subscribed characteristic is still missing on the link after \(GattGrace.retryLimit) reconnections; reconnecting again in \(GattGrace.period * looksLeft)", metadata: .journal([
-                    .peripheral: "\(peripheral)", .characteristic: "\(missing.keys.sorted().map(\.description))", .decision: "rediscover-later",
+        return .init(connected: device.connected, servicesResolved: device.servicesResolved, characteristics: characteristics)
+    }
+
+    /// What the device's link shows of `key` when it has no object for it
+    /// (``GattGrace/Absence``); nil when the characteristic is there.
+    func absence(of key: CharacteristicKey, on device: Device) async -> GattGrace.Absence? {
+        await linkGatt(of: device).absence(of: key)
+    }
+
+    /// Removes subscriptions the peripheral cannot serve: each identifier
+    /// told by a `subscription-failed` event, the removals and the events
+    /// in one commit; then the link is asked what each removal needs.
+    func failSubscriptions(_ failed: [DaemonCore<DaemonClock>.FailedSubscription]) async {
+        beginBatch()
+        for failure in failed {
+            let subscription = failure.subscription, reason = failure.reason
+            logger.warning("a subscription failed and was removed: \(reason.message)", metadata: .journal([
+                .restoreID: "\(subscription.identifier)", .peripheral: "\(subscription.peripheral)", .characteristic: "\(subscription.characteristic)",
+                .error: "\(reason.errorName)", .decision: "subscription-failed",
+            ]))
+            do {
+                try await commit([.removeSubscription(subscription)])
+                try await emit(.subscriptionFailed(peripheral: subscription.peripheral, characteristic: subscription.characteristic, reason: reason),
+                               to: [subscription.identifier])
+            } catch {
+                logger.error("cannot store a failed subscription", metadata: .journal([
+                    .restoreID: "\(subscription.identifier)", .peripheral: "\(subscription.peripheral)",
+                    .characteristic: "\(subscription.characteristic)", .error: "\(error)",
                 ]))
             }
-            return
+            await run(failure.stop)
         }
-        guard let device, case .rediscover(let attempt) = decision else {
-            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([
-                .peripheral: "\(peripheral)", .characteristic: "\(missing.keys.sorted().map(\.description))",
-            ]))
-            return
-        }
+        endBatch()
+    }
+
+    /// Carries out one of the GATT grace's effects that is not a plain
+    /// journal line: reconnecting the link so that bluetoothd rediscovers services.
+    func rediscoverServices(_ peripheral: PeripheralID, attempt: Int, missing: [CharacteristicKey]) async {
+        guard let (device, _) = await linkGatt(of: peripheral) else { return }
         logger.notice("a subscribed characteristic is missing on the link; reconnecting to rediscover services", metadata: .journal([
             .peripheral: "\(peripheral)", .attempt: "\(attempt)", .decision: "rediscover-services",
-            .characteristic: "\(missing.keys.sorted().map(\.description))",
+            .characteristic: "\(missing.map(\.description))",
         ]))
         let bluez = self.bluez, logger = self.logger
         loop.spawned.append {
@@ -69,54 +90,25 @@ extension Daemon {
         }
     }
 
-    /// What the link shows of `key` when it has no object for it
-    /// (``GattGrace/Absence``); nil when the characteristic is there.
-    func absence(of key: CharacteristicKey, on device: Device) async -> GattGrace.Absence? {
-        let mirror = await bluez.mirror
-        var seen: Set<BluetoothUUID> = []
-        for service in mirror.services(of: device.path) where (try? BluetoothUUID(parsing: service.uuid)) == key.service {
-            for characteristic in mirror.characteristics(of: service.path) {
-                if let uuid = try? BluetoothUUID(parsing: characteristic.uuid) { seen.insert(uuid) }
-            }
-        }
-        if seen.contains(key.characteristic) { return nil }
-        return GattGrace.absence(servicesResolved: device.servicesResolved, characteristicsOfService: seen)
-    }
-
-    /// The failure a characteristic's absence is reported with.
-    static func unknownCharacteristic(_ key: CharacteristicKey, _ absence: GattGrace.Absence) -> ConnectionFailure {
-        let why = switch absence {
-        case .notInDatabase: "services are resolved and service \(key.service) has no characteristic \(key.characteristic)"
-        case .databaseNotKnown: "service \(key.service) with characteristic \(key.characteristic) was not found, also after rediscovering services"
-        }
-        return ConnectionFailure(.notSupported, errorName: RelinkErrorName.unknownCharacteristic.rawValue, message: why)
-    }
-
-    /// A subscription the peripheral cannot serve (``GattGrace``): removed
-    /// for every identifier, each told by a `subscription-failed` event (the
-    /// removals and the events are one commit); the link is left alone.
-    func subscriptionFailed(_ peripheral: PeripheralID, _ key: CharacteristicKey, _ absence: GattGrace.Absence) async {
-        let reason = Self.unknownCharacteristic(key, absence)
-        beginBatch()
-        for id in core.planner.route(peripheral, characteristic: key) {
-            let subscription = Subscription(identifier: id, peripheral: peripheral, characteristic: key)
-            logger.warning("a subscription failed and was removed: \(reason.message)", metadata: .journal([
-                .restoreID: "\(id)", .peripheral: "\(peripheral)", .characteristic: "\(key)",
-                .error: "\(reason.errorName)", .decision: "subscription-failed",
+    /// The GATT grace's journal lines.
+    func journalGatt(_ effect: DaemonCore<DaemonClock>.Effect) {
+        switch effect {
+        case .characteristicNotYetOnLink(let peripheral, let key):
+            logger.notice("characteristic not yet on the link; armed when it appears", metadata: .journal([.peripheral: "\(peripheral)", .characteristic: "\(key)"]))
+        case .characteristicLeftLink(let peripheral, let key):
+            logger.notice("a subscribed characteristic left the link; armed again when it is back", metadata: .journal([
+                .peripheral: "\(peripheral)", .characteristic: "\(key)", .decision: "gatt-changed",
             ]))
-            do {
-                try await commit([.removeSubscription(subscription)])
-                try await emit(.subscriptionFailed(peripheral: peripheral, characteristic: key, reason: reason), to: [id])
-            } catch {
-                logger.error("cannot store a failed subscription", metadata: .journal([
-                    .restoreID: "\(id)", .peripheral: "\(peripheral)", .characteristic: "\(key)", .error: "\(error)",
-                ]))
-            }
-            await run(core.planner.unsubscribe(subscription))
+        case .rediscoverLater(let peripheral, let after, let missing):
+            logger.warning("a subscribed characteristic is still missing on the link after \(GattGrace.retryLimit) reconnections; reconnecting again in \(after)", metadata: .journal([
+                .peripheral: "\(peripheral)", .characteristic: "\(missing.map(\.description))", .decision: "rediscover-later",
+            ]))
+        case .waitForGatt(let peripheral, let missing):
+            logger.warning("a subscribed characteristic is missing on the link; waiting for it", metadata: .journal([
+                .peripheral: "\(peripheral)", .characteristic: "\(missing.map(\.description))",
+            ]))
+        default:
+            break
         }
-        endBatch()
-        core.gattGrace.forget(peripheral, key)
-        await applyAutoConnect(renew: false)
-        refreshViewers(of: peripheral)
     }
 }

@@ -91,7 +91,7 @@ extension Daemon {
         if core.planner.contains(subscription) { return }
         let key = subscription.characteristic
         if let device = await linkedDevice(of: subscription.peripheral), await absence(of: key, on: device) == .notInDatabase {
-            throw RelinkError(.unknownCharacteristic, Self.unknownCharacteristic(key, .notInDatabase).message)
+            throw RelinkError(.unknownCharacteristic, GattGrace.unknownCharacteristic(key, .notInDatabase).message)
         }
         try await commit([.addSubscription(subscription)])
         await run(core.planner.subscribe(subscription))

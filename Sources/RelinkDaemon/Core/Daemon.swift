@@ -251,7 +251,7 @@ public actor Daemon {
         case .machine(let intent, let machineInput):
             await feed(intent, machineInput)
         case .gattCheck(let peripheral, let generation):
-            await gattCheck(peripheral, generation: generation)
+            await perform(core.handle(.gattGraceEnded(peripheral, generation: generation)))
         case .halfOpenCheck(let device, let address):
             await halfOpenCheck(device, address)
         case .notifyDone(let notify, let issued, let failure):

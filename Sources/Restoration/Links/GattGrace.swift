@@ -109,6 +109,15 @@ public struct GattGrace: Sendable, Hashable {
         servicesResolved && !characteristicsOfService.isEmpty ? .notInDatabase : .databaseNotKnown
     }
 
+    /// The failure a characteristic's absence is reported with: `UnknownCharacteristic`, not supported.
+    public static func unknownCharacteristic(_ key: CharacteristicKey, _ absence: GattGrace.Absence) -> ConnectionFailure {
+        let why = switch absence {
+        case .notInDatabase: "services are resolved and service \(key.service) has no characteristic \(key.characteristic)"
+        case .databaseNotKnown: "service \(key.service) with characteristic \(key.characteristic) was not found, also after rediscovering services"
+        }
+        return ConnectionFailure(.notSupported, errorName: RelinkErrorName.unknownCharacteristic.rawValue, message: why)
+    }
+
     /// Whether any peripheral is awaited.
     public var isWaiting: Bool { !awaiting.isEmpty }
 
