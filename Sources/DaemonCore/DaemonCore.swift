@@ -18,9 +18,10 @@ public import Restoration
 /// when programs are told the adapter's state (``Input/adapterFound(_:lastAnnounced:)``,
 /// ``Input/adapterReported(_:)``), what bluetoothd gone or back and the
 /// adapter's power mean (``Input/bluetoothdLost``, ``Input/bluetoothdBack(_:adapterOn:)``,
-/// ``Input/adapterPowered(_:)``), and a link that lacks a subscribed
+/// ``Input/adapterPowered(_:)``), a link that lacks a subscribed
 /// characteristic (``Input/characteristicMissing(_:_:)``,
-/// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``). The other areas still decide in the
+/// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``), and the
+/// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -50,6 +51,8 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// successful StartNotify: their intents were told once for the link.
     /// Emptied per peripheral as its next link comes up.
     public internal(set) var linksCarried: Set<PeripheralID> = []
+    /// Known peripherals bluetoothd has bonded (the bond watch, DaemonCore+Bonds.swift).
+    public internal(set) var bonded: Set<PeripheralID> = []
     /// Every machine's pending timers, earliest first: the daemon sleeps
     /// once, until the earliest (``TimerQueue``).
     public var timers = TimerQueue<C.Instant>()
@@ -96,6 +99,12 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// What the peripheral's link shows of its GATT database (nil: no
         /// device), read for ``Effect/lookAtGatt(_:)``.
         case gattLooked(PeripheralID, LinkGatt?)
+        /// bluetoothd shows the known peripheral's device paired or bonded (`true`), or neither.
+        case bondObserved(PeripheralID, bonded: Bool)
+        /// Start-up read every known peripheral's bond.
+        case bondsAtStart([BondAtStart])
+        /// relinkd removed the peripheral's bond itself (`Unpair`).
+        case bondForgotten(PeripheralID)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -181,6 +190,10 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case rediscoverLater(PeripheralID, after: Duration, missing: [CharacteristicKey])
         /// Journal: characteristics are missing on a link that is down; waiting for them.
         case waitForGatt(PeripheralID, missing: [CharacteristicKey])
+        /// Store whether the peripheral is bonded with each of its intents (those that changed).
+        case noteBond(PeripheralID, bonded: Bool)
+        /// A bond removed outside relinkd: the journal, and a `bond-removed` event to each of `identifiers`.
+        case bondRemoved(PeripheralID, identifiers: [RestoreIdentifier])
     }
 
     /// Decides what `input` means: the core's state changes and the effects
@@ -204,6 +217,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .notifyArmed(let peripheral, let key): notifyArmed(peripheral, key)
         case .gattGraceEnded(let peripheral, let generation): gattGraceEnded(peripheral, generation: generation)
         case .gattLooked(let peripheral, let link): gattLooked(peripheral, link)
+        case .bondObserved(let peripheral, let isBonded): bondObserved(peripheral, bonded: isBonded)
+        case .bondsAtStart(let found): bondsAtStart(found)
+        case .bondForgotten(let peripheral): bondForgotten(peripheral)
         }
     }
 }

@@ -68,6 +68,8 @@ import Testing
             case .rediscoverServices(_, let attempt, let missing): "rediscover \(attempt) \(missing.map(\.characteristic))"
             case .rediscoverLater(_, let after, let missing): "rediscover after \(after) \(missing.map(\.characteristic))"
             case .waitForGatt(_, let missing): "wait \(missing.map(\.characteristic))"
+            case .noteBond(let peripheral, let bonded): "note \(peripheral == lock ? "lock" : "other") bonded \(bonded)"
+            case .bondRemoved(let peripheral, let identifiers): "bond removed \(peripheral == lock ? "lock" : "other") to \(identifiers.map(\.rawValue))"
             }
         }
     }

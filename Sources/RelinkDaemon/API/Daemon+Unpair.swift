@@ -26,7 +26,7 @@ extension Daemon {
             throw RelinkError(.notPermitted, "\(id) still uses \(ref): Cancel its connection and Unsubscribe first")
         }
         guard users.isEmpty else { throw RelinkError(.notPermitted, "another identifier still uses \(ref): the bond stays") }
-        known.bonded.remove(peripheral)
+        queue(core.handle(.bondForgotten(peripheral)))
         guard let row = known.peripherals[peripheral],
               let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return APIResult() }
         return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(device.paired || device.bonded)])

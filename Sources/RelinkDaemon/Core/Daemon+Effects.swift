@@ -23,6 +23,8 @@ extension Daemon {
             case .failSubscriptions(let failed): await failSubscriptions(failed)
             case .applyAutoConnect: await applyAutoConnect(renew: false)
             case .rediscoverServices(let peripheral, let attempt, let missing): await rediscoverServices(peripheral, attempt: attempt, missing: missing)
+            case .noteBond(let peripheral, let bonded): await noteBond(of: peripheral) { $0.bonded = bonded }
+            case .bondRemoved(let peripheral, let identifiers): await bondRemoved(peripheral, identifiers: identifiers)
             default: queue([effect])
             }
         }
@@ -63,7 +65,7 @@ extension Daemon {
             case .gattGraceTimer(let peripheral, let generation): startGattGrace(peripheral, generation: generation)
             case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
             case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
-            case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices,
+            case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,
                  .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:

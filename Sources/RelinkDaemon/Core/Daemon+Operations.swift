@@ -49,7 +49,7 @@ extension Daemon {
         }
         try await rememberServices(options.services, of: peripheral)
         // A peripheral bluetoothd has bonded already: the new intent is bonded.
-        known.intentBonds[intent] = known.bonded.contains(peripheral) ? IntentBond(bonded: true) : nil
+        known.intentBonds[intent] = core.isBonded(peripheral) ? IntentBond(bonded: true) : nil
         // A failed commit leaves no machine behind and is the reply.
         try await persist(ConnectionIntentRecord(intent: intent, options: options, address: address, phase: .pending))
         var machine = Machine(intent: intent, options: options, knownAddress: address, clock: clock)

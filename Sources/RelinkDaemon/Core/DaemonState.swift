@@ -55,8 +55,6 @@ struct PeripheralIndex {
     /// The link each peripheral was last paired on demand for a
     /// subscription on: once per link, never a loop (Daemon+PairingOnDemand.swift).
     var pairedOnDemand: [PeripheralID: OnDemandPairing] = [:]
-    /// Known peripherals bluetoothd has bonded (Daemon+BondWatch.swift).
-    var bonded: Set<PeripheralID> = []
     /// Each intent's bond as stored (store v11; Daemon+IntentBond.swift).
     var intentBonds: [ConnectionIntentID: IntentBond] = [:]
 }
