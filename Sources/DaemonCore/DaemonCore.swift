@@ -20,8 +20,9 @@ public import Restoration
 /// adapter's power mean (``Input/bluetoothdLost``, ``Input/bluetoothdBack(_:adapterOn:)``,
 /// ``Input/adapterPowered(_:)``), a link that lacks a subscribed
 /// characteristic (``Input/characteristicMissing(_:_:)``,
-/// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``), and the
-/// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``). The other areas still decide in the
+/// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``), the
+/// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``), and
+/// when to start a program (``Input/eventsCommitted(_:now:)`` and the other relaunch inputs). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -53,6 +54,8 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     public internal(set) var linksCarried: Set<PeripheralID> = []
     /// Known peripherals bluetoothd has bonded (the bond watch, DaemonCore+Bonds.swift).
     public internal(set) var bonded: Set<PeripheralID> = []
+    /// Launch specs and when to start programs (DaemonCore+Relaunch.swift).
+    public var relaunch = Relaunch()
     /// Every machine's pending timers, earliest first: the daemon sleeps
     /// once, until the earliest (``TimerQueue``).
     public var timers = TimerQueue<C.Instant>()
@@ -105,6 +108,20 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case bondsAtStart([BondAtStart])
         /// relinkd removed the peripheral's bond itself (`Unpair`).
         case bondForgotten(PeripheralID)
+        /// relinkd owns its bus name: the stored launch specs, the starts
+        /// made before it started (by bus name), the identifiers with an attached client.
+        case relaunchOpened(specs: [RestoreIdentifier: LaunchSpec], startsBefore: [String: [C.Instant]],
+                            attached: Set<RestoreIdentifier>, now: C.Instant)
+        /// Events the store committed.
+        case eventsCommitted([CommittedEvent], now: C.Instant)
+        /// The bus answered the start of a bus name's program.
+        case launchAnswered(String, LaunchStartOutcome, now: C.Instant)
+        /// A relaunch timer of a bus name fired.
+        case launchTimerFired(String, now: C.Instant)
+        /// An identifier's launch spec was stored (nil: removed).
+        case launchSpecStored(RestoreIdentifier, LaunchSpec?)
+        /// An identifier is gone (unregistered): its relaunch is forgotten.
+        case launchForgotten(RestoreIdentifier)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -194,6 +211,20 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case noteBond(PeripheralID, bonded: Bool)
         /// A bond removed outside relinkd: the journal, and a `bond-removed` event to each of `identifiers`.
         case bondRemoved(PeripheralID, identifiers: [RestoreIdentifier])
+        /// Ask the bus (or the systemd manager) to start the program of
+        /// `spec` for `reason`; the start is stored first, counted in the
+        /// start limit across restarts; the answer comes back as ``Input/launchAnswered(_:_:now:)``.
+        case startProgram(LaunchReason, spec: LaunchSpec)
+        /// Journal: the bus answered a start (started, or it already runs).
+        case programAnswered(String, LaunchStartOutcome)
+        /// Hand back ``Input/launchTimerFired(_:now:)`` for the bus name at this instant.
+        case relaunchTimer(String, at: C.Instant)
+        /// Journal: a start failed; the next one is tried at `retryAt` while events wait.
+        case relaunchFailed(String, why: String, retryAt: C.Instant?, waiting: [RestoreIdentifier])
+        /// Journal: the start limit is reached; nothing is started before `until`.
+        case relaunchLimitReached(String, starts: Int, until: C.Instant, waiting: [RestoreIdentifier])
+        /// Journal: an identifier's launch spec was set or removed.
+        case launchSpecChanged(RestoreIdentifier, LaunchSpec?)
     }
 
     /// Decides what `input` means: the core's state changes and the effects
@@ -220,6 +251,13 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .bondObserved(let peripheral, let isBonded): bondObserved(peripheral, bonded: isBonded)
         case .bondsAtStart(let found): bondsAtStart(found)
         case .bondForgotten(let peripheral): bondForgotten(peripheral)
+        case .relaunchOpened(let specs, let starts, let attached, let now):
+            relaunchOpened(specs: specs, startsBefore: starts, attached: attached, now: now)
+        case .eventsCommitted(let events, let now): eventsCommitted(events, now: now)
+        case .launchAnswered(let name, let outcome, let now): launchAnswered(name, outcome, now: now)
+        case .launchTimerFired(let name, let now): launchTimerFired(name, now: now)
+        case .launchSpecStored(let id, let spec): launchSpecStored(id, spec)
+        case .launchForgotten(let id): launchForgotten(id)
         }
     }
 }

@@ -70,6 +70,13 @@ import Testing
             case .waitForGatt(_, let missing): "wait \(missing.map(\.characteristic))"
             case .noteBond(let peripheral, let bonded): "note \(peripheral == lock ? "lock" : "other") bonded \(bonded)"
             case .bondRemoved(let peripheral, let identifiers): "bond removed \(peripheral == lock ? "lock" : "other") to \(identifiers.map(\.rawValue))"
+            case .startProgram(let reason, let spec):
+                "start \(reason.busName) for \(reason.identifiers.map(\.rawValue).sorted()) \(reason.events.sorted()) unit \(spec.systemdUnit ?? "-")"
+            case .programAnswered(let name, let outcome): "answered \(name) \(outcome)"
+            case .relaunchTimer(let name, _): "timer \(name)"
+            case .relaunchFailed(let name, let why, _, let waiting): "failed \(name): \(why) waiting \(waiting.map(\.rawValue))"
+            case .relaunchLimitReached(let name, let starts, _, let waiting): "limit \(name) \(starts) waiting \(waiting.map(\.rawValue))"
+            case .launchSpecChanged(let id, let spec): "spec \(id) \(spec?.busName ?? "removed")"
             }
         }
     }

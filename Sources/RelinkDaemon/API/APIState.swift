@@ -49,8 +49,6 @@ struct APIState: Sendable {
     /// Coalesces `PropertiesChanged` of each identifier's outbox properties.
     var outboxSignals = SignalThrottle<RestoreIdentifier, ContinuousClock.Instant>(interval: Daemon.outboxSignalInterval)
     var recentlyLeftOrder: [String] = []
-    /// Launch specs and when to start programs (docs/relaunch.md).
-    var relaunch = RelaunchState()
 
     mutating func noteLeft(_ name: String) {
         guard recentlyLeft.insert(name).inserted else { return }

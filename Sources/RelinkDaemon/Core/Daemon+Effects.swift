@@ -65,6 +65,8 @@ extension Daemon {
             case .gattGraceTimer(let peripheral, let generation): startGattGrace(peripheral, generation: generation)
             case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
             case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
+            case .startProgram, .programAnswered, .relaunchTimer, .relaunchFailed, .relaunchLimitReached, .launchSpecChanged:
+                performRelaunch(effect)
             case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,

@@ -83,6 +83,7 @@ public actor Daemon {
         }
         self.env = DaemonEnvironment(bluez: bluez, store: store, adapterPath: path, adapterName: adapter, logger: logger, clock: clock, launcher: launcher,
                                        bounds: bounds)
+        core.relaunch.enabled = launcher != nil
         let (stream, continuation) = AsyncStream.makeStream(of: DaemonInput.self, bufferingPolicy: .unbounded)
         inputs = stream
         inputContinuation = DaemonInbox(continuation)

@@ -134,18 +134,3 @@ struct HealthLog {
     /// loaded, journalled, and shown in `Status`.
     var unreadableRows: [UnreadableRow] = []
 }
-
-/// Relaunch (docs/relaunch.md): each identifier's launch spec and the
-/// core's policy of when to start its program.
-struct RelaunchState {
-    /// The stored launch specs, by identifier.
-    var specs: [RestoreIdentifier: LaunchSpec] = [:]
-    /// When to start, when to stop trying (``RelaunchPolicy``).
-    var policy = RelaunchPolicy<DaemonClock.Instant>()
-    /// False until relinkd owns its bus name: a program started before
-    /// could not register. Events meanwhile wait in ``held``.
-    var open = false
-    /// The kinds of the events committed, per identifier, before relinkd
-    /// was reachable: weighed when it is.
-    var held: [RestoreIdentifier: Set<String>] = [:]
-}

@@ -145,7 +145,7 @@ extension Daemon {
                        scanIntents: core.scanIntents,
                        store: .init(quarantined: store.quarantined, unreadableRows: health.unreadableRows,
                                     health: writes.unstored.health, quotas: (quotaLedger, bounds)),
-                       relaunch: RelaunchStatus(state: api.relaunch, now: clock.now))
+                       relaunch: RelaunchStatus(state: core.relaunch, now: clock.now))
     }
 
     /// Asks the loop for a ``StatusSnapshot``. It is answered as the next

@@ -1,3 +1,4 @@
+import DaemonCore
 import Foundation
 import Logging
 import RelinkAPI
@@ -13,19 +14,20 @@ enum RelaunchInput: Sendable {
     case timer(String)
 }
 
-// Relaunch (docs/relaunch.md): when an event is committed for an
-// identifier with a launch spec and no attached client, the bus is asked
-// to start its program; the core's ``RelaunchPolicy`` decides when, and
-// when to stop trying. The restored state of the `Register` that answers a
+// Relaunch (docs/relaunch.md), carried out: the core decides when a program
+// is started and when to stop trying (DaemonCore+Relaunch.swift); this reads
+// and stores the specs and the starts, asks the bus, sleeps the timers and
+// journals each step. The restored state of the `Register` that answers a
 // start carries the launch reason.
 extension Daemon {
-    /// Loads the stored launch specs and weighs the events committed while
-    /// relinkd was not reachable yet (start-up): from now on a program it
-    /// starts can register.
+    /// Loads the stored launch specs and the starts of the last window, and
+    /// weighs the events committed while relinkd was not reachable yet
+    /// (start-up): from now on a program it starts can register.
     func openRelaunch() async {
+        var specs: [RestoreIdentifier: LaunchSpec] = [:]
         do {
-            let (specs, unreadable) = try await store.launchSpecs()
-            api.relaunch.specs = specs.filter { core.identifiers.contains($0.key) }
+            let (stored, unreadable) = try await store.launchSpecs()
+            specs = stored
             for row in unreadable {
                 health.unreadableRows.append(row)
                 logger.error("a stored launch spec cannot be read: kept in the store, not loaded", metadata: .journal([
@@ -35,69 +37,45 @@ extension Daemon {
         } catch {
             logger.error("cannot read the launch specs: no program is started until relinkd restarts", metadata: .journal([.error: "\(error)"]))
         }
-        await restoreLaunchStarts()
-        api.relaunch.open = true
-        let held = api.relaunch.held
-        api.relaunch.held = [:]
-        for (id, kinds) in held.sorted(by: { $0.key < $1.key }) {
-            for kind in kinds.sorted() { eventCommitted(id, kind: kind) }
-        }
+        let attached = Set(api.attachments.filter { !$0.value.isEmpty }.keys)
+        queue(core.handle(.relaunchOpened(specs: specs, startsBefore: await launchStartsBefore(), attached: attached, now: clock.now)))
     }
 
-    /// Counts the starts made in the window before this relinkd started
-    /// (the store's `launch_start`) in the start limit.
-    private func restoreLaunchStarts() async {
-        let window = api.relaunch.policy.limits.window
+    /// The starts made in the window before this relinkd started (the
+    /// store's `launch_start`), as instants of the loop's clock, for the start limit.
+    private func launchStartsBefore() async -> [String: [DaemonClock.Instant]] {
+        let window = core.relaunch.policy.limits.window
         let wallNow = Date(), now = clock.now
         do {
             let stored = try await store.launchStarts(since: wallNow.addingTimeInterval(-window.timeInterval))
-            let instants = stored.mapValues { dates in dates.map { now.advanced(by: .seconds($0.timeIntervalSince(wallNow))) } }
-            api.relaunch.policy.restoreStarts(instants, now: now)
+            return stored.mapValues { dates in dates.map { now.advanced(by: .seconds($0.timeIntervalSince(wallNow))) } }
         } catch {
             logger.error("cannot read the recent program starts: the start limit counts afresh", metadata: .journal([.error: "\(error)"]))
+            return [:]
         }
     }
 
-    /// Called with what a commit stored: weighs each committed event.
+    /// Called with what a commit stored: the core weighs each committed event.
     func relaunchCommitted(_ mutations: [StoreMutation]) {
+        var events: [DaemonCore<DaemonClock>.CommittedEvent] = []
         for case .appendEvent(let draft) in mutations {
-            eventCommitted(draft.identifier, kind: draft.kind)
+            events.append(.init(identifier: draft.identifier, kind: draft.kind, attached: !(api.attachments[draft.identifier]?.isEmpty ?? true)))
         }
-    }
-
-    /// An event of `kind` for `id` is in the store: start its program when
-    /// it has a spec that wakes on it and no client is attached.
-    private func eventCommitted(_ id: RestoreIdentifier, kind: String) {
-        guard api.relaunch.open else {
-            if env.launcher != nil { api.relaunch.held[id, default: []].insert(kind) }
-            return
-        }
-        guard let spec = api.relaunch.specs[id], spec.wakes(on: kind), api.attachments[id]?.isEmpty ?? true, env.launcher != nil else { return }
-        performRelaunch(api.relaunch.policy.eventWaiting(id, kind: kind, busName: spec.busName, now: clock.now))
+        guard !events.isEmpty else { return }
+        queue(core.handle(.eventsCommitted(events, now: clock.now)))
     }
 
     /// The bus answered a start, or a timer fired.
     func relaunchInput(_ input: RelaunchInput) {
         switch input {
-        case .answered(let name, let outcome):
-            if outcome == .alreadyRunning {
-                logger.info("relaunch: the program already runs (it owns its bus name): nothing started", metadata: .journal([
-                    .busName: "\(name)", .decision: "relaunch-already-running",
-                ]))
-            } else if outcome == .started {
-                logger.info("relaunch: the bus started the program; waiting for it to register", metadata: .journal([
-                    .busName: "\(name)", .decision: "relaunch-started",
-                ]))
-            }
-            performRelaunch(api.relaunch.policy.startAnswered(name, outcome, now: clock.now))
-        case .timer(let name):
-            performRelaunch(api.relaunch.policy.timerFired(name, now: clock.now))
+        case .answered(let name, let outcome): queue(core.handle(.launchAnswered(name, outcome, now: clock.now)))
+        case .timer(let name): queue(core.handle(.launchTimerFired(name, now: clock.now)))
         }
     }
 
     /// `Register` of `id`: the launch reason when it answers a start relinkd made.
     func launchReason(registering id: RestoreIdentifier) -> LaunchReason? {
-        let reason = api.relaunch.policy.registered(id, busName: api.relaunch.specs[id]?.busName, now: clock.now)
+        let reason = core.launchReason(registering: id, now: clock.now)
         if let reason {
             logger.info("relaunch: the started program registered", metadata: .journal([
                 .restoreID: "\(id)", .busName: "\(reason.busName)", .decision: "relaunch-registered",
@@ -110,21 +88,14 @@ extension Daemon {
     /// Sets (nil: removes) an identifier's launch spec, durably. The caller
     /// checked the spec (``Daemon/checkLaunch(_:for:)``) off the loop.
     func setLaunch(_ id: RestoreIdentifier, _ spec: LaunchSpec?) async throws(RelinkError) {
-        guard api.relaunch.specs[id] != spec else { return }
+        guard core.relaunch.specs[id] != spec else { return }
         try await commit([.putLaunchSpec(id, spec)])
-        api.relaunch.specs[id] = spec
-        if spec == nil { api.relaunch.policy.forget(id) }
-        logger.info(spec == nil ? "launch spec removed" : "launch spec set", metadata: .journal([
-            .restoreID: "\(id)", .busName: "\(spec?.busName ?? "")", .event: "\(spec?.wakeOn.joined(separator: ",") ?? "")",
-            .decision: "launch-spec-set",
-        ]))
+        queue(core.handle(.launchSpecStored(id, spec)))
     }
 
     /// An identifier is gone: its spec (the store's row went with it) and its waiting events.
     func relaunchForget(_ id: RestoreIdentifier) {
-        api.relaunch.specs[id] = nil
-        api.relaunch.held[id] = nil
-        api.relaunch.policy.forget(id)
+        queue(core.handle(.launchForgotten(id)))
     }
 
     /// Checks a launch spec for `caller`, off the loop: the bus can start
@@ -136,73 +107,85 @@ extension Daemon {
         try await launcher.check(spec, uid: caller.uid)
     }
 
-    /// Carries out the policy's actions.
-    private func performRelaunch(_ actions: [RelaunchPolicy<DaemonClock.Instant>.Action]) {
+    /// Asks the bus (or the systemd manager) to start `spec`'s program for
+    /// `reason`, off the loop, with the start stored first.
+    func startProgram(_ reason: LaunchReason, spec: LaunchSpec) {
         guard let launcher = env.launcher else { return }
-        let clock = self.clock
-        for action in actions {
-            switch action {
-            case .start(let reason):
-                logger.notice("relaunch: asking the bus (or the systemd manager) to start the program", metadata: .journal([
-                    .restoreID: "\(reason.identifiers.map(\.rawValue).joined(separator: ","))", .busName: "\(reason.busName)",
-                    .event: "\(reason.events.joined(separator: ","))", .decision: "relaunch-start",
-                ]))
-                let (store, logger, window) = (self.store, self.logger, api.relaunch.policy.limits.window)
-                // The spec of an identifier of the start (they share its bus name).
-                let spec = reason.identifiers.lazy.compactMap { self.api.relaunch.specs[$0] }.first ?? LaunchSpec(busName: reason.busName)
-                // Its owner: a unit is started on that user's own manager (root's: the system manager).
-                let owner = reason.identifiers.lazy.compactMap { self.api.owners[$0] }.first
-                loop.spawned.append { [reason] in
-                    // Durable before the bus is asked: the start counts in the
-                    // burst even if relinkd dies while the program starts.
-                    let now = Date()
-                    do {
-                        try await store.recordLaunchStart(reason.busName, at: now, keepingSince: now.addingTimeInterval(-window.timeInterval))
-                    } catch {
-                        logger.error("relaunch: cannot store the start: a relinkd restart would not count it in the start limit",
-                                     metadata: .journal([.busName: "\(reason.busName)", .error: "\(error)"]))
-                    }
-                    guard let owner else {
-                        return [.relaunch(.answered(reason.busName, .failed("the identifier has no owner: \(spec.systemdUnit ?? reason.busName) not started")))]
-                    }
-                    return [.relaunch(.answered(reason.busName, await launcher.start(spec, uid: owner)))]
-                }
-            case .timer(let name, let at):
-                loop.spawned.append {
-                    do { try await clock.sleep(until: at) } catch { return [] }
-                    return [.relaunch(.timer(name))]
-                }
-            case .failed(let name, let why, let retry):
-                logger.warning("relaunch: the program did not start", metadata: .journal([
-                    .restoreID: "\(waiting(name))", .busName: "\(name)", .error: "\(why)", .decision: "relaunch-failed",
-                    .duration: "\(retry.map { clock.now.duration(to: $0) } ?? .zero)",
-                ]))
-            case .limitReached(let name, let starts, let until):
-                logger.error("relaunch: started \(starts) times within \(api.relaunch.policy.limits.window): not again before the window ends, then on the next event", metadata: .journal([
-                    .restoreID: "\(waiting(name))", .busName: "\(name)", .count: "\(starts)", .decision: "relaunch-limit-reached",
-                    .duration: "\(clock.now.duration(to: until))",
-                ]))
+        logger.notice("relaunch: asking the bus (or the systemd manager) to start the program", metadata: .journal([
+            .restoreID: "\(reason.identifiers.sorted().map(\.rawValue).joined(separator: ","))", .busName: "\(reason.busName)",
+            .event: "\(reason.events.joined(separator: ","))", .decision: "relaunch-start",
+        ]))
+        let (store, logger, window) = (self.store, self.logger, core.relaunch.policy.limits.window)
+        // Its owner: a unit is started on that user's own manager (root's: the system manager).
+        let owner = reason.identifiers.sorted().lazy.compactMap { self.api.owners[$0] }.first
+        loop.spawned.append { [reason] in
+            // Durable before the bus is asked: the start counts in the
+            // burst even if relinkd dies while the program starts.
+            let now = Date()
+            do {
+                try await store.recordLaunchStart(reason.busName, at: now, keepingSince: now.addingTimeInterval(-window.timeInterval))
+            } catch {
+                logger.error("relaunch: cannot store the start: a relinkd restart would not count it in the start limit",
+                             metadata: .journal([.busName: "\(reason.busName)", .error: "\(error)"]))
             }
+            guard let owner else {
+                return [.relaunch(.answered(reason.busName, .failed("the identifier has no owner: \(spec.systemdUnit ?? reason.busName) not started")))]
+            }
+            return [.relaunch(.answered(reason.busName, await launcher.start(spec, uid: owner)))]
         }
     }
 
-    /// The identifiers whose events wait for `name`'s program, for the journal.
-    private func waiting(_ name: String) -> String {
-        (api.relaunch.policy.targets[name]?.waiting.keys.map(\.rawValue) ?? []).sorted().joined(separator: ",")
+    /// Carries out one of the relaunch's effects that needs no waiting.
+    func performRelaunch(_ effect: DaemonCore<DaemonClock>.Effect) {
+        let clock = self.clock
+        switch effect {
+        case .startProgram(let reason, let spec):
+            startProgram(reason, spec: spec)
+        case .programAnswered(let name, .alreadyRunning):
+            logger.info("relaunch: the program already runs (it owns its bus name): nothing started", metadata: .journal([
+                .busName: "\(name)", .decision: "relaunch-already-running",
+            ]))
+        case .programAnswered(let name, .started):
+            logger.info("relaunch: the bus started the program; waiting for it to register", metadata: .journal([
+                .busName: "\(name)", .decision: "relaunch-started",
+            ]))
+        case .relaunchTimer(let name, let at):
+            loop.spawned.append {
+                do { try await clock.sleep(until: at) } catch { return [] }
+                return [.relaunch(.timer(name))]
+            }
+        case .relaunchFailed(let name, let why, let retry, let waiting):
+            logger.warning("relaunch: the program did not start", metadata: .journal([
+                .restoreID: "\(waiting.map(\.rawValue).joined(separator: ","))", .busName: "\(name)", .error: "\(why)",
+                .decision: "relaunch-failed", .duration: "\(retry.map { clock.now.duration(to: $0) } ?? .zero)",
+            ]))
+        case .relaunchLimitReached(let name, let starts, let until, let waiting):
+            logger.error("relaunch: started \(starts) times within \(core.relaunch.policy.limits.window): not again before the window ends, then on the next event", metadata: .journal([
+                .restoreID: "\(waiting.map(\.rawValue).joined(separator: ","))", .busName: "\(name)", .count: "\(starts)",
+                .decision: "relaunch-limit-reached", .duration: "\(clock.now.duration(to: until))",
+            ]))
+        case .launchSpecChanged(let id, let spec):
+            logger.info(spec == nil ? "launch spec removed" : "launch spec set", metadata: .journal([
+                .restoreID: "\(id)", .busName: "\(spec?.busName ?? "")", .event: "\(spec?.wakeOn.joined(separator: ",") ?? "")",
+                .decision: "launch-spec-set",
+            ]))
+        default:
+            break
+        }
     }
 }
 
 /// The relaunch part of `Status` (docs/relaunch.md#status): the loop's
 /// ``RelaunchState`` as it was (copy-on-write), made into entries off the loop.
 struct RelaunchStatus: Sendable {
-    var state = RelaunchState()
+    var state = DaemonCore<DaemonClock>.Relaunch()
     /// The loop's clock then, and the wall clock, to turn instants into Unix milliseconds.
     var now: DaemonClock.Instant?
     var wallNow = Date()
 
     init() {}
 
-    init(state: RelaunchState, now: DaemonClock.Instant) {
+    init(state: DaemonCore<DaemonClock>.Relaunch, now: DaemonClock.Instant) {
         self.state = state
         self.now = now
     }
