@@ -146,10 +146,12 @@ import RelinkModel
                 #expect(ok.status == 0)
                 #expect(ok.output.contains("a{sv} 1 \"k\" u 9"))
                 // Raw libdbus peer with mismatched arguments on every standard interface.
-                for (iface, method) in [(Self.props, "GetAll"), ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects"), ("org.freedesktop.DBus.Introspectable", "Nope")] {
-                    await #expect(throws: DBusError.self) {
+                for (iface, method) in [(Self.props, "GetAll"), ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects"), ("org.freedesktop.DBus.Introspectable", "Nope"),
+                                        ("org.freedesktop.DBus.Introspectable", "Introspect"), ("org.freedesktop.DBus.Peer", "Ping")] {
+                    let error = await #expect(throws: DBusError.self) {
                         try await client.call(destination: EchoService.name, path: .root, interface: iface, method: method, arguments: [.int64(1), .boolean(true)])
                     }
+                    if ["Introspect", "Ping"].contains(method) { #expect(error?.name == .invalidArgs, "\(method)") }
                 }
                 #expect(try await EchoService.echo(client, .string("alive")) == .string("alive"))
             }

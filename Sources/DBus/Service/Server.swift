@@ -206,9 +206,11 @@ extension Connection {
         switch call.interface {
         case "org.freedesktop.DBus.Peer":
             guard member == "Ping" else { return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Peer") }
+            guard sig.isEmpty else { return fail(.invalidArgs, "Ping takes no arguments, got '\(sig)'") }
             return ok([])
         case "org.freedesktop.DBus.Introspectable":
             guard member == "Introspect" else { return fail(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Introspectable") }
+            guard sig.isEmpty else { return fail(.invalidArgs, "Introspect takes no arguments, got '\(sig)'") }
             let children = objects.childNames(of: path)
             let isManager = objects.isManager(path)
             guard object != nil || isManager || !children.isEmpty || path == .root else {
