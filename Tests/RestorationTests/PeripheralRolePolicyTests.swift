@@ -83,6 +83,27 @@ struct PeripheralRolePolicyTests {
         #expect(throws: DomainError.self) { try PeripheralAdvertisement(serviceUUIDs: [Self.service, Self.service]).validate() }
     }
 
+    /// A key a JSON form does not have is refused, naming it and where it
+    /// is, in every form and entry (a misspelt `localName` was dropped in
+    /// silence: found by the hostile calls campaign, whose
+    /// `StartAdvertising({"uuid": 5})` advertised).
+    @Test func aKeyTheFormDoesNotHaveIsRefusedByName() throws {
+        func reason(_ body: () throws -> Void) -> String {
+            do { try body(); return "" } catch { return "\(error)" }
+        }
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"locaName": "Sensor"}"#) }.contains(#"unknown key "locaName""#))
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"uuid": 5}"#) }.contains(#"unknown key "uuid""#))
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"manufacturerData": [{"company": 76, "data": [1], "x": 1}]}"#) }
+                    .contains(#"manufacturerData.0.x: unknown key "x""#))
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"serviceData": [{"uuid": "180f", "dta": [1]}]}"#) }.contains(#"unknown key "dta""#))
+        #expect(reason { _ = try PublishedService.list(json: #"[{"uuid": "180f", "primery": false}]"#) }.contains(#"unknown key "primery""#))
+        #expect(reason { _ = try PublishedService.list(json: #"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["read"], "notify": true}]}]"#) }
+                    .contains(#"unknown key "notify""#))
+        #expect(reason { _ = try PublishedService.list(json: #"[{"uuid": "180f", "characteristics": [{"uuid": "2a19", "properties": ["read"], "descriptors": [{"uuid": "2901", "value": [1], "cacheable": true}]}]}]"#) }
+                    .contains(#"unknown key "cacheable""#))
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"localName": "Sensor", "connectable": false}"#) } == "", "the known keys still read")
+    }
+
     /// The advertisement's manufacturer data, service data and appearance are
     /// an `AdvertisingData` (one type for both roles); a record stored before
     /// that (phase 1, the same flat JSON keys) still reads, and is written back

@@ -26,6 +26,26 @@ private enum PublishedKey: String, CodingKey {
     case localName, serviceUUIDs, manufacturerData, serviceData, appearance, includeTxPower, discoverable, connectable, company, data
 }
 
+/// Any key of a JSON object, to see the keys a form does not have.
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// The form's keyed container, after refusing a key it does not have: a
+/// misspelt key (`"locaName"`) would otherwise be dropped in silence.
+private func container(_ decoder: any Decoder, keys allowed: Set<PublishedKey>) throws -> KeyedDecodingContainer<PublishedKey> {
+    let any = try decoder.container(keyedBy: AnyKey.self)
+    for key in any.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+        guard let known = PublishedKey(stringValue: key.stringValue), allowed.contains(known) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: any, debugDescription: "unknown key \"\(key.stringValue)\"")
+        }
+    }
+    return try decoder.container(keyedBy: PublishedKey.self)
+}
+
 private func decodeUUID<C: KeyedDecodingContainerProtocol>(_ c: C, _ key: C.Key) throws -> BluetoothUUID where C.Key == PublishedKey {
     let text = try c.decode(String.self, forKey: key)
     do { return try BluetoothUUID(parsing: text) } catch {
@@ -45,7 +65,7 @@ extension PublishedService: Codable {
 
     /// Decodes the documented JSON form.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: PublishedKey.self)
+        let c = try container(decoder, keys: [.uuid, .primary, .includes, .characteristics])
         var includes: [BluetoothUUID] = []
         if c.contains(.includes) {
             for text in try c.decode([String].self, forKey: .includes) {
@@ -107,7 +127,7 @@ extension PublishedCharacteristic: Codable {
 
     /// Decodes the documented JSON form.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: PublishedKey.self)
+        let c = try container(decoder, keys: [.uuid, .properties, .permissions, .value, .cacheable, .descriptors])
         let properties: CharacteristicProperties, permissions: AttributePermissions
         do {
             properties = try CharacteristicProperties(names: try c.decode([String].self, forKey: .properties))
@@ -133,7 +153,7 @@ extension PublishedDescriptor: Codable {
 
     /// Decodes the documented JSON form (no `permissions`: `readable`).
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: PublishedKey.self)
+        let c = try container(decoder, keys: [.uuid, .value, .permissions])
         let permissions: AttributePermissions
         do {
             permissions = try c.decodeIfPresent([String].self, forKey: .permissions).map { names throws(DomainError) in try AttributePermissions(names: names) } ?? .readable
@@ -170,7 +190,7 @@ extension PeripheralAdvertisement: Codable {
 
     /// Decodes the documented JSON form.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: PublishedKey.self)
+        let c = try container(decoder, keys: [.localName, .serviceUUIDs, .manufacturerData, .serviceData, .appearance, .includeTxPower, .discoverable, .connectable])
         var services: [BluetoothUUID] = []
         for text in try c.decodeIfPresent([String].self, forKey: .serviceUUIDs) ?? [] {
             do { services.append(try BluetoothUUID(parsing: text)) } catch {
@@ -181,7 +201,7 @@ extension PeripheralAdvertisement: Codable {
         if c.contains(.manufacturerData) {
             var list = try c.nestedUnkeyedContainer(forKey: .manufacturerData)
             while !list.isAtEnd {
-                let entry = try list.nestedContainer(keyedBy: PublishedKey.self)
+                let entry = try container(list.superDecoder(), keys: [.company, .data])
                 let company = try entry.decode(UInt16.self, forKey: .company)
                 guard manufacturer.updateValue(try entry.decode([UInt8].self, forKey: .data), forKey: company) == nil else {
                     throw DecodingError.dataCorruptedError(forKey: .company, in: entry, debugDescription: "company \(company) twice")
@@ -192,7 +212,7 @@ extension PeripheralAdvertisement: Codable {
         if c.contains(.serviceData) {
             var list = try c.nestedUnkeyedContainer(forKey: .serviceData)
             while !list.isAtEnd {
-                let entry = try list.nestedContainer(keyedBy: PublishedKey.self)
+                let entry = try container(list.superDecoder(), keys: [.uuid, .data])
                 let service = try decodeUUID(entry, .uuid)
                 guard serviceData.updateValue(try entry.decode([UInt8].self, forKey: .data), forKey: service) == nil else {
                     throw DecodingError.dataCorruptedError(forKey: .uuid, in: entry, debugDescription: "service data for \(service) twice")
