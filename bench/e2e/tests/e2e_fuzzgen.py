@@ -72,6 +72,7 @@ class Call:
     body: list
     read_only: bool = False
     why: str = ""
+    fds: int = 0   # file descriptors sent with the call (an 'h' argument takes the first)
 
     def describe(self) -> str:
         body = repr(self.body)
