@@ -30,6 +30,12 @@ The calls (seeded, reproducible with --seed):
 * a file descriptor (a pipe, /dev/null, a file) where the method takes one
   and, on 5% of the others, where none belongs.
 
+A tenth of the calls (`--other-user-share`) come from another Unix user
+(uid 65534, through setpriv; only when the campaign runs as root): every
+one of them must fail (only a call that reads may succeed), with an error
+docs/api names. They are sent by `hostile_fire.py` from a world-readable
+copy, at the same time as root's four connections.
+
 relinkd's Control1 test interface is left out (root's test hook: any
 identifier it is given is valid, so a random one is not malformed).
 Strings the bus refuses (invalid UTF-8, a NUL) never reach relinkd: the
@@ -58,16 +64,17 @@ import asyncio
 import collections
 import json
 import os
+import pickle
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 from typing import Any, Optional
 
-from dbus_fast import BusType, Message, MessageType, Variant
-from dbus_fast.aio import MessageBus
+from dbus_fast import Message, Variant
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
@@ -80,7 +87,9 @@ import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
 from common import commit, finish  # noqa: E402
 from e2e_fuzzgen import METHODS, PROPS, Call, Generator, expected_errors  # noqa: E402
-from e2e_harness import CENTRAL, LOCK_COMMAND, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL, Caller, Relinkd  # noqa: E402
+from e2e_harness import (CENTRAL, LOCK_COMMAND, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL, Caller, Relinkd,  # noqa: E402
+                         die_with_parent)
+from hostile_fire import fire  # noqa: E402
 from relinkbench.apipaths import central_path  # noqa: E402
 from relinkbench.waiting import wait_until  # noqa: E402
 
@@ -88,8 +97,6 @@ TARGET = "hc-target"
 QUIET_SERVICE = "0000feed-0000-1000-8000-00805f9b34fb"   # nothing on the bench advertises it
 PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 WRITE_STREAM = "org.relink.WriteStream1"
-IN_FLIGHT = 64
-IN_FLIGHT_BYTES = 64 * 1024
 #: The largest call sent (dbus-fast cannot send more than the socket buffer takes at once).
 MAX_CALL_BYTES = 100_000
 #: Status fields that move by themselves (RSSI, times, the inbox's depth).
@@ -223,68 +230,6 @@ def size(call: Call) -> int:
                        signature=call.signature, body=call.body)._marshall(False))
 
 
-class Descriptors:
-    """Descriptors to send: a pipe's ends, /dev/null, a file; kept open by
-    the campaign (the bus passes copies), closed at the end."""
-
-    def __init__(self, workdir: str) -> None:
-        path = os.path.join(workdir, "payload")
-        with open(path, "wb") as f:
-            f.write(b"\x01" * 4096)
-        r, w = os.pipe()
-        self.fds = [os.open("/dev/null", os.O_RDONLY), os.open(path, os.O_RDONLY), r, w]
-
-    def pick(self, rng: random.Random, n: int) -> list[int]:
-        return [rng.choice(self.fds) for _ in range(n)]
-
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-
-
-async def fire(bus_address: str, calls: list[Call], fds: Descriptors, rng: random.Random, connections: int,
-               timeout: float, on_chunk=None, chunk: int = 0) -> list[tuple[Call, Optional[Message]]]:
-    """Sends the calls over `connections` connections at once, each with at
-    most IN_FLIGHT calls and IN_FLIGHT_BYTES in flight (dbus-fast drops its
-    connection when the socket's send buffer fills); `on_chunk(n)` after
-    every `chunk` replies. Returns (call, reply or None) pairs."""
-    buses = [await MessageBus(bus_address=bus_address, bus_type=BusType.SYSTEM, negotiate_unix_fd=True).connect()
-             for _ in range(connections)]
-    results: list[Optional[Message]] = [None] * len(calls)
-    done = {"n": 0}
-    rooms = [(asyncio.Condition(), {"calls": 0, "bytes": 0}) for _ in buses]
-
-    async def one(i: int, c: Call) -> None:
-        k = i % len(buses)
-        bus, (room, state) = buses[k], rooms[k]
-        msg = Message(destination="org.relink", path=c.path, interface=c.interface, member=c.member,
-                      signature=c.signature, body=c.body, unix_fds=fds.pick(rng, c.fds))
-        size = len(msg._marshall(True))
-        async with room:
-            await room.wait_for(lambda: state["calls"] == 0 or (
-                state["calls"] < IN_FLIGHT and state["bytes"] + size <= IN_FLIGHT_BYTES))
-            state["calls"] += 1
-            state["bytes"] += size
-        try:
-            results[i] = await asyncio.wait_for(bus.call(msg), timeout)
-        except asyncio.TimeoutError:
-            results[i] = None
-        finally:
-            async with room:
-                state["calls"] -= 1
-                state["bytes"] -= size
-                room.notify_all()
-            done["n"] += 1
-            if on_chunk and chunk and done["n"] % chunk == 0:
-                on_chunk(done["n"])
-    try:
-        await asyncio.gather(*(one(i, c) for i, c in enumerate(calls)))
-    finally:
-        for bus in buses:
-            bus.disconnect()
-    return list(zip(calls, results))
-
-
 def process(pid: int) -> dict[str, int]:
     """relinkd's resident memory (KiB), open descriptors and threads now."""
     with open(f"/proc/{pid}/status") as f:
@@ -360,8 +305,54 @@ class Target:
         }
 
 
+#: The other Unix user some calls come from (nobody).
+OTHER_UID = 65534
+
+
+class OtherUser:
+    """hostile_fire.py run under OTHER_UID (setpriv) from a world-readable
+    copy with dbus-fast, sending its share of the calls while root's go."""
+
+    def __init__(self, bus: str, workdir: str, calls: list[tuple], seed: int, connections: int, timeout: float) -> None:
+        import dbus_fast
+        runtime = os.path.join(workdir, "other-user")
+        shutil.copytree(os.path.dirname(dbus_fast.__file__), os.path.join(runtime, "dbus_fast"))
+        shutil.copy(os.path.join(HERE, "hostile_fire.py"), runtime)
+        for top, dirs, files in os.walk(workdir):
+            for name in dirs:
+                os.chmod(os.path.join(top, name), 0o755)
+            for name in files:
+                os.chmod(os.path.join(top, name), 0o644)
+        os.chmod(workdir, 0o755)
+        python = os.path.realpath(sys.executable)
+        self.proc = subprocess.Popen(
+            [shutil.which("setpriv") or "setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", "--",
+             python, os.path.join(runtime, "hostile_fire.py"), bus],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": runtime, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/"},
+            preexec_fn=die_with_parent)
+        self.request = pickle.dumps((calls, seed, connections, timeout))
+
+    def replies(self) -> list:
+        out, err = self.proc.communicate(self.request, timeout=3600)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"the other user's sender failed ({self.proc.returncode}): {err.decode(errors='replace')[-2000:]}")
+        uid, replies = pickle.loads(out)
+        if uid != OTHER_UID:
+            raise RuntimeError(f"the other user's sender ran as uid {uid}")
+        return replies
+
+    @staticmethod
+    def possible() -> bool:
+        return os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
+def wire(call: Call) -> tuple:
+    return (call.path, call.interface, call.member, call.signature, call.body, call.fds)
+
+
 def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str] = None,
-        memory_slack_mib: float = 16.0, log=print) -> dict[str, Any]:
+        memory_slack_mib: float = 16.0, other_user_share: float = 0.1, log=print) -> dict[str, Any]:
     """Runs the campaign; returns the summary (see the module's text)."""
     if relinkd_path:
         e2e_harness.RELINKD = relinkd_path
@@ -371,9 +362,9 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
     violations: list[str] = []
     tag = f"[seed {seed}]"
     bench = BenchProcess("--lock", "lock")
+    os.chmod(bench.dir, 0o755)   # the other user reaches DIR/bus (the socket itself is 0777)
     workdir = tempfile.mkdtemp(prefix="relink-hostile-campaign-")
     relinkd = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log"))
-    fds = Descriptors(workdir)
     root: Optional[Caller] = None
     summary: dict[str, Any] = {}
     try:
@@ -388,48 +379,64 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
         gen = EveryMethod(rng, methods, target=TARGET, target_path=target.path, lock_address=bench.address("lock"),
                           lock_id=target.lock_id, peripheral_paths=[target.lock_path], last_sequence=last)
         batch = [gen.next() for _ in range(calls)]
+        theirs = int(calls * other_user_share) if OtherUser.possible() else 0
+        ours, others = batch[:calls - theirs], batch[calls - theirs:]
         pid = relinkd.proc.pid
         at_start = process(pid)
         samples: list[dict[str, int]] = [{"calls": 0, **at_start}]
-        step = max(1, calls // 10)
+        step = max(1, len(ours) // 10)
+
+        def sample(n: int) -> None:
+            if n % step == 0:
+                samples.append({"calls": n + n * theirs // max(1, len(ours)), **process(pid)})
+        other = OtherUser(bench.bus, workdir, [wire(c) for c in others], seed, 1, 60) if theirs else None
         calls_started = time.monotonic()
-        answered = asyncio.run(fire(bench.bus, batch, fds, rng, connections, timeout=60,
-                                    on_chunk=lambda n: samples.append({"calls": n, **process(pid)}), chunk=step))
+        replies = asyncio.run(fire(bench.bus, [wire(c) for c in ours], seed, connections, 60, on_done=sample))
+        other_replies = other.replies() if other else []
         elapsed = time.monotonic() - calls_started
 
         if not relinkd.alive:
             violations.append(f"{tag} relinkd died")
+        answered = list(zip(ours, replies)) + list(zip(others, other_replies))
         unanswered = [c for c, r in answered if r is None]
         if unanswered:
             violations.append(f"{tag} {len(unanswered)} calls got no reply in 60 s, e.g. {unanswered[0].describe()}")
         known_paths = set(target.paths())
-        errors = collections.Counter()
+        errors: collections.Counter = collections.Counter()
+        other_errors: collections.Counter = collections.Counter()
         accepted: collections.Counter = collections.Counter()
         accepted_examples: list[str] = []
         odd = []
-        for c, r in answered:
+        for n, (c, r) in enumerate(answered):
             if r is None:
                 continue
-            if r.message_type != MessageType.ERROR:
-                if c.why == "hostile values" and not c.read_only:
-                    name = f"{c.interface.rsplit('.', 1)[-1]}.{c.member}"
-                    accepted[name] += 1
-                    if accepted[name] <= 3:
+            is_error, name, text = r
+            from_other = n >= len(ours)
+            if not is_error:
+                if c.read_only:
+                    continue
+                if from_other:
+                    violations.append(f"{tag} another user's call succeeded: {c.describe()}")
+                elif c.why == "hostile values":
+                    label = f"{c.interface.rsplit('.', 1)[-1]}.{c.member}"
+                    accepted[label] += 1
+                    if accepted[label] <= 3:
                         accepted_examples.append(c.describe()[:300])
-                elif not c.read_only:
+                else:
                     violations.append(f"{tag} a malformed call succeeded: {c.describe()}")
                 continue
-            errors[r.error_name] += 1
-            text = r.body[0] if r.body and isinstance(r.body[0], str) else ""
+            (other_errors if from_other else errors)[name] += 1
             if not text.strip():
-                violations.append(f"{tag} an error without a message: {r.error_name} for {c.describe()}")
-            if c.interface.startswith("org.freedesktop.DBus.") and c.why == "wrong signature":
+                violations.append(f"{tag} an error without a message: {name} for {c.describe()}")
+            if from_other or c.why == "hostile values":
+                allowed = None   # any error docs/api names
+            elif c.interface.startswith("org.freedesktop.DBus.") and c.why == "wrong signature":
                 allowed = {"org.freedesktop.DBus.Error." + n for n in ("InvalidArgs", "UnknownObject", "UnknownMethod")}
             else:
-                allowed = expected_errors(c, known_paths) if c.why != "hostile values" else None
-            if (allowed is None and not (r.error_name.startswith("org.relink.Error.") or r.error_name in STANDARD)) \
-                    or (allowed is not None and r.error_name not in allowed):
-                odd.append(f"{c.describe()}\n    -> {r.error_name}: {text[:200]}")
+                allowed = expected_errors(c, known_paths)
+            if (allowed is None and not (name.startswith("org.relink.Error.") or name in STANDARD)) \
+                    or (allowed is not None and name not in allowed):
+                odd.append(f"{'(other user) ' if from_other else ''}{c.describe()}\n    -> {name}: {text[:200]}")
         violations += [f"{tag} an error docs/api does not give for it: {o}" for o in odd[:20]]
         if len(odd) > 20:
             violations.append(f"{tag} ... and {len(odd) - 20} more such errors")
@@ -457,12 +464,14 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
                 violations.append(f"{tag} a value pushed after the calls was not stored as number {last + 1}")
         members = collections.Counter(f"{c.interface.rsplit('.', 1)[-1]}.{c.member}" for c in batch)
         summary = {
-            "calls": calls, "connections": connections, "violations": violations,
+            "calls": calls, "connections": connections, "other_user_calls": theirs,
+            "other_user": f"uid {OTHER_UID}" if theirs else "skipped: needs root and setpriv",
+            "violations": violations,
             "seconds_calls": round(elapsed, 1), "calls_per_second": round(calls / elapsed) if elapsed else None,
             "methods_called": len(members), "per_method": dict(sorted(members.items())),
             "with_descriptors": sum(1 for c in batch if c.fds),
-            "errors": dict(errors.most_common()), "accepted_hostile": dict(sorted(accepted.items())),
-            "accepted_examples": accepted_examples,
+            "errors": dict(errors.most_common()), "other_user_errors": dict(other_errors.most_common()),
+            "accepted_hostile": dict(sorted(accepted.items())), "accepted_examples": accepted_examples,
             "samples": samples,
             "rss_slope_kib_per_10k_calls": round(slope([(s["calls"], s["rss_kib"]) for s in samples[1:]]), 1),
             "seed": seed, "commit": ran_on, "seconds": round(time.monotonic() - started, 1),
@@ -471,7 +480,6 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
     finally:
         if root:
             root.close()
-        fds.close()
         if violations:
             log("relinkd's log, last lines:\n" + relinkd.log_tail(40))
         relinkd.kill9()
@@ -487,11 +495,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="the random seed (default: from the clock, printed)")
     p.add_argument("--relinkd", help="the relinkd binary (default: the debug build, or $RELINKD)")
     p.add_argument("--memory-slack", type=float, default=16.0, help="MiB relinkd's memory may grow after the first tenth")
+    p.add_argument("--other-user-share", type=float, default=0.1, help="the share of the calls sent by another Unix user")
     p.add_argument("--json", help="write the summary here")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
     print(f"hostile calls: seed {seed}")
-    return finish(run(args.calls, seed, args.connections, args.relinkd, args.memory_slack), args.json)
+    return finish(run(args.calls, seed, args.connections, args.relinkd, args.memory_slack, args.other_user_share), args.json)
 
 
 if __name__ == "__main__":
