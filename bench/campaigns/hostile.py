@@ -52,8 +52,9 @@ state before and after equal (identifiers, the identifier's properties
 and events, the exported objects, `Status`, the peripheral role's
 `State()`, `Transfers()`); relinkd's resident memory, open descriptors and
 threads sampled every tenth of the calls (the summary gives them and the
-memory's slope); descriptors back to their count after set-up, memory
-after the first tenth within `--memory-slack` MiB at the end. Then a value
+memory's slope); descriptors back to their count after set-up; memory at the end within
+`--memory-slack` MiB of the first tenth's and a quarter of it of the
+half-way mark's (flat). Then a value
 pushed by the lock is stored with the next number: relinkd still works.
 """
 
@@ -457,6 +458,10 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
             if end["rss_kib"] - first["rss_kib"] > memory_slack_mib * 1024:
                 violations.append(f"{tag} resident memory grew {(end['rss_kib'] - first['rss_kib']) / 1024:.1f} MiB "
                                   f"after the first tenth of the calls (bound {memory_slack_mib} MiB)")
+            half = min(samples, key=lambda x: abs(x["calls"] - calls // 2))
+            if end["rss_kib"] - half["rss_kib"] > memory_slack_mib * 1024 / 4:
+                violations.append(f"{tag} resident memory grew {(end['rss_kib'] - half['rss_kib']) / 1024:.1f} MiB "
+                                  f"over the second half of the calls (bound {memory_slack_mib / 4} MiB): not flat")
             bench.cmd("push", peripheral="lock", state="unlocked")
             try:
                 wait_until(lambda: root.central(TARGET, "LastSequence") == last + 1, 10, "the next value stored")
