@@ -19,6 +19,9 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidPeripheralID(String)
     /// Connection options were inconsistent (reason says which rule).
     case invalidOptions(String)
+    /// A peripheral-role form (a service, an advertisement, their JSON) was
+    /// malformed or broke a rule (reason says which).
+    case invalidPeripheralRole(String)
     /// An adapter name was not 1 to 32 lowercase letters, digits, `_` or `-`.
     case invalidAdapter(String)
     /// An adapter state was not one of ``AdapterState``'s names.
@@ -59,6 +62,8 @@ public enum DomainError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid peripheral identifier \(Self.echo(value)): expected a UUID"
         case .invalidOptions(let reason):
             "invalid connection options: \(reason)"
+        case .invalidPeripheralRole(let reason):
+            "invalid peripheral role: \(reason)"
         case .invalidAdapter(let value):
             "invalid adapter name \(Self.echo(value)): expected 1 to 32 of a-z 0-9 _ - (like hci0)"
         case .invalidAdapterState(let value):

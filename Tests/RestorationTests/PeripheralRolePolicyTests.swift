@@ -91,7 +91,8 @@ struct PeripheralRolePolicyTests {
         func reason(_ body: () throws -> Void) -> String {
             do { try body(); return "" } catch { return "\(error)" }
         }
-        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"locaName": "Sensor"}"#) }.contains(#"unknown key "locaName""#))
+        #expect(reason { _ = try PeripheralAdvertisement(json: #"{"locaName": "Sensor"}"#) }
+                    == #"invalid peripheral role: not an advertisement: locaName: unknown key "locaName""#)
         #expect(reason { _ = try PeripheralAdvertisement(json: #"{"uuid": 5}"#) }.contains(#"unknown key "uuid""#))
         #expect(reason { _ = try PeripheralAdvertisement(json: #"{"manufacturerData": [{"company": 76, "data": [1], "x": 1}]}"#) }
                     .contains(#"manufacturerData.0.x: unknown key "x""#))

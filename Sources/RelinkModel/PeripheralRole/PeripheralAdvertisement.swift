@@ -59,17 +59,17 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     }
 
     /// Checks what a controller would refuse.
-    /// - Throws: ``DomainError/invalidOptions(_:)`` naming the problem:
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` naming the problem:
     ///   duplicate service UUIDs, a TX power level, flags or raw AD
     ///   structures in ``data`` (bluetoothd writes those itself), or more
     ///   than ``legacyLimit`` bytes.
     public func validate() throws(DomainError) {
-        guard Set(serviceUUIDs).count == serviceUUIDs.count else { throw .invalidOptions("the advertisement lists a service UUID twice") }
+        guard Set(serviceUUIDs).count == serviceUUIDs.count else { throw .invalidPeripheralRole("the advertisement lists a service UUID twice") }
         guard data.txPower == nil, data.flags == nil, data.raw.isEmpty else {
-            throw .invalidOptions("an advertisement's TX power, flags and raw AD structures are bluetoothd's: use includeTxPower and discoverable")
+            throw .invalidPeripheralRole("an advertisement's TX power, flags and raw AD structures are bluetoothd's: use includeTxPower and discoverable")
         }
         guard encodedLength <= Self.legacyLimit else {
-            throw .invalidOptions("the advertisement needs \(encodedLength) bytes and a legacy advertisement holds \(Self.legacyLimit)")
+            throw .invalidPeripheralRole("the advertisement needs \(encodedLength) bytes and a legacy advertisement holds \(Self.legacyLimit)")
         }
     }
 }

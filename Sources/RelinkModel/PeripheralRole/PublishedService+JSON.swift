@@ -86,18 +86,18 @@ extension PublishedService: Codable {
     public static func json(_ services: [PublishedService]) -> String { compactJSON(services) }
 
     /// Reads one service's JSON.
-    /// - Throws: ``DomainError/invalidOptions(_:)`` saying what is wrong.
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` saying what is wrong.
     public init(json: String) throws(DomainError) {
         do { self = try JSONDecoder().decode(PublishedService.self, from: Data(json.utf8)) } catch {
-            throw .invalidOptions("not a service: \(Self.reason(error))")
+            throw .invalidPeripheralRole("not a service: \(Self.reason(error))")
         }
     }
 
     /// Reads a list of services' JSON.
-    /// - Throws: ``DomainError/invalidOptions(_:)`` saying what is wrong.
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` saying what is wrong.
     public static func list(json: String) throws(DomainError) -> [PublishedService] {
         do { return try JSONDecoder().decode([PublishedService].self, from: Data(json.utf8)) } catch {
-            throw .invalidOptions("not a list of services: \(reason(error))")
+            throw .invalidPeripheralRole("not a list of services: \(reason(error))")
         }
     }
 
@@ -231,10 +231,10 @@ extension PeripheralAdvertisement: Codable {
     public var json: String { compactJSON(self) }
 
     /// Reads the JSON form.
-    /// - Throws: ``DomainError/invalidOptions(_:)`` saying what is wrong.
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` saying what is wrong.
     public init(json: String) throws(DomainError) {
         do { self = try JSONDecoder().decode(PeripheralAdvertisement.self, from: Data(json.utf8)) } catch {
-            throw .invalidOptions("not an advertisement: \(PublishedService.reason(error))")
+            throw .invalidPeripheralRole("not an advertisement: \(PublishedService.reason(error))")
         }
     }
 }

@@ -13,7 +13,7 @@ extension PublishedService {
 
     /// Checks a set of services to publish together (those already
     /// published and the new ones), naming the first problem.
-    /// - Throws: ``DomainError/invalidOptions(_:)``: a service UUID twice or
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)``: a service UUID twice or
     ///   reserved, a characteristic or descriptor UUID twice in its parent,
     ///   an included service that is not in the set (or itself), no
     ///   properties, properties a published characteristic may not have
@@ -25,21 +25,21 @@ extension PublishedService {
         var seen = Set<BluetoothUUID>()
         for service in services {
             guard !reservedServices.contains(service.uuid) else {
-                throw .invalidOptions("service \(service.uuid) is bluetoothd's own (GAP 0x1800, GATT 0x1801): its Device Name is the adapter's Alias")
+                throw .invalidPeripheralRole("service \(service.uuid) is bluetoothd's own (GAP 0x1800, GATT 0x1801): its Device Name is the adapter's Alias")
             }
-            guard seen.insert(service.uuid).inserted else { throw .invalidOptions("service \(service.uuid) is published twice") }
+            guard seen.insert(service.uuid).inserted else { throw .invalidPeripheralRole("service \(service.uuid) is published twice") }
         }
         for service in services {
             for included in service.includedServices {
-                guard included != service.uuid else { throw .invalidOptions("service \(service.uuid) includes itself") }
+                guard included != service.uuid else { throw .invalidPeripheralRole("service \(service.uuid) includes itself") }
                 guard seen.contains(included) else {
-                    throw .invalidOptions("service \(service.uuid) includes \(included), which is not published")
+                    throw .invalidPeripheralRole("service \(service.uuid) includes \(included), which is not published")
                 }
             }
             var characteristics = Set<BluetoothUUID>()
             for characteristic in service.characteristics {
                 guard characteristics.insert(characteristic.uuid).inserted else {
-                    throw .invalidOptions("service \(service.uuid) has characteristic \(characteristic.uuid) twice")
+                    throw .invalidPeripheralRole("service \(service.uuid) has characteristic \(characteristic.uuid) twice")
                 }
                 try characteristic.validate(in: service.uuid)
             }
@@ -50,36 +50,36 @@ extension PublishedService {
 extension PublishedCharacteristic {
     func validate(in service: BluetoothUUID) throws(DomainError) {
         let name = "characteristic \(uuid) of service \(service)"
-        guard !properties.isEmpty else { throw .invalidOptions("\(name) has no properties") }
+        guard !properties.isEmpty else { throw .invalidPeripheralRole("\(name) has no properties") }
         for refused: CharacteristicProperties in [.broadcast, .extendedProperties] where properties.contains(refused) {
-            throw .invalidOptions("\(name): a published characteristic may not have \(refused.names.joined())")
+            throw .invalidPeripheralRole("\(name): a published characteristic may not have \(refused.names.joined())")
         }
         if properties.contains(.read) && !permissions.contains(.readable) && permissions.isDisjoint(with: AttributePermissions.readLevels) {
-            throw .invalidOptions("\(name) has the read property and no read permission (readable or a read security level)")
+            throw .invalidPeripheralRole("\(name) has the read property and no read permission (readable or a read security level)")
         }
         if !properties.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites])
             && !permissions.contains(.writeable) && permissions.isDisjoint(with: AttributePermissions.writeLevels) {
-            throw .invalidOptions("\(name) has a write property and no write permission (writeable or a write security level)")
+            throw .invalidPeripheralRole("\(name) has a write property and no write permission (writeable or a write security level)")
         }
         try validateSecurity(name)
         if let value {
             guard value.count <= maximumAttributeValueBytes else {
-                throw .invalidOptions("\(name): its value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
+                throw .invalidPeripheralRole("\(name): its value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
             }
             guard properties.isSubset(of: [.read]) else {
-                throw .invalidOptions("\(name) has a static value, so it may only be read (CoreBluetooth's rule): drop the value or the other properties")
+                throw .invalidPeripheralRole("\(name) has a static value, so it may only be read (CoreBluetooth's rule): drop the value or the other properties")
             }
-            guard !cacheable else { throw .invalidOptions("\(name) has a static value and is cacheable: a static value is always answered") }
+            guard !cacheable else { throw .invalidPeripheralRole("\(name) has a static value and is cacheable: a static value is always answered") }
         }
         var descriptorUUIDs = Set<BluetoothUUID>()
         for descriptor in descriptors {
             guard descriptor.uuid != GattDatabase.clientCharacteristicConfiguration else {
-                throw .invalidOptions("\(name): the CCCD (0x2902) is bluetoothd's, added for notify and indicate")
+                throw .invalidPeripheralRole("\(name): the CCCD (0x2902) is bluetoothd's, added for notify and indicate")
             }
-            guard descriptorUUIDs.insert(descriptor.uuid).inserted else { throw .invalidOptions("\(name) has descriptor \(descriptor.uuid) twice") }
+            guard descriptorUUIDs.insert(descriptor.uuid).inserted else { throw .invalidPeripheralRole("\(name) has descriptor \(descriptor.uuid) twice") }
             try descriptor.validatePermissions("\(name): descriptor \(descriptor.uuid)")
             guard descriptor.value.count <= maximumAttributeValueBytes else {
-                throw .invalidOptions("\(name): descriptor \(descriptor.uuid) has \(descriptor.value.count) bytes, more than \(maximumAttributeValueBytes)")
+                throw .invalidPeripheralRole("\(name): descriptor \(descriptor.uuid) has \(descriptor.value.count) bytes, more than \(maximumAttributeValueBytes)")
             }
         }
     }
@@ -93,15 +93,15 @@ extension PublishedCharacteristic {
     func validateSecurity(_ name: String) throws(DomainError) {
         for (levels, access) in [(AttributePermissions.readLevels, "reads"), (AttributePermissions.writeLevels, "writes")]
         where permissions.intersection(levels).names.count > 1 {
-            throw .invalidOptions("\(name) asks for two security levels for \(access) (\(permissions.intersection(levels).names.joined(separator: ", "))): keep one")
+            throw .invalidPeripheralRole("\(name) asks for two security levels for \(access) (\(permissions.intersection(levels).names.joined(separator: ", "))): keep one")
         }
         let notifyLevels = permissions.intersection(AttributePermissions.notifyLevels).names
             + (properties.isDisjoint(with: [.notifyEncryptionRequired, .indicateEncryptionRequired]) ? [] : ["notifyEncryptionRequired or indicateEncryptionRequired"])
         if notifyLevels.count > 1 {
-            throw .invalidOptions("\(name) asks for two security levels for notifications (\(notifyLevels.joined(separator: ", "))): keep one")
+            throw .invalidPeripheralRole("\(name) asks for two security levels for notifications (\(notifyLevels.joined(separator: ", "))): keep one")
         }
         if !permissions.isDisjoint(with: AttributePermissions.notifyLevels) && properties.isDisjoint(with: .notifying) {
-            throw .invalidOptions("\(name) asks for a notification security level but neither notifies nor indicates")
+            throw .invalidPeripheralRole("\(name) asks for a notification security level but neither notifies nor indicates")
         }
     }
 }
@@ -112,11 +112,11 @@ extension PublishedDescriptor {
     func validatePermissions(_ name: String) throws(DomainError) {
         let allowed = AttributePermissions.readLevels.union(.readable)
         guard permissions.isSubset(of: allowed) else {
-            throw .invalidOptions("\(name) is read-only: its permissions may be readable and one read security level, not \(permissions.subtracting(allowed).names.joined(separator: ", "))")
+            throw .invalidPeripheralRole("\(name) is read-only: its permissions may be readable and one read security level, not \(permissions.subtracting(allowed).names.joined(separator: ", "))")
         }
-        guard !permissions.isEmpty else { throw .invalidOptions("\(name) has no read permission") }
+        guard !permissions.isEmpty else { throw .invalidPeripheralRole("\(name) has no read permission") }
         guard permissions.intersection(AttributePermissions.readLevels).names.count <= 1 else {
-            throw .invalidOptions("\(name) asks for two security levels for reads: keep one")
+            throw .invalidPeripheralRole("\(name) asks for two security levels for reads: keep one")
         }
     }
 }

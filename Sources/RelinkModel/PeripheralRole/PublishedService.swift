@@ -186,7 +186,7 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable {
     public var names: [String] { Self.names.filter { contains($0.permission) }.map(\.name) }
 
     /// Permissions from their names.
-    /// - Throws: ``DomainError/invalidOptions(_:)`` naming an unknown one.
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` naming an unknown one.
     public init(names: [String]) throws(DomainError) {
         var value: AttributePermissions = []
         for name in names {
@@ -195,7 +195,7 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable {
                 continue
             }
             guard let entry = Self.names.first(where: { $0.name == name }) else {
-                throw .invalidOptions("unknown permission \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")), or BlueZ's \(Self.bluezFlags.map(\.flag).joined(separator: ", ")))")
+                throw .invalidPeripheralRole("unknown permission \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")), or BlueZ's \(Self.bluezFlags.map(\.flag).joined(separator: ", ")))")
             }
             value.insert(entry.permission)
         }
@@ -205,12 +205,12 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable {
 
 extension CharacteristicProperties {
     /// Properties from CoreBluetooth's names (``names``).
-    /// - Throws: ``DomainError/invalidOptions(_:)`` naming an unknown one.
+    /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` naming an unknown one.
     public init(names: [String]) throws(DomainError) {
         var value: CharacteristicProperties = []
         for name in names {
             guard let entry = Self.names.first(where: { $0.name == name }) else {
-                throw .invalidOptions("unknown property \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")))")
+                throw .invalidPeripheralRole("unknown property \(DomainError.echo(name)) (known: \(Self.names.map(\.name).joined(separator: ", ")))")
             }
             value.insert(entry.property)
         }
