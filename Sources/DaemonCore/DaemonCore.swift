@@ -21,8 +21,10 @@ public import Restoration
 /// ``Input/adapterPowered(_:)``), a link that lacks a subscribed
 /// characteristic (``Input/characteristicMissing(_:_:)``,
 /// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``), the
-/// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``), and
-/// when to start a program (``Input/eventsCommitted(_:now:)`` and the other relaunch inputs). The other areas still decide in the
+/// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``),
+/// when to start a program (``Input/eventsCommitted(_:now:)`` and the other relaunch inputs),
+/// and when a peripheral's GATT database is read and what a new one means
+/// (``Input/gattObjectsMoved(_:)``, ``Input/gattDatabaseRead(_:_:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -54,6 +56,10 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     public internal(set) var linksCarried: Set<PeripheralID> = []
     /// Known peripherals bluetoothd has bonded (the bond watch, DaemonCore+Bonds.swift).
     public internal(set) var bonded: Set<PeripheralID> = []
+    /// The GATT database read last from each peripheral, kept across restarts (DaemonCore+GattDatabase.swift).
+    public internal(set) var gattDatabases: [PeripheralID: GattDatabase] = [:]
+    /// Peripherals whose database is read once their objects are still: the settle timer's generation.
+    var gattReads: [PeripheralID: UInt64] = [:]
     /// Launch specs and when to start programs (DaemonCore+Relaunch.swift).
     public var relaunch = Relaunch()
     /// Every machine's pending timers, earliest first: the daemon sleeps
@@ -122,6 +128,16 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case launchSpecStored(RestoreIdentifier, LaunchSpec?)
         /// An identifier is gone (unregistered): its relaunch is forgotten.
         case launchForgotten(RestoreIdentifier)
+        /// Start-up read the stored GATT databases.
+        case gattDatabasesLoaded([PeripheralID: GattDatabase])
+        /// The GATT objects of a known peripheral's linked device with
+        /// resolved services moved, or its services resolved.
+        case gattObjectsMoved(PeripheralID)
+        /// The settle time of `generation` ended for the peripheral.
+        case gattSettled(PeripheralID, generation: UInt64)
+        /// The peripheral's GATT database as read from bluetoothd's objects
+        /// for ``Effect/readGattDatabase(_:)``.
+        case gattDatabaseRead(PeripheralID, GattDatabase)
     }
 
     /// What the daemon carries out for an input, in order.
@@ -225,6 +241,15 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case relaunchLimitReached(String, starts: Int, until: C.Instant, waiting: [RestoreIdentifier])
         /// Journal: an identifier's launch spec was set or removed.
         case launchSpecChanged(RestoreIdentifier, LaunchSpec?)
+        /// Sleep the settle time, then hand back ``Input/gattSettled(_:generation:)``.
+        case gattSettleTimer(PeripheralID, generation: UInt64)
+        /// Read the peripheral's GATT database (when its link is up with
+        /// services resolved) and hand it back as ``Input/gattDatabaseRead(_:_:)``.
+        case readGattDatabase(PeripheralID)
+        /// Store the database read (gathered into the next commit).
+        case storeGattDatabase(PeripheralID, GattDatabase)
+        /// Store the database and a `services-changed` event to each of `identifiers`, in one commit.
+        case servicesChanged(PeripheralID, GattDatabase, identifiers: [RestoreIdentifier])
     }
 
     /// Decides what `input` means: the core's state changes and the effects
@@ -258,6 +283,10 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .launchTimerFired(let name, let now): launchTimerFired(name, now: now)
         case .launchSpecStored(let id, let spec): launchSpecStored(id, spec)
         case .launchForgotten(let id): launchForgotten(id)
+        case .gattDatabasesLoaded(let stored): gattDatabasesLoaded(stored)
+        case .gattObjectsMoved(let peripheral): gattObjectsMoved(peripheral)
+        case .gattSettled(let peripheral, let generation): gattSettled(peripheral, generation: generation)
+        case .gattDatabaseRead(let peripheral, let database): gattDatabaseRead(peripheral, database)
         }
     }
 }

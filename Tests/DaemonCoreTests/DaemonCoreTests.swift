@@ -77,6 +77,10 @@ import Testing
             case .relaunchFailed(let name, let why, _, let waiting): "failed \(name): \(why) waiting \(waiting.map(\.rawValue))"
             case .relaunchLimitReached(let name, let starts, _, let waiting): "limit \(name) \(starts) waiting \(waiting.map(\.rawValue))"
             case .launchSpecChanged(let id, let spec): "spec \(id) \(spec?.busName ?? "removed")"
+            case .gattSettleTimer(_, let generation): "settle \(generation)"
+            case .readGattDatabase: "read database"
+            case .storeGattDatabase(_, let database): "store \(database.services.count) services"
+            case .servicesChanged(_, let database, let identifiers): "services changed \(database.services.count) to \(identifiers.map(\.rawValue))"
             }
         }
     }

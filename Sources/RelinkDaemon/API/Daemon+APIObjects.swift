@@ -254,7 +254,7 @@ extension Daemon {
             ]
             // The database relinkd read last (CoreBluetooth's restored
             // peripherals carry their discovered services), with when.
-            if let database = known.gattDatabases[peripheral] { entry["gatt_database"] = .string(database.json) }
+            if let database = core.gattDatabases[peripheral] { entry["gatt_database"] = .string(database.json) }
             entries.append(Self.dict(entry))
         }
         let scan = core.scanIntents[id]

@@ -23,6 +23,7 @@ extension Daemon {
             case .failSubscriptions(let failed): await failSubscriptions(failed)
             case .applyAutoConnect: await applyAutoConnect(renew: false)
             case .rediscoverServices(let peripheral, let attempt, let missing): await rediscoverServices(peripheral, attempt: attempt, missing: missing)
+            case .readGattDatabase(let peripheral): await readGattDatabase(peripheral)
             case .noteBond(let peripheral, let bonded): await noteBond(of: peripheral) { $0.bonded = bonded }
             case .bondRemoved(let peripheral, let identifiers): await bondRemoved(peripheral, identifiers: identifiers)
             default: queue([effect])
@@ -65,9 +66,12 @@ extension Daemon {
             case .gattGraceTimer(let peripheral, let generation): startGattGrace(peripheral, generation: generation)
             case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
             case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
+            case .gattSettleTimer(let peripheral, let generation): startGattSettle(peripheral, generation: generation)
+            case .storeGattDatabase(let peripheral, let database): storeGattDatabase(peripheral, database, changedFor: nil)
+            case .servicesChanged(let peripheral, let database, let identifiers): storeGattDatabase(peripheral, database, changedFor: identifiers)
             case .startProgram, .programAnswered, .relaunchTimer, .relaunchFailed, .relaunchLimitReached, .launchSpecChanged:
                 performRelaunch(effect)
-            case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved,
+            case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved, .readGattDatabase,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,
                  .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:

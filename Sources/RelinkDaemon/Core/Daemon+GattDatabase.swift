@@ -27,16 +27,17 @@ extension Daemon {
         await gattObjectsMoved(device: device)
     }
 
-    /// The device's GATT objects (or its `ServicesResolved`) changed: when
-    /// it is a linked peripheral some identifier wants, with services
-    /// resolved, its database is read ``gattSettleTime`` after the last
-    /// such change.
+    /// The device's GATT objects (or its `ServicesResolved`) changed: for a
+    /// known peripheral linked with services resolved, the core decides
+    /// whether and when its database is read (DaemonCore+GattDatabase.swift).
     func gattObjectsMoved(device path: ObjectPath) async {
         guard let device = await bluez.mirror.device(path), device.adapter == adapterPath, device.connected, device.servicesResolved,
-              let address = Self.address(of: device), let peripheral = peripheralID(for: address),
-              !interestedIdentifiers(in: peripheral).isEmpty else { return }
-        let generation = (known.gattReadGeneration[peripheral] ?? 0) &+ 1
-        known.gattReadGeneration[peripheral] = generation
+              let address = Self.address(of: device), let peripheral = peripheralID(for: address) else { return }
+        queue(core.handle(.gattObjectsMoved(peripheral)))
+    }
+
+    /// Sleeps ``gattSettleTime`` off the loop, then hands the core its end.
+    func startGattSettle(_ peripheral: PeripheralID, generation: UInt64) {
         let clock = self.clock
         loop.spawned.append {
             do { try await clock.sleep(for: Self.gattSettleTime) } catch { return [] }
@@ -48,9 +49,7 @@ extension Daemon {
     /// services resolved get no `ServicesResolved` change, so their
     /// databases are read now.
     func readResolvedDatabases() async {
-        // The peripherals with an intent or a subscription, in one pass (not
-        // ``interestedIdentifiers(in:)`` per peripheral: quadratic at start-up).
-        let interested = Set(core.machines.keys.map(\.peripheral)).union(core.planner.subscribedPeripherals)
+        let interested = core.interestedPeripherals  // in one pass: per peripheral it was quadratic at start-up
         for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) where interested.contains(peripheral) {
             guard let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
                   device.connected, device.servicesResolved else { continue }
@@ -58,33 +57,31 @@ extension Daemon {
         }
     }
 
-    /// The ``DaemonInput/gattDatabaseSettled(_:generation:)`` input: reads
-    /// the database, stores it with the time it was read, and, when it
-    /// differs from the one read before, sends `services-changed` to every
-    /// identifier with an intent or a subscription on the peripheral (in the
-    /// same commit). An empty database (services removed, new ones not there
-    /// yet) is not kept.
-    func gattDatabaseSettled(_ peripheral: PeripheralID, generation: UInt64) async {
-        guard known.gattReadGeneration[peripheral] == generation else { return }  // a later change reads it
-        known.gattReadGeneration[peripheral] = nil
+    /// Reads the peripheral's database from bluetoothd's objects when its
+    /// link is up with services resolved, for the core to weigh.
+    func readGattDatabase(_ peripheral: PeripheralID) async {
         guard let device = await linkedDevice(of: peripheral), device.servicesResolved else { return }
         let database = await bluez.mirror.gattDatabase(of: device.path, readAt: Date())
-        guard !database.services.isEmpty else { return }
-        let previous = known.gattDatabases[peripheral]
-        known.gattDatabases[peripheral] = database
+        await perform(core.handle(.gattDatabaseRead(peripheral, database)))
+    }
+
+    /// Stores a database read, with a `services-changed` event to each of
+    /// `identifiers` when its layout changed (`identifiers` nil: none), in
+    /// one gathered commit.
+    func storeGattDatabase(_ peripheral: PeripheralID, _ database: GattDatabase, changedFor identifiers: [RestoreIdentifier]?) {
         let put = StoreMutation.putGattDatabase(peripheral, database)
         let fields: Logger.Metadata = .journal([
             .peripheral: "\(peripheral)", .count: "\(database.services.count)",
             .gattServices: "\(database.services.map(\.uuid.string).joined(separator: ","))",
         ])
-        guard let previous, !previous.sameLayout(as: database) else {
+        guard let identifiers else {
             logger.debug("GATT database read", metadata: fields)
             enqueueGathered(RestoreBatch.Request(mutations: [put]))
             return
         }
         logger.notice("the peripheral's GATT database changed", metadata: fields.merging(.journal([.event: "services-changed"])) { $1 })
         do {
-            var request = try Self.eventRequest(.servicesChanged(peripheral: peripheral, database: database), to: interestedIdentifiers(in: peripheral))
+            var request = try Self.eventRequest(.servicesChanged(peripheral: peripheral, database: database), to: identifiers)
             request.mutations.insert(put, at: 0)
             enqueueGathered(request)
         } catch {

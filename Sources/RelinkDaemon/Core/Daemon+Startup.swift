@@ -36,7 +36,7 @@ extension Daemon {
             known.peripherals[row.id] = row
             known.peripheralByAddress[row.address.address.string] = row.id
         }
-        known.gattDatabases = stored.gattDatabases
+        queue(core.handle(.gattDatabasesLoaded(stored.gattDatabases)))
         defer { peripheralRoleLoaded(stored.peripheralManagers) }
         var states: [IdentifierState] = []
         var loaded: [ConnectionIntentID: ConnectionIntent] = [:]

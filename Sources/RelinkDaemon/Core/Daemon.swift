@@ -298,7 +298,7 @@ public actor Daemon {
                 core.autoConnect.requestRenewal()
             }
         case .gattDatabaseSettled(let peripheral, let generation):
-            await gattDatabaseSettled(peripheral, generation: generation)
+            await perform(core.handle(.gattSettled(peripheral, generation: generation)))
         case .peripheralRole(let input):
             await handlePeripheralRole(input)
         case .relaunch(let input):

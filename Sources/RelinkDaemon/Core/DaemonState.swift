@@ -47,11 +47,6 @@ struct PeripheralIndex {
     /// Why bluetoothd says a device's link ended (BlueZ 5.83 and later),
     /// from that signal to the `Connected=false` it comes just before.
     var linkEndCauses: [ObjectPath: LinkEndCause] = [:]
-    /// The GATT database last read from each peripheral (stored; `Register` hands it back).
-    var gattDatabases: [PeripheralID: GattDatabase] = [:]
-    /// Per peripheral, the generation of the GATT database read waiting for
-    /// bluetoothd's objects to settle (``Daemon/gattObjectsMoved(device:)``).
-    var gattReadGeneration: [PeripheralID: UInt64] = [:]
     /// The link each peripheral was last paired on demand for a
     /// subscription on: once per link, never a loop (Daemon+PairingOnDemand.swift).
     var pairedOnDemand: [PeripheralID: OnDemandPairing] = [:]
