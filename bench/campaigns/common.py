@@ -1,4 +1,5 @@
-"""What the campaigns share: the commit they ran on, a read of relinkd's
+"""What the campaigns share: the bench's modules on the import path (importing
+this module puts them there), the commit they ran on, a read of relinkd's
 store on a copy (never the file relinkd owns), and the summary's ending."""
 
 from __future__ import annotations
@@ -9,10 +10,18 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 from typing import Any, Iterator, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.dirname(HERE)
+ROOT = os.path.dirname(BENCH)
+# The bench's modules: benchproc (bench/tests), e2e_harness and the fuzz
+# generator (bench/e2e/tests), relinkbench (bench).
+for _path in (os.path.join(BENCH, "tests"), os.path.join(BENCH, "e2e", "tests"), BENCH):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 def commit() -> str:

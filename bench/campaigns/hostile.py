@@ -78,11 +78,8 @@ from typing import Any, Optional
 from dbus_fast import Message, Variant
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCH = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(BENCH, "tests"))
-sys.path.insert(0, os.path.join(BENCH, "e2e", "tests"))
-sys.path.insert(0, BENCH)
 sys.path.insert(0, HERE)
+import common  # noqa: E402,F401  (puts the bench's modules on the path)
 
 import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402

@@ -44,10 +44,9 @@ import time
 from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCH = os.path.dirname(HERE)
-ROOT = os.path.dirname(BENCH)
-sys.path.insert(0, os.path.join(BENCH, "tests"))
 sys.path.insert(0, HERE)
+import common  # noqa: E402,F401  (puts the bench's modules on the path)
+from common import ROOT  # noqa: E402
 
 from benchproc import BenchProcess  # noqa: E402
 from common import commit, finish, integrity, store_copy  # noqa: E402
