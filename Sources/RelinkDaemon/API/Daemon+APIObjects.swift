@@ -109,11 +109,7 @@ extension Daemon {
     }
 
     private func armOutboxWindow(_ id: RestoreIdentifier, until end: ContinuousClock.Instant) {
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(until: end) } catch { return [] }
-            return [.outboxWindowEnded(id)]
-        }
+        input(.outboxWindowEnded(id), at: end)
     }
 
     /// The Central1 properties that move with the outbox.

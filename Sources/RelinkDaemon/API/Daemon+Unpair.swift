@@ -27,8 +27,7 @@ extension Daemon {
         }
         guard users.isEmpty else { throw RelinkError(.notPermitted, "another identifier still uses \(ref): the bond stays") }
         queue(core.handle(.bondForgotten(peripheral)))
-        guard let row = known.peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return APIResult() }
+        guard let device = await knownDevice(of: peripheral) else { return APIResult() }
         return APIResult(values: [.objectPath(device.path), .string(peripheral.description), .boolean(device.paired || device.bonded)])
     }
 

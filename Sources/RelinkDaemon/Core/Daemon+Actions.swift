@@ -312,8 +312,7 @@ extension Daemon {
             switch command {
             case .startNotify(let peripheral, let key), .stopNotify(let peripheral, let key):
                 let start: Bool = if case .startNotify = command { true } else { false }
-                guard let row = known.peripherals[peripheral],
-                      let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
+                guard let device = await knownDevice(of: peripheral),
                       let characteristic = await bluez.mirror.characteristic(
                         device: device.path, service: key.service.string, characteristic: key.characteristic.string)
                 else {

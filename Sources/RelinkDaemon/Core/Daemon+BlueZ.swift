@@ -141,11 +141,7 @@ extension Daemon {
             case .transfersLinkChanged(let peripheral): await transfersLinkChanged(peripheral)
             case .linkEndCauseUsed: known.linkEndCauses[device.path] = nil
             case .checkHalfOpenLater(let address):
-                let clock = self.clock, path = device.path
-                loop.spawned.append {
-                    do { try await clock.sleep(for: Self.halfOpenGrace) } catch { return [] }
-                    return [.halfOpenCheck(path, address)]
-                }
+                input(.halfOpenCheck(device.path, address), after: Self.halfOpenGrace)
             case .gattObjectsMoved: await gattObjectsMoved(device: device.path)
             default: await perform([effect])
             }

@@ -63,10 +63,11 @@ extension Daemon {
                               metadata: RelinkMessageID.adapterPowerChanged.metadata.merging(.journal([.adapter: "\(adapterName)"])) { $1 })
             case .endNotifySessions: writes.batch.held.endAll()
             case .endNotifySessionsOf(let peripheral): writes.batch.held.linkDown(peripheral)
-            case .gattGraceTimer(let peripheral, let generation): startGattGrace(peripheral, generation: generation)
+            case .gattGraceTimer(let peripheral, let generation): input(.gattCheck(peripheral, generation: generation), after: GattGrace.period)
             case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
             case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
-            case .gattSettleTimer(let peripheral, let generation): startGattSettle(peripheral, generation: generation)
+            case .gattSettleTimer(let peripheral, let generation):
+                input(.gattDatabaseSettled(peripheral, generation: generation), after: Self.gattSettleTime)
             case .storeGattDatabase(let peripheral, let database): storeGattDatabase(peripheral, database, changedFor: nil)
             case .servicesChanged(let peripheral, let database, let identifiers): storeGattDatabase(peripheral, database, changedFor: identifiers)
             case .startProgram, .programAnswered, .relaunchTimer, .relaunchFailed, .relaunchLimitReached, .launchSpecChanged:

@@ -36,15 +36,6 @@ extension Daemon {
         queue(core.handle(.gattObjectsMoved(peripheral)))
     }
 
-    /// Sleeps ``gattSettleTime`` off the loop, then hands the core its end.
-    func startGattSettle(_ peripheral: PeripheralID, generation: UInt64) {
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(for: Self.gattSettleTime) } catch { return [] }
-            return [.gattDatabaseSettled(peripheral, generation: generation)]
-        }
-    }
-
     /// After start-up and after bluetoothd restarted: links already up with
     /// services resolved get no `ServicesResolved` change, so their
     /// databases are read now.

@@ -9,20 +9,10 @@ import Restoration
 // sleeps its timer, reads the link's GATT objects, stores the subscriptions
 // that failed, reconnects the link and says each step in the journal.
 extension Daemon {
-    /// Sleeps ``GattGrace/period`` off the loop, then hands the core the timer's end.
-    func startGattGrace(_ peripheral: PeripheralID, generation: UInt64) {
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(for: GattGrace.period) } catch { return [] }
-            return [.gattCheck(peripheral, generation: generation)]
-        }
-    }
-
     /// The peripheral's device and what its link shows of its GATT
     /// database now; nil when bluetoothd has no device for it.
     func linkGatt(of peripheral: PeripheralID) async -> (Device, DaemonCore<DaemonClock>.LinkGatt)? {
-        guard let row = known.peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath) else { return nil }
+        guard let device = await knownDevice(of: peripheral) else { return nil }
         return (device, await linkGatt(of: device))
     }
 

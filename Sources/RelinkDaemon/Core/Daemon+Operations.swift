@@ -149,10 +149,16 @@ extension Daemon {
         })
     }
 
+    /// The known peripheral's BlueZ device on relinkd's adapter, linked or
+    /// not; nil when bluetoothd has none at its address.
+    func knownDevice(of peripheral: PeripheralID) async -> Device? {
+        guard let row = known.peripherals[peripheral] else { return nil }
+        return await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath)
+    }
+
     /// The peripheral's BlueZ device when its link is up.
     func linkedDevice(of peripheral: PeripheralID) async -> Device? {
-        guard let row = known.peripherals[peripheral],
-              let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath), device.connected else { return nil }
+        guard let device = await knownDevice(of: peripheral), device.connected else { return nil }
         return device
     }
 

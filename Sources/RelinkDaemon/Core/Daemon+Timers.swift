@@ -38,6 +38,25 @@ extension Daemon {
         }
     }
 
+    /// Hands the loop `input` once `delay` has passed on the daemon's clock,
+    /// from a task off the loop (nothing when the loop ends first).
+    func input(_ input: DaemonInput, after delay: Duration) {
+        let clock = self.clock
+        loop.spawned.append {
+            do { try await clock.sleep(for: delay) } catch { return [] }
+            return [input]
+        }
+    }
+
+    /// Hands the loop `input` at `instant` of the daemon's clock, as ``input(_:after:)``.
+    func input(_ input: DaemonInput, at instant: DaemonClock.Instant) {
+        let clock = self.clock
+        loop.spawned.append {
+            do { try await clock.sleep(until: instant) } catch { return [] }
+            return [input]
+        }
+    }
+
     /// Stops the sleeping task (the loop ended).
     func stopTimers() {
         loop.timerSleeper?.task.cancel()

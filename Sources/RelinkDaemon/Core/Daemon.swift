@@ -223,11 +223,7 @@ public actor Daemon {
     /// Moves the auto-connect registration start-up asked for to a timer.
     private func deferStartupAutoConnect() {
         guard core.autoConnect.takeRenewal() else { return }
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(for: Self.startupAutoConnectDelay) } catch { return [] }
-            return [.startupAutoConnect]
-        }
+        input(.startupAutoConnect, after: Self.startupAutoConnectDelay)
     }
 
     /// Handles a notified value at once, on the I/O thread where the BlueZ

@@ -150,10 +150,7 @@ extension Daemon {
                 .busName: "\(name)", .decision: "relaunch-started",
             ]))
         case .relaunchTimer(let name, let at):
-            loop.spawned.append {
-                do { try await clock.sleep(until: at) } catch { return [] }
-                return [.relaunch(.timer(name))]
-            }
+            input(.relaunch(.timer(name)), at: at)
         case .relaunchFailed(let name, let why, let retry, let waiting):
             logger.warning("relaunch: the program did not start", metadata: .journal([
                 .restoreID: "\(waiting.map(\.rawValue).joined(separator: ","))", .busName: "\(name)", .error: "\(why)",

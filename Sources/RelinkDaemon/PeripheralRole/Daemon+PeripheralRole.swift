@@ -231,11 +231,7 @@ extension Daemon {
             return reply.resume(returning: .error(.unlikelyError))
         }
         peripheralRole.waiting[number] = (reply, key, isRead, offset)
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(until: deadline) } catch { return [] }
-            return [.peripheralRole(.expired(number))]
-        }
+        input(.peripheralRole(.expired(number)), at: deadline)
     }
 
     // MARK: The API

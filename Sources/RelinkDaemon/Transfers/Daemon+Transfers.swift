@@ -239,11 +239,7 @@ extension Daemon {
         }
         t.retryPending = true
         writeStreams.transfers.running[transfer] = t
-        let clock = self.clock
-        loop.spawned.append {
-            do { try await clock.sleep(for: Self.transferRetryDelay) } catch { return [] }
-            return [.transfer(.retry(transfer))]
-        }
+        input(.transfer(.retry(transfer)), after: Self.transferRetryDelay)
     }
 
     /// Ends a transfer with `transfer-failed` (naming the offset the
