@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,22 @@ def store_copy(state_dir: str) -> Iterator[sqlite3.Connection]:
 def integrity(db: sqlite3.Connection) -> list[str]:
     """`PRAGMA integrity_check`'s lines: ["ok"] for a sound database."""
     return [row[0] for row in db.execute("PRAGMA integrity_check")]
+
+
+def process_figures(pid: int) -> dict[str, int]:
+    """A process's resident memory (KiB), open descriptors and threads now."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return {"rss_kib": int(fields["VmRSS"].split()[0]), "fds": len(os.listdir(f"/proc/{pid}/fd")),
+            "threads": int(fields["Threads"])}
+
+
+def slope(xs: list[float], ys: list[float]) -> Optional[float]:
+    """The least-squares slope of ys over xs; None for fewer than two
+    points or a single x."""
+    if len(set(xs)) < 2:
+        return None
+    return statistics.linear_regression(xs, ys).slope
 
 
 def finish(summary: dict[str, Any], json_path: Optional[str]) -> int:

@@ -83,7 +83,7 @@ import common  # noqa: E402,F401  (puts the bench's modules on the path)
 
 import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
-from common import commit, finish  # noqa: E402
+from common import commit, finish, process_figures, slope  # noqa: E402
 from e2e_fuzzgen import METHODS, PROPS, Call, Generator, expected_errors  # noqa: E402
 from e2e_harness import (CENTRAL, LOCK_COMMAND, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL, Caller, Relinkd,  # noqa: E402
                          die_with_parent)
@@ -228,24 +228,6 @@ def size(call: Call) -> int:
                        signature=call.signature, body=call.body)._marshall(False))
 
 
-def process(pid: int) -> dict[str, int]:
-    """relinkd's resident memory (KiB), open descriptors and threads now."""
-    with open(f"/proc/{pid}/status") as f:
-        fields = dict(line.split(":", 1) for line in f if ":" in line)
-    return {"rss_kib": int(fields["VmRSS"].split()[0]), "fds": len(os.listdir(f"/proc/{pid}/fd")),
-            "threads": int(fields["Threads"])}
-
-
-def slope(samples: list[tuple[int, int]]) -> float:
-    """Least-squares slope of (calls, KiB), in KiB per 10,000 calls."""
-    if len(samples) < 2:
-        return 0.0
-    xs, ys = [s[0] for s in samples], [s[1] for s in samples]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    den = sum((x - mx) ** 2 for x in xs)
-    return 0.0 if den == 0 else sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den * 10_000
-
-
 class Target:
     """The identifier the calls aim at, its objects and what state to compare."""
 
@@ -380,13 +362,13 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
         theirs = int(calls * other_user_share) if OtherUser.possible() else 0
         ours, others = batch[:calls - theirs], batch[calls - theirs:]
         pid = relinkd.proc.pid
-        at_start = process(pid)
+        at_start = process_figures(pid)
         samples: list[dict[str, int]] = [{"calls": 0, **at_start}]
         step = max(1, len(ours) // 10)
 
         def sample(n: int) -> None:
             if n % step == 0:
-                samples.append({"calls": n + n * theirs // max(1, len(ours)), **process(pid)})
+                samples.append({"calls": n + n * theirs // max(1, len(ours)), **process_figures(pid)})
         other = OtherUser(bench.bus, workdir, [wire(c) for c in others], seed, 1, 60) if theirs else None
         calls_started = time.monotonic()
         replies = asyncio.run(fire(bench.bus, [wire(c) for c in ours], seed, connections, 60, on_done=sample))
@@ -446,10 +428,10 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
                     violations.append(f"{tag} {key} changed:\n  before {before[key]}\n  after  {after[key]}")
             # Descriptors: back to the set-up's count (a descriptor relinkd was sent and kept would stay).
             try:
-                wait_until(lambda: process(pid)["fds"] <= at_start["fds"], 10, "relinkd's descriptors back", 0.2)
+                wait_until(lambda: process_figures(pid)["fds"] <= at_start["fds"], 10, "relinkd's descriptors back", 0.2)
             except Exception:
-                violations.append(f"{tag} relinkd holds {process(pid)['fds']} descriptors, {at_start['fds']} after set-up")
-            end = process(pid)
+                violations.append(f"{tag} relinkd holds {process_figures(pid)['fds']} descriptors, {at_start['fds']} after set-up")
+            end = process_figures(pid)
             samples.append({"calls": calls, **end})
             first = samples[1] if len(samples) > 2 else samples[0]
             if end["rss_kib"] - first["rss_kib"] > memory_slack_mib * 1024:
@@ -475,7 +457,8 @@ def run(calls: int, seed: int, connections: int = 4, relinkd_path: Optional[str]
             "errors": dict(errors.most_common()), "other_user_errors": dict(other_errors.most_common()),
             "accepted_hostile": dict(sorted(accepted.items())), "accepted_examples": accepted_examples,
             "samples": samples,
-            "rss_slope_kib_per_10k_calls": round(slope([(s["calls"], s["rss_kib"]) for s in samples[1:]]), 1),
+            "rss_slope_kib_per_10k_calls": round((slope([s["calls"] for s in samples[1:]], [s["rss_kib"] for s in samples[1:]])
+                                                  or 0.0) * 10_000, 1),
             "seed": seed, "commit": ran_on, "seconds": round(time.monotonic() - started, 1),
             "relinkd": e2e_harness.RELINKD,
         }

@@ -145,6 +145,15 @@ class Campaign:
         self.figures.calls_acknowledged += 1
         return reply
 
+    def set_up(self) -> None:
+        """Both identifiers registered, the band connected and subscribed,
+        its first value seen."""
+        self.register(BAND_ID)
+        self.register(CHURN_ID)
+        self.call(BAND_ID, "Connect", "sa{sv}", [BAND, {}])
+        self.call(BAND_ID, "Subscribe", "sss", [BAND, HEART_RATE, HR_MEASUREMENT])
+        self.check_band_back(0, time.monotonic())
+
     def register(self, identifier: str) -> dict:
         _, restored = self.call(identifier, "Register", "sa{sv}", [identifier, {}], path="/org/relink", interface=MANAGER)
         return restored
@@ -376,11 +385,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
     try:
         relinkd.start()
         campaign = Campaign(bench.bus, relinkd, rng, bound, log)
-        campaign.register(BAND_ID)
-        campaign.register(CHURN_ID)
-        campaign.call(BAND_ID, "Connect", "sa{sv}", [BAND, {}])
-        campaign.call(BAND_ID, "Subscribe", "sss", [BAND, HEART_RATE, HR_MEASUREMENT])
-        campaign.check_band_back(0, time.monotonic())
+        campaign.set_up()
         for _ in range(kills):
             campaign.round(window)
             if campaign.figures.kills % 50 == 0:

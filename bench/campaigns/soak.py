@@ -56,11 +56,10 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402,F401  (puts the bench's modules on the path)
 
 import e2e_harness  # noqa: E402
-import kill  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
-from common import commit, finish  # noqa: E402
+from common import commit, finish, process_figures, slope  # noqa: E402
 from e2e_harness import Caller, Relinkd  # noqa: E402
-from kill import BAND, BAND_ID, CHURN_ID, HEART_RATE, HR_MEASUREMENT, Campaign, Figures, Uncertain  # noqa: E402
+from kill import BAND_ID, CHURN_ID, Campaign, Figures, Uncertain  # noqa: E402
 from relinkbench.waiting import WaitTimeout, wait_until  # noqa: E402
 
 FAULTS = ("relinkd-kill", "bluetoothd-kill", "bluetoothd-term", "power-cycle", "band-away", "client-death")
@@ -138,13 +137,9 @@ class Soak(Campaign):
 
     def sample(self, minute: float) -> None:
         pid = self.relinkd.proc.pid
-        with open(f"/proc/{pid}/status") as f:
-            fields = dict(line.split(":", 1) for line in f if ":" in line)
         store = sum(os.path.getsize(os.path.join(self.relinkd.state_dir, n)) for n in os.listdir(self.relinkd.state_dir)
                     if n.startswith("relink.sqlite"))
-        self.samples.append({"minute": round(minute, 2), "pid": pid, "rss_kib": int(fields["VmRSS"].split()[0]),
-                             "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(fields["Threads"]),
-                             "store_kib": store // 1024})
+        self.samples.append({"minute": round(minute, 2), "pid": pid, **process_figures(pid), "store_kib": store // 1024})
         first = self.samples[0]
         last = self.samples[-1]
         if last["fds"] > first["fds"] + FD_SLACK:
@@ -153,14 +148,10 @@ class Soak(Campaign):
             self.violation(f"relinkd runs {last['threads']} threads, {first['threads']} at the first sample")
 
 
-def slope(samples: list[dict[str, Any]], key: str) -> Optional[float]:
-    """Least-squares slope of `key` per minute."""
-    if len(samples) < 2:
-        return None
-    xs, ys = [s["minute"] for s in samples], [s[key] for s in samples]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    den = sum((x - mx) ** 2 for x in xs)
-    return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den, 1) if den else None
+def per_minute(samples: list[dict[str, Any]], key: str) -> Optional[float]:
+    """The slope of `key` per minute over the samples, rounded."""
+    s = slope([x["minute"] for x in samples], [x[key] for x in samples])
+    return None if s is None else round(s, 1)
 
 
 def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: float = 30.0, log=print) -> dict[str, Any]:
@@ -177,11 +168,7 @@ def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: fl
     try:
         relinkd.start()
         soak = Soak(bench, relinkd, rng, bound, log)
-        soak.register(BAND_ID)
-        soak.register(CHURN_ID)
-        soak.call(BAND_ID, "Connect", "sa{sv}", [BAND, {}])
-        soak.call(BAND_ID, "Subscribe", "sss", [BAND, HEART_RATE, HR_MEASUREMENT])
-        soak.check_band_back(0, time.monotonic())
+        soak.set_up()
         soak.sample(0.0)
         begun = time.monotonic()
         next_sample = begun + 60
@@ -213,7 +200,7 @@ def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: fl
         "recovery_max_s": {name: round(max(t), 3) for name, t in faults.items() if t},
         "bound_s": bound, "calls_acknowledged": figures.calls_acknowledged, "identifiers_forgotten": figures.forgotten,
         "events_seen": figures.events_seen, "values_seen": figures.values_seen, "samples": samples,
-        "slopes_per_minute": {key: slope(samples, key) for key in ("rss_kib", "fds", "threads", "store_kib")},
+        "slopes_per_minute": {key: per_minute(samples, key) for key in ("rss_kib", "fds", "threads", "store_kib")},
         "seed": seed, "commit": ran_on, "seconds": round(time.monotonic() - started, 1), "relinkd": e2e_harness.RELINKD,
     }
     if log_tail:

@@ -11,6 +11,7 @@ from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from e2e_harness import CENTRAL, MANAGER, central_path
+from relinkbench.waiting import WaitTimeout, wait_until_async
 
 CONNECTIONS = 8
 ROUNDS = 20
@@ -57,10 +58,12 @@ def test_eight_registers_racing_create_the_identifier_once_and_attach_each(bench
                                                     interface=CENTRAL, member="Connect", signature="sa{sv}",
                                                     body=[bench.address("lock"), {}]))
                 assert reply.message_type != MessageType.ERROR, reply.body
-                deadline = asyncio.get_running_loop().time() + 20
-                while any(not h for h in heard) and asyncio.get_running_loop().time() < deadline:
-                    await asyncio.sleep(0.05)
-                assert all(heard), f"round {n}: connections that heard no event: {[i for i, h in enumerate(heard) if not h]}"
+                async def every_one_heard() -> bool:
+                    return all(heard)
+                try:
+                    await wait_until_async(every_one_heard, 20, "every connection's Event")
+                except WaitTimeout:
+                    raise AssertionError(f"round {n}: connections that heard no event: {[i for i, h in enumerate(heard) if not h]}")
                 reply = await buses[0].call(Message(destination="org.relink", path=central_path(identifier),
                                                     interface=CENTRAL, member="Cancel", signature="s",
                                                     body=[bench.address("lock")]))
