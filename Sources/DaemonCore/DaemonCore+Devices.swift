@@ -36,17 +36,20 @@ extension DaemonCore {
         public var newValue: Bool?
         /// Whether the device is connected now.
         public var connected: Bool
+        /// Whether bluetoothd has the device paired or bonded now (its `Paired` or `Bonded`).
+        public var bonded: Bool
         /// bluetoothd's reason for the link's end, when it gave one just before (BlueZ 5.83+).
         public var linkEndCause: LinkEndCause?
 
         /// A change of `property` on the device at `address`.
         public init(peripheral: PeripheralID?, address: BluetoothAddress, property: DeviceProperty, newValue: Bool?,
-                    connected: Bool, linkEndCause: LinkEndCause? = nil) {
+                    connected: Bool, bonded: Bool = false, linkEndCause: LinkEndCause? = nil) {
             self.peripheral = peripheral
             self.address = address
             self.property = property
             self.newValue = newValue
             self.connected = connected
+            self.bonded = bonded
             self.linkEndCause = linkEndCause
         }
     }
@@ -59,7 +62,13 @@ extension DaemonCore {
         if let peripheral = change.peripheral {
             if [.connected, .rssi].contains(property) { effects.append(.peripheralSeen(peripheral)) }
             if [.paired, .bonded, .trusted].contains(property) { effects.append(.peripheralChanged(peripheral)) }
-            if [.paired, .bonded, .connected].contains(property) { effects.append(.bondSeen(peripheral)) }
+            if [.paired, .bonded, .connected].contains(property) {
+                // The signal's own `true` counts even where the device's
+                // state has moved on since (bluetoothd removed it already):
+                // a bond is seen in bus order, so its removal is told.
+                let signalled = [.paired, .bonded].contains(property) && change.newValue == true
+                effects += bondObserved(peripheral, bonded: signalled || change.bonded)
+            }
             if property == .paired, change.newValue == true { effects.append(.pairedByBluetoothd(peripheral)) }
             if [.connected, .servicesResolved].contains(property) {
                 effects += [.writeStreamsLinkChanged(peripheral), .transfersLinkChanged(peripheral)]

@@ -177,8 +177,6 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case peripheralSeen(PeripheralID)
         /// Its pairing, bond or trust changed: its API object's properties.
         case peripheralChanged(PeripheralID)
-        /// Its bond may have changed: the bond watch and the intents' stored bonds.
-        case bondSeen(PeripheralID)
         /// bluetoothd paired it (not relinkd): trusted, and said so.
         case pairedByBluetoothd(PeripheralID)
         /// Its link changed: the write streams on it.

@@ -48,4 +48,26 @@ import Testing
         #expect(core.isBonded(others[0]) && core.isBonded(others[1]) && !core.isBonded(others[2]) && !core.isBonded(Self.lock))
         #expect(Self.names(core.handle(.bondObserved(others[1], bonded: false))) == ["note other bonded false", "bond removed other to []"])
     }
+
+    /// A device's `Paired` or `Bonded` change is seen in bus order: the
+    /// signal's `true` is a bond even when the device shows unbonded by the
+    /// time the change is handled (bluetoothd removed it at once after the
+    /// pairing), so the removal that follows is told; a `Connected` change
+    /// reads the device's state.
+    @Test func aSignalledBondCountsEvenWhenTheDeviceHasMovedOn() throws {
+        var core = try DaemonCoreTests.core([ConnectionIntentID(identifier: try DaemonCoreTests.identifier("a.lock"), peripheral: Self.lock)])
+        let address = try DaemonCoreTests.lockAddress()
+        func change(_ property: Core.DeviceProperty, _ value: Bool, bonded: Bool) -> Core.Input {
+            .deviceChanged(.init(peripheral: Self.lock, address: address, property: property, newValue: value, connected: true, bonded: bonded))
+        }
+        let table: [(Core.Input, [String])] = [
+            (change(.connected, true, bonded: false), ["seen", "write streams", "transfers", #"feed ["a.lock"] deviceConnected(\#(address))"#]),
+            (change(.paired, true, bonded: false), ["properties", "note lock bonded true", "paired by bluetoothd"]),
+            (change(.bonded, true, bonded: false), ["properties", "note lock bonded true"]),
+            (.bondObserved(Self.lock, bonded: false), ["note lock bonded false", #"bond removed lock to ["a.lock"]"#]),
+            (change(.connected, true, bonded: true), ["seen", "note lock bonded true", "write streams", "transfers", #"feed ["a.lock"] deviceConnected(\#(address))"#]),
+            (change(.paired, false, bonded: false), ["properties", "note lock bonded false", #"bond removed lock to ["a.lock"]"#]),
+        ]
+        for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
+    }
 }

@@ -46,7 +46,6 @@ import Testing
             case .followAddressChange: "follow address"
             case .peripheralSeen: "seen"
             case .peripheralChanged: "properties"
-            case .bondSeen: "bond"
             case .pairedByBluetoothd: "paired by bluetoothd"
             case .writeStreamsLinkChanged: "write streams"
             case .transfersLinkChanged: "transfers"
@@ -222,16 +221,16 @@ import Testing
         }
         let feedA = "feed [\"a.lock\"]"
         let table: [(Core.Input, [String])] = [
-            (change(.connected, true), ["seen", "bond", "write streams", "transfers", "\(feedA) deviceConnected(\(address))"]),
+            (change(.connected, true), ["seen", "write streams", "transfers", "\(feedA) deviceConnected(\(address))"]),
             (change(.servicesResolved, true), ["write streams", "transfers", "\(feedA) servicesResolved(\(address))", "gatt moved"]),
             (change(.servicesResolved, false), ["write streams", "transfers", "half-open check"]),
             (change(.servicesResolved, false, connected: false), ["write streams", "transfers"]),
-            (change(.connected, false, connected: false), ["seen", "bond", "write streams", "transfers", "cause used", "end notify sessions of lock",
+            (change(.connected, false, connected: false), ["seen", "write streams", "transfers", "cause used", "end notify sessions of lock",
                                                            "\(feedA) disconnected(\(address))"]),
             (change(.rssi, nil), ["seen"]),
-            (change(.paired, true), ["properties", "bond", "paired by bluetoothd"]),
-            (change(.paired, false), ["properties", "bond"]),
-            (change(.bonded, true), ["properties", "bond"]),
+            (change(.paired, true), ["properties", "note lock bonded true", "paired by bluetoothd"]),
+            (change(.paired, false), ["properties", "note lock bonded false", #"bond removed lock to ["a.lock"]"#]),
+            (change(.bonded, true), ["properties", "note lock bonded true"]),
             (change(.trusted, true), ["properties"]),
             (change(.address, nil), ["follow address"]),
             (change(.address, nil, known: false), ["follow address"]),

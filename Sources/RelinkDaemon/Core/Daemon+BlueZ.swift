@@ -62,11 +62,16 @@ extension Daemon {
             await deviceAppeared(device)
             await advertised(device)
         case .propertyChanged(let path, BlueZInterface.device, let name, let old, let new):
-            guard let property = Self.deviceProperty(name), let device = await bluez.mirror.device(path), device.adapter == adapterPath,
-                  let address = Self.address(of: device) else { return }
+            guard let property = Self.deviceProperty(name) else { return }
+            guard let device = await bluez.mirror.device(path) else {
+                if property == .paired || property == .bonded, case .boolean(true)? = new { await bondSignalled(onRemoved: path) }
+                return
+            }
+            guard device.adapter == adapterPath, let address = Self.address(of: device) else { return }
             let newValue: Bool? = if case .boolean(let value)? = new { value } else { nil }
             let change = DaemonCore<DaemonClock>.DeviceChange(peripheral: peripheralID(for: address), address: address, property: property,
                                                               newValue: newValue, connected: device.connected,
+                                                              bonded: device.paired || device.bonded,
                                                               linkEndCause: known.linkEndCauses[path])
             await perform(core.handle(.deviceChanged(change)), device: device, old: old)
         case .gattServiceAdded(let service):
@@ -135,7 +140,6 @@ extension Daemon {
             case .followAddressChange: await deviceAddressChanged(device, old: old)
             case .peripheralSeen(let peripheral): peripheralSeen(peripheral, device: device)
             case .peripheralChanged(let peripheral): peripheralChanged(peripheral, device: device)
-            case .bondSeen(let peripheral): await bondSeen(peripheral, device: device)
             case .pairedByBluetoothd(let peripheral): pairedByBluetoothd(peripheral, device: device)
             case .writeStreamsLinkChanged(let peripheral): await writeLinkChanged(peripheral, device: device)
             case .transfersLinkChanged(let peripheral): await transfersLinkChanged(peripheral)

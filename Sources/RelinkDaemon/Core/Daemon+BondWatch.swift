@@ -1,4 +1,6 @@
 import BlueZ
+import Foundation
+import DBus
 import DaemonCore
 import Logging
 import RelinkModel
@@ -9,11 +11,6 @@ import Restoration
 // its peripheral is bonded (store v11, Daemon+IntentBond.swift), so that a
 // bond removed while it was away is seen at start-up.
 extension Daemon {
-    /// Whether bluetoothd has the device paired or bonded, for the bond watch.
-    func bondSeen(_ peripheral: PeripheralID, device: Device) async {
-        await perform(core.handle(.bondObserved(peripheral, bonded: device.paired || device.bonded)))
-    }
-
     /// At start-up: what bluetoothd shows of each known peripheral's bond,
     /// beside what its intents stored (store v11).
     func seedBonds() async {
@@ -33,7 +30,17 @@ extension Daemon {
     /// paired); an object that comes back unpaired is.
     func deviceAppeared(_ device: Device) async {
         guard device.adapter == adapterPath, let address = Self.address(of: device), let peripheral = peripheralID(for: address) else { return }
-        await bondSeen(peripheral, device: device)
+        await perform(core.handle(.bondObserved(peripheral, bonded: device.paired || device.bonded)))
+    }
+
+    /// `Paired` or `Bonded` went true on a device bluetoothd has removed
+    /// since (the mirror runs ahead of the loop: `bluetoothctl remove` at
+    /// once after a pairing). The bond still counts, in bus order, so that
+    /// its removal is told when the device shows up again unpaired.
+    func bondSignalled(onRemoved path: ObjectPath) async {
+        guard path.parent == adapterPath, let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_"),
+              let peripheral = known.peripheralByAddress[last.dropFirst(4).replacingOccurrences(of: "_", with: ":").uppercased()] else { return }
+        await perform(core.handle(.bondObserved(peripheral, bonded: true)))
     }
 
     /// A bond removed outside relinkd: the journal, and a `bond-removed`

@@ -74,7 +74,7 @@ extension Daemon {
                 performRelaunch(effect)
             case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved, .readGattDatabase,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
-                 .followAddressChange, .peripheralSeen, .peripheralChanged, .bondSeen, .pairedByBluetoothd,
+                 .followAddressChange, .peripheralSeen, .peripheralChanged, .pairedByBluetoothd,
                  .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:
                 // Only ``perform(_:)`` (a device's change: the device's own
                 // performer in Daemon+BlueZ) carries these out, and no input
