@@ -160,6 +160,7 @@ public actor Daemon {
             loop.isReady = true
             let publishing = clock.now
             await publishAll()
+            guard !Task.isCancelled else { group.cancelAll(); return }
             await hostAll(reason: "start-up")  // before the bus name: before any client is back
             logger.debug("client API objects published", metadata: .journal([.duration: "\(clock.now - publishing)", .identifiers: "\(core.identifiers.count)"]))
             if !Task.isCancelled { onStartUpStep(.published) }

@@ -98,7 +98,10 @@ extension Daemon {
     /// powered on. bluetoothd forgets them at each restart; registering
     /// again is harmless.
     func hostAll(reason: String) async {
-        for id in peripheralRole.records.keys.sorted() { await host(id, reason: reason) }
+        for id in peripheralRole.records.keys.sorted() {
+            guard !Task.isCancelled else { return }  // stopping: each is a call to bluetoothd
+            await host(id, reason: reason)
+        }
     }
 
     /// Registers one identifier's application (or removes it when it has
