@@ -124,15 +124,16 @@ def exit_time(proc: subprocess.Popen, bound: float) -> Optional[float]:
         os.close(fd)
 
 
-def spawn(relinkd: str, bus: str, state: str, notify: Notify, log) -> subprocess.Popen:
+def spawn(relinkd: str, bus: str, state: str, notify: Notify, log, log_level: str = "info") -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY")}
     env["NOTIFY_SOCKET"] = notify.path
-    return subprocess.Popen([relinkd, "--bus-address", bus, "--state-directory", state, "--log-destination", "stderr"],
-                            stdout=log, stderr=log, env=env)
+    return subprocess.Popen([relinkd, "--bus-address", bus, "--state-directory", state, "--log-destination", "stderr",
+                             "--log-level", log_level], stdout=log, stderr=log, env=env)
 
 
 def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_path: Optional[str] = None,
-        bound: float = 30.0, log=print) -> dict[str, Any]:
+        bound: float = 30.0, log=print, log_level: str = "info", keep_log: Optional[str] = None,
+        window: float = 1.0) -> dict[str, Any]:
     """Runs the campaign; returns the summary (see the module's text)."""
     relinkd = binary("relinkd", relinkd_path)
     torture = binary("relink-store-torture")
@@ -142,6 +143,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
     work = tempfile.mkdtemp(prefix="relink-sigterm-campaign-")
     violations: list[str] = []
     exits: list[float] = []
+    slowest: list[dict[str, float]] = []  # each stop: when in start-up the SIGTERM came, how long the exit took
     early = 0
     bench = BenchProcess()
     try:
@@ -154,17 +156,19 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
             raise RuntimeError(f"the populated store fails integrity_check: {before['integrity'][:3]}")
         notify = Notify(work)
         with open(os.path.join(work, "relinkd.log"), "ab") as out:
-            proc = spawn(relinkd, bench.bus, state, notify, out)
+            proc = spawn(relinkd, bench.bus, state, notify, out, log_level)
             try:
                 ready = notify.wait_ready(proc, 300)
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(60)
             for n in range(1, stops + 1):
-                proc = spawn(relinkd, bench.bus, state, notify, out)
+                out.write(f"== stop {n}\n".encode())
+                out.flush()
+                proc = spawn(relinkd, bench.bus, state, notify, out, log_level)
                 spawned = time.monotonic()
                 # A sleep on purpose: the moment of the SIGTERM in start-up is what the campaign varies.
-                time.sleep(rng.uniform(0, ready))
+                time.sleep(rng.uniform(0, ready * window))
                 if proc.poll() is not None:
                     violations.append(f"stop {n}: relinkd exited with {proc.returncode} before the SIGTERM")
                     continue
@@ -179,6 +183,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
                     continue
                 status = proc.wait()
                 exits.append(exited - sent)
+                slowest.append({"stop": n, "sigterm_at_s": round(sent - spawned, 4), "exit_ms": round((exited - sent) * 1000, 1)})
                 if sent - spawned >= ready:
                     early += 1
                 if status not in (0, -signal.SIGTERM):  # -15: the SIGTERM came before relinkd's handler
@@ -199,6 +204,8 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
         notify.close()
     finally:
         bench.stop()
+        if keep_log:
+            shutil.copyfile(os.path.join(work, "relinkd.log"), keep_log)
         shutil.rmtree(work, ignore_errors=True)
     exits_ms = sorted(e * 1000 for e in exits)
     return {
@@ -207,6 +214,7 @@ def run(stops: int, identifiers: int, per_identifier: int, seed: int, relinkd_pa
         "exit_ms_median": round(statistics.median(exits_ms), 1) if exits_ms else None,
         "exit_ms_p90": round(exits_ms[int(0.9 * (len(exits_ms) - 1))], 1) if exits_ms else None,
         "exit_ms_max": round(exits_ms[-1], 1) if exits_ms else None,
+        "slowest": sorted(slowest, key=lambda e: -e["exit_ms"])[:10],
         "after_ready": early, "seed": seed, "relinkd": relinkd,
         "commit": ran_on,
         "seconds": round(time.monotonic() - started, 1),
@@ -222,9 +230,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--relinkd", help="the relinkd binary (default: the release build, else the debug build)")
     p.add_argument("--bound", type=float, default=30.0, help="seconds relinkd may take to exit after SIGTERM")
     p.add_argument("--json", help="write the summary here")
+    p.add_argument("--window", type=float, default=1.0,
+                   help="SIGTERM within this many times the first start's time to READY (above 1: also just after READY)")
+    p.add_argument("--log-level", default="info", help="relinkd's --log-level (debug: each step of start-up, timed)")
+    p.add_argument("--keep-log", help="copy relinkd's output here (each stop starts with a line '== stop N')")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
-    return finish(run(args.stops, args.identifiers, args.per_identifier, seed, args.relinkd, args.bound), args.json)
+    return finish(run(args.stops, args.identifiers, args.per_identifier, seed, args.relinkd, args.bound,
+                      log_level=args.log_level, keep_log=args.keep_log, window=args.window), args.json)
 
 
 if __name__ == "__main__":
