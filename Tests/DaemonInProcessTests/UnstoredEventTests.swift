@@ -65,4 +65,53 @@ struct UnstoredEventTests {
         #expect(await d.daemon.writes.unstored.refusing == false)
         await d.stop()
     }
+
+    /// Found by the fault soak's full disk (issue 37): a client acknowledges
+    /// the newest event it was sent, which the full disk kept out of the
+    /// store. The Ack is refused for the storage (`StoreFailed`) or taken,
+    /// never `InvalidArguments` (the client did nothing wrong); once the
+    /// disk has room it is taken, and that number is never handed out again.
+    @Test func anEventSentButNotStoredCanBeAcknowledged() async throws {
+        let fake = FakeBlueZ()
+        await fake.add(Cycle.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await Cycle.linked(d)
+        var pushed = 0
+        func push() async {
+            pushed += 1
+            await fake.push(Cycle.band, service: Cycle.heartRate, characteristic: Cycle.measurement, [0, UInt8(pushed % 256), UInt8(pushed / 256)])
+        }
+        try d.store.capSizeForTesting()
+        try await eventually("the store refuses writes") {
+            await push()
+            return await d.daemon.writes.unstored.refusing
+        }
+        for _ in 0..<5 { await push() }
+        try await eventually("the last pushed value was handled") {
+            await d.daemon.writes.unstored.total + Int64(Cycle.values(try await d.events(Cycle.id)).count) == Int64(pushed)
+        }
+        let newest = try #require(await d.daemon.api.sequencers[Cycle.id]?.next) - 1
+        do {
+            try await d.api(.ack(Cycle.id, through: newest))
+        } catch let error as RelinkError {
+            #expect(error.code == .storeFailed, "\(error)")
+        }
+        do {
+            try await d.api(.ack(Cycle.id, through: newest + 1))
+            Issue.record("an Ack past every number handed out was taken")
+        } catch let error as RelinkError {
+            #expect(error.code == .invalidArguments, "\(error)")
+        }
+
+        try d.store.uncapSizeForTesting()
+        try await d.api(.ack(Cycle.id, through: newest))
+        #expect(try await d.daemon.storedEvents(Cycle.id, after: 0, limit: 1000).allSatisfy { $0.sequence > newest })
+        await push()
+        try await eventually("the next value stored") { !Cycle.values(try await d.events(Cycle.id)).isEmpty }
+        let sequences = try await d.daemon.storedEvents(Cycle.id, after: 0, limit: 1000).map(\.sequence)
+        #expect(!sequences.isEmpty && sequences.allSatisfy { $0 > newest }, "\(sequences) after \(newest)")
+        let stored = try #require(try await d.store.loadState().identifiers.first { $0.record.id == Cycle.id })
+        #expect(stored.outbox.nextSequence > newest)
+        await d.stop()
+    }
 }

@@ -26,9 +26,14 @@ struct OutboxTests {
         #expect(try await store.apply([.appendEvent(Fixtures.event(id, "e6"))]).appendedSequences == [6])
         #expect(try await store.outboxStatus(for: id) == OutboxStatus(nextSequence: 7, pendingCount: 1, droppedTotal: 0, droppedRange: nil, firstSequence: 6))
 
-        await #expect(throws: StoreError.invalidAcknowledgement(id, through: 7, nextSequence: 7)) {
-            try await store.apply([.acknowledgeEvents(id, through: 7)])
+        await #expect(throws: StoreError.invalidAcknowledgement(id, through: -1, nextSequence: 7)) {
+            try await store.apply([.acknowledgeEvents(id, through: -1)])
         }
+        // An Ack past what the store numbered (events the daemon numbered but
+        // could not store): the next number moves above it, none is reused.
+        try await store.apply([.acknowledgeEvents(id, through: 9)])
+        #expect(try await store.events(for: id).isEmpty)
+        #expect(try await store.apply([.appendEvent(Fixtures.event(id, "e10"))]).appendedSequences == [10])
         let ghost = try Fixtures.id("ghost")
         await #expect(throws: StoreError.unknownIdentifier(ghost)) { try await store.events(for: ghost) }
     }

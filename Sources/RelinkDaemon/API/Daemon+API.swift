@@ -54,7 +54,7 @@ extension Daemon {
     func acknowledge(_ id: RestoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
         let mutation: StoreMutation
         do throws(RelinkError) {
-            mutation = .acknowledgeEvents(try visible(id, to: caller), through: through)
+            mutation = .acknowledgeEvents(try checkAcknowledgement(try visible(id, to: caller), through: through), through: through)
         } catch {
             logAPIRefusal(error, from: caller)
             reply.resume(returning: .failure(error))
@@ -62,6 +62,18 @@ extension Daemon {
         }
         submitGathered()
         submit(RestoreBatch.Request(mutations: [mutation]), for: .acknowledgement(caller, reply))
+    }
+
+    /// The identifier, when `through` is a number relinkd handed out to it:
+    /// its sequencer's, which also numbered the events a full disk kept out
+    /// of the store (a client may acknowledge those; the store then moves
+    /// its next number above them). Else `InvalidArguments`.
+    func checkAcknowledgement(_ id: RestoreIdentifier, through: Int64) throws(RelinkError) -> RestoreIdentifier {
+        let next = api.sequencers[id]?.next ?? api.outboxes[id]?.nextStored ?? 1
+        guard through >= 0, through < next else {
+            throw RelinkError(.invalidArguments, "acknowledgement through \(through) for \(id), but the next sequence number is \(next)")
+        }
+        return id
     }
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`

@@ -70,6 +70,7 @@ struct OutboxCursor: Sendable, Hashable {
         case .acknowledged(_, let through, let deleted, let lowest):
             pending -= deleted
             first = lowest
+            nextStored = max(nextStored, through + 1)  // an Ack past what is stored moves the store's next number too
             guard let range = droppedRange else { return }
             if range.upperBound <= through {
                 droppedRange = nil

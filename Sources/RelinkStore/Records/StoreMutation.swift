@@ -33,7 +33,9 @@ public enum StoreMutation: Hashable, Sendable {
     /// sequence number (unless the draft carries one) and drops the oldest
     /// events past the bound.
     case appendEvent(OutboxEventDraft)
-    /// Deletes the identifier's events up to and including `through`.
+    /// Deletes the identifier's events up to and including `through`; a
+    /// `through` the store has not numbered yet (numbered by the daemon,
+    /// not stored) moves the next sequence number above it.
     case acknowledgeEvents(RestoreIdentifier, through: Int64)
     /// Counts events that were numbered but never stored (their commit
     /// failed: a full disk, a read-only store) as dropped: `count` is added

@@ -58,13 +58,21 @@ struct OutboxWriter {
         return .dropped(id, count: excess, range: oldest...newest, first: try lowestStored(id))
     }
 
-    /// Deletes events up to and including `through`.
+    /// Deletes events up to and including `through`. A `through` at or
+    /// above the next sequence number names events the daemon numbered
+    /// and sent but could not store (a full disk; their count follows in
+    /// `countUnstored`): the next number moves above it, so that none of
+    /// them is handed out again. The daemon checks `through` against what
+    /// it numbered.
     func acknowledge(_ id: RestoreIdentifier, through: Int64) throws -> OutboxEffect {
         guard let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next_event_seq FROM restore_identifier WHERE id = ?"),
                                             arguments: [id.rawValue])
         else { throw StoreError.unknownIdentifier(id) }
-        guard through >= 0, through < next else {
+        guard through >= 0 else {
             throw StoreError.invalidAcknowledgement(id, through: through, nextSequence: next)
+        }
+        if through >= next {
+            try db.cachedStatement(sql: "UPDATE restore_identifier SET next_event_seq = ? WHERE id = ?").execute(arguments: [through + 1, id.rawValue])
         }
         try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE identifier = ? AND seq <= ?").execute( arguments: [id.rawValue, through])
         let deleted = db.changesCount

@@ -10,7 +10,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownPeripheral(String)
     /// Another peripheral already has this adapter/address/address type.
     case addressInUse(DeviceAddress)
-    /// `acknowledgeEvents(through:)` named a sequence number never given out.
+    /// `acknowledgeEvents(through:)` named a negative sequence number.
     case invalidAcknowledgement(RestoreIdentifier, through: Int64, nextSequence: Int64)
     /// The disk (or the database's size limit) is full; the request was rolled back.
     case diskFull
