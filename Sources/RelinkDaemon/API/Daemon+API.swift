@@ -116,8 +116,15 @@ extension Daemon {
             guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
                 throw RelinkError(.unknownPeripheral, "\(id) has no connection intent or subscription for \(ref)")
             }
-            for subscription in subscriptions.sorted(by: { $0.characteristic < $1.characteristic }) { try await removeSubscription(subscription) }
-            try await cancelConnection(id, peripheral: peripheral)
+            // One transaction: a Cancel the store refuses changes nothing.
+            let removed = subscriptions.sorted(by: { $0.characteristic < $1.characteristic })
+            var mutations: [StoreMutation] = removed.map { .removeSubscription($0) }
+            if core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil {
+                mutations.append(.removeConnectionIntent(id, peripheral: peripheral))
+            }
+            try await commit(mutations)
+            for subscription in removed { await unsubscribed(subscription) }
+            await connectionCancelled(id, peripheral: peripheral)
             return APIResult()
         case .subscribe(let id, let ref, let key):
             let id = try visible(id, to: caller)

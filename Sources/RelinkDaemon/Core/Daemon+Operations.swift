@@ -67,17 +67,28 @@ extension Daemon {
     }
 
     /// Ends `id`'s connection intent for `peripheral` (nothing when none).
+    /// The row goes first: a refused commit changes nothing.
     /// - Throws: ``RelinkError`` (`storeFailed`).
     func cancelConnection(_ id: RestoreIdentifier, peripheral: PeripheralID) async throws(RelinkError) {
+        guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil else { return }
+        try await commit([.removeConnectionIntent(id, peripheral: peripheral)])
+        await connectionCancelled(id, peripheral: peripheral)
+    }
+
+    /// The in-memory part of ending a connection intent whose row is
+    /// removed: the machine cancelled (its link dropped unless shared), the
+    /// link's ownership passed on.
+    func connectionCancelled(_ id: RestoreIdentifier, peripheral: PeripheralID) async {
         let intent = ConnectionIntentID(identifier: id, peripheral: peripheral)
         guard var machine = core.machines[intent] else { return }
-        let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent))
+        // The row is gone already: the cancel's own record (a removal) is not written again.
+        let actions = machine.cancel(linkSharedWithOthers: core.registry.isShared(beyond: intent)).filter {
+            if case .persist(let record) = $0, case .cancelled = record.phase { false } else { true }
+        }
         core.machines[intent] = nil
         health.intentFailures[intent] = nil
         known.intentBonds[intent] = nil
         await perform(actions, for: intent)
-        // cancel's persist removed the row; make sure even if it failed.
-        try await commit([.removeConnectionIntent(id, peripheral: peripheral)])
         if let newOwner = core.registry.release(intent) { loop.immediate.append((newOwner, .ownershipGranted)) }
         refreshViewers(of: peripheral)
     }
@@ -104,6 +115,11 @@ extension Daemon {
     func removeSubscription(_ subscription: Subscription) async throws(RelinkError) {
         guard core.planner.contains(subscription) else { return }
         try await commit([.removeSubscription(subscription)])
+        await unsubscribed(subscription)
+    }
+
+    /// The in-memory part of removing a subscription whose row is removed.
+    func unsubscribed(_ subscription: Subscription) async {
         await run(core.planner.unsubscribe(subscription))
         if core.planner.route(subscription.peripheral, characteristic: subscription.characteristic).isEmpty {
             core.gattGrace.forget(subscription.peripheral, subscription.characteristic)
