@@ -217,10 +217,10 @@ class Campaign:
         self.highest[CHURN_ID] = 0
         self.seen = {k: v for k, v in self.seen.items() if k[0] != CHURN_ID}
 
-    def churn_once(self) -> None:
+    def churn_once(self, unregister: bool = True) -> None:
         m = self.model
         choice = self.rng.randrange(400)
-        if choice == 399:
+        if choice == 399 and unregister:
             m.scanning = m.scan_services = m.lock_intent = m.lock_subscribed = None
             m.unregister_cut = "sent"
             self.call(CHURN_ID, "Unregister", "s", [CHURN_ID], path="/org/relink", interface=MANAGER)

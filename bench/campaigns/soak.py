@@ -21,9 +21,19 @@ random:
   drops) and started again 0.5 to 5 s later;
 * `client-death`: the band's client leaves the bus and comes back
   (`Register` with replay): nothing acknowledged comes again, its stored
-  unacknowledged events do.
+  unacknowledged events do;
+* `disk-full`: the store's file system (a 32 MiB tmpfs the soak mounts for
+  relinkd's state directory) filled to the last byte for half to all of
+  `--full-seconds` (60), while the churn goes on, then freed. A call that
+  needs a commit may be refused with `org.relink.Error.StoreFailed`, and a
+  refused call must change nothing (the model is not moved; a later kill's
+  checks compare the store with it); a StoreFailed with room on the disk is
+  a violation. The band's values past what relinkd can hold unstored are
+  counted as dropped, never delivered under a number used again. Played
+  only where the soak may mount (root with CAP_SYS_ADMIN); the summary
+  says when it was not.
 
-Every kind comes once in each six faults, in a random order. After each
+Every kind comes once in each round of faults, in a random order. After each
 fault the band's values must come back (a value numbered above every one
 seen before the fault) within `--bound` seconds of the fault's end
 (relinkd killed, bluetoothd restarted, the adapter on again, the band
@@ -34,15 +44,17 @@ sampled (the summary gives each with its slope per minute); descriptors
 and threads must stay within a few of the first sample's.
 
 Not played on the mock: address rotations (the churn's lock keeps its
-address) and a full disk (the store's own full-disk tests cover it:
-`Tests/RelinkStoreTests`). The long run goes to docs/reliability.md; a
+address). The long run goes to docs/reliability.md; a
 2-minute version runs in CI (`bench/e2e/tests/test_soak_campaign.py`).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import errno
 import os
+import subprocess
 import random
 import shutil
 import statistics
@@ -58,31 +70,68 @@ import common  # noqa: E402,F401  (puts the bench's modules on the path)
 import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
 from common import commit, finish, process_figures, slope  # noqa: E402
-from e2e_harness import Caller, Relinkd  # noqa: E402
+from e2e_harness import Caller, DBusCallError, Relinkd  # noqa: E402
 from kill import BAND_ID, CHURN_ID, Campaign, Figures, Uncertain  # noqa: E402
 from relinkbench.waiting import WaitTimeout, wait_until  # noqa: E402
 
-FAULTS = ("relinkd-kill", "bluetoothd-kill", "bluetoothd-term", "power-cycle", "band-away", "client-death")
+FAULTS = ("relinkd-kill", "bluetoothd-kill", "bluetoothd-term", "power-cycle", "band-away", "client-death", "disk-full")
+STORE_FAILED = "org.relink.Error.StoreFailed"
+#: The band's notifications per second, and while the disk is full.
+BAND_RATE, BURST_RATE = 2.0, 50.0
+#: The tmpfs for relinkd's state directory, where `disk-full` is played.
+STATE_FS_SIZE = "32m"
 #: How many more descriptors and threads than at the first sample count as growth.
 FD_SLACK, THREAD_SLACK = 8, 4
 
 
 class Soak(Campaign):
-    def __init__(self, bench: BenchProcess, relinkd: Relinkd, rng: random.Random, bound: float, log=print):
+    def __init__(self, bench: BenchProcess, relinkd: Relinkd, rng: random.Random, bound: float, log=print,
+                 kinds: tuple[str, ...] = FAULTS, full_seconds: float = 60.0):
         super().__init__(bench.bus, relinkd, rng, bound, log)
         self.bench = bench
-        self.faults: dict[str, list[float]] = {name: [] for name in FAULTS}
+        self.kinds = kinds
+        self.full_seconds = full_seconds
+        self.faults: dict[str, list[float]] = {name: [] for name in kinds}
         self.samples: list[dict[str, Any]] = []
+        self.disk_full = False
+        self.refused = 0  # calls refused with StoreFailed while the disk was full
+        self.full_for: list[float] = []
 
     def churn_for(self, seconds: float) -> None:
-        """The kill campaign's churn, for a while (relinkd stays up)."""
+        """The kill campaign's churn, for a while (relinkd stays up). On a
+        full disk a call may be refused (StoreFailed): the model goes back
+        to what it was before the call, and no Unregister is played (its
+        Register anew could be refused, leaving the identifier away)."""
         until = time.monotonic() + seconds
         while time.monotonic() < until:
+            before = copy.deepcopy(self.model), dict(self.stored_unacked)
             try:
-                self.churn_once()
+                self.churn_once(unregister=not self.disk_full)
             except Uncertain as e:
                 self.violation(f"a call got no answer while nothing was faulted: {e}")
                 return
+            except DBusCallError as e:
+                if e.name != STORE_FAILED:
+                    raise
+                if not self.disk_full:
+                    self.violation(f"a call refused with {e.name} with room on the disk: {e}")
+                    return
+                self.model, self.stored_unacked = before
+                self.refused += 1
+
+    def fill_disk(self) -> str:
+        """Fills the state directory's file system to the last byte."""
+        path = os.path.join(self.relinkd.state_dir, "soak-filler")
+        with open(path, "wb", buffering=0) as f:
+            for size in (1 << 20, 1 << 16, 4096, 512, 1):
+                block = b"\xa5" * size
+                try:
+                    while True:
+                        f.write(block)
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+        return path
 
     def fault(self, name: str) -> None:
         self.drain_signals()
@@ -107,6 +156,24 @@ class Soak(Campaign):
             time.sleep(self.rng.uniform(0.5, 5.0))  # the fault itself: the band away for a while
             self.bench.cmd("start_peripheral", peripheral="band")
             ended = time.monotonic()
+        elif name == "disk-full":
+            filler = self.fill_disk()
+            self.disk_full = True
+            full_for = self.rng.uniform(0.5, 1.0) * self.full_seconds
+            # The band streams fast meanwhile: at its usual 2 values a second
+            # the store's pages freed by Acks take every new row, and a full
+            # disk changes nothing.
+            self.bench.cmd("set_rate", peripheral="band", rate=BURST_RATE)
+            try:
+                self.churn_for(full_for)
+            finally:
+                os.unlink(filler)
+                self.disk_full = False
+                self.bench.cmd("set_rate", peripheral="band", rate=BAND_RATE)
+            self.full_for.append(full_for)
+            ended = time.monotonic()
+            self.drain_signals()
+            before = self.highest_value  # values came live while the disk was full: one must come after
         else:  # client-death
             self.callers[BAND_ID].close()
             ended = time.monotonic()
@@ -154,7 +221,17 @@ def per_minute(samples: list[dict[str, Any]], key: str) -> Optional[float]:
     return None if s is None else round(s, 1)
 
 
-def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: float = 30.0, log=print) -> dict[str, Any]:
+def may_mount() -> bool:
+    """Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN)."""
+    if os.geteuid() != 0:
+        return False
+    with open("/proc/self/status") as f:
+        caps = next((line.split()[1] for line in f if line.startswith("CapEff:")), "0")
+    return bool(int(caps, 16) & (1 << 21))
+
+
+def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: float = 30.0, log=print,
+        full_seconds: float = 60.0) -> dict[str, Any]:
     """Runs the soak; returns the summary (see the module's text)."""
     if relinkd_path:
         e2e_harness.RELINKD = relinkd_path
@@ -163,19 +240,23 @@ def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: fl
     started = time.monotonic()
     bench = BenchProcess("--lock", "lock", "--band", "band")
     workdir = tempfile.mkdtemp(prefix="relink-soak-")
-    relinkd = Relinkd(bench.bus, os.path.join(workdir, "state"), os.path.join(workdir, "relinkd.log"))
+    state = os.path.join(workdir, "state")
+    os.makedirs(state)
+    mounted = may_mount() and subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={STATE_FS_SIZE}", "tmpfs", state]).returncode == 0
+    kinds = FAULTS if mounted else tuple(k for k in FAULTS if k != "disk-full")
+    relinkd = Relinkd(bench.bus, state, os.path.join(workdir, "relinkd.log"))
     soak: Optional[Soak] = None
     try:
         relinkd.start()
-        soak = Soak(bench, relinkd, rng, bound, log)
+        soak = Soak(bench, relinkd, rng, bound, log, kinds, full_seconds)
         soak.set_up()
         soak.sample(0.0)
         begun = time.monotonic()
         next_sample = begun + 60
         order: list[str] = []
         while time.monotonic() - begun < minutes * 60:
-            if not order:  # every kind once in each six faults, in a random order
-                order = list(FAULTS)
+            if not order:  # every kind once in each round, in a random order
+                order = list(kinds)
                 rng.shuffle(order)
             soak.churn_for(rng.uniform(0.5, 3.0))
             soak.fault(order.pop())
@@ -190,6 +271,8 @@ def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: fl
         log_tail = relinkd.log_tail(60) if figures.violations else ""
         relinkd.kill9()
         bench.stop()
+        if mounted:
+            subprocess.run(["umount", state])
         shutil.rmtree(workdir, ignore_errors=True)
     faults = soak.faults if soak else {}
     samples = soak.samples if soak else []
@@ -198,6 +281,8 @@ def run(minutes: float, seed: int, relinkd_path: Optional[str] = None, bound: fl
         "faults": {name: len(times) for name, times in faults.items()},
         "recovery_median_s": {name: round(statistics.median(t), 3) for name, t in faults.items() if t},
         "recovery_max_s": {name: round(max(t), 3) for name, t in faults.items() if t},
+        "not_played": [] if mounted else ["disk-full: cannot mount a tmpfs (root with CAP_SYS_ADMIN only)"],
+        "disk_full_s": round(sum(soak.full_for), 1) if soak else 0, "calls_refused_store_full": soak.refused if soak else 0,
         "bound_s": bound, "calls_acknowledged": figures.calls_acknowledged, "identifiers_forgotten": figures.forgotten,
         "events_seen": figures.events_seen, "values_seen": figures.values_seen, "samples": samples,
         "slopes_per_minute": {key: per_minute(samples, key) for key in ("rss_kib", "fds", "threads", "store_kib")},
@@ -214,11 +299,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="the random seed (default: from the clock, printed)")
     p.add_argument("--relinkd", help="the relinkd binary (default: the debug build, or $RELINKD)")
     p.add_argument("--bound", type=float, default=30.0, help="seconds for the band's values to come back after a fault")
+    p.add_argument("--full-seconds", type=float, default=60.0, help="a disk-full fault lasts half to all of this")
     p.add_argument("--json", help="write the summary here")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time())
     print(f"fault soak: seed {seed}")
-    return finish(run(args.minutes, seed, args.relinkd, args.bound), args.json)
+    return finish(run(args.minutes, seed, args.relinkd, args.bound, full_seconds=args.full_seconds), args.json)
 
 
 if __name__ == "__main__":
