@@ -15,28 +15,46 @@ import Testing
 struct UnstoredEventTests {
     typealias Cycle = RestoreCycleTests
 
-    @Test func everyValueIsStoredOrCountedAsDropped() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Cycle.bandPeripheral(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await Cycle.linked(d)
+    /// The band's values pushed by the fake, numbered.
+    actor Band {
+        let fake: FakeBlueZ
         var pushed = 0
+        init(_ fake: FakeBlueZ) { self.fake = fake }
         func push() async {
             pushed += 1
             await fake.push(Cycle.band, service: Cycle.heartRate, characteristic: Cycle.measurement, [0, UInt8(pushed % 256), UInt8(pushed / 256)])
         }
+    }
+
+    /// relinkd with the band linked and subscribed.
+    static func streamingBand() async throws -> (InProcessDaemon, Band) {
+        let fake = FakeBlueZ()
+        await fake.add(Cycle.bandPeripheral(), known: true)
+        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
+        try await Cycle.linked(d)
+        return (d, Band(fake))
+    }
+
+    /// The disk fills: values go on until the store refuses them.
+    static func fillDisk(_ d: InProcessDaemon, _ band: Band) async throws {
+        try d.store.capSizeForTesting()
+        try await eventually("the store refuses writes") {
+            await band.push()
+            return await d.daemon.writes.unstored.refusing
+        }
+    }
+
+    @Test func everyValueIsStoredOrCountedAsDropped() async throws {
+        let (d, band) = try await Self.streamingBand()
+        func push() async { await band.push() }
         for _ in 0..<3 { await push() }
         try await eventually("3 values stored") { Cycle.values(try await d.events(Cycle.id)).count == 3 }
 
         // The disk fills: values go on until the store refuses them.
-        try d.store.capSizeForTesting()
-        try await eventually("the store refuses writes") {
-            await push()
-            return await d.daemon.writes.unstored.refusing
-        }
+        try await Self.fillDisk(d, band)
         for _ in 0..<20 { await push() }
         try await eventually("the last pushed value was handled") {
-            await d.daemon.writes.unstored.total + Int64(Cycle.values(try await d.events(Cycle.id)).count) == Int64(pushed)
+            await d.daemon.writes.unstored.total + Int64(Cycle.values(try await d.events(Cycle.id)).count) == Int64(await band.pushed)
         }
         let unstored = await d.daemon.writes.unstored.total
         #expect(unstored >= 20)
@@ -57,7 +75,7 @@ struct UnstoredEventTests {
         }
         let stored = try #require(try await d.store.loadState().identifiers.first { $0.record.id == Cycle.id })
         let values = Cycle.values(try await d.events(Cycle.id)).count
-        #expect(Int64(values) + stored.outbox.droppedTotal == Int64(pushed), "each value stored or counted, none in silence")
+        #expect(Int64(values) + stored.outbox.droppedTotal == Int64(await band.pushed), "each value stored or counted, none in silence")
         let range = try #require(stored.outbox.droppedRange)
         let storedSequences = try await d.daemon.storedEvents(Cycle.id, after: 0, limit: 1000).map(\.sequence)
         #expect(stored.outbox.nextSequence > range.upperBound, "a number handed out is never handed out again")
@@ -72,23 +90,12 @@ struct UnstoredEventTests {
     /// never `InvalidArguments` (the client did nothing wrong); once the
     /// disk has room it is taken, and that number is never handed out again.
     @Test func anEventSentButNotStoredCanBeAcknowledged() async throws {
-        let fake = FakeBlueZ()
-        await fake.add(Cycle.bandPeripheral(), known: true)
-        let d = try await InProcessDaemon(fake: fake, directory: try InProcessDaemon.temporaryDirectory())
-        try await Cycle.linked(d)
-        var pushed = 0
-        func push() async {
-            pushed += 1
-            await fake.push(Cycle.band, service: Cycle.heartRate, characteristic: Cycle.measurement, [0, UInt8(pushed % 256), UInt8(pushed / 256)])
-        }
-        try d.store.capSizeForTesting()
-        try await eventually("the store refuses writes") {
-            await push()
-            return await d.daemon.writes.unstored.refusing
-        }
+        let (d, band) = try await Self.streamingBand()
+        func push() async { await band.push() }
+        try await Self.fillDisk(d, band)
         for _ in 0..<5 { await push() }
         try await eventually("the last pushed value was handled") {
-            await d.daemon.writes.unstored.total + Int64(Cycle.values(try await d.events(Cycle.id)).count) == Int64(pushed)
+            await d.daemon.writes.unstored.total + Int64(Cycle.values(try await d.events(Cycle.id)).count) == Int64(await band.pushed)
         }
         let newest = try #require(await d.daemon.api.sequencers[Cycle.id]?.next) - 1
         do {
