@@ -48,6 +48,17 @@ extension DaemonCore {
         return [.endNotifySessionsOf(peripheral), .feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))]
     }
 
+    /// A link still `Connected` whose services did not come back within
+    /// the grace is lost: journalled, every intent told as for any lost
+    /// link, and the device disconnected. Nothing when it went down or
+    /// resolved its services meanwhile.
+    mutating func halfOpenLooked(_ peripheral: PeripheralID?, _ address: BluetoothAddress, stillHalfOpen: Bool) -> [Effect] {
+        guard stillHalfOpen else { return [] }
+        return [.halfOpenLinkLost(address)]
+            + linkLost(peripheral, address, why: "services no longer resolved on a link BlueZ still reports up", cause: nil)
+            + [.disconnectHalfOpen(address)]
+    }
+
     /// An advertisement, to each scan that wants it (once per peripheral and
     /// payload unless it allows duplicates, ``ScanCoordinator``), in the
     /// coordinator's order: a connection looking for its device is fed it,

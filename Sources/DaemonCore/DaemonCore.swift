@@ -112,6 +112,11 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case bondObserved(PeripheralID, bonded: Bool)
         /// Start-up read every known peripheral's bond.
         case bondsAtStart([BondAtStart])
+        /// A link whose services went unresolved while it stayed `Connected`
+        /// had its grace: `stillHalfOpen` is whether the device at `address`
+        /// is still `Connected` with its services unresolved, as the daemon
+        /// read it (`peripheral`: the one known there, if any).
+        case halfOpenLooked(PeripheralID?, BluetoothAddress, stillHalfOpen: Bool)
         /// relinkd removed the peripheral's bond itself (`Unpair`).
         case bondForgotten(PeripheralID)
         /// relinkd owns its bus name: the stored launch specs, the starts
@@ -188,6 +193,12 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// Check after a grace period whether a link whose services went
         /// unresolved is still up that way (half-open).
         case checkHalfOpenLater(BluetoothAddress)
+        /// A half-open link at the address is taken for lost: journal it.
+        case halfOpenLinkLost(BluetoothAddress)
+        /// Disconnect the device at the address, so that BlueZ tears the
+        /// half-open link down and the next Connect makes a real one (a
+        /// Connect on a connected device changes nothing).
+        case disconnectHalfOpen(BluetoothAddress)
         /// The device's GATT objects may have moved: a database read waits for them to settle.
         case gattObjectsMoved
         /// Read again the GATT database of every link whose services are resolved.
@@ -273,6 +284,7 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .gattLooked(let peripheral, let link): gattLooked(peripheral, link)
         case .bondObserved(let peripheral, let isBonded): bondObserved(peripheral, bonded: isBonded)
         case .bondsAtStart(let found): bondsAtStart(found)
+        case .halfOpenLooked(let peripheral, let address, let still): halfOpenLooked(peripheral, address, stillHalfOpen: still)
         case .bondForgotten(let peripheral): bondForgotten(peripheral)
         case .relaunchOpened(let specs, let starts, let attached, let now):
             relaunchOpened(specs: specs, startsBefore: starts, attached: attached, now: now)

@@ -51,6 +51,8 @@ import Testing
             case .transfersLinkChanged: "transfers"
             case .linkEndCauseUsed: "cause used"
             case .checkHalfOpenLater: "half-open check"
+            case .halfOpenLinkLost(let address): "half-open lost \(address)"
+            case .disconnectHalfOpen(let address): "disconnect \(address)"
             case .gattObjectsMoved: "gatt moved"
             case .readResolvedDatabases: "read databases"
             case .hostAll(let reason): "host all: \(reason)"
@@ -238,6 +240,22 @@ import Testing
             (change(.servicesResolved, true, known: false), ["gatt moved"]),
             (change(.servicesResolved, false, known: false), ["half-open check"]),
             (change(.connected, false, connected: false, known: false), ["cause used"]),
+        ]
+        for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
+    }
+
+    /// A half-open link after its grace: still half-open, it is lost like
+    /// any link (journalled, the intents told, notify sessions ended) and
+    /// its device disconnected, also at an address no known peripheral is
+    /// at; gone or resolved meanwhile, nothing.
+    @Test func aLinkStillHalfOpenAfterItsGraceIsLostAndDisconnected() throws {
+        var core = try Self.core([ConnectionIntentID(identifier: try Self.identifier("a.lock"), peripheral: Self.lock)])
+        let address = try Self.lockAddress()
+        let table: [(Core.Input, [String])] = [
+            (.halfOpenLooked(Self.lock, address, stillHalfOpen: false), []),
+            (.halfOpenLooked(Self.lock, address, stillHalfOpen: true),
+             ["half-open lost \(address)", "end notify sessions of lock", "feed [\"a.lock\"] disconnected(\(address))", "disconnect \(address)"]),
+            (.halfOpenLooked(nil, address, stillHalfOpen: true), ["half-open lost \(address)", "disconnect \(address)"]),
         ]
         for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
     }

@@ -156,22 +156,34 @@ extension Daemon {
     /// resolved before relinkd takes it for lost.
     static let halfOpenGrace: Duration = .seconds(1)
 
-    /// A link still `Connected` whose services did not come back: it is
-    /// lost. relinkd tells the intents and disconnects the device, so that
-    /// BlueZ tears the half-open link down and the next Connect makes a
-    /// real one (a Connect on a connected device changes nothing).
+    /// The grace of a link whose services went unresolved while it stayed
+    /// `Connected` is over: the core decides from the device as it is now
+    /// (DaemonCore+Links.swift, `halfOpenLooked`).
     func halfOpenCheck(_ path: ObjectPath, _ address: BluetoothAddress) async {
-        guard let device = await bluez.mirror.device(path), device.connected, !device.servicesResolved else { return }
-        logger.notice("a link stayed up with its services unresolved; taken for lost and disconnected", metadata: .journal([
-            .address: "\(address.string)", .decision: "half-open-link",
-        ]))
-        await linkLost(address, "services no longer resolved on a link BlueZ still reports up")
-        let bluez = self.bluez, logger = self.logger
-        loop.spawned.append {
-            do { try await bluez.disconnect(path) } catch {
-                logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
+        let device = await bluez.mirror.device(path)
+        let still = device.map { $0.connected && !$0.servicesResolved } ?? false
+        await perform(core.handle(.halfOpenLooked(peripheralID(for: address), address, stillHalfOpen: still)), device: path)
+    }
+
+    /// Carries out a half-open check's effects: the device's disconnection
+    /// needs its path, the others are as any effect.
+    private func perform(_ effects: [DaemonCore<DaemonClock>.Effect], device path: ObjectPath) async {
+        for effect in effects {
+            switch effect {
+            case .halfOpenLinkLost(let address):
+                logger.notice("a link stayed up with its services unresolved; taken for lost and disconnected", metadata: .journal([
+                    .address: "\(address.string)", .decision: "half-open-link",
+                ]))
+            case .disconnectHalfOpen(let address):
+                let bluez = self.bluez, logger = self.logger
+                loop.spawned.append {
+                    do { try await bluez.disconnect(path) } catch {
+                        logger.notice("Disconnect failed", metadata: .journal([.address: "\(address.string)", .error: "\(error)"]))
+                    }
+                    return []
+                }
+            default: await perform([effect])
             }
-            return []
         }
     }
 

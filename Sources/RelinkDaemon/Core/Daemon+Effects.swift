@@ -75,7 +75,8 @@ extension Daemon {
             case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved, .readGattDatabase,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .pairedByBluetoothd,
-                 .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved:
+                 .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved,
+                 .halfOpenLinkLost, .disconnectHalfOpen:
                 // Only ``perform(_:)`` (a device's change: the device's own
                 // performer in Daemon+BlueZ) carries these out, and no input
                 // handed to this path yields them: one that did would change
