@@ -59,6 +59,15 @@ extension DaemonCore {
             + [.disconnectHalfOpen(address)]
     }
 
+    /// bluetoothd removed the peripheral's device object: its API object
+    /// shows no device, and its link, if any, is lost like any link. Not a
+    /// removed bond by itself (a bluetoothd restart removes every object
+    /// and adds the bonded ones again, paired): the bond watch judges the
+    /// object that comes back.
+    mutating func deviceObjectRemoved(_ peripheral: PeripheralID, _ address: BluetoothAddress) -> [Effect] {
+        [.deviceObjectGone(peripheral)] + linkLost(peripheral, address, why: "bluetoothd removed the device object", cause: nil)
+    }
+
     /// An advertisement, to each scan that wants it (once per peripheral and
     /// payload unless it allows duplicates, ``ScanCoordinator``), in the
     /// coordinator's order: a connection looking for its device is fed it,

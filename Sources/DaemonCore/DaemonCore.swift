@@ -117,6 +117,10 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// is still `Connected` with its services unresolved, as the daemon
         /// read it (`peripheral`: the one known there, if any).
         case halfOpenLooked(PeripheralID?, BluetoothAddress, stillHalfOpen: Bool)
+        /// bluetoothd removed the device object of the known peripheral at
+        /// `address` (also one relinkd holds as connected: seen on real
+        /// bluetoothd after a controller reset).
+        case deviceObjectRemoved(PeripheralID, BluetoothAddress)
         /// relinkd removed the peripheral's bond itself (`Unpair`).
         case bondForgotten(PeripheralID)
         /// relinkd owns its bus name: the stored launch specs, the starts
@@ -199,6 +203,8 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// half-open link down and the next Connect makes a real one (a
         /// Connect on a connected device changes nothing).
         case disconnectHalfOpen(BluetoothAddress)
+        /// The peripheral has no device object any more: its API object says so.
+        case deviceObjectGone(PeripheralID)
         /// The device's GATT objects may have moved: a database read waits for them to settle.
         case gattObjectsMoved
         /// Read again the GATT database of every link whose services are resolved.
@@ -285,6 +291,7 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .bondObserved(let peripheral, let isBonded): bondObserved(peripheral, bonded: isBonded)
         case .bondsAtStart(let found): bondsAtStart(found)
         case .halfOpenLooked(let peripheral, let address, let still): halfOpenLooked(peripheral, address, stillHalfOpen: still)
+        case .deviceObjectRemoved(let peripheral, let address): deviceObjectRemoved(peripheral, address)
         case .bondForgotten(let peripheral): bondForgotten(peripheral)
         case .relaunchOpened(let specs, let starts, let attached, let now):
             relaunchOpened(specs: specs, startsBefore: starts, attached: attached, now: now)

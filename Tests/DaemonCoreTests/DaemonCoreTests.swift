@@ -53,6 +53,7 @@ import Testing
             case .checkHalfOpenLater: "half-open check"
             case .halfOpenLinkLost(let address): "half-open lost \(address)"
             case .disconnectHalfOpen(let address): "disconnect \(address)"
+            case .deviceObjectGone(let peripheral): "object gone \(peripheral == lock ? "lock" : "other")"
             case .gattObjectsMoved: "gatt moved"
             case .readResolvedDatabases: "read databases"
             case .hostAll(let reason): "host all: \(reason)"
@@ -247,8 +248,8 @@ import Testing
     /// A half-open link after its grace: still half-open, it is lost like
     /// any link (journalled, the intents told, notify sessions ended) and
     /// its device disconnected, also at an address no known peripheral is
-    /// at; gone or resolved meanwhile, nothing.
-    @Test func aLinkStillHalfOpenAfterItsGraceIsLostAndDisconnected() throws {
+    /// at; gone or resolved meanwhile, nothing. A removed device object.
+    @Test func aLinkStillHalfOpenAfterItsGraceOrWithoutItsObjectIsLost() throws {
         var core = try Self.core([ConnectionIntentID(identifier: try Self.identifier("a.lock"), peripheral: Self.lock)])
         let address = try Self.lockAddress()
         let table: [(Core.Input, [String])] = [
@@ -256,6 +257,9 @@ import Testing
             (.halfOpenLooked(Self.lock, address, stillHalfOpen: true),
              ["half-open lost \(address)", "end notify sessions of lock", "feed [\"a.lock\"] disconnected(\(address))", "disconnect \(address)"]),
             (.halfOpenLooked(nil, address, stillHalfOpen: true), ["half-open lost \(address)", "disconnect \(address)"]),
+            // The device object removed: the API object says so, the link (if any) is lost; no bond news.
+            (.deviceObjectRemoved(Self.lock, address),
+             ["object gone lock", "end notify sessions of lock", "feed [\"a.lock\"] disconnected(\(address))"]),
         ]
         for (input, expected) in table { #expect(Self.names(core.handle(input)) == expected, "\(input)") }
     }

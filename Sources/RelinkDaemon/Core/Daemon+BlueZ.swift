@@ -92,8 +92,7 @@ extension Daemon {
             guard path.parent == adapterPath, let text, let peripheral = known.peripheralByAddress[text.uppercased()],
                   let address = known.peripherals[peripheral]?.address.address else { return }
             known.linkEndCauses[path] = nil
-            deviceObjectGone(peripheral)
-            await linkLost(address, "bluetoothd removed the device object")
+            await perform(core.handle(.deviceObjectRemoved(peripheral, address)))
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil
             await gattObjectsMoved(containing: path)
@@ -185,19 +184,6 @@ extension Daemon {
             default: await perform([effect])
             }
         }
-    }
-
-    /// A link is gone: its notify sessions no longer count, and every
-    /// intent on the peripheral is told (an intent that does not hold it as
-    /// up ignores it).
-    /// `cause`: bluetoothd's reason, where it gives one (BlueZ 5.83 and later).
-    private func linkLost(_ address: BluetoothAddress, _ why: String, cause: LinkEndCause? = nil) async {
-        await perform(core.handle(.linkLost(peripheralID(for: address), address, why: why, cause: cause)))
-    }
-
-    private func feedPeripheral(at address: BluetoothAddress, _ input: Machine.Input) async {
-        guard let peripheral = peripheralID(for: address) else { return }
-        await perform(core.handle(.peripheral(peripheral, input)))
     }
 
     /// An advertisement (a device appeared or re-advertised): to each scan

@@ -26,6 +26,7 @@ extension Daemon {
             case .readGattDatabase(let peripheral): await readGattDatabase(peripheral)
             case .noteBond(let peripheral, let bonded): await noteBond(of: peripheral) { $0.bonded = bonded }
             case .bondRemoved(let peripheral, let identifiers): await bondRemoved(peripheral, identifiers: identifiers)
+            case .deviceObjectGone(let peripheral): deviceObjectGone(peripheral)
             default: queue([effect])
             }
         }
@@ -73,6 +74,7 @@ extension Daemon {
             case .startProgram, .programAnswered, .relaunchTimer, .relaunchFailed, .relaunchLimitReached, .launchSpecChanged:
                 performRelaunch(effect)
             case .subscriptionCommands, .lookAtGatt, .failSubscriptions, .applyAutoConnect, .rediscoverServices, .noteBond, .bondRemoved, .readGattDatabase,
+                 .deviceObjectGone,
                  .machineActions, .readResolvedDatabases, .hostAll, .hostAfterPowerOn, .discovered,
                  .followAddressChange, .peripheralSeen, .peripheralChanged, .pairedByBluetoothd,
                  .writeStreamsLinkChanged, .transfersLinkChanged, .linkEndCauseUsed, .checkHalfOpenLater, .gattObjectsMoved,
