@@ -27,6 +27,15 @@ public struct Device: Sendable, Hashable {
     /// The advertising name and the GAP name, told apart by ``NameTracker``.
     public var names: DeviceNames
 
+    /// The address bluetoothd names a device object after, as the path
+    /// spells it (`/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF` → `AA:BB:CC:DD:EE:FF`);
+    /// nil for a path that is not a device's. For a device no longer in
+    /// the mirror, or one named only by its path.
+    public static func address(inPath path: ObjectPath) -> String? {
+        guard let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
+        return last.dropFirst(4).split(separator: "_").joined(separator: ":")
+    }
+
     init(path: ObjectPath, properties p: InterfaceProperties, names: DeviceNames) {
         self.path = path
         adapter = p.path("Adapter")

@@ -111,7 +111,8 @@ public typealias HostedRequestHandler = @Sendable (ObjectPath, HostedRequest) as
 /// (`/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF` → `AA:BB:CC:DD:EE:FF`), else
 /// ``PeripheralManagerRecord/unnamedCentral``.
 func centralName(_ options: [String: DBusValue]) -> String {
-    guard case .objectPath(let path)? = options["device"]?.unwrapped,
-          let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_") else { return PeripheralManagerRecord.unnamedCentral }
-    return last.dropFirst(4).split(separator: "_").joined(separator: ":")
+    guard case .objectPath(let path)? = options["device"]?.unwrapped, let address = Device.address(inPath: path) else {
+        return PeripheralManagerRecord.unnamedCentral
+    }
+    return address
 }

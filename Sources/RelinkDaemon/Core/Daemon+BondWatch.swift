@@ -1,5 +1,4 @@
 import BlueZ
-import Foundation
 import DBus
 import DaemonCore
 import Logging
@@ -16,8 +15,9 @@ extension Daemon {
     func seedBonds() async {
         let storedBonded = Set(known.intentBonds.filter(\.value.bonded).map(\.key.peripheral))
         var found: [DaemonCore<DaemonClock>.BondAtStart] = []
+        let devices = await bluez.mirror.devicesByAddress(adapter: adapterPath)  // one pass, not one per peripheral
         for (peripheral, row) in known.peripherals {
-            let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath)
+            let device = devices[row.address.address.string]
             found.append(.init(peripheral: peripheral, bondedNow: device.map { $0.paired || $0.bonded },
                                storedBonded: storedBonded.contains(peripheral)))
         }
@@ -38,8 +38,7 @@ extension Daemon {
     /// once after a pairing). The bond still counts, in bus order, so that
     /// its removal is told when the device shows up again unpaired.
     func bondSignalled(onRemoved path: ObjectPath) async {
-        guard path.parent == adapterPath, let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_"),
-              let peripheral = known.peripheralByAddress[last.dropFirst(4).replacingOccurrences(of: "_", with: ":").uppercased()] else { return }
+        guard path.parent == adapterPath, let address = Device.address(inPath: path), let peripheral = known.peripheralByAddress[address.uppercased()] else { return }
         await perform(core.handle(.bondObserved(peripheral, bonded: true)))
     }
 
