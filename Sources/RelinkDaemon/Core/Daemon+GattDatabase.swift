@@ -41,9 +41,9 @@ extension Daemon {
     /// databases are read now.
     func readResolvedDatabases() async {
         let interested = core.interestedPeripherals  // in one pass: per peripheral it was quadratic at start-up
+        let devices = await bluez.mirror.devicesByAddress(adapter: adapterPath)  // likewise
         for (peripheral, row) in known.peripherals.sorted(by: { $0.key < $1.key }) where interested.contains(peripheral) {
-            guard let device = await bluez.mirror.device(address: row.address.address.string, adapter: adapterPath),
-                  device.connected, device.servicesResolved else { continue }
+            guard let device = devices[row.address.address.string], device.connected, device.servicesResolved else { continue }
             await gattObjectsMoved(device: device.path)
         }
     }
