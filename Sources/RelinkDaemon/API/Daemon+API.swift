@@ -54,7 +54,9 @@ extension Daemon {
     func acknowledge(_ id: RestoreIdentifier, through: Int64, from caller: APICaller, reply: CheckedContinuation<APIReply, Never>) {
         let mutation: StoreMutation
         do throws(RelinkError) {
-            mutation = .acknowledgeEvents(try checkAcknowledgement(try visible(id, to: caller), through: through), through: through)
+            let id = try visible(id, to: caller)
+            try checkAcknowledgement(id, through: through)
+            mutation = .acknowledgeEvents(id, through: through)
         } catch {
             logAPIRefusal(error, from: caller)
             reply.resume(returning: .failure(error))
@@ -64,16 +66,15 @@ extension Daemon {
         submit(RestoreBatch.Request(mutations: [mutation]), for: .acknowledgement(caller, reply))
     }
 
-    /// The identifier, when `through` is a number relinkd handed out to it:
-    /// its sequencer's, which also numbered the events a full disk kept out
-    /// of the store (a client may acknowledge those; the store then moves
-    /// its next number above them). Else `InvalidArguments`.
-    func checkAcknowledgement(_ id: RestoreIdentifier, through: Int64) throws(RelinkError) -> RestoreIdentifier {
+    /// Refuses (`InvalidArguments`) an Ack through a number relinkd never
+    /// handed out to `id`: its sequencer's next number bounds it, which
+    /// also counts the events a full disk kept out of the store (a client
+    /// may acknowledge those; the store then moves its next number above them).
+    func checkAcknowledgement(_ id: RestoreIdentifier, through: Int64) throws(RelinkError) {
         let next = api.sequencers[id]?.next ?? api.outboxes[id]?.nextStored ?? 1
         guard through >= 0, through < next else {
             throw RelinkError(.invalidArguments, "acknowledgement through \(through) for \(id), but the next sequence number is \(next)")
         }
-        return id
     }
 
     /// The identifier, when the caller may see it; else `unknownIdentifier`
@@ -113,15 +114,14 @@ extension Daemon {
             let id = try visible(id, to: caller)
             let peripheral = try knownPeripheral(ref)
             let subscriptions = core.planner.subscriptions.filter { $0.identifier == id && $0.peripheral == peripheral }
-            guard core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil || !subscriptions.isEmpty else {
+            let hasIntent = core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil
+            guard hasIntent || !subscriptions.isEmpty else {
                 throw RelinkError(.unknownPeripheral, "\(id) has no connection intent or subscription for \(ref)")
             }
             // One transaction: a Cancel the store refuses changes nothing.
             let removed = subscriptions.sorted(by: { $0.characteristic < $1.characteristic })
             var mutations: [StoreMutation] = removed.map { .removeSubscription($0) }
-            if core.machines[ConnectionIntentID(identifier: id, peripheral: peripheral)] != nil {
-                mutations.append(.removeConnectionIntent(id, peripheral: peripheral))
-            }
+            if hasIntent { mutations.append(.removeConnectionIntent(id, peripheral: peripheral)) }
             try await commit(mutations)
             for subscription in removed { await unsubscribed(subscription) }
             await connectionCancelled(id, peripheral: peripheral)

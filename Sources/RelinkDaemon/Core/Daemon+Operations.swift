@@ -155,7 +155,8 @@ extension Daemon {
     /// Deletes events up to `through`.
     /// - Throws: ``RelinkError`` (`invalidArguments` beyond the last event, `storeFailed`).
     func acknowledge(_ id: RestoreIdentifier, through: Int64) async throws(RelinkError) {
-        try await commit([.acknowledgeEvents(try checkAcknowledgement(id, through: through), through: through)])
+        try checkAcknowledgement(id, through: through)
+        try await commit([.acknowledgeEvents(id, through: through)])
     }
 
     /// `a(tss)` of events.
