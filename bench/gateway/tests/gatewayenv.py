@@ -269,6 +269,56 @@ def booted(release: str, *debs: str, name: str = ""):
     env.results.add({"scenario": "poweroff", "seconds": round(time.monotonic() - t0, 1)})
 
 
+# The real-bluetoothd guest suites (bench/realbluez/guest_tests) inside a
+# gateway: they run relinkd themselves (the installed binaries, as the user
+# relink, debug logs) and start the bench with the gateway backend, which
+# drives the system's own bluetooth.service.
+GUEST_SUITES = "/srv/relink/bench/realbluez/guest_tests"
+GUEST_ENV = {
+    "RELINK_REALBLUEZ_GUEST": "1",
+    "RELINK_REALBLUEZ_BACKEND": "gateway",
+    "RELINK_GATEWAY_GUEST": "1",
+    "RELINK_BENCH_PYTHON": "/usr/bin/python3",
+    "RELINK_RELINKD": "/usr/sbin/relinkd",
+    "RELINK_RELINKCTL": "/usr/bin/relinkctl",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+def install_for_guest_suites(gw: GatewayEnv) -> None:
+    """relink installed by apt, then relinkd.service masked and stopped: a
+    guest suite's relinkd owns org.relink, and the packaged one must neither
+    run nor be started by the bus's activation while the suite's restarts."""
+    out = gw.apt_install()
+    assert out.rc == 0, out.out[-2000:]
+    gw.sh("systemctl mask --now relinkd.service")
+
+
+def run_guest_suite(gw: GatewayEnv, name: str, files: tuple[str, ...], env: Optional[dict] = None,
+                    pytest_args: tuple[str, ...] = (), timeout: float = 4200) -> tuple[str, dict[str, str]]:
+    """The guest suite `files` run by the guest's pytest with GUEST_ENV and
+    `env`, its logs in the guest's /var/tmp/relink-`name`; its output and
+    every JSON file of figures it wrote are saved beside the journal
+    (`name`-output.txt, `name`-*.json), with the tail of its relinkd's log.
+    Returns the output and the JSON files' texts by name; the caller
+    asserts on them."""
+    logs = f"/var/tmp/relink-{name}"
+    full_env = {**GUEST_ENV, "RELINK_REALBLUEZ_LOGDIR": logs, **(env or {})}
+    variables = " ".join(f"{k}={shlex.quote(v)}" for k, v in full_env.items())
+    paths = " ".join(f"{GUEST_SUITES}/{f}" for f in files)
+    gw.sh(f"rm -rf {logs} && mkdir -p {logs} && cd {logs} && "
+          f"env {variables} timeout {int(timeout)} python3 -m pytest -p no:cacheprovider -q -s -rs {paths} "
+          f"{shlex.join(pytest_args)} > {logs}/output.txt 2>&1; echo rc=$?", timeout=timeout + 300, check=False)
+    text = gw.sh(f"cat {logs}/output.txt", check=False).out
+    gw.save(f"{name}-output.txt", text)
+    docs = {}
+    for doc in gw.sh(f"cd {logs} && ls *.json 2>/dev/null", check=False).out.split():
+        docs[doc] = gw.sh(f"cat {logs}/{shlex.quote(doc)}", check=False).out
+        gw.save(f"{name}-{doc}", docs[doc])
+    gw.save(f"{name}-relinkd-tail.log", gw.sh(f"tail -n 20000 {logs}/relinkd.log", check=False, timeout=300).out)
+    return text, docs
+
+
 def relinkd_is_active(gw: GatewayEnv) -> bool:
     return gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active"
 

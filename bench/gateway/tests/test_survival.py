@@ -18,32 +18,21 @@ TCG here; RELINK_GATEWAY=full only, one boot per release:
     RELINK_GATEWAY=full RELINK_GATEWAY_RELEASES=trixie .venv/bin/python -m pytest -q -rsx bench/gateway/tests/test_survival.py
 
 Per-case results and timings: .cache/gateway/logs/<release>-survival/
-restart-survival.json (docs/real-bluez.md quotes them)."""
+survival-restart-survival.json (docs/real-bluez.md quotes them)."""
 
 import json
 import os
 import re
-import shlex
 import sys
 
 import pytest
 
-from gatewayenv import REPO, RELEASES, WANTED, booted, newest_deb, skip_reason
+from gatewayenv import (REPO, RELEASES, WANTED, booted, install_for_guest_suites, newest_deb, run_guest_suite,
+                        skip_reason)
 
 sys.path.insert(0, os.path.join(REPO, "bench", "realbluez", "tests"))
 from realvm import summary  # noqa: E402  (the guest pytest's summary line, as the VM's suites read it)
 
-GUEST_LOGS = "/var/tmp/relink-survival"
-GUEST_ENV = {
-    "RELINK_REALBLUEZ_GUEST": "1",
-    "RELINK_REALBLUEZ_BACKEND": "gateway",
-    "RELINK_GATEWAY_GUEST": "1",
-    "RELINK_BENCH_PYTHON": "/usr/bin/python3",
-    "RELINK_RELINKD": "/usr/sbin/relinkd",
-    "RELINK_RELINKCTL": "/usr/bin/relinkctl",
-    "RELINK_REALBLUEZ_LOGDIR": GUEST_LOGS,
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
 # RELINK_GATEWAY_SURVIVAL_K: a pytest -k expression picking cases (the
 # assertion then wants every picked case passed), e.g. "subscribed and power".
 SELECT = os.environ.get("RELINK_GATEWAY_SURVIVAL_K", "")
@@ -60,31 +49,18 @@ def gw(request):
 
 
 def test_restart_survival_on_the_gateway(gw):
-    out = gw.apt_install()
-    assert out.rc == 0, out.out[-2000:]
-    # The suite's relinkd owns org.relink; the packaged one must neither run
-    # nor be started by the bus's activation while the suite's is restarting.
-    gw.sh("systemctl mask --now relinkd.service")
-    env = " ".join(f"{k}={v}" for k, v in GUEST_ENV.items())
-    run = gw.sh(f"rm -rf {GUEST_LOGS} && mkdir -p {GUEST_LOGS} && cd {GUEST_LOGS} && "
-                f"env {env} timeout 4200 python3 -m pytest -p no:cacheprovider -q -s -rs "
-                "/srv/relink/bench/realbluez/guest_tests/test_restart_survival_guest.py "
-                + (f"-k {shlex.quote(SELECT)} " if SELECT else "") +
-                f"> {GUEST_LOGS}/output.txt 2>&1; echo rc=$?", timeout=4500, check=False)
-    text = gw.sh(f"cat {GUEST_LOGS}/output.txt", check=False).out
-    gw.save("guest-output.txt", text)
-    results = gw.sh(f"cat {GUEST_LOGS}/restart-survival.json", check=False).out
-    gw.save("restart-survival.json", results)
-    gw.save("relinkd-tail.log", gw.sh(f"tail -n 20000 {GUEST_LOGS}/relinkd.log", check=False, timeout=300).out)
+    install_for_guest_suites(gw)
+    text, docs = run_guest_suite(gw, "survival", ("test_restart_survival_guest.py",),
+                                 pytest_args=("-k", SELECT) if SELECT else ())
     try:
-        cases = json.loads(results).get("cases", [])
+        cases = json.loads(docs.get("restart-survival.json", "")).get("cases", [])
     except ValueError:
         cases = []
     failed = [c["case"] for c in cases if c.get("result") != "pass"]
     result = summary(text)
-    gw.results.add({"scenario": "restart-survival", "summary": result or run.out.strip(),
+    gw.results.add({"scenario": "restart-survival", "summary": result or text[-300:].strip(),
                     "cases": len(cases), "failed": failed})
     wanted = rf"\b{CASES} passed\b" if not SELECT else r"^\d+ passed, \d+ deselected"
     assert re.search(wanted, result) and not failed, (
-        f"restart survival on {gw.release}: {result or run.out}; failed cases: {failed} "
+        f"restart survival on {gw.release}: {result or 'no result'}; failed cases: {failed} "
         f"(logs in {gw.logdir}):\n{text[-6000:]}")

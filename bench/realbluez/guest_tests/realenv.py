@@ -254,6 +254,16 @@ class Findings:
             print(f"    {line}", file=sys.stderr)
 
 
+def forget_device(adapter: str, address: str) -> None:
+    """`adapter` (hci0, ...) forgets the device `address`, its bond too
+    (Adapter1.RemoveDevice), if it knows it: a test that counts pairings
+    starts with none. The VM's bench empties bluetoothd's storage at each
+    start; a gateway keeps its bonds, as a real one does."""
+    path = f"/org/bluez/{adapter}/dev_{address.upper().replace(':', '_')}"
+    subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.bluez", f"/org/bluez/{adapter}",
+                    "org.bluez.Adapter1.RemoveDevice", f"objpath:{path}"], capture_output=True, timeout=10)
+
+
 def bluez_get(path: str, interface: str, prop: str) -> Optional[str]:
     """A property of org.bluez as dbus-send prints it (last word), or None."""
     out = subprocess.run(["dbus-send", "--system", "--print-reply=literal", "--dest=org.bluez", path,
@@ -264,6 +274,13 @@ def bluez_get(path: str, interface: str, prop: str) -> Optional[str]:
 
 
 def bluetoothd_log() -> str:
+    """bluetoothd's log so far: the bench's bluetoothd's file in the VM,
+    bluetooth.service's journal of this boot in a gateway (its debug lines
+    when the test asked for them: RELINK_BLUETOOTHD_DEBUG=1)."""
+    if BACKEND == "gateway":
+        out = subprocess.run(["journalctl", "-b", "-u", "bluetooth.service", "-o", "cat", "--no-pager"],
+                             capture_output=True, text=True, errors="replace", timeout=60)
+        return out.stdout
     try:
         with open(os.path.join(LOGDIR, "bluetoothd.log"), errors="replace") as f:
             return f.read()

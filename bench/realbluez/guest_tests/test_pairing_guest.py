@@ -22,8 +22,8 @@ import time
 import pytest
 
 from lock_agent import LockAgent, log_path
-from realenv import (IN_GUEST, LOGDIR, Relinkd, bluetoothd_log, bluez_get, ctl, ctl_ok, events, lock_world,
-                     play_restart, recover_bluetoothd, wait_for)
+from realenv import (IN_GUEST, LOGDIR, Relinkd, bluetoothd_log, bluez_get, ctl, ctl_ok, events, forget_device,
+                     lock_world, play_restart, recover_bluetoothd, wait_for)
 
 pytestmark = pytest.mark.skipif(
     not IN_GUEST, reason="runs inside the real-BlueZ VM (bench/realbluez/tests/test_real_pairing.py)")
@@ -50,12 +50,28 @@ def lock_with_agent():
         agent.stop()  # else it outlives the test and registers with the next tests' bluetoothd
         raise
     try:
+        forget_pairing(bench)
         wait_for(lambda: agent.registrations() >= 1, 30, "the lock side's agent registered")
         yield bench, relinkd, figures, agent
     finally:
         figures["lock_agent_requests"] = len(agent.requests())
+        forget_pairing(bench)
         agent.stop()
         next(bench_args_world, None)
+
+
+def forget_pairing(bench) -> None:
+    """Neither side keeps a bond: hci0 forgets the lock, the lock's adapter
+    (hci1) forgets hci0; before a pairing test and after it. A no-op in the
+    VM, whose bench starts bluetoothd with empty storage; a gateway keeps
+    its bonds, and one left behind made hci1 connect to hci0 as soon as
+    hci0 advertised for relinkd's peripheral role (bluetoothd reconnects a
+    bonded device it sees advertising), so the peripheral suite's remote
+    central on hci2 never saw the advertisement (Debian 13's gateway)."""
+    central = bluez_get("/org/bluez/hci0", "org.bluez.Adapter1", "Address")
+    forget_device("hci0", bench.address("lock"))
+    if central:
+        forget_device("hci1", central)
 
 
 @pytest.fixture

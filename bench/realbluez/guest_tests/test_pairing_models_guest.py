@@ -29,7 +29,7 @@ import pytest
 
 from lock_agent import LockAgent, log_path
 from realenv import IN_GUEST, LOGDIR, RELINKCTL, bluetoothd_log, ctl, ctl_ok, lock_world, wait_for
-from test_pairing_guest import ID, LOCK_SERVICE, LOCK_STATE, Lock, kinds
+from test_pairing_guest import ID, LOCK_SERVICE, LOCK_STATE, Lock, forget_pairing, kinds
 
 pytestmark = [
     pytest.mark.skipif(not IN_GUEST, reason="runs inside the real-BlueZ VM (bench/realbluez/tests/test_real_pairing.py)"),
@@ -56,10 +56,12 @@ def models_world(capability: str):
                 FIGURES.setdefault("bench_start_retries", []).append(str(e)[:200])
                 if attempt == 2:
                     raise
+        forget_pairing(bench)
         wait_for(lambda: agent.registrations() >= 1, 30, "the lock side's agent registered")
         try:
             yield bench, relinkd, figures, agent
         finally:
+            forget_pairing(bench)
             next(world, None)
     finally:
         agent.stop()

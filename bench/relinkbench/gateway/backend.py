@@ -6,16 +6,26 @@ central scans, half-open links dropped), except that bluetoothd is the
 system's own `bluetooth.service`, started by systemd at boot with Debian's
 configuration, and the bench never empties its storage: a gateway keeps
 its bonds across reboots. A bluetoothd crash is `systemctl kill -s KILL`,
-a stop `systemctl stop`; both are followed by `systemctl start`."""
+a stop `systemctl stop`; both are followed by `systemctl start`.
+
+The guest suites of bench/realbluez count pairings in bluetoothd's debug
+lines and run one case with another main.conf: RELINK_BLUETOOTHD_DEBUG=1
+(`-d`) and RELINK_BLUETOOTHD_CONF (`-f FILE`) add those options to the
+unit's own command line by a runtime drop-in (gone at the next boot), with
+the journal's rate limit off for the unit so that no debug line is dropped;
+bluetoothd is restarted when the drop-in changes, and the drop-in removed
+(bluetoothd restarted as Debian runs it) when neither is set."""
 
 import asyncio
 import os
+import shlex
 
 from ..bench import BenchError
 from ..dbusclient import BusClient
 from ..realbluez.backend import SYSTEM_BUS, RealBluezBench
 
 UNIT = "bluetooth.service"
+DROP_IN = f"/run/systemd/system/{UNIT}.d/relink-bench.conf"
 
 
 async def systemctl(*args: str, timeout: float = 60.0) -> str:
@@ -66,7 +76,10 @@ class GatewayBench(RealBluezBench):
         """`systemctl start` (a no-op when it runs), then until bluetoothd
         shows hci0..hciN, every one powered: right after boot it may still be
         adding them (the base class's wait counts adapters, not which)."""
-        await systemctl("start", UNIT)
+        if await self._configure_unit():
+            await systemctl("restart", UNIT)
+        else:
+            await systemctl("start", UNIT)
         wanted = [f"/org/bluez/hci{i}" for i in range(1 + len(self.peripherals))]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.opts.start_timeout
@@ -82,6 +95,44 @@ class GatewayBench(RealBluezBench):
                 raise BenchError(f"{UNIT}: {', '.join(wanted)} not all there and powered "
                                  f"within {self.opts.start_timeout} s")
             await asyncio.sleep(0.2)
+
+    async def _configure_unit(self) -> bool:
+        """The drop-in for RELINK_BLUETOOTHD_DEBUG and RELINK_BLUETOOTHD_CONF
+        (see the module's doc) written or removed, and systemd told; True
+        when it changed (bluetoothd must start again to follow it)."""
+        options = (["-d"] if os.environ.get("RELINK_BLUETOOTHD_DEBUG") == "1" else []) + (
+            ["-f", os.environ["RELINK_BLUETOOTHD_CONF"]] if os.environ.get("RELINK_BLUETOOTHD_CONF") else [])
+        try:
+            with open(DROP_IN) as f:
+                old: str | None = f.read()
+        except OSError:
+            old = None
+        if not options:
+            if old is None:
+                return False
+            os.remove(DROP_IN)
+        else:
+            argv = await self._vendor_command()
+            new = ("# run-bench --backend gateway (RELINK_BLUETOOTHD_DEBUG, RELINK_BLUETOOTHD_CONF)\n"
+                   "[Service]\nExecStart=\n"
+                   f"ExecStart={shlex.join(argv + options)}\nLogRateLimitIntervalSec=0\n")
+            if new == old:
+                return False
+            os.makedirs(os.path.dirname(DROP_IN), exist_ok=True)
+            with open(DROP_IN, "w") as f:
+                f.write(new)
+        await systemctl("daemon-reload")
+        return True
+
+    @staticmethod
+    async def _vendor_command() -> list[str]:
+        """The ExecStart= of the release's own unit file (not of a drop-in)."""
+        path = (await systemctl("show", "-p", "FragmentPath", "--value", UNIT)).strip()
+        with open(path) as f:
+            for line in f:
+                if line.startswith("ExecStart="):
+                    return shlex.split(line.split("=", 1)[1])
+        raise BenchError(f"{path}: no ExecStart= line")
 
     def _zoo_exited(self) -> bool:
         return False  # systemd's to watch; start_zoo's wait is bounded

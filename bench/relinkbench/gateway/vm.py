@@ -241,7 +241,7 @@ class Gateway:
 def make_share(root: str, deb: str, *more_debs: str) -> str:
     """The folder the guest sees at /srv/relink: the .deb (and `more_debs`,
     e.g. an earlier release to upgrade from), the bench's Python package and
-    peripheral programs, the real-bluetoothd guest suites, and the example
+    peripheral programs, the real-bluetoothd guest suites and their helpers, and the example
     lock program (copied, so the guest never sees the host's build tree)."""
     if os.path.exists(root):
         shutil.rmtree(root)
@@ -260,6 +260,11 @@ def make_share(root: str, deb: str, *more_debs: str) -> str:
                     ignore=shutil.ignore_patterns("__pycache__", "tests"))
     os.makedirs(os.path.join(root, "bench", "tests"))
     shutil.copy2(os.path.join(bench, "tests", "benchproc.py"), os.path.join(root, "bench", "tests", "benchproc.py"))
+    # The peripheral role's guest suites drive a remote central with the
+    # simulated bench's helpers (bench/gateway/tests/test_roles.py).
+    os.makedirs(os.path.join(root, "bench", "e2e", "tests"))
+    for helper in ("e2e_harness.py", "pbench_fixtures.py", "remote_central.py"):
+        shutil.copy2(os.path.join(bench, "e2e", "tests", helper), os.path.join(root, "bench", "e2e", "tests", helper))
     # The example lock program and its relaunch files (docs/relaunch.md).
     for example in ("python-lock", "python-common"):
         shutil.copytree(os.path.join(REPO, "examples", example), os.path.join(root, "examples", example),
