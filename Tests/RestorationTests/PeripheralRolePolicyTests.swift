@@ -105,6 +105,30 @@ struct PeripheralRolePolicyTests {
         #expect(reason { _ = try PeripheralAdvertisement(json: #"{"localName": "Sensor", "connectable": false}"#) } == "", "the known keys still read")
     }
 
+    /// A broadcast (not connectable) advertisement is not discoverable
+    /// unless asked, and asked it is refused, naming why: bluetoothd 5.66
+    /// and 5.82 refuse a broadcast advertisement with the discoverable flag
+    /// whole ("Broadcast cannot set flags"), and the default used to be
+    /// discoverable, so `{"connectable": false}` advertised on the mock and
+    /// failed on real bluetoothd (found with the bench's beacon, gateway
+    /// finding G5). One stored before the refusal is advertised without it.
+    @Test func aBroadcastAdvertisementIsNotDiscoverable() throws {
+        let broadcast = try PeripheralAdvertisement(json: #"{"localName": "B", "connectable": false}"#)
+        #expect(!broadcast.discoverable && !broadcast.advertisedDiscoverable)
+        try broadcast.validate()
+        #expect(broadcast.encodedLength == 2 + 1, "no flags: a broadcaster has none")
+        #expect(try PeripheralAdvertisement(json: #"{"localName": "P"}"#).discoverable, "connectable: discoverable by default")
+        #expect(!PeripheralAdvertisement(connectable: false).discoverable)
+        let asked = try PeripheralAdvertisement(json: #"{"localName": "B", "connectable": false, "discoverable": true}"#)
+        do {
+            try asked.validate()
+            Issue.record("a discoverable broadcast advertisement was accepted")
+        } catch {
+            #expect("\(error)".contains("cannot be discoverable"), "\(error)")
+        }
+        #expect(!asked.advertisedDiscoverable, "stored before the refusal: bluetoothd is not given the flag")
+    }
+
     /// The advertisement's manufacturer data, service data and appearance are
     /// an `AdvertisingData` (one type for both roles); a record stored before
     /// that (phase 1, the same flat JSON keys) still reads, and is written back

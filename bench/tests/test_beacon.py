@@ -1,8 +1,11 @@
-"""The broadcast-only beacon (issue 22 item 3) and BlueZoo patches 14 and 15,
-observed directly on org.bluez (dbus-fast client): the beacon's iBeacon
-frame, service data, TX power and appearance reach Device1; a changed
-frame is signalled; its advertisement is non-connectable, so Connect fails
-as on real BlueZ."""
+"""The broadcast-only beacon (issue 22 item 3) and BlueZoo patches 14, 15,
+31 and 32, observed directly on org.bluez (dbus-fast client): the beacon's
+iBeacon frame, service data, TX power and appearance reach Device1; a
+changed frame is signalled; its advertisement is non-connectable, so
+Connect fails as on real BlueZ. A broadcaster sets no discoverable flags,
+so bluetoothd reports it only to a discovery with a filter (as every
+client here sets, `Transport` le), and refuses a broadcast advertisement
+that asks to be discoverable."""
 
 import asyncio
 import time
@@ -11,11 +14,14 @@ import uuid
 
 import pytest
 
+from dbus_fast import Variant
+
 from busclient import BusError, Client
 from benchproc import BenchProcess
 
 DEV = "org.bluez.Device1"
 EDDYSTONE = "0000feaa-0000-1000-8000-00805f9b34fb"
+LE = {"Transport": Variant("s", "le")}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +45,7 @@ def test_the_beacons_advertising_data_is_on_device1_and_a_change_is_signalled(be
     async def go():
         async with Client(bench.bus) as c:
             beacon = bench.path("beacon")
-            await c.start_discovery()
+            await c.start_discovery(LE)
             await c.wait_device(beacon)
             props = (await c.objects())[beacon][DEV]
             md = {k: bytes(v.value) for k, v in props["ManufacturerData"].items()}
@@ -65,7 +71,7 @@ def test_a_broadcast_only_beacon_cannot_be_connected(bench):
     async def go():
         async with Client(bench.bus) as c:
             beacon = bench.path("beacon")
-            await c.start_discovery()
+            await c.start_discovery(LE)
             await c.wait_device(beacon)
             await c.stop_discovery()
             with pytest.raises(BusError) as e:
@@ -83,7 +89,7 @@ def test_one_report_is_one_properties_changed(bench):
     async def go():
         async with Client(bench.bus) as c:
             beacon = bench.path("beacon")
-            await c.start_discovery()
+            await c.start_discovery(LE)
             await c.wait_device(beacon)
             minor = bench.cmd("get", peripheral="beacon")["minor"] + 1
             t = time.monotonic()
@@ -93,4 +99,65 @@ def test_one_report_is_one_properties_changed(bench):
             signals = [changed for at, path, iface, changed in c.changes
                        if at >= t and path == beacon and iface == DEV and ("ManufacturerData" in changed or "ServiceData" in changed)]
             assert signals and "ManufacturerData" in signals[0] and "ServiceData" in signals[0], signals
+    run(go())
+
+
+def test_a_broadcaster_has_no_flags_and_only_a_filtered_discovery_reports_it(fresh_bench):
+    """Patch 32: bluetoothd creates a Device1 for a report without the
+    discoverable flags only while a discovery client has a filter
+    (adapter.c, device_is_discoverable); the lock (discoverable) is found
+    either way, and the beacon's Device1 has no AdvertisingFlags."""
+    bench = fresh_bench("--lock", "lock", "--beacon", "beacon")  # no Device1 of an earlier test
+
+    async def go():
+        async with Client(bench.bus) as c:
+            beacon, lock = bench.path("beacon"), bench.path("lock")
+            await c.start_discovery()
+            await c.wait_device(lock)
+            assert beacon not in await c.objects(), "an unfiltered discovery reported a broadcaster without flags"
+            await c.stop_discovery()
+            await c.start_discovery(LE)
+            await c.wait_device(beacon)
+            await c.stop_discovery()
+            assert not (await c.objects())[beacon][DEV].get("AdvertisingFlags"), "a broadcaster sets no flags"
+    run(go())
+
+
+def test_a_broadcast_advertisement_that_asks_to_be_discoverable_is_refused(bench):
+    """Patch 31: bluetoothd 5.66 to 5.8x refuse it whole ("Broadcast cannot
+    set flags": `Failed` "Failed to parse advertisement."), and nothing is
+    advertised; BlueZoo 1.0.2 advertised it."""
+    from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_property, method
+
+    class Broadcast(ServiceInterface):
+        def __init__(self, discoverable: bool):
+            super().__init__("org.bluez.LEAdvertisement1")
+            self.discoverable = discoverable
+
+        @method()
+        def Release(self):
+            pass
+
+        @dbus_property(access=PropertyAccess.READ)
+        def Type(self) -> "s":  # noqa: F821 (D-Bus signature)
+            return "broadcast"
+
+        @dbus_property(access=PropertyAccess.READ)
+        def Discoverable(self) -> "b":  # noqa: F821 (D-Bus signature)
+            return self.discoverable
+
+    manager = "org.bluez.LEAdvertisingManager1"
+
+    async def go():
+        async with Client(bench.bus) as c:
+            c.bus.export("/test/discoverable", Broadcast(True))
+            c.bus.export("/test/plain", Broadcast(False))
+            before = await c.get("/org/bluez/hci0", manager, "ActiveInstances")
+            with pytest.raises(BusError) as refused:
+                await c.call("RegisterAdvertisement", "oa{sv}", ["/test/discoverable", {}], path="/org/bluez/hci0", iface=manager)
+            assert refused.value.name == "org.bluez.Error.Failed", refused.value
+            assert await c.get("/org/bluez/hci0", manager, "ActiveInstances") == before
+            await c.call("RegisterAdvertisement", "oa{sv}", ["/test/plain", {}], path="/org/bluez/hci0", iface=manager)
+            assert await c.get("/org/bluez/hci0", manager, "ActiveInstances") == before + 1
+            await c.call("UnregisterAdvertisement", "o", ["/test/plain"], path="/org/bluez/hci0", iface=manager)
     run(go())

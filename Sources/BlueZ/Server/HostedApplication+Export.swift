@@ -129,7 +129,7 @@ extension HostedApplication {
             "ManufacturerData": ad.data.dbusManufacturerData,
             "ServiceData": ad.data.dbusServiceData,
             "Includes": .array(.string, ad.includeTxPower ? [.string("tx-power")] : []),
-            "Discoverable": .boolean(ad.discoverable),
+            "Discoverable": .boolean(ad.advertisedDiscoverable),
         ]
         if let name = ad.localName { values["LocalName"] = .string(name) }
         if let appearance = ad.data.appearance { values["Appearance"] = .uint16(appearance) }

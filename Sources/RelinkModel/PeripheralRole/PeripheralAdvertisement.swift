@@ -19,21 +19,31 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     public var data: AdvertisingData
     /// Whether the controller's TX power level is included.
     public var includeTxPower: Bool
-    /// Whether the advertisement says "LE General Discoverable".
+    /// Whether the advertisement says "LE General Discoverable". A
+    /// broadcast (not ``connectable``) advertisement cannot be: the Core
+    /// Specification forbids a broadcaster the discoverable flags and
+    /// bluetoothd refuses such an advertisement ("Broadcast cannot set
+    /// flags"); ``validate()`` refuses it.
     public var discoverable: Bool
     /// Whether centrals may connect (BlueZ's `Type` `peripheral`) or not (`broadcast`).
     public var connectable: Bool
 
-    /// An advertisement.
+    /// An advertisement; `discoverable` left out is `connectable` (a
+    /// connectable advertisement is discoverable, a broadcast one is not).
     public init(localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [], data: AdvertisingData = AdvertisingData(),
-                includeTxPower: Bool = false, discoverable: Bool = true, connectable: Bool = true) {
+                includeTxPower: Bool = false, discoverable: Bool? = nil, connectable: Bool = true) {
         self.localName = localName
         self.serviceUUIDs = serviceUUIDs
         self.data = data
         self.includeTxPower = includeTxPower
-        self.discoverable = discoverable
+        self.discoverable = discoverable ?? connectable
         self.connectable = connectable
     }
+
+    /// The `Discoverable` bluetoothd is given: never for a broadcast
+    /// advertisement, which bluetoothd would refuse whole. An advertisement
+    /// stored before ``validate()`` refused the pair is still advertised.
+    public var advertisedDiscoverable: Bool { discoverable && connectable }
 
     /// What a legacy advertising PDU carries: 31 bytes of AD structures.
     public static let legacyLimit = 31
@@ -45,7 +55,7 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     /// length).
     public var encodedLength: Int {
         func isShort(_ uuid: BluetoothUUID) -> Bool { uuid.shortValue.map { $0 <= 0xFFFF } ?? false }
-        var length = discoverable || connectable ? 3 : 0
+        var length = advertisedDiscoverable || connectable ? 3 : 0
         let short = serviceUUIDs.filter(isShort).count
         let long = serviceUUIDs.count - short
         if short > 0 { length += 2 + 2 * short }
@@ -61,10 +71,15 @@ public struct PeripheralAdvertisement: Sendable, Hashable {
     /// Checks what a controller would refuse.
     /// - Throws: ``DomainError/invalidPeripheralRole(_:)`` naming the problem:
     ///   duplicate service UUIDs, a TX power level, flags or raw AD
-    ///   structures in ``data`` (bluetoothd writes those itself), or more
-    ///   than ``legacyLimit`` bytes.
+    ///   structures in ``data`` (bluetoothd writes those itself), a
+    ///   broadcast advertisement that is discoverable, or more than
+    ///   ``legacyLimit`` bytes.
     public func validate() throws(DomainError) {
         guard Set(serviceUUIDs).count == serviceUUIDs.count else { throw .invalidPeripheralRole("the advertisement lists a service UUID twice") }
+        guard connectable || !discoverable else {
+            throw .invalidPeripheralRole("a broadcast (not connectable) advertisement cannot be discoverable: "
+                                         + "a broadcaster may not set the discoverable flags, and bluetoothd refuses it")
+        }
         guard data.txPower == nil, data.flags == nil, data.raw.isEmpty else {
             throw .invalidPeripheralRole("an advertisement's TX power, flags and raw AD structures are bluetoothd's: use includeTxPower and discoverable")
         }

@@ -219,12 +219,12 @@ extension PeripheralAdvertisement: Codable {
                 }
             }
         }
+        let connectable = try c.decodeIfPresent(Bool.self, forKey: .connectable) ?? true
         self.init(localName: try c.decodeIfPresent(String.self, forKey: .localName), serviceUUIDs: services,
                   data: AdvertisingData(manufacturerData: manufacturer, serviceData: serviceData,
                                         appearance: try c.decodeIfPresent(UInt16.self, forKey: .appearance)),
                   includeTxPower: try c.decodeIfPresent(Bool.self, forKey: .includeTxPower) ?? false,
-                  discoverable: try c.decodeIfPresent(Bool.self, forKey: .discoverable) ?? true,
-                  connectable: try c.decodeIfPresent(Bool.self, forKey: .connectable) ?? true)
+                  discoverable: try c.decodeIfPresent(Bool.self, forKey: .discoverable), connectable: connectable)
     }
 
     /// The compact JSON (sorted keys).

@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from dbus_fast import Message
+from dbus_fast import Message, Variant
 
 from e2e_harness import DBusCallError, wait_until
 from pbench_fixtures import (CACHED, COMMAND, DYNAMIC, IDENTIFIER, LOCAL_NAME, RELINKD_ADDRESS, SERVICE,
@@ -253,5 +253,35 @@ def test_two_identifiers_on_one_adapter_advertise_their_own_names_and_share_the_
                        ["org.bluez.Adapter1", "Alias"], destination="org.bluez")[0]
         gap = c.char_path(RELINKD_ADDRESS, "1800", "2a00")
         assert c.read(gap).decode() == alias == "relink-bench central"
+    finally:
+        other.close()
+
+
+def test_a_broadcast_advertisement_is_advertised_without_the_discoverable_flags(hub):
+    """A program's advertisement with `connectable` false (BlueZ's Type
+    `broadcast`) was given `Discoverable` true by default, which bluetoothd
+    5.66 and 5.82 refuse whole ("Broadcast cannot set flags"; BlueZoo patch
+    31 does the same; found with the bench's beacon, gateway finding G5).
+    It is now advertised with no flags, and a central whose discovery has a
+    filter (as every BlueZ client's does) sees it (patch 32)."""
+    other = PeripheralProgram(hub.bench.bus, "org.example.broadcaster")
+    try:
+        other.advertise({"localName": "Bcast-3", "connectable": False})
+        c = hub.central
+        c.forget(RELINKD_ADDRESS)
+        c.call(c.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", "a{sv}", [{"Transport": Variant("s", "le")}],
+               destination="org.bluez")
+        names = set()
+
+        def seen() -> bool:
+            c.error_of(c.adapter, "org.bluez.Adapter1", "StartDiscovery", destination="org.bluez")
+            try:
+                names.add(c.get(c.device_path(RELINKD_ADDRESS), "org.bluez.Device1", "Name"))
+            except DBusCallError:
+                pass
+            return "Bcast-3" in names
+        wait_until(seen, 15, f"the broadcast advertisement's name in the central's reports: {names}")
+        c.error_of(c.adapter, "org.bluez.Adapter1", "StopDiscovery", destination="org.bluez")
+        assert other.state().get("advertisement", {}).get("discoverable") is False, other.state()
     finally:
         other.close()

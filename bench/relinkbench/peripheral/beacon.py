@@ -2,8 +2,10 @@
 an iBeacon frame (Apple's manufacturer data, company 0x004C, type 0x02,
 length 0x15: proximity UUID, major, minor, measured power) and Eddystone
 service data (0xFEAA), a TX power and an appearance; its advertisement is
-of Type "broadcast" (non-connectable: a central cannot connect to it) and
-it has no GATT services. `set_beacon` changes major/minor/power, so a
+of Type "broadcast" (non-connectable: a central cannot connect to it), with
+no Discoverable (a broadcaster may not set the discoverable flags, and
+bluetoothd refuses the advertisement whole if it does: gateway finding G5),
+and it has no GATT services. `set_beacon` changes major/minor/power, so a
 central sees a changed payload."""
 
 import struct
@@ -51,10 +53,6 @@ class BeaconAdvertisement(ServiceInterface):
     @dbus_property(access=PropertyAccess.READ)
     def Type(self) -> "s":
         return "broadcast"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        return True
 
     @dbus_property(access=PropertyAccess.READ)
     def ManufacturerData(self) -> "a{qv}":

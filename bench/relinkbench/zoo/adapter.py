@@ -183,9 +183,18 @@ class BenchAdapter(Adapter):
         # AlreadyExists, before any instance is counted (bluetoothd's
         # register_advertisement); BlueZoo 1.0.2 answered NotPermitted when
         # no instance was left, as for a new advertisement.
-        if (sdbus.get_current_message().sender, path) in self.advertisements:
+        sender = sdbus.get_current_message().sender
+        if (sender, path) in self.advertisements:
             raise DBusBluezAlreadyExistsError("Already Exists")
         await LEAdvertisingManager.__dict__["RegisterAdvertisement"].original_method(self, path, options)
+        # Patch 31: a broadcast advertisement that sets Discoverable true is
+        # refused whole, as bluetoothd 5.66 to 5.8x do ("Broadcast cannot
+        # set flags", then `Failed` "Failed to parse advertisement.");
+        # BlueZoo 1.0.2 advertised it.
+        adv = self.advertisements.get((sender, path))
+        if adv is not None and adv.Type.get("peripheral") == "broadcast" and adv.Discoverable.get(False):
+            await self._LEAdvertisingManager__del_advertisement(adv)
+            raise DBusBluezFailedError("Failed to parse advertisement.")
 
     @sdbus.dbus_method_async_override()
     @dbus_method_async_except_logging

@@ -118,14 +118,20 @@ class BenchService(BluezMockService):
                 return adapter
         return None
 
-    def _report(self, peer: BenchAdapter) -> Optional[AdvReport]:
+    def _report(self, peer: BenchAdapter, filtered: bool) -> Optional[AdvReport]:
         # Patch 18: an adapter with several advertisements sends each in turn.
         advs = list(peer.advertisements.values())
         turn = self.advertising_turns.get(peer.address, 0)
         self.advertising_turns[peer.address] = turn + 1
         adv = advs[turn % len(advs)]
         # BlueZoo's rule: the advertisement's Discoverable, else the adapter's.
-        if not adv.Discoverable.get(peer.discoverable):
+        # Patch 32: an advertisement without the discoverable flags (a
+        # beacon: a broadcaster may not set them) has no Flags at all, and
+        # bluetoothd still reports it while any of its discovery clients has
+        # a discovery filter (adapter.c, device_is_discoverable:
+        # filtered_discovery); BlueZoo dropped it.
+        discoverable = adv.Discoverable.get(peer.discoverable)
+        if not discoverable and not filtered:
             return None
         name = adv.LocalName.get(None)
         if name is None and "local-name" in (adv.Includes.get([]) or []):
@@ -140,6 +146,7 @@ class BenchService(BluezMockService):
             appearance=adv.Appearance.get(0) or 0,
             tx_power=adv.TxPower.get(None),
             rssi=CONFIG.rssi_for(peer.address),
+            flags=b"\x06" if discoverable else b"",
         )
 
     async def scan_once(self, adapter: BenchAdapter) -> None:
@@ -151,7 +158,7 @@ class BenchService(BluezMockService):
                 continue
             if peer.is_peripheral_connected():
                 continue
-            report = self._report(peer)
+            report = self._report(peer, filtered=any(f is not None for f in filters))
             if report is None:
                 continue
             if not any(f is None or f.matches(report.address, report.name, report.uuids,
