@@ -14,6 +14,10 @@ on Debian 12, 5.82 on Debian 13), with relink installed by apt.
   hci2 finds, reads, writes and subscribes; the role's restart matrix (6
   restart kinds x advertising / connected / subscribed); the role used by a
   program run as `nobody` under the package's D-Bus policy.
+* Advertising data (test_beacon_guest.py): the bench's broadcast-only
+  beacon, found by relinkd's iBeacon scan with its frame whole, and a
+  changed frame is news (gateway finding G5: the beacon never registered
+  before).
 
 As in test_survival.py, relinkd.service is masked and each suite runs the
 installed /usr/sbin/relinkd itself. Two things differ from the VM, both
@@ -89,3 +93,13 @@ def test_the_peripheral_role_on_the_gateway(gw):
     assert re.match(wanted, result) and not failed, (
         f"the peripheral role on {gw.release}: {result or 'no result'}; failed restart cases: {failed} "
         f"(logs in {gw.logdir}):\n{text[-6000:]}")
+
+
+def test_advertising_data_on_the_gateway(gw):
+    text, docs = run_guest_suite(gw, "beacon", ("test_beacon_guest.py",), env=SUITE_ENV, timeout=900)
+    result = summary(text)
+    figures = json.loads(docs.get("beacon.json") or "{}")
+    gw.results.add({"scenario": "advertising data (beacon)", "summary": result or text[-300:].strip(),
+                    "first_s": figures.get("first_s"), "changed_s": figures.get("changed_s")})
+    assert re.match(r"=*\s*1 passed in", result), (
+        f"the beacon on {gw.release}: {result or 'no result'} (logs in {gw.logdir}):\n{text[-6000:]}")
