@@ -73,7 +73,11 @@ def test_pairing_on_the_gateway(gw):
     gw.results.add({"scenario": "pairing", "summary": result or text[-300:].strip(),
                     "held": figures.get("held"), "first_pairing": figures.get("after_pairing"),
                     "privacy_cycles": len((figures.get("privacy") or {}).get("cycles") or [])})
-    wanted = r"=*\s*1 passed, 3 skipped in" if QUICK else r"=*\s*4 passed in"
+    # Passkey entry is an expected failure on bluez >= 5.81 (Debian 13):
+    # docs/real-bluez.md, G12.
+    g12 = gw.release == "trixie"
+    wanted = (r"=*\s*1 passed, 3 skipped in" if QUICK else
+              r"=*\s*3 passed, 1 (xfailed|xpassed) in" if g12 else r"=*\s*4 passed in")
     assert re.match(wanted, result), (
         f"pairing on {gw.release}: {result or 'no result'} (logs in {gw.logdir}):\n{text[-6000:]}")
 

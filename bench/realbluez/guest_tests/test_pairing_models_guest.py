@@ -28,7 +28,7 @@ from typing import Optional
 import pytest
 
 from lock_agent import LockAgent, log_path
-from realenv import IN_GUEST, LOGDIR, RELINKCTL, bluetoothd_log, ctl, ctl_ok, lock_world, wait_for
+from realenv import IN_GUEST, LOGDIR, RELINKCTL, bluetoothd_log, bluez_version, ctl, ctl_ok, lock_world, wait_for
 from test_pairing_guest import ID, LOCK_SERVICE, LOCK_STATE, Lock, forget_pairing, kinds
 
 pytestmark = [
@@ -148,9 +148,28 @@ def callbacks(since: int) -> list[str]:
     return [m.group(0)[:160] for m in CALLBACKS.finditer(bluetoothd_log()[since:])]
 
 
-def test_passkey_entry_wrong_then_right(display_only_lock):
+def bluez_at_least(major: int, minor: int) -> bool:
+    """Whether the guest's bluez package is at least major.minor."""
+    found = re.match(r"(\d+)\.(\d+)", bluez_version())
+    return bool(found) and (int(found.group(1)), int(found.group(2))) >= (major, minor)
+
+
+def test_passkey_entry_wrong_then_right(display_only_lock, request):
     """The lock shows a passkey, relinkd's client types it: a wrong one
     fails typed with no bond, the right one bonds."""
+    if bluez_at_least(5, 81):
+        # bluetoothd 5.81 (8e2cece67 "device: Attempt to elevate security on
+        # Pair while connected"): a Pair on a connected LE device raises the
+        # ATT channel's security instead of sending the kernel a Pair Device
+        # with the caller's agent's capability, so the adapter's own (the
+        # default agent's: the lock's DisplayOnly here) is used and relinkd's
+        # KeyboardOnly is not; DisplayOnly on both sides cannot give MITM and
+        # the lock's side refuses (SMP "Authentication requirements").
+        # docs/real-bluez.md, gateway finding G12. Still run: an XPASS shows
+        # the day relinkd pairs with its own capability there.
+        request.node.add_marker(pytest.mark.xfail(
+            reason="bluetoothd >= 5.81 pairs a connected LE device with the adapter's IO capability, "
+                   "not the Pair caller's (docs/real-bluez.md, G12)", strict=False))
     bench, relinkd, figures, agent = display_only_lock
     case = figures.setdefault("passkey_entry", {})
     lock = connected_lock(bench, relinkd)

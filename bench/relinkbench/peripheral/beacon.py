@@ -6,9 +6,13 @@ of Type "broadcast" (non-connectable: a central cannot connect to it), with
 no Discoverable (a broadcaster may not set the discoverable flags, and
 bluetoothd refuses the advertisement whole if it does: gateway finding G5),
 and it has no GATT services. `set_beacon` changes major/minor/power, so a
-central sees a changed payload."""
+central sees a changed payload. All of it needs extended advertising (39
+bytes, a requested TX power); on a controller with legacy advertising only
+(btvirt's, on real bluetoothd) the beacon advertises the iBeacon frame
+alone (`compact` in its state)."""
 
 import struct
+import sys
 import uuid
 from typing import Any
 
@@ -23,6 +27,8 @@ EDDYSTONE = "0000feaa-0000-1000-8000-00805f9b34fb"
 PROXIMITY_UUID = uuid.UUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")
 TX_POWER = -8
 APPEARANCE = 0x0200  # Generic Tag
+NO_APPEARANCE = 0xFFFF  # bluetoothd's "not set"
+NO_TX_POWER_PREFERENCE = 127  # the Core Specification's "no preference"
 
 
 def ibeacon_frame(proximity: uuid.UUID, major: int, minor: int, power: int) -> bytes:
@@ -39,6 +45,11 @@ class BeaconAdvertisement(ServiceInterface):
         self.manufacturer_data: dict[int, bytes] = {}
         self.service_data: dict[str, bytes] = {}
         self.local_name = ""
+        # The iBeacon frame alone (27 bytes), for a controller that sends
+        # legacy advertisements only (31 bytes, no requested TX power):
+        # bluetoothd then has no service data, no appearance (0xFFFF: none)
+        # and no TX power preference (127) to send. See Beacon.register.
+        self.compact = False
 
     def changed(self) -> None:
         self.emit_properties_changed({
@@ -60,15 +71,15 @@ class BeaconAdvertisement(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def ServiceData(self) -> "a{sv}":
-        return byte_variants(self.service_data)
+        return {} if self.compact else byte_variants(self.service_data)
 
     @dbus_property(access=PropertyAccess.READ)
     def TxPower(self) -> "n":
-        return TX_POWER
+        return NO_TX_POWER_PREFERENCE if self.compact else TX_POWER
 
     @dbus_property(access=PropertyAccess.READ)
     def Appearance(self) -> "q":
-        return APPEARANCE
+        return NO_APPEARANCE if self.compact else APPEARANCE
 
 
 class Beacon(Peripheral):
@@ -88,10 +99,22 @@ class Beacon(Peripheral):
     async def register(self) -> None:
         # Broadcast only: an advertisement and no GATT application.
         self.app_registered = True
-        await super().register()
+        try:
+            await super().register()
+        except RuntimeError as e:
+            if self.adv.compact:
+                raise
+            # Every frame at once needs 39 bytes and a requested TX power:
+            # extended advertising. A controller with legacy advertising only
+            # (btvirt's, under bluetoothd 5.66 and 5.82: `Failed to add
+            # advertisement: Invalid Parameters`) gets the iBeacon frame
+            # alone, as a single-frame iBeacon sends it.
+            print(f"bench: beacon {self.name}: {e}; advertising the iBeacon frame alone", file=sys.stderr)
+            self.adv.compact = True
+            await super().register()
 
     def state(self) -> dict[str, Any]:
-        return {"major": self.major, "minor": self.minor, "power": self.power,
+        return {"major": self.major, "minor": self.minor, "power": self.power, "compact": self.adv.compact,
                 "proximity_uuid": str(PROXIMITY_UUID),
                 "manufacturer_data": {f"{k:04x}": v.hex() for k, v in self.adv.manufacturer_data.items()},
                 "service_data": {k: v.hex() for k, v in self.adv.service_data.items()}}
