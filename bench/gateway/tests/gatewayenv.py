@@ -319,6 +319,20 @@ def run_guest_suite(gw: GatewayEnv, name: str, files: tuple[str, ...], env: Opti
     return text, docs
 
 
+# The releases a module boots, in order: RELINK_GATEWAY_RELEASES's.
+BOOTED_RELEASES = [r for r in RELEASES if r in WANTED]
+
+
+def boot_or_skip(release: str, *debs: Optional[str], name: str = "", full_only: str = "",
+                 needs: tuple[tuple[Optional[str], str], ...] = ()):
+    """A module fixture's body for one release: the test skips saying why
+    the release cannot boot (skip_reason), else booted() with `debs`."""
+    reason = skip_reason(release, full_only=full_only, needs=needs)
+    if reason:
+        pytest.skip(reason)
+    yield from booted(release, *debs, name=name)
+
+
 def relinkd_is_active(gw: GatewayEnv) -> bool:
     return gw.sh("systemctl is-active relinkd", check=False).out.strip() == "active"
 

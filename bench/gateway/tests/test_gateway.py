@@ -16,23 +16,19 @@ import time
 
 import pytest
 
-from gatewayenv import (LINKS, MODE, REPUSHED, RELEASES, WANTED, GatewayEnv, band_counters, booted, expect_g9, last_sequence,
-                        links_up, main_pid, newest_deb, skip_reason, push_lock, register_three_links, relinkd_active, relinkd_is_active,
-                        values_on_all_three, wait_band_after, wait_band_values, wait_link,
-                        deliver_lock_value, wait_three_links, wait_until)
+from gatewayenv import (LINKS, MODE, REPUSHED, GatewayEnv, band_counters, expect_g9, last_sequence, links_up,
+                        main_pid, newest_deb, push_lock, register_three_links, relinkd_active, relinkd_is_active,
+                        values_on_all_three, wait_band_after, wait_band_values, wait_link, deliver_lock_value,
+                        wait_three_links, wait_until, BOOTED_RELEASES, boot_or_skip)
 
 # CI (RELINK_GATEWAY=1) runs the subset issue 32 names: install, three links,
 # SIGKILL, the operator's view, a reboot; RELINK_GATEWAY=full everything.
 full_only = pytest.mark.skipif(MODE != "full", reason="RELINK_GATEWAY=full only (CI runs the subset)")
 
 
-@pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
+@pytest.fixture(scope="module", params=BOOTED_RELEASES)
 def gw(request):
-    release = request.param
-    reason = skip_reason(release)
-    if reason:
-        pytest.skip(reason)
-    yield from booted(release, newest_deb())
+    yield from boot_or_skip(request.param, newest_deb())
 
 
 def test_install_with_apt(gw):

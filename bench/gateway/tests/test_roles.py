@@ -43,8 +43,8 @@ import sys
 
 import pytest
 
-from gatewayenv import (REPO, RELEASES, WANTED, booted, install_for_guest_suites, newest_deb, run_guest_suite,
-                        skip_reason)
+from gatewayenv import (REPO, install_for_guest_suites, newest_deb, run_guest_suite, BOOTED_RELEASES,
+                        boot_or_skip)
 
 sys.path.insert(0, os.path.join(REPO, "bench", "realbluez", "tests"))
 from realvm import summary  # noqa: E402
@@ -54,13 +54,9 @@ QUICK = os.environ.get("RELINK_GATEWAY_ROLES") == "quick"
 SUITE_ENV = {"RELINK_BLUETOOTHD_DEBUG": "1", **({} if QUICK else {"RELINK_REALBLUEZ_FULL": "1"})}
 
 
-@pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
+@pytest.fixture(scope="module", params=BOOTED_RELEASES)
 def gw(request):
-    release = request.param
-    reason = skip_reason(release, full_only="about 30 minutes per release")
-    if reason:
-        pytest.skip(reason)
-    for env in booted(release, newest_deb(), name="roles"):
+    for env in boot_or_skip(request.param, newest_deb(), name="roles", full_only="about 30 minutes per release"):
         install_for_guest_suites(env)
         yield env
 

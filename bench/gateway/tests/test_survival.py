@@ -27,8 +27,8 @@ import sys
 
 import pytest
 
-from gatewayenv import (REPO, RELEASES, WANTED, booted, install_for_guest_suites, newest_deb, run_guest_suite,
-                        skip_reason)
+from gatewayenv import (REPO, install_for_guest_suites, newest_deb, run_guest_suite, BOOTED_RELEASES,
+                        boot_or_skip)
 
 sys.path.insert(0, os.path.join(REPO, "bench", "realbluez", "tests"))
 from realvm import summary  # noqa: E402  (the guest pytest's summary line, as the VM's suites read it)
@@ -39,13 +39,9 @@ SELECT = os.environ.get("RELINK_GATEWAY_SURVIVAL_K", "")
 CASES = 48
 
 
-@pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
+@pytest.fixture(scope="module", params=BOOTED_RELEASES)
 def gw(request):
-    release = request.param
-    reason = skip_reason(release, full_only="about 15 minutes per release")
-    if reason:
-        pytest.skip(reason)
-    yield from booted(release, newest_deb(), name="survival")
+    yield from boot_or_skip(request.param, newest_deb(), name="survival", full_only="about 15 minutes per release")
 
 
 def test_restart_survival_on_the_gateway(gw):

@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from gatewayenv import (RELEASES, WANTED, GatewayEnv, booted, skip_reason, lock_values, main_pid, newest_deb,
-                        register_three_links, relinkd_active, values_on_all_three, deliver_lock_value, wait_three_links)
+from gatewayenv import (GatewayEnv, lock_values, main_pid, newest_deb, register_three_links, relinkd_active,
+                        values_on_all_three, deliver_lock_value, wait_three_links, BOOTED_RELEASES, boot_or_skip)
 
 PREVIOUS_VERSION = "0.0.99"
 
@@ -27,14 +27,11 @@ def previous_deb():
     return debs[-1] if debs else None
 
 
-@pytest.fixture(scope="module", params=[r for r in RELEASES if r in WANTED])
+@pytest.fixture(scope="module", params=BOOTED_RELEASES)
 def gw(request):
-    release = request.param
-    reason = skip_reason(release, full_only="needs an earlier release build",
-                         needs=((previous_deb(), "scripts/build-previous-deb.sh"),))
-    if reason:
-        pytest.skip(reason)
-    yield from booted(release, newest_deb(), previous_deb(), name="upgrade")
+    yield from boot_or_skip(request.param, newest_deb(), previous_deb(), name="upgrade",
+                            full_only="needs an earlier release build",
+                            needs=((previous_deb(), "scripts/build-previous-deb.sh"),))
 
 
 def apt(gw: GatewayEnv, args: str, what: str, earlier: bool = False):
