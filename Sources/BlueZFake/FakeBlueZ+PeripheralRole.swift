@@ -28,6 +28,11 @@ struct FakeHosting: Sendable {
     var advertisingInstances: Int?
     /// `host` and `registerAdvertisement(root:adapter:)` calls the client made.
     var hostingCalls = 0
+    /// The adapter has no `GattManager1` and `LEAdvertisingManager1` yet
+    /// (``FakeBlueZ/withholdPeripheralManagers()``): registrations are
+    /// answered `UnknownMethod`, as bluetoothd 5.82 answers them between
+    /// adding the adapter and its managers.
+    var managersWithheld = false
 }
 
 /// A hosted characteristic: its application's root and its key.
@@ -63,6 +68,10 @@ extension FakeBlueZ {
         hosting.advertisements.remove(application.root)
         hosting.exported[application.root] = application
         guard adapterUsable else { return }
+        if hosting.managersWithheld {
+            throw BlueZError(name: "org.freedesktop.DBus.Error.UnknownMethod",
+                             message: "Method \"RegisterApplication\" with signature \"oa{sv}\" on interface \"org.bluez.GattManager1\" doesn't exist")
+        }
         if application.services.contains(where: { PublishedService.reservedServices.contains($0.uuid) }) {
             throw BlueZError(name: "org.bluez.Error.Failed", message: "Failed to create entry in database")
         }
@@ -115,6 +124,18 @@ extension FakeBlueZ {
     public func clientLeftBus() {
         forgetHosting()
         pairing.exported = nil  // the agent object went with the connection
+    }
+
+    /// From now on the adapter has no peripheral-role managers: bluetoothd
+    /// 5.82 right after a restart, before it adds them to the adapter.
+    public func withholdPeripheralManagers() { hosting.managersWithheld = true }
+
+    /// bluetoothd adds `GattManager1` and `LEAdvertisingManager1` to the
+    /// adapter (`InterfacesAdded`).
+    public func peripheralManagersAppear() {
+        hosting.managersWithheld = false
+        emit([.adapterManagerAdded(adapter: adapterPath, interface: BlueZInterface.gattManager),
+              .adapterManagerAdded(adapter: adapterPath, interface: BlueZInterface.advertisingManager)])
     }
 
     // MARK: The remote central, as a test plays it

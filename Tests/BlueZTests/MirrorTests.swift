@@ -46,6 +46,16 @@ import RelinkModel
     /// central-side Device1 but not `Connected=true` (issue 20 finding 2):
     /// resolved services imply a link, and the mirror shows it up, with
     /// the `Connected` change first, as if it had been signalled.
+    /// bluetoothd 5.82 adds an adapter's peripheral-role managers after the
+    /// adapter (gateway finding G13): their arrival is an event, on an
+    /// adapter only.
+    @Test func anAdaptersManagersAddedLaterAreAnEvent() {
+        var mirror = Mirror(managedObjects: [hci0: [BlueZInterface.adapter: ["Powered": .boolean(true)]]])
+        let events = mirror.interfacesAdded(path: hci0, interfaces: [BlueZInterface.advertisingManager: [:]])
+        #expect(events == [.adapterManagerAdded(adapter: hci0, interface: BlueZInterface.advertisingManager)])
+        #expect(mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.gattManager: [:]]).isEmpty, "not an adapter")
+    }
+
     @Test func servicesResolvedImpliesTheLinkIsUp() {
         var mirror = Mirror(managedObjects: [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")]])
         let events = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device,

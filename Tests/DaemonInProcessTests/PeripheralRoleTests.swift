@@ -140,6 +140,27 @@ struct PeripheralRoleTests {
         #expect(record.subscribers[Self.level] == ["unknown"])
     }
 
+    /// Gateway finding G13: on Debian 13 (bluez 5.82) a restarted
+    /// bluetoothd showed the adapter before its `GattManager1` and
+    /// `LEAdvertisingManager1`; relinkd's registration in between was
+    /// answered `UnknownMethod`, journalled, and never tried again, so the
+    /// advertisement stayed gone. It is registered once the managers appear.
+    @Test func aRegistrationMadeBeforeBluetoothdHasItsManagersIsMadeWhenTheyAppear() async throws {
+        let fake = FakeBlueZ()
+        let d = try await Self.published(fake)
+        defer { Task { await d.stop() } }
+        await fake.withholdPeripheralManagers()
+        let calls = await fake.hostingCallCount
+        await fake.restartBluetoothd()
+        try await eventually("the registration tried with the new bluetoothd") { await fake.hostingCallCount > calls }
+        #expect(await !fake.isAdvertising(Self.root), "refused while the managers are missing")
+        await fake.peripheralManagersAppear()
+        try await eventually("registered once the managers appeared") {
+            let (registered, advertising) = await (fake.isApplicationRegistered(Self.root), fake.isAdvertising(Self.root))
+            return registered && advertising
+        }
+    }
+
     @Test func aBluetoothdRestartAndAPowerCycleRegisterEverythingAgain() async throws {
         let fake = FakeBlueZ()
         let d = try await Self.published(fake)

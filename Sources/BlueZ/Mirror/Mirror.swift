@@ -74,6 +74,8 @@ public struct Mirror: Sendable {
                 }
             case BlueZInterface.gattDescriptor:
                 events.append(.gattDescriptorAdded(GattDescriptor(path: path, properties: object[name] ?? [:])))
+            case BlueZInterface.gattManager, BlueZInterface.advertisingManager:
+                if object[BlueZInterface.adapter] != nil { events.append(.adapterManagerAdded(adapter: path, interface: name)) }
             default:
                 break
             }

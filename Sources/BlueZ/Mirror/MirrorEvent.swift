@@ -6,6 +6,10 @@ public import RelinkModel
 public enum MirrorEvent: Sendable, Hashable {
     case adapterAdded(Adapter)
     case adapterRemoved(ObjectPath)
+    /// An adapter object gained `GattManager1` or `LEAdvertisingManager1`
+    /// (`interface`): bluetoothd 5.82 adds them after the adapter itself,
+    /// so a registration in between was answered `UnknownMethod`.
+    case adapterManagerAdded(adapter: ObjectPath, interface: String)
     case deviceAdded(Device)
     case deviceRemoved(ObjectPath, address: String?)
     case gattServiceAdded(GattService)

@@ -47,7 +47,7 @@ extension Daemon {
         guard case .mirror(let change) = event else { return true }
         switch change {
         case .deviceAdded, .deviceRemoved, .gattCharacteristicAdded, .gattObjectRemoved, .nameChanged, .valueUpdated,
-             .gattServiceAdded, .gattDescriptorAdded, .advertisementReported, .linkEnded:
+             .gattServiceAdded, .gattDescriptorAdded, .advertisementReported, .linkEnded, .adapterManagerAdded:
             return true
         case .propertyChanged(_, let interface, _, _, _):
             return interface == BlueZInterface.device
@@ -58,6 +58,9 @@ extension Daemon {
 
     private func handleMirror(_ change: MirrorEvent) async {
         switch change {
+        case .adapterManagerAdded(let path, let interface):
+            guard path == adapterPath else { return }
+            await managerAppeared(interface)
         case .deviceAdded(let device):
             await deviceAppeared(device)
             await advertised(device)

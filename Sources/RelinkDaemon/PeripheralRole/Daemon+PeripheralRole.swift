@@ -27,6 +27,12 @@ struct PeripheralRoleState {
     /// waits for an advertising instance of the controller
     /// (``Daemon/startWaitingAdvertisements()``).
     var advertisementsWaiting: Set<RestoreIdentifier> = []
+    /// Identifiers whose registration bluetoothd answered `UnknownMethod`
+    /// or `UnknownObject`: the adapter had no `GattManager1` or
+    /// `LEAdvertisingManager1` yet (bluetoothd 5.82 adds them after the
+    /// adapter, and 5.66 the advertising manager only once the adapter is
+    /// on). Registered again when one appears (``Daemon/managerAppeared(_:)``).
+    var awaitingManager: Set<RestoreIdentifier> = []
 }
 
 /// An input of the peripheral role (``DaemonInput/peripheralRole(_:)``).
@@ -111,6 +117,7 @@ extension Daemon {
         let record = peripheralRole.records[id] ?? PeripheralManagerRecord()
         let root = Self.hostedRoot(id)
         peripheralRole.advertisementsWaiting.remove(id)
+        peripheralRole.awaitingManager.remove(id)
         do {
             if record.isEmpty {
                 try await bluez.unhost(root: root, adapter: adapterPath)
@@ -125,9 +132,31 @@ extension Daemon {
         } catch let error as BlueZError where Self.isAdvertisingLimit(error) && record.advertisement != nil {
             advertisementWaits(id, error, reason: reason)
             return error
+        } catch let error as BlueZError where Self.managerMissing(error) {
+            peripheralRole.awaitingManager.insert(id)
+            logger.notice("bluetoothd has no peripheral-role manager on the adapter yet: registered when it appears", metadata: .journal([
+                .restoreID: "\(id)", .error: "\(error)", .decision: "awaiting-manager",
+            ]))
+            return error
         } catch {
             logger.error("bluetoothd refused the peripheral role's registration", metadata: .journal([.restoreID: "\(id)", .error: "\(error)"]))
             return error as? BlueZError ?? BlueZError(name: "org.bluez.Error.Failed", message: "\(error)")
+        }
+    }
+
+    /// Whether bluetoothd refused a registration because the adapter object
+    /// has no `GattManager1` or `LEAdvertisingManager1` (yet).
+    nonisolated static func managerMissing(_ error: BlueZError) -> Bool {
+        ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject",
+         "org.freedesktop.DBus.Error.UnknownInterface"].contains(error.name)
+    }
+
+    /// bluetoothd added a peripheral-role manager to relinkd's adapter: the
+    /// identifiers whose registration found none are registered now.
+    func managerAppeared(_ interface: String) async {
+        for id in peripheralRole.awaitingManager.sorted() {
+            guard !Task.isCancelled else { return }
+            await host(id, reason: "\(interface) appeared")
         }
     }
 
