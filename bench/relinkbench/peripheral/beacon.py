@@ -27,8 +27,6 @@ EDDYSTONE = "0000feaa-0000-1000-8000-00805f9b34fb"
 PROXIMITY_UUID = uuid.UUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")
 TX_POWER = -8
 APPEARANCE = 0x0200  # Generic Tag
-NO_APPEARANCE = 0xFFFF  # bluetoothd's "not set"
-NO_TX_POWER_PREFERENCE = 127  # the Core Specification's "no preference"
 
 
 def ibeacon_frame(proximity: uuid.UUID, major: int, minor: int, power: int) -> bytes:
@@ -36,26 +34,19 @@ def ibeacon_frame(proximity: uuid.UUID, major: int, minor: int, power: int) -> b
     return bytes([0x02, 0x15]) + proximity.bytes + struct.pack(">HHb", major, minor, power)
 
 
-class BeaconAdvertisement(ServiceInterface):
-    """A broadcast (non-connectable) LE advertisement with manufacturer and
-    service data, TX power and appearance; no name, no service UUIDs."""
+class IBeaconAdvertisement(ServiceInterface):
+    """A broadcast (non-connectable) LE advertisement of an iBeacon frame
+    alone (27 bytes): what a controller with legacy advertising only can
+    send (31 bytes, no requested TX power). No name, no flags."""
 
     def __init__(self):
         super().__init__("org.bluez.LEAdvertisement1")
         self.manufacturer_data: dict[int, bytes] = {}
         self.service_data: dict[str, bytes] = {}
         self.local_name = ""
-        # The iBeacon frame alone (27 bytes), for a controller that sends
-        # legacy advertisements only (31 bytes, no requested TX power):
-        # bluetoothd then has no service data, no appearance (0xFFFF: none)
-        # and no TX power preference (127) to send. See Beacon.register.
-        self.compact = False
 
     def changed(self) -> None:
-        self.emit_properties_changed({
-            "ManufacturerData": byte_variants(self.manufacturer_data),
-            "ServiceData": byte_variants(self.service_data),
-        })
+        self.emit_properties_changed({"ManufacturerData": byte_variants(self.manufacturer_data)})
 
     @dbus_method()
     def Release(self) -> None:
@@ -69,17 +60,28 @@ class BeaconAdvertisement(ServiceInterface):
     def ManufacturerData(self) -> "a{qv}":
         return byte_variants(self.manufacturer_data)
 
+
+class BeaconAdvertisement(IBeaconAdvertisement):
+    """The iBeacon frame with Eddystone service data, a requested TX power
+    and an appearance: 39 bytes, extended advertising."""
+
+    def changed(self) -> None:
+        self.emit_properties_changed({
+            "ManufacturerData": byte_variants(self.manufacturer_data),
+            "ServiceData": byte_variants(self.service_data),
+        })
+
     @dbus_property(access=PropertyAccess.READ)
     def ServiceData(self) -> "a{sv}":
-        return {} if self.compact else byte_variants(self.service_data)
+        return byte_variants(self.service_data)
 
     @dbus_property(access=PropertyAccess.READ)
     def TxPower(self) -> "n":
-        return NO_TX_POWER_PREFERENCE if self.compact else TX_POWER
+        return TX_POWER
 
     @dbus_property(access=PropertyAccess.READ)
     def Appearance(self) -> "q":
-        return NO_APPEARANCE if self.compact else APPEARANCE
+        return APPEARANCE
 
 
 class Beacon(Peripheral):
@@ -102,19 +104,25 @@ class Beacon(Peripheral):
         try:
             await super().register()
         except RuntimeError as e:
-            if self.adv.compact:
+            if not isinstance(self.adv, BeaconAdvertisement):
                 raise
             # Every frame at once needs 39 bytes and a requested TX power:
             # extended advertising. A controller with legacy advertising only
             # (btvirt's, under bluetoothd 5.66 and 5.82: `Failed to add
             # advertisement: Invalid Parameters`) gets the iBeacon frame
-            # alone, as a single-frame iBeacon sends it.
+            # alone, as a single-frame iBeacon sends it (an advertisement
+            # without the other properties: 5.82 refused it while it still
+            # had a TX power, even "no preference").
             print(f"bench: beacon {self.name}: {e}; advertising the iBeacon frame alone", file=sys.stderr)
-            self.adv.compact = True
+            compact = IBeaconAdvertisement()
+            compact.manufacturer_data, compact.service_data = self.adv.manufacturer_data, self.adv.service_data
+            self.bus.unexport(self.adv_path, self.adv)
+            self.adv = compact
+            self.bus.export(self.adv_path, self.adv)
             await super().register()
 
     def state(self) -> dict[str, Any]:
-        return {"major": self.major, "minor": self.minor, "power": self.power, "compact": self.adv.compact,
+        return {"major": self.major, "minor": self.minor, "power": self.power, "compact": not isinstance(self.adv, BeaconAdvertisement),
                 "proximity_uuid": str(PROXIMITY_UUID),
                 "manufacturer_data": {f"{k:04x}": v.hex() for k, v in self.adv.manufacturer_data.items()},
                 "service_data": {k: v.hex() for k, v in self.adv.service_data.items()}}
