@@ -121,6 +121,8 @@ public actor FakeBlueZ: BlueZPort {
     var writeLog = FakeWriteLog()
     /// Bonds and trust bluetoothd stores (``FakePairing``).
     var pairing = FakePairing()
+    /// The error the peripheral answers each characteristic's CCC write with (``refuseNotifications(_:service:characteristic:with:)``).
+    var notifyRefusals: [Key: BlueZError] = [:]
     /// `Device1.Connect` calls waiting for a kept link to be dropped.
     var heldConnects: [BluetoothAddress: [CheckedContinuation<Void, Never>]] = [:]
 
@@ -239,6 +241,7 @@ public actor FakeBlueZ: BlueZPort {
         try requireBluetoothd()
         let (key, path) = try characteristicKey(characteristic)
         if connected.contains(key.address) { try requireBondIfEncrypted(key) }  // the CCCD write is refused
+        if connected.contains(key.address), let refusal = notifyRefusals[key] { throw refusal }
         sessions.insert(key)
         if connected.contains(key.address) { change(path, BlueZInterface.gattCharacteristic, ["Notifying": .boolean(true)]) }
     }

@@ -17,8 +17,9 @@ extension DaemonCore {
     /// bluetoothd left the bus or stopped answering: links, notify sessions
     /// and the GATT grace's waits are gone; every machine hears it, in intent order.
     mutating func bluetoothdLost() -> [Effect] {
-        endLinks()
-        return [.bluetoothdLost, .endNotifySessions, .feedEach(machines.keys.sorted(), .bluetoothdRestarted)]
+        let notified = endLinks()
+        return [.bluetoothdLost] + stopped(notified, Self.bluetoothdGone)
+            + [.endNotifySessions, .feedEach(machines.keys.sorted(), .bluetoothdRestarted)]
     }
 
     /// bluetoothd answers again (its objects read). `adapterOn`: the adapter
@@ -29,10 +30,11 @@ extension DaemonCore {
     /// Then the GATT databases of resolved links are read again, and the
     /// peripheral role hosted again (bluetoothd forgot every application).
     mutating func bluetoothdBack(_ why: BluetoothdReturn, adapterOn: Bool) -> [Effect] {
-        endLinks()
+        let notified = endLinks()
         _ = scans.restart()  // the BlueZ layer re-applies discovery itself
         let intents = machines.keys.sorted()
-        var effects: [Effect] = [.bluetoothdBack(why), .endNotifySessions, .feedEach(intents, .bluetoothdRestarted)]
+        var effects: [Effect] = [.bluetoothdBack(why)] + stopped(notified, .bluetoothdRestarted)
+            + [.endNotifySessions, .feedEach(intents, .bluetoothdRestarted)]
         if adapterOn { effects.append(.feedEach(intents, .adapterPowered(true))) }
         effects += [.readResolvedDatabases, .hostAll(reason: "bluetoothd restarted")]
         return effects
@@ -46,7 +48,7 @@ extension DaemonCore {
         if on {
             _ = scans.restart()
         } else {
-            endLinks()
+            effects += stopped(endLinks(), .adapterOff)
             effects.append(.endNotifySessions)
         }
         effects.append(.feedEach(machines.keys.sorted(), .adapterPowered(on)))
@@ -54,9 +56,10 @@ extension DaemonCore {
         return effects
     }
 
-    /// No link is up: nothing is armed, no GATT grace waits.
-    private mutating func endLinks() {
-        planner.resetAll()
+    /// No link is up: nothing is armed, no GATT grace waits. Returns what
+    /// was notifying, per peripheral.
+    private mutating func endLinks() -> [PeripheralID: [CharacteristicKey]] {
         gattGrace.reset()
+        return planner.resetAll()
     }
 }

@@ -62,9 +62,11 @@ extension DaemonCore {
 
     /// The object of an armed `key` left the link (the peripheral's GATT
     /// database changed on a live link): armed again when it is back.
+    /// Its subscribers are told it stopped notifying, when it did.
     mutating func characteristicLeft(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> [Effect] {
-        planner.startNotifyFailed(peripheral, key)
-        return [.characteristicLeftLink(peripheral, key)] + awaitGatt(peripheral)
+        let wasNotifying = planner.startNotifyFailed(peripheral, key)
+        return [.characteristicLeftLink(peripheral, key)] + (wasNotifying ? stopped(peripheral, [key], Self.characteristicGone(key)) : [])
+            + awaitGatt(peripheral)
     }
 
     /// Characteristics appeared on the peripheral's connected link: when it
@@ -74,11 +76,14 @@ extension DaemonCore {
         return [.subscriptionCommands(planner.linkUp(peripheral))]
     }
 
-    /// Notifications were armed for `key`: confirmed, its reconnections
-    /// start over, and the link carried something.
+    /// Notifications were armed for `key`: confirmed, its subscribers told
+    /// it notifies (once per link), its reconnections start over, and the
+    /// link carried something.
     mutating func notifyArmed(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> [Effect] {
         gattGrace.armed(peripheral, key)
-        return linkCarried(peripheral)
+        let told = Self.told([NotificationChange(peripheral: peripheral, characteristic: key, notifying: true, reason: nil,
+                                                 identifiers: planner.confirmArmed(peripheral, key))])
+        return told + linkCarried(peripheral)
     }
 
     /// A grace timer ended: a stale one means nothing; else arm what is

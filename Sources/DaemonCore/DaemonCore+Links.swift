@@ -41,11 +41,12 @@ extension DaemonCore {
     /// bluetoothd's cause in its message where there is one.
     mutating func linkLost(_ peripheral: PeripheralID?, _ address: BluetoothAddress, why: String, cause: LinkEndCause?) -> [Effect] {
         guard let peripheral else { return [] }
-        planner.linkDown(peripheral)
+        let notified = planner.linkDown(peripheral)
         gattGrace.stopWaiting(for: peripheral)
         let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
         let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
-        return [.endNotifySessionsOf(peripheral), .feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))]
+        return stopped(peripheral, notified, reason)
+            + [.endNotifySessionsOf(peripheral), .feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))]
     }
 
     /// A link still `Connected` whose services did not come back within

@@ -103,6 +103,14 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case characteristicsAppeared(PeripheralID)
         /// Notifications were armed for a characteristic on the peripheral's link.
         case notifyArmed(PeripheralID, CharacteristicKey)
+        /// A StartNotify on the peripheral's current link failed (not for
+        /// want of the characteristic's object or of encryption: those have
+        /// their own paths); the failure as BlueZ gave it.
+        case notifyFailed(PeripheralID, CharacteristicKey, ConnectionFailure)
+        /// A subscription was stored.
+        case subscribed(Subscription)
+        /// A subscription's row was removed.
+        case unsubscribed(Subscription)
         /// The GATT grace's timer of `generation` for the peripheral ended.
         case gattGraceEnded(PeripheralID, generation: UInt64)
         /// What the peripheral's link shows of its GATT database (nil: no
@@ -215,6 +223,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case hostAfterPowerOn
         /// Carry out the subscription planner's commands on the link (StartNotify, StopNotify).
         case subscriptionCommands([SubscriptionPlanner.Command])
+        /// Tell each change's identifiers with a `notification-state` event
+        /// (gathered into the next commit), and journal it.
+        case notificationStates([NotificationChange])
         /// Sleep ``GattGrace/period``, then hand back ``Input/gattGraceEnded(_:generation:)``.
         case gattGraceTimer(PeripheralID, generation: UInt64)
         /// Journal: a subscribed characteristic is not on the link yet (said once until it is armed).
@@ -286,6 +297,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .characteristicLeft(let peripheral, let key): characteristicLeft(peripheral, key)
         case .characteristicsAppeared(let peripheral): characteristicsAppeared(peripheral)
         case .notifyArmed(let peripheral, let key): notifyArmed(peripheral, key)
+        case .notifyFailed(let peripheral, let key, let failure): notifyFailed(peripheral, key, failure)
+        case .subscribed(let subscription): subscribed(subscription)
+        case .unsubscribed(let subscription): unsubscribed(subscription)
         case .gattGraceEnded(let peripheral, let generation): gattGraceEnded(peripheral, generation: generation)
         case .gattLooked(let peripheral, let link): gattLooked(peripheral, link)
         case .bondObserved(let peripheral, let isBonded): bondObserved(peripheral, bonded: isBonded)

@@ -64,6 +64,15 @@ public struct RelinkClientEvent: Sendable, Hashable {
         return nil
     }
 
+    /// A `notification-state` event (CoreBluetooth's
+    /// `peripheral(_:didUpdateNotificationStateFor:error:)`): the
+    /// characteristic, whether it notifies now, and why it stopped (nil
+    /// when it started, or when the identifier unsubscribed).
+    public var notificationState: (characteristic: CharacteristicKey, notifying: Bool, reason: ConnectionFailure?)? {
+        if case .notificationState(_, let key, let notifying, let reason)? = payload { return (key, notifying, reason) }
+        return nil
+    }
+
     /// The notified bytes of a `value-notified` event.
     public var value: [UInt8]? {
         if case .valueNotified(_, _, let value)? = payload { return value }

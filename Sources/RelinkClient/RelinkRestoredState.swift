@@ -24,6 +24,10 @@ public struct RelinkRestoredState: Sendable, Hashable {
         public var subscriptions: [Characteristic]
         /// The resolved name ("" when none).
         public var name: String
+        /// The subscribed characteristics whose notifications flow on the
+        /// link now (CoreBluetooth's `isNotifying`); changes come as
+        /// `notification-state` events. Empty from a relinkd that does not send it.
+        public var notifying: [Characteristic] = []
         /// The GATT database relinkd read last from it, with when
         /// (``RelinkModel/GattDatabase/readAt``); nil when it never had one
         /// (CoreBluetooth's restored peripherals carry their discovered services).
@@ -100,6 +104,9 @@ public struct RelinkRestoredState: Sendable, Hashable {
                     Characteristic(service: $0.first, characteristic: $0.second)
                 },
                 name: try p.value("name", default: ""),
+                notifying: try p.value("notifying", default: [StringPair]()).map {
+                    Characteristic(service: $0.first, characteristic: $0.second)
+                },
                 gattDatabase: try (p.optional("gatt_database", String.self)).map { json throws(RelinkClientError) in
                     do { return try GattDatabase(json: json) } catch { throw .badReply("Register (gatt_database)", "\(error)") }
                 }))

@@ -52,6 +52,8 @@ enum EventLine {
             return line
         case .subscriptionFailed(let p, let key, let reason):
             return "\(p) \(key) \(reason)"
+        case .notificationState(let p, let key, let notifying, let reason):
+            return "\(p) \(key) " + (notifying ? "notifying" : "not notifying: " + (reason.map(\.description) ?? "unsubscribed"))
         case .adapterState(let adapter, let status):
             return "\(adapter) \(status.state.rawValue)" + (status.roles.isEmpty ? "" : " roles " + status.roles.map(\.rawValue).joined(separator: ","))
         case .servicesChanged(let p, let database):

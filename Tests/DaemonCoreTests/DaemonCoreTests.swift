@@ -59,6 +59,11 @@ import Testing
             case .hostAll(let reason): "host all: \(reason)"
             case .hostAfterPowerOn: "host after power-on"
             case .subscriptionCommands(let commands): "commands \(commands.map(command))"
+            case .notificationStates(let changes):
+                "tell " + changes.map {
+                    "\($0.characteristic.characteristic) \($0.notifying ? "notifying" : "stopped \($0.reason?.errorName ?? "asked")")"
+                        + " to \($0.identifiers.map(\.rawValue).joined(separator: ","))"
+                }.joined(separator: "; ")
             case .gattGraceTimer(_, let generation): "grace timer \(generation)"
             case .characteristicNotYetOnLink(_, let key): "not yet on link \(key.characteristic)"
             case .characteristicLeftLink(_, let key): "left link \(key.characteristic)"

@@ -89,7 +89,7 @@ import Testing
     @Test func aConfirmedCharacteristicIsRediscoveredWithABackOffAnUnconfirmedOneFails() throws {
         var core = try Self.linkedCore(["a.lock"])
         let fff1 = try Self.key("fff1"), unresolved = try Self.link(resolved: false)
-        #expect(Self.names(core.handle(.notifyArmed(Self.lock, fff1))) == ["after a.lock linkCarried"])
+        #expect(Self.names(core.handle(.notifyArmed(Self.lock, fff1))) == ["tell \(fff1.characteristic) notifying to a.lock", "after a.lock linkCarried"])
         var generation = try #require(Self.timer(core.handle(.characteristicMissing(Self.lock, fff1))))
         var decisions: [[String]] = []
         for _ in 0..<13 {
@@ -122,9 +122,11 @@ import Testing
         _ = core.handle(.characteristicMissing(Self.lock, fff1))
         #expect(Self.names(core.handle(.characteristicsAppeared(Self.lock))) == ["commands [\"start \(fff1.characteristic)\"]"])
         #expect(Self.names(core.handle(.characteristicsAppeared(Self.lock))) == [], "no longer awaited")
-        #expect(Self.names(core.handle(.notifyArmed(Self.lock, fff1))) == ["after a.lock linkCarried"])
+        #expect(Self.names(core.handle(.notifyArmed(Self.lock, fff1))) == ["tell \(fff1.characteristic) notifying to a.lock", "after a.lock linkCarried"])
         let left = core.handle(.characteristicLeft(Self.lock, fff1))
-        #expect(Self.names(left) == ["left link \(fff1.characteristic)", "grace timer \(try #require(Self.timer(left)))"])
+        #expect(Self.names(left) == ["left link \(fff1.characteristic)",
+                                     "tell \(fff1.characteristic) stopped \(RelinkErrorName.unknownCharacteristic.rawValue) to a.lock",
+                                     "grace timer \(try #require(Self.timer(left)))"])
         #expect(core.planner.unarmed(of: Self.lock) == [fff1])
         _ = core.handle(.linkLost(Self.lock, try DaemonCoreTests.lockAddress(), why: "gone", cause: nil))
         #expect(Self.names(core.handle(.gattLooked(Self.lock, try Self.link(resolved: true, ["fff0": ["fff2"]])))) == [])

@@ -33,6 +33,10 @@ struct EventPayloadTests {
                 change: change, resolved: .init(name: "Band", source: .gap, reason: .gapNameKnown), names: names)),
             .subscriptionFailed(peripheral: peripheral, characteristic: key, reason: ConnectionFailure(
                 .notSupported, errorName: "org.relink.Error.UnknownCharacteristic", message: "not there")),
+            .notificationState(peripheral: peripheral, characteristic: key, notifying: true, reason: nil),
+            .notificationState(peripheral: peripheral, characteristic: key, notifying: false, reason: nil),
+            .notificationState(peripheral: peripheral, characteristic: key, notifying: false, reason: ConnectionFailure(
+                .transient, errorName: "org.relink.Error.LinkLost", message: "link lost")),
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
             .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
             .peripheralManager(.readRequest(request: 3, central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(

@@ -43,7 +43,10 @@ import RelinkModel
             .peripheralManager(.subscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.unsubscribed(central: "unknown", characteristic: CharacteristicKey(service: service, characteristic: characteristic))),
             .peripheralManager(.readyToUpdate),
-        ] + transferSamples(CharacteristicKey(service: service, characteristic: characteristic))
+        ] + transferSamples(CharacteristicKey(service: service, characteristic: characteristic)) + [
+            .notificationState(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), notifying: false,
+                               reason: ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "link lost: the peripheral went out of range")),
+        ]
     }
 
     static func transferSamples(_ key: CharacteristicKey) -> [RelinkEvent] {
@@ -73,7 +76,7 @@ import RelinkModel
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
                             "subscriptionFailed", "adapterState", "servicesChanged", "bondRemoved", "pairingRequest", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
-                            "transferProgress", "transferCompleted", "transferFailed"]
+                            "transferProgress", "transferCompleted", "transferFailed", "notificationState"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)

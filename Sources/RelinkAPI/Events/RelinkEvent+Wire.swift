@@ -33,6 +33,7 @@ extension RelinkEvent {
     /// The coding keys of every object of the format.
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
+        case notificationState, notifying
         case servicesChanged, database, bondRemoved, pairingRequest, passkey
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
@@ -105,6 +106,10 @@ extension RelinkEvent {
             case .subscriptionFailed(_, let characteristic, let reason):
                 try Self.encodeCharacteristic(characteristic, in: &body)
                 try Self.encodeFailure(reason, in: &body)
+            case .notificationState(_, let characteristic, let notifying, let reason):
+                try Self.encodeCharacteristic(characteristic, in: &body)
+                try body.encode(notifying, forKey: .notifying)
+                if let reason { try Self.encodeFailure(reason, in: &body) }
             case .nameUpdated(_, let update):
                 var u = body.nestedContainer(keyedBy: Key.self, forKey: .update)
                 var change = u.nestedContainer(keyedBy: Key.self, forKey: .change)
@@ -163,6 +168,10 @@ extension RelinkEvent {
             case .subscriptionFailed:
                 payload = .subscriptionFailed(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
                                               reason: try Self.decodeFailure(body))
+            case .notificationState:
+                payload = .notificationState(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
+                                             notifying: try body.decode(Bool.self, forKey: .notifying),
+                                             reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
             case .servicesChanged:
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
             case .bondRemoved:

@@ -244,14 +244,16 @@ extension Daemon {
         for peripheral in wanted {
             let row = known.peripherals[peripheral]
             let state = intents[ConnectionIntentID(identifier: id, peripheral: peripheral)].map { Self.stateName($0.state) } ?? "none"
-            let subs = subscriptions.filter { $0.peripheral == peripheral }.map(\.characteristic).sorted().map {
-                DBusValue.structure([.string($0.service.string), .string($0.characteristic.string)])
+            let keys = subscriptions.filter { $0.peripheral == peripheral }.map(\.characteristic).sorted()
+            let pairs = { (keys: [CharacteristicKey]) in
+                DBusValue.array(.structure([.string, .string]), keys.map { .structure([.string($0.service.string), .string($0.characteristic.string)]) })
             }
             var entry: [String: DBusValue] = [
                 "object": .objectPath(APIPath.peripheral(peripheral)), "id": .string(peripheral.description),
                 "address": .string(row?.address.address.string ?? ""), "state": .string(state),
                 "services": .array(.string, (row?.serviceUUIDs ?? []).map { .string($0.string) }),
-                "subscriptions": .array(.structure([.string, .string]), subs),
+                "subscriptions": pairs(keys),
+                "notifying": pairs(keys.filter { core.planner.isNotifying(peripheral, $0) }),
                 "name": .string(names(of: peripheral).resolved(preferring: preference)?.name ?? ""),
             ]
             // The database relinkd read last (CoreBluetooth's restored

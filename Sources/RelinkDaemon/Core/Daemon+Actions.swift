@@ -339,8 +339,8 @@ extension Daemon {
                         let failure = FailureMapping.failure(error)
                         let notify = RestoreBatch.Notify(peripheral: peripheral, key: key, characteristic: characteristic.path)
                         if await securityFailure(notify, issued, failure) { continue }  // paired on demand, StartNotify again
-                        core.planner.startNotifyFailed(peripheral, key)
                         writes.batch.held.ended(peripheral, key)
+                        queue(core.handle(.notifyFailed(peripheral, key, failure)))
                         logger.warning("StartNotify failed", metadata: .journal([
                             .peripheral: "\(peripheral)", .characteristic: "\(key)",
                             .error: "\(failure.errorName)", .errorClass: "\(failure.failureClass.rawValue)",

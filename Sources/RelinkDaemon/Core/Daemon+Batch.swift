@@ -115,8 +115,8 @@ extension Daemon {
         ])) { $1 })
         guard writes.batch.held.sameLink(notify.peripheral, since: issued) else { return }
         if await securityFailure(notify, issued, failure) { return }  // paired on demand, StartNotify again
-        core.planner.startNotifyFailed(notify.peripheral, notify.key)
         writes.batch.held.ended(notify.peripheral, notify.key)
+        queue(core.handle(.notifyFailed(notify.peripheral, notify.key, failure)))
     }
 
     /// The journal fields that name a peripheral: its relink identifier and,

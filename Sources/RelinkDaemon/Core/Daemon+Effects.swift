@@ -67,6 +67,12 @@ extension Daemon {
             case .gattGraceTimer(let peripheral, let generation): input(.gattCheck(peripheral, generation: generation), after: GattGrace.period)
             case .characteristicNotYetOnLink, .characteristicLeftLink, .rediscoverLater, .waitForGatt: journalGatt(effect)
             case .refreshViewers(let peripheral): refreshViewers(of: peripheral)
+            case .notificationStates(let changes):
+                for change in changes {
+                    do { try emitGathered(change.event, to: change.identifiers) } catch {
+                        logger.error("notification-state event not stored: \(error)")
+                    }
+                }
             case .gattSettleTimer(let peripheral, let generation):
                 input(.gattDatabaseSettled(peripheral, generation: generation), after: Self.gattSettleTime)
             case .storeGattDatabase(let peripheral, let database): storeGattDatabase(peripheral, database, changedFor: nil)

@@ -105,7 +105,7 @@ extension Daemon {
             throw RelinkError(.unknownCharacteristic, GattGrace.unknownCharacteristic(key, .notInDatabase).message)
         }
         try await commit([.addSubscription(subscription)])
-        await run(core.planner.subscribe(subscription))
+        await perform(core.handle(.subscribed(subscription)))
         await applyAutoConnect(renew: false)  // its service may be what auto-connect goes by
         refreshViewers(of: subscription.peripheral)
     }
@@ -120,10 +120,7 @@ extension Daemon {
 
     /// The in-memory part of removing a subscription whose row is removed.
     func unsubscribed(_ subscription: Subscription) async {
-        await run(core.planner.unsubscribe(subscription))
-        if core.planner.route(subscription.peripheral, characteristic: subscription.characteristic).isEmpty {
-            core.gattGrace.forget(subscription.peripheral, subscription.characteristic)
-        }
+        await perform(core.handle(.unsubscribed(subscription)))
         await applyAutoConnect(renew: false)
         refreshViewers(of: subscription.peripheral)
     }

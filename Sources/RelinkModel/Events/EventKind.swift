@@ -16,6 +16,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case nameUpdated = "name-updated"
     /// A subscription failed (its characteristic is not on the peripheral) and was removed.
     case subscriptionFailed = "subscription-failed"
+    /// A subscription's notifications started or stopped flowing on the link.
+    case notificationState = "notification-state"
     /// The state of relinkd's adapter changed (about no peripheral).
     case adapterState = "adapter-state"
     /// A connected peripheral's GATT database differs from the one relinkd read before.

@@ -30,6 +30,13 @@ public enum RelinkEvent: Sendable, Hashable {
     /// `subscription-failed`: a subscription could not be armed and was
     /// removed: the characteristic is not on the peripheral.
     case subscriptionFailed(peripheral: PeripheralID, characteristic: CharacteristicKey, reason: ConnectionFailure)
+    /// `notification-state`: a subscription's notifications started
+    /// flowing on the link (`notifying` true: bluetoothd armed them) or
+    /// stopped (`notifying` false, `reason` why: the link lost, bluetoothd
+    /// or the adapter gone, the peripheral refused, the characteristic
+    /// gone; nil when the identifier unsubscribed). CoreBluetooth's
+    /// `peripheral(_:didUpdateNotificationStateFor:error:)`.
+    case notificationState(peripheral: PeripheralID, characteristic: CharacteristicKey, notifying: Bool, reason: ConnectionFailure?)
     /// `adapter-state`: the state of relinkd's adapter (`hci0`) changed;
     /// about no peripheral, told to every identifier.
     case adapterState(adapter: String, status: AdapterStatus)
@@ -62,6 +69,7 @@ public enum RelinkEvent: Sendable, Hashable {
         case .valueNotified: .valueNotified
         case .nameUpdated: .nameUpdated
         case .subscriptionFailed: .subscriptionFailed
+        case .notificationState: .notificationState
         case .adapterState: .adapterState
         case .servicesChanged: .servicesChanged
         case .bondRemoved: .bondRemoved
@@ -82,6 +90,7 @@ public enum RelinkEvent: Sendable, Hashable {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _, _), .restored(let peripheral, _, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
+             .notificationState(let peripheral, _, _, _),
              .servicesChanged(let peripheral, _), .bondRemoved(let peripheral),
              .pairingRequest(let peripheral, _, _, _):
             peripheral

@@ -11,7 +11,11 @@ public import RelinkModel
 ///   a value is delivered once per identifier: after any number of
 ///   reconnects nothing is doubled;
 /// * ``linkDown(_:)`` and ``resetAll()`` (bluetoothd restart, relinkd start:
-///   BlueZ's notify sessions are gone) clear the armed state.
+///   BlueZ's notify sessions are gone) clear the armed state;
+/// * a characteristic is *notifying* once bluetoothd confirmed its
+///   StartNotify on the current link (``confirmArmed(_:_:)``) and until the
+///   link, the session or the subscription ends: what each identifier is
+///   told in `notification-state` events and `Register`'s `notifying`.
 public struct SubscriptionPlanner: Sendable {
     /// What to do on the link.
     public enum Command: Sendable, Hashable {
@@ -22,6 +26,10 @@ public struct SubscriptionPlanner: Sendable {
     private var wanted: [PeripheralID: [CharacteristicKey: Set<RestoreIdentifier>]] = [:]
     private var armed: [PeripheralID: Set<CharacteristicKey>] = [:]
     private var linked: Set<PeripheralID> = []
+    /// Armed and confirmed by bluetoothd on the current link.
+    private var notifying: [PeripheralID: Set<CharacteristicKey>] = [:]
+    /// Refused by the peripheral on the current link, already told.
+    private var refused: [PeripheralID: Set<CharacteristicKey>] = [:]
 
     public init() {}
 
@@ -41,6 +49,8 @@ public struct SubscriptionPlanner: Sendable {
         if identifiers.isEmpty {
             wanted[peripheral]?[key] = nil
             if wanted[peripheral]?.isEmpty == true { wanted[peripheral] = nil }
+            notifying[peripheral]?.remove(key)
+            refused[peripheral]?.remove(key)
             if armed[peripheral]?.remove(key) != nil { return [.stopNotify(peripheral, key)] }
         } else {
             wanted[peripheral]?[key] = identifiers
@@ -66,22 +76,62 @@ public struct SubscriptionPlanner: Sendable {
         return (wanted[peripheral]?.keys.sorted() ?? []).flatMap { armIfNeeded(peripheral, $0) }
     }
 
-    /// The link is down: its notify sessions no longer count.
-    public mutating func linkDown(_ peripheral: PeripheralID) {
+    /// The link is down: its notify sessions no longer count. Returns the
+    /// characteristics that were notifying on it (sorted).
+    @discardableResult
+    public mutating func linkDown(_ peripheral: PeripheralID) -> [CharacteristicKey] {
         linked.remove(peripheral)
         armed[peripheral] = nil
+        refused[peripheral] = nil
+        return (notifying.removeValue(forKey: peripheral) ?? []).sorted()
     }
 
-    /// StartNotify failed: the characteristic is armed again at the next `linkUp`.
-    public mutating func startNotifyFailed(_ peripheral: PeripheralID, _ key: CharacteristicKey) {
+    /// StartNotify failed, or the armed characteristic's object left the
+    /// link: it is armed again at the next `linkUp`. Returns whether it was
+    /// notifying.
+    @discardableResult
+    public mutating func startNotifyFailed(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> Bool {
         armed[peripheral]?.remove(key)
+        return notifying[peripheral]?.remove(key) != nil
+    }
+
+    /// bluetoothd confirmed the StartNotify of `key` on the current link:
+    /// it is notifying. Returns the identifiers to tell (every subscriber,
+    /// sorted) when it was not notifying yet; none when it was, or when it
+    /// is no longer armed (the link went down or the last subscriber left
+    /// while the call was out).
+    public mutating func confirmArmed(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> [RestoreIdentifier] {
+        guard armed[peripheral]?.contains(key) == true else { return [] }
+        refused[peripheral]?.remove(key)
+        guard notifying[peripheral, default: []].insert(key).inserted else { return [] }
+        return route(peripheral, characteristic: key)
+    }
+
+    /// The peripheral refused the StartNotify of `key` (armed again at the
+    /// next `linkUp`). Returns the identifiers to tell: every subscriber the
+    /// first time on this link, none after.
+    public mutating func notifyRefused(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> [RestoreIdentifier] {
+        startNotifyFailed(peripheral, key)
+        guard linked.contains(peripheral), wanted[peripheral]?[key] != nil,
+              refused[peripheral, default: []].insert(key).inserted else { return [] }
+        return route(peripheral, characteristic: key)
+    }
+
+    /// Whether `key` is notifying on the peripheral's current link.
+    public func isNotifying(_ peripheral: PeripheralID, _ key: CharacteristicKey) -> Bool {
+        notifying[peripheral]?.contains(key) == true
     }
 
     /// Every link and notify session is gone (bluetoothd restart, or relinkd
     /// starting from the store).
-    public mutating func resetAll() {
+    /// Returns the characteristics that were notifying, per peripheral.
+    @discardableResult
+    public mutating func resetAll() -> [PeripheralID: [CharacteristicKey]] {
         linked = []
         armed = [:]
+        refused = [:]
+        defer { notifying = [:] }
+        return notifying.filter { !$0.value.isEmpty }.mapValues { $0.sorted() }
     }
 
     /// The identifiers a value notified on `characteristic` goes to, each

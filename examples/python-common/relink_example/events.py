@@ -114,6 +114,11 @@ class Event:
             update = body.get("update") if isinstance(body.get("update"), dict) else {}
             resolved = update.get("resolved") if isinstance(update.get("resolved"), dict) else {}
             return f"name {resolved.get('name', '')!r} (from {resolved.get('source', '?')})"
+        if self.kind == "notification-state":
+            if body.get("notifying"):
+                return f"{self.characteristic} notifying"
+            reason = body.get("reason")
+            return f"{self.characteristic} not notifying: " + (json.dumps(reason)[:100] if reason else "unsubscribed")
         if self.kind == "subscription-failed":
             return f"subscription to {self.characteristic} failed: {json.dumps(body.get('reason'))[:100]}"
         if self.kind in ("disconnected", "failed-to-connect"):
