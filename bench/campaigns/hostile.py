@@ -102,7 +102,9 @@ VOLATILE = {"rssi", "RSSI", "lastSeen", "last_seen", "LastSeen", "seen", "advert
             "gapNameSeen", "AdvertisingNameSeen", "GAPNameSeen", "updatedAt", "updated_at", "time", "now", "inbox"}
 #: Methods that only read: they may succeed.
 READ_ONLY = {"Transfers", "State", "GetManagedObjects", "Introspect", "Ping", "GetMachineId", "Get", "GetAll",
-             "Events", "ListIdentifiers", "GattDatabase"}
+             "Events", "ListIdentifiers", "GattDatabase", "RetrievePeripherals",
+             # Makes a connected device offering a named service known, as a discovery does.
+             "RetrieveConnectedPeripherals"}
 #: The bus's standard errors docs/api allows besides org.relink.Error.*.
 STANDARD = {"org.freedesktop.DBus.Error." + n for n in
             ("UnknownObject", "UnknownMethod", "UnknownInterface", "UnknownProperty", "PropertyReadOnly", "InvalidArgs")}

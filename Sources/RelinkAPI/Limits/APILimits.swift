@@ -7,6 +7,8 @@ public enum APILimits {
     public static let maximumStringBytes = 1024
     /// Longest UUID list (`Scan` services, `Connect` `services`).
     public static let maximumUUIDs = 64
+    /// The most peripherals one `RetrievePeripherals` names.
+    public static let maximumRetrieved = 256
     /// Longest `Write` value, in bytes: the longest attribute value (a long write with response).
     public static let maximumWriteBytes = WriteLimits.maximumAttributeLength
     /// Longest `Write` value argument relinkd reads; a longer one is

@@ -99,6 +99,11 @@ public enum Central1Member: String, Sendable, CaseIterable {
     case answerPairing = "AnswerPairing"
     /// `Cancel` with options: `remove_bond` removes the bond with the last use.
     case cancelWith = "CancelWith"
+    /// The peripherals relinkd knows among those named (CoreBluetooth's `retrievePeripheralsWithIdentifiers:`).
+    case retrievePeripherals = "RetrievePeripherals"
+    /// The peripherals connected to the system that offer given services
+    /// (CoreBluetooth's `retrieveConnectedPeripheralsWithServices:`).
+    case retrieveConnectedPeripherals = "RetrieveConnectedPeripherals"
 }
 
 /// Properties of `org.relink.Central1`.

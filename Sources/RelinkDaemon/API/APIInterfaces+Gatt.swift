@@ -2,9 +2,10 @@ import DBus
 import RelinkAPI
 import RelinkModel
 
-// Central1's GATT database and descriptor methods.
+// Central1's GATT database and descriptor methods, and the retrieval of peripherals.
 extension APIInterfaces {
-    /// `GattDatabase`, `ReadDescriptor` and `WriteDescriptor` of one identifier.
+    /// `RetrievePeripherals`, `RetrieveConnectedPeripherals`, `GattDatabase`,
+    /// `ReadDescriptor` and `WriteDescriptor` of one identifier.
     func gattMethods(_ id: RestoreIdentifier) -> [DBusMethod] {
         let p = DBusArgument("peripheral", .string), service = DBusArgument("service", .string)
         let characteristic = DBusArgument("characteristic", .string), descriptor = DBusArgument("descriptor", .string)
@@ -35,6 +36,26 @@ extension APIInterfaces {
             }
         }
         return [
+            DBusMethod(Central1Member.retrievePeripherals.rawValue, in: [DBusArgument("peripherals", .array(.string))],
+                       out: [DBusArgument("found", .array(Daemon.retrievedEntryType))], ordered: true) { call in
+                let a = try ControlArguments(call, count: 1)
+                guard case .array(.string, let items) = a.values[0] else {
+                    throw RelinkError(.invalidArguments, "peripherals must be an array of strings (as)")
+                }
+                let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
+                guard texts.count <= APILimits.maximumRetrieved else {
+                    throw RelinkError(.invalidArguments, "peripherals: at most \(APILimits.maximumRetrieved)")
+                }
+                let refs = try texts.map { text throws(RelinkError) in try ControlArguments.peripheral(text) }
+                let request = APIRequest.retrievePeripherals(id, refs)
+                return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
+            },
+            DBusMethod(Central1Member.retrieveConnectedPeripherals.rawValue, in: [DBusArgument("services", .array(.string))],
+                       out: [DBusArgument("found", .array(Daemon.retrievedEntryType))], ordered: true) { call in
+                let a = try ControlArguments(call, count: 1)
+                let request = APIRequest.retrieveConnectedPeripherals(id, try a.uuids(0, "services"))
+                return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
+            },
             DBusMethod(Central1Member.gattDatabase.rawValue, in: [p], out: [DBusArgument("database", .string)], ordered: true) { call in
                 let a = try ControlArguments(call, count: 1)
                 let request = APIRequest.gattDatabase(id, try a.peripheral(0))

@@ -35,6 +35,10 @@ enum APIRequest: Sendable {
     case pairTarget(RestoreIdentifier, PeripheralRef)
     /// `Unpair`'s check and the bond's removal from relinkd's watch.
     case unpairTarget(RestoreIdentifier, PeripheralRef)
+    /// `RetrievePeripherals`: the known peripherals among those named.
+    case retrievePeripherals(RestoreIdentifier, [PeripheralRef])
+    /// `RetrieveConnectedPeripherals`: the devices bluetoothd shows connected that offer one of the services.
+    case retrieveConnectedPeripherals(RestoreIdentifier, Set<BluetoothUUID>)
     /// `AnswerPairing`: the answer to a pairing request.
     case answerPairing(RestoreIdentifier, UInt64, accept: Bool, passkey: UInt32)
 }

@@ -21,7 +21,11 @@ enum PeripheralRef: Sendable, Hashable, CustomStringConvertible {
 extension ControlArguments {
     /// `AA:BB:CC:DD:EE:FF` or a peripheral UUID.
     func peripheral(_ index: Int, kind: BluetoothAddress.Kind = .public) throws(RelinkError) -> PeripheralRef {
-        let text = try string(index, "peripheral")
+        try Self.peripheral(try string(index, "peripheral"), kind: kind)
+    }
+
+    /// `AA:BB:CC:DD:EE:FF` or a peripheral UUID, from its text.
+    static func peripheral(_ text: String, kind: BluetoothAddress.Kind = .public) throws(RelinkError) -> PeripheralRef {
         if text.utf8.count == 17, let address = try? BluetoothAddress(parsing: text.uppercased(), kind: kind) { return .address(address) }
         if text.utf8.count == 36, let uuid = UUID(uuidString: text) { return .id(PeripheralID(uuid)) }
         throw RelinkError(.invalidArguments, "peripheral must be an address AA:BB:CC:DD:EE:FF or a peripheral UUID, got \(String(text.prefix(64)).debugDescription)")

@@ -141,6 +141,10 @@ extension Daemon {
         case .locate(let id, let ref, let key):
             _ = try visible(id, to: caller)
             return APIResult(characteristic: try await locate(ref, key))
+        case .retrievePeripherals(let id, let refs):
+            return await retrievePeripherals(try visible(id, to: caller), refs, for: caller)
+        case .retrieveConnectedPeripherals(let id, let services):
+            return try await retrieveConnectedPeripherals(try visible(id, to: caller), services)
         case .gattDatabase(let id, let ref):
             let database = try await liveGattDatabase(try visible(id, to: caller), ref)
             return APIResult(values: [.string(database.json)])

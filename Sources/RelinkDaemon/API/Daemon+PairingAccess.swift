@@ -16,10 +16,6 @@ extension Daemon {
     /// `ref` in a pairing call.
     /// - Throws: `UnknownPeripheral`.
     func checkPairingAccess(_ ref: PeripheralRef, for caller: APICaller) throws(RelinkError) {
-        let peripheral = try knownPeripheral(ref)
-        guard caller.isRoot || api.usedBy[caller.uid, default: []].contains(peripheral)
-            || api.discoveredBy[caller.uid, default: []].contains(peripheral) else {
-            throw Self.unknownPeripheral(ref)
-        }
+        guard mayName(try knownPeripheral(ref), caller) else { throw Self.unknownPeripheral(ref) }
     }
 }

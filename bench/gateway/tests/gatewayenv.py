@@ -405,6 +405,18 @@ def deliver_lock_value(gw: GatewayEnv, name: str, value: str, timeout: float, pu
         wait_link(gw, name, max(30.0, deadline - time.monotonic()), f"{name} linked again before {value} is sent again")
 
 
+def notification_states(events: list[dict]) -> list[str]:
+    """The `notification-state` events among an identifier's (relinkctl
+    events): "notifying", or "stopped <reason's errorName>"."""
+    told = []
+    for e in events:
+        if e.get("kind") != "notification-state":
+            continue
+        body = (e.get("payload") or {}).get("notificationState", {})
+        told.append("notifying" if body.get("notifying") else f"stopped {(body.get('reason') or {}).get('errorName', '')}")
+    return told
+
+
 def subscribed(gw: GatewayEnv, name: str) -> bool:
     """The peripheral's side: a central has notifications on (bluetoothd
     called StartNotify on its characteristic). relinkctl's "connected" comes

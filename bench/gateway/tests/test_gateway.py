@@ -19,7 +19,7 @@ import pytest
 from gatewayenv import (LINKS, MODE, REPUSHED, GatewayEnv, band_counters, expect_g9, last_sequence, links_up,
                         main_pid, newest_deb, push_lock, register_three_links, relinkd_active, relinkd_is_active,
                         values_on_all_three, wait_band_after, wait_band_values, wait_link, deliver_lock_value,
-                        wait_three_links, wait_until, BOOTED_RELEASES, boot_or_skip)
+                        wait_three_links, wait_until, BOOTED_RELEASES, boot_or_skip, notification_states)
 
 # CI (RELINK_GATEWAY=1) runs the subset issue 32 names: install, three links,
 # SIGKILL, the operator's view, a reboot; RELINK_GATEWAY=full everything.
@@ -82,8 +82,16 @@ def test_three_links(gw):
         else:
             deliver_lock_value(gw, name, f"{'ab'[name == 'lockb']}{i + 5}", 60)
         drops[name] = round(time.monotonic() - t1, 1)
+    # Each program was told its subscription's notifications flowed, stopped
+    # with the link when it left range, and flowed again when it was back.
+    for name in LINKS:
+        wait_until(lambda: notification_states(gw.events(f"gw-{name}"))[-1:] == ["notifying"], 30,
+                   f"{name}: told its notifications flow again")
+    told = {name: notification_states(gw.events(f"gw-{name}")) for name in LINKS}
     gw.results.add({"scenario": "three-links", "links_up_s": round(up_s, 1),
-                    "back_in_range_to_value_s": drops, "values_sent_again": dict(REPUSHED)})
+                    "back_in_range_to_value_s": drops, "values_sent_again": dict(REPUSHED), "notification_states": told})
+    for name, states in told.items():
+        assert states[0] == "notifying" and "stopped org.relink.Error.LinkLost" in states, f"{name}: {states}"
 
 
 def signal_and_recover(gw: GatewayEnv, sig: str, timeout: float, what: str, tag: str) -> dict:
