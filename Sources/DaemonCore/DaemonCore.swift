@@ -23,8 +23,11 @@ public import Restoration
 /// ``Input/gattGraceEnded(_:generation:)``, ``Input/gattLooked(_:_:)``), the
 /// bond watch (``Input/bondObserved(_:bonded:)``, ``Input/bondsAtStart(_:)``),
 /// when to start a program (``Input/eventsCommitted(_:now:)`` and the other relaunch inputs),
-/// and when a peripheral's GATT database is read and what a new one means
-/// (``Input/gattObjectsMoved(_:)``, ``Input/gattDatabaseRead(_:_:)``). The other areas still decide in the
+/// when a peripheral's GATT database is read and what a new one means
+/// (``Input/gattObjectsMoved(_:)``, ``Input/gattDatabaseRead(_:_:)``), and
+/// subscriptions with whom to tell of their notifications' state
+/// (``Input/subscribed(_:)``, ``Input/unsubscribed(_:)``,
+/// ``Input/notifyFailed(_:_:_:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.

@@ -88,10 +88,38 @@ def test_three_links(gw):
         wait_until(lambda: notification_states(gw.events(f"gw-{name}"))[-1:] == ["notifying"], 30,
                    f"{name}: told its notifications flow again")
     told = {name: notification_states(gw.events(f"gw-{name}")) for name in LINKS}
+    # The advertising name and the GAP name told apart, both kept (issue 35):
+    # bluetoothd 5.82 exports the GAP service, 5.66 does not (docs/real-bluez.md).
+    expected = {n: {"advertising": gw.bench["peripherals"][n]["adv_name"], "gap": gw.bench["peripherals"][n]["gap_name"]}
+                for n in ("locka", "lockb")}
+    if gw.release == "trixie":
+        wait_until(lambda: all(names_told(gw, n) == expected[n] for n in expected), 30, "both names of each lock told")
+    names = {n: names_told(gw, n) for n in expected}
     gw.results.add({"scenario": "three-links", "links_up_s": round(up_s, 1),
-                    "back_in_range_to_value_s": drops, "values_sent_again": dict(REPUSHED), "notification_states": told})
+                    "back_in_range_to_value_s": drops, "values_sent_again": dict(REPUSHED), "notification_states": told,
+                    "names_told": names})
     for name, states in told.items():
         assert states[0] == "notifying" and "stopped org.relink.Error.LinkLost" in states, f"{name}: {states}"
+
+
+def names_told(gw: GatewayEnv, name: str) -> dict:
+    """The names the newest `name-updated` event of the link's identifier
+    holds: {"advertising": ..., "gap": ...}, each when known."""
+    updates = [((e.get("payload") or {}).get("nameUpdated") or {}).get("update", {})
+               for e in gw.events(f"gw-{name}") if e.get("kind") == "name-updated"]
+    kept = (updates[-1] if updates else {}).get("names", {})
+    return {source: seen.get("value") for source, seen in kept.items() if isinstance(seen, dict)}
+
+
+def told_since(gw: GatewayEnv, ident: str, after: int) -> tuple[list[str], list[str]]:
+    """The adapter states (`adapter-state`) and notification states the
+    identifier was told after sequence `after`, waiting (bounded) until its
+    notifications are told flowing again."""
+    wait_until(lambda: notification_states([e for e in gw.events(ident) if e["sequence"] > after])[-1:] == ["notifying"], 30,
+               f"{ident}: told its notifications flow again")
+    events = [e for e in gw.events(ident) if e["sequence"] > after]
+    states = [((e.get("payload") or {}).get("adapterState") or {}).get("state", "?") for e in events if e.get("kind") == "adapter-state"]
+    return states, notification_states(events)
 
 
 def signal_and_recover(gw: GatewayEnv, sig: str, timeout: float, what: str, tag: str) -> dict:
@@ -141,15 +169,21 @@ def test_bluetooth_restart(gw):
     """`systemctl stop` then `start` of bluetooth.service (the bench's
     restart_bluez with TERM, which keeps its peripherals advertising as real
     ones would): bluetoothd powers every adapter off on its way out, links
-    drop; relinkd restores all three and their subscriptions."""
+    drop; relinkd restores all three and their subscriptions. The programs
+    were told: the adapter's state away and back (`adapter-state`, issue
+    35), their notifications stopped and flowing again."""
+    since = last_sequence(gw, "gw-band")
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
     gw.benchctl("restart_bluez", "signal=TERM")
     wait_three_links(gw, 180, "three links back")
     links_s = time.monotonic() - t0
     values_on_all_three(gw, "f", counter)
+    states, notifying = told_since(gw, "gw-band", since)
     gw.results.add({"scenario": "bluetooth-restart", "links_back_s": round(links_s, 1),
-                    "values_flowing_s": round(time.monotonic() - t0, 1)})
+                    "values_flowing_s": round(time.monotonic() - t0, 1), "adapter_states": states, "notification_states": notifying})
+    assert len(states) >= 2 and states[0] != "poweredOn" and states[-1] == "poweredOn", states
+    assert notifying[0].startswith("stopped ") and notifying[-1] == "notifying", notifying
 
 
 def test_operators_view(gw):
@@ -169,6 +203,44 @@ def test_operators_view(gw):
     assert any(l.strip().startswith('Status: "') and "links up" in l for l in status.splitlines()), status
     assert '"RELINK_RESTORE_ID"' in fields and '"RELINK_PERIPHERAL"' in fields, fields
     assert catalog > 0, f"journalctl -x shows no catalog Subject {subject!r} for {cat_id}: {explained[-1500:]}"
+
+
+@full_only
+def test_retrieve_and_adopt_another_programs_link(gw):
+    """Issue 35 item 2 and the already-connected strategy on real
+    bluetoothd: lock B's identifier gives up its link; another program
+    (busctl, as root) connects lock B through bluetoothd; the identifier
+    finds it with RetrieveConnectedPeripherals by its service (relinkctl
+    retrieve --connected), adopts the link with the already-connected
+    strategy, subscribes, and the lock's values flow again."""
+    name, ident = "lockb", "gw-lockb"
+    _, service, char = LINKS[name]
+    address = gw.address(name)
+    device = "/org/bluez/hci0/dev_" + address.replace(":", "_")
+
+    def bluez_connected() -> bool:
+        out = gw.sh(f"busctl get-property org.bluez {device} org.bluez.Device1 Connected", check=False).out
+        return out.strip() == "b true"
+    gw.ctl("cancel", ident, address)
+    wait_until(lambda: not bluez_connected(), 60, "lock B's link ended with its intent")
+    t0 = time.monotonic()
+    gw.sh(f"busctl call --timeout=60 org.bluez {device} org.bluez.Device1 Connect", timeout=90)
+    wait_until(bluez_connected, 60, "lock B connected by another program")
+    found = wait_until(lambda: [p for p in gw.ctl_json("retrieve", ident, "--connected", "--service", service)
+                                if p["address"].upper() == address.upper()], 30, "lock B among the connected")
+    [lock] = found
+    before = last_sequence(gw, ident)
+    gw.ctl("connect", ident, lock["id"], "--service", service, "--strategy", "already-connected",
+           "--strategy", "known-identifier")
+    gw.ctl("subscribe", ident, address, service, char)
+    wait_link(gw, name, 120, "lock B adopted and subscribed")
+    routes = [(e.get("payload") or {}).get("connected", {}).get("route") for e in gw.events(ident)
+              if e.get("kind") == "connected" and e["sequence"] > before]
+    deliver_lock_value(gw, name, "b9", 60)
+    gw.results.add({"scenario": "retrieve-and-adopt", "retrieved": lock, "routes": routes,
+                    "adopted_to_value_s": round(time.monotonic() - t0, 1)})
+    assert lock["connected"] is True and service in [s.lower() for s in lock["services"]], lock
+    assert routes and routes[0] == "alreadyConnected", f"the first link after the cancel is the adopted one: {routes}"
 
 
 EXAMPLE = "/srv/relink/examples/python-lock/relaunch"
@@ -270,8 +342,12 @@ def test_adapter_power_cycle(gw, request):
     links_s = time.monotonic() - t0
     values_on_all_three(gw, "6", None)
     wait_band_values(gw, last, 60, "band values after the power cycle")
+    states, notifying = told_since(gw, "gw-band", last)
     gw.results.add({"scenario": "adapter-power-cycle", "links_back_s": round(links_s, 1),
-                    "values_flowing_s": round(time.monotonic() - t0, 1)})
+                    "values_flowing_s": round(time.monotonic() - t0, 1), "adapter_states": states, "notification_states": notifying})
+    assert states[:1] == ["poweredOff"] and states[-1:] == ["poweredOn"], states
+    assert notifying[0] in ("stopped org.relink.Error.AdapterOff", "stopped org.relink.Error.LinkLost") \
+        and notifying[-1] == "notifying", notifying
 
 
 @full_only
