@@ -176,13 +176,14 @@ def test_watchdog(gw):
 
 
 @full_only
-def test_bluetooth_restart(gw):
+def test_bluetooth_restart(gw, request):
     """`systemctl stop` then `start` of bluetooth.service (the bench's
     restart_bluez with TERM, which keeps its peripherals advertising as real
     ones would): bluetoothd powers every adapter off on its way out, links
     drop; relinkd restores all three and their subscriptions. The programs
     were told: the adapter's state away and back (`adapter-state`, issue
     35), their notifications stopped and flowing again."""
+    expect_g9(gw, request, "bluetoothd powers hci0 off on its way out")
     since = last_sequence(gw, "gw-band")
     counter = max(band_counters(gw.events("gw-band")), default=-1)
     t0 = time.monotonic()
