@@ -21,6 +21,9 @@ public struct Device: Sendable, Hashable {
     public var trusted: Bool
     public var rssi: Int16?
     public var uuids: [String]
+    /// ``uuids`` parsed, those that are not UUIDs left out: the services
+    /// bluetoothd lists for the device.
+    public var serviceUUIDs: Set<BluetoothUUID> { Set(uuids.compactMap { try? BluetoothUUID(parsing: $0) }) }
     /// Manufacturer and service data, TX power, appearance, flags and the
     /// raw advertising data, as bluetoothd merged them from its reports.
     public var advertisingData: AdvertisingData

@@ -38,14 +38,7 @@ extension APIInterfaces {
         return [
             DBusMethod(Central1Member.retrievePeripherals.rawValue, in: [DBusArgument("peripherals", .array(.string))],
                        out: [DBusArgument("found", .array(Daemon.retrievedEntryType))], ordered: true) { call in
-                let a = try ControlArguments(call, count: 1)
-                guard case .array(.string, let items) = a.values[0] else {
-                    throw RelinkError(.invalidArguments, "peripherals must be an array of strings (as)")
-                }
-                let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
-                guard texts.count <= APILimits.maximumRetrieved else {
-                    throw RelinkError(.invalidArguments, "peripherals: at most \(APILimits.maximumRetrieved)")
-                }
+                let texts = try ControlArguments(call, count: 1).strings(0, "peripherals", atMost: APILimits.maximumRetrieved)
                 let refs = try texts.map { text throws(RelinkError) in try ControlArguments.peripheral(text) }
                 let request = APIRequest.retrievePeripherals(id, refs)
                 return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values

@@ -19,7 +19,7 @@ extension Daemon {
         var seen = Set<PeripheralID>(), entries: [DBusValue] = []
         for ref in refs {
             guard let peripheral = try? knownPeripheral(ref), mayName(peripheral, caller), seen.insert(peripheral).inserted else { continue }
-            entries.append(await retrieved(peripheral, for: id))
+            entries.append(retrieved(peripheral, device: await knownDevice(of: peripheral), for: id))
         }
         return APIResult(values: [.array(Self.retrievedEntryType, entries)])
     }
@@ -32,19 +32,16 @@ extension Daemon {
     /// - Throws: `InvalidArguments` when `services` is empty.
     func retrieveConnectedPeripherals(_ id: RestoreIdentifier, _ services: Set<BluetoothUUID>) async throws(RelinkError) -> APIResult {
         guard !services.isEmpty else { throw RelinkError(.invalidArguments, "services must name at least one service UUID") }
-        var devices: [String: Device] = [:]
-        for service in services {
-            for device in await bluez.mirror.devices(offering: service.string, connectedOnly: true) where device.adapter == adapterPath {
-                if let address = device.address { devices[address] = device }
-            }
+        let devices = await bluez.mirror.connectedDevices.compactMap { device -> (BluetoothAddress, Device)? in
+            guard device.adapter == adapterPath, !device.serviceUUIDs.isDisjoint(with: services),
+                  let address = Self.address(of: device) else { return nil }
+            return (address, device)
         }
         var entries: [DBusValue] = []
-        for (_, device) in devices.sorted(by: { $0.key < $1.key }) {
-            guard let address = Self.address(of: device) else { continue }
-            let offered = Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) })
-            let peripheral = await knownPeripheral(for: address, services: offered)
+        for (address, device) in devices.sorted(by: { $0.0.string < $1.0.string }) {
+            let peripheral = await knownPeripheral(for: address, services: device.serviceUUIDs)
             discovered(peripheral, by: id)
-            entries.append(await retrieved(peripheral, for: id))
+            entries.append(retrieved(peripheral, device: device, for: id))
         }
         return APIResult(values: [.array(Self.retrievedEntryType, entries)])
     }
@@ -62,12 +59,10 @@ extension Daemon {
 
     /// One retrieved peripheral: its object, id, address, the name the
     /// identifier's rule resolves, whether bluetoothd shows it connected
-    /// now, and the services known for it.
-    private func retrieved(_ peripheral: PeripheralID, for id: RestoreIdentifier) async -> DBusValue {
+    /// now (`device`: its BlueZ object, if any), and the services known for it.
+    private func retrieved(_ peripheral: PeripheralID, device: Device?, for id: RestoreIdentifier) -> DBusValue {
         let row = known.peripherals[peripheral]
-        let device = await knownDevice(of: peripheral)
-        var services = Set(row?.serviceUUIDs ?? [])
-        for uuid in device?.uuids ?? [] { if let parsed = try? BluetoothUUID(parsing: uuid) { services.insert(parsed) } }
+        let services = Set(row?.serviceUUIDs ?? []).union(device?.serviceUUIDs ?? [])
         let preference = core.namePreferences[id] ?? .gapName
         return Self.dict([
             "object": .objectPath(APIPath.peripheral(peripheral)), "id": .string(peripheral.description),

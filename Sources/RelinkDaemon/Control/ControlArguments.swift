@@ -40,11 +40,16 @@ struct ControlArguments {
     func uuid(_ index: Int, _ name: String) throws(RelinkError) -> BluetoothUUID { try uuid(values[index], name) }
 
     func uuids(_ index: Int, _ name: String) throws(RelinkError) -> Set<BluetoothUUID> {
-        guard case .array(.string, let items) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be an array of strings (as)") }
-        guard items.count <= APILimits.maximumUUIDs else { throw RelinkError(.invalidArguments, "\(name): at most \(APILimits.maximumUUIDs) UUIDs") }
         var result: Set<BluetoothUUID> = []
-        for item in items { result.insert(try uuid(item, name)) }
+        for text in try strings(index, name, atMost: APILimits.maximumUUIDs, " UUIDs") { result.insert(try uuid(.string(text), name)) }
         return result
+    }
+
+    /// An `as` of at most `limit` strings; `unit` ends the refusal's message.
+    func strings(_ index: Int, _ name: String, atMost limit: Int, _ unit: String = "") throws(RelinkError) -> [String] {
+        guard case .array(.string, let items) = values[index] else { throw RelinkError(.invalidArguments, "\(name) must be an array of strings (as)") }
+        guard items.count <= limit else { throw RelinkError(.invalidArguments, "\(name): at most \(limit)\(unit)") }
+        return items.compactMap { if case .string(let text) = $0 { text } else { nil } }
     }
 
     func bool(_ index: Int, _ name: String) throws(RelinkError) -> Bool {

@@ -259,7 +259,7 @@ extension Daemon {
         let mirror = await bluez.mirror
         return mirror.connectedDevices.compactMap { device -> ConnectedCandidate? in
             guard device.adapter == adapterPath, let address = Self.address(of: device) else { return nil }
-            let offered = Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) })
+            let offered = device.serviceUUIDs
             guard services.isSubset(of: offered) else { return nil }
             return ConnectedCandidate(address: address, name: device.names.gapName ?? device.name, services: offered)
         }

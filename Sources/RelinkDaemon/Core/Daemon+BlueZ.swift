@@ -195,7 +195,7 @@ extension Daemon {
         guard device.adapter == adapterPath, let address = Self.address(of: device) else { return }
         let advertisement = Advertisement(
             address: address, localName: device.names.advertisingName ?? device.name,
-            serviceUUIDs: Set(device.uuids.compactMap { try? BluetoothUUID(parsing: $0) }), data: device.advertisingData, rssi: device.rssi)
+            serviceUUIDs: device.serviceUUIDs, data: device.advertisingData, rssi: device.rssi)
         await perform(core.handle(.advertised(advertisement)))
     }
 
