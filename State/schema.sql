@@ -156,4 +156,14 @@ CREATE TABLE launch_start (
     PRIMARY KEY (target, started_at)
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 12;
+-- v13: each identifier's connection-event registration; the matching
+-- peripherals it was told connected (16-byte UUIDs concatenated).
+CREATE TABLE connection_event_registration (
+    identifier TEXT NOT NULL PRIMARY KEY REFERENCES restore_identifier(id) ON DELETE CASCADE,
+    service_uuids BLOB NOT NULL CHECK (length(service_uuids) % 16 = 0),
+    peripheral_ids BLOB NOT NULL CHECK (length(peripheral_ids) % 16 = 0),
+    told_connected BLOB NOT NULL CHECK (length(told_connected) % 16 = 0),
+    updated_at INTEGER NOT NULL
+) STRICT;
+
+PRAGMA user_version = 13;

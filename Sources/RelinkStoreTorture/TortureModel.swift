@@ -8,6 +8,7 @@ public struct TortureModel: Sendable, Equatable {
     struct Identifier: Sendable, Equatable {
         var record: RestoreIdentifierRecord
         var scan: ScanIntent?
+        var connectionEvents: ConnectionEventRegistration?
         var connections: [PeripheralID: ConnectionIntent] = [:]
         var subscriptions: [String: Subscription] = [:]
         var events: [OutboxEvent] = []
@@ -43,6 +44,8 @@ public struct TortureModel: Sendable, Equatable {
             peripheralManagers[id] = nil
         case .putScanIntent(let id, let scan): identifiers[id]?.scan = scan
         case .removeScanIntent(let id): identifiers[id]?.scan = nil
+        case .putConnectionEvents(let id, let registration): identifiers[id]?.connectionEvents = registration
+        case .removeConnectionEvents(let id): identifiers[id]?.connectionEvents = nil
         case .putPeripheral(var record):
             if let existing = peripherals[record.id] { record.createdAt = existing.createdAt }
             peripherals[record.id] = record
@@ -121,7 +124,8 @@ public struct TortureModel: Sendable, Equatable {
                 subscriptions: entry.subscriptions.values.sorted(),
                 outbox: OutboxStatus(nextSequence: entry.nextSequence, pendingCount: entry.events.count,
                                      droppedTotal: entry.droppedTotal, droppedRange: entry.droppedRange,
-                                     firstSequence: entry.events.first?.sequence))
+                                     firstSequence: entry.events.first?.sequence),
+                connectionEvents: entry.connectionEvents)
         }
         let peripherals = peripherals.values.sorted { $0.id < $1.id }
         var state = StoredState(identifiers: ids, peripherals: peripherals, adapterStates: adapterStates, gattDatabases: gattDatabases)

@@ -48,7 +48,7 @@ struct SchemaTests {
         defer { try? second.close() }
         #expect(try await second.loadState().identifiers.map(\.record.id.rawValue) == ["keep"])
         let queue = try DatabaseQueue(path: second.databasePath)
-        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"])
+        #expect(try await queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations") } == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
     }
 
     @Test("a v1 file is migrated to the current schema: its intents keep their values and match by address only")

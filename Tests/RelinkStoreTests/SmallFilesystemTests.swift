@@ -3,7 +3,7 @@ import Foundation
 @testable import RelinkStore
 import Testing
 
-/// A real full disk: a 384 KiB tmpfs, mounted when the tests may mount
+/// A real full disk: a 512 KiB tmpfs (room for the schema, its WAL and some events), mounted when the tests may mount
 /// (root with CAP_SYS_ADMIN, as on the bench); skipped elsewhere, where
 /// `BadStateTests.diskFull` covers the same outcome with `max_page_count`.
 @Suite("Full disk on a small filesystem", .enabled(if: SmallFilesystem.mayMount, "needs CAP_SYS_ADMIN to mount a tmpfs"))
@@ -12,7 +12,7 @@ struct SmallFilesystemTests {
     func realFullDisk() async throws {
         let directory = try TemporaryDirectory("relink-tmpfs")
         defer { directory.remove() }
-        try #require(try SmallFilesystem.mount(size: "384k", at: directory.path))
+        try #require(try SmallFilesystem.mount(size: "512k", at: directory.path))
         defer { SmallFilesystem.unmount(directory.path) }
 
         let store = try RelinkStore(directory: directory.path + "/state", logger: LogCapture().logger)

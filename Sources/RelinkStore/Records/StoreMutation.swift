@@ -16,6 +16,10 @@ public enum StoreMutation: Hashable, Sendable {
     case putScanIntent(RestoreIdentifier, ScanIntent)
     /// Stops the identifier's scan; nothing if there is none.
     case removeScanIntent(RestoreIdentifier)
+    /// Sets (replaces) the identifier's connection-event registration.
+    case putConnectionEvents(RestoreIdentifier, ConnectionEventRegistration)
+    /// Removes the identifier's connection-event registration; nothing if there is none.
+    case removeConnectionEvents(RestoreIdentifier)
     /// Creates or updates a peripheral by its relink identifier.
     case putPeripheral(PeripheralRecord)
     /// Forgets a peripheral with every connection intent and subscription on it.

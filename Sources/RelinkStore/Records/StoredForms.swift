@@ -18,6 +18,22 @@ extension PeripheralID {
     var storedText: String { uuid.storedText }
 }
 
+extension [PeripheralID] {
+    /// The stored form of a peripheral list: the 16-byte values, concatenated.
+    var storedList: Data {
+        var data = Data(capacity: count * 16)
+        for peripheral in self { data.append(peripheral.storedBlob) }
+        return data
+    }
+
+    /// Parses the stored form.
+    /// - Throws: `StoreError.corruptRow` when its length is not a multiple of 16.
+    static func fromStoredList(_ data: UnsafeRawBufferPointer, column: String) throws(StoreError) -> [PeripheralID] {
+        guard data.count % 16 == 0 else { throw .corruptRow("bad peripheral list in \(column)") }
+        return stride(from: 0, to: data.count, by: 16).compactMap { UUID(storedBlob: data, offset: $0).map(PeripheralID.init) }
+    }
+}
+
 extension [BluetoothUUID] {
     /// The stored form of a UUID list: the 16-byte values, concatenated.
     var storedList: Data {

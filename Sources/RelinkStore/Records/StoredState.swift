@@ -11,10 +11,13 @@ public struct StoredState: Hashable, Sendable, Codable {
         /// Sorted (see `Subscription.<`).
         public var subscriptions: [Subscription]
         public var outbox: OutboxStatus
+        /// Its connection-event registration, if any.
+        public var connectionEvents: ConnectionEventRegistration?
 
         public init(record: RestoreIdentifierRecord, scan: ScanIntent?, connections: [ConnectionIntent],
-                    subscriptions: [Subscription], outbox: OutboxStatus) {
+                    subscriptions: [Subscription], outbox: OutboxStatus, connectionEvents: ConnectionEventRegistration? = nil) {
             self.record = record
+            self.connectionEvents = connectionEvents
             self.scan = scan
             self.connections = connections
             self.subscriptions = subscriptions

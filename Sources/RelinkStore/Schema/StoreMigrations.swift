@@ -3,7 +3,7 @@ import GRDB
 /// The store's migrations, in order. Shipped migrations never change.
 enum StoreMigrations {
     /// The highest `PRAGMA user_version` this build writes.
-    static let latestUserVersion = MigrationV12.userVersion
+    static let latestUserVersion = MigrationV13.userVersion
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -42,6 +42,9 @@ enum StoreMigrations {
         }
         migrator.registerMigration(MigrationV12.identifier) { db in
             try db.execute(sql: MigrationV12.sql)
+        }
+        migrator.registerMigration(MigrationV13.identifier) { db in
+            try db.execute(sql: MigrationV13.sql)
         }
         return migrator
     }

@@ -18,6 +18,9 @@ struct MutationApplier {
             case .putScanIntent(let id, let scan): try putScanIntent(id, scan)
             case .removeScanIntent(let id):
                 try db.cachedStatement(sql: "DELETE FROM scan_intent WHERE identifier = ?").execute( arguments: [id.rawValue])
+            case .putConnectionEvents(let id, let registration): try putConnectionEvents(id, registration)
+            case .removeConnectionEvents(let id):
+                try db.cachedStatement(sql: "DELETE FROM connection_event_registration WHERE identifier = ?").execute(arguments: [id.rawValue])
             case .putPeripheral(let peripheral): try putPeripheral(peripheral)
             case .removePeripheral(let id):
                 try db.cachedStatement(sql: "DELETE FROM peripheral WHERE id = ?").execute( arguments: [id.storedBlob])
@@ -99,6 +102,17 @@ struct MutationApplier {
                 data_prefixes = excluded.data_prefixes
             """).execute( arguments: [id.rawValue, scan.services.sorted().storedList, scan.allowDuplicates,
                              Date().storedMilliseconds, scan.dataPrefixes.storedText])
+    }
+
+    private func putConnectionEvents(_ id: RestoreIdentifier, _ registration: ConnectionEventRegistration) throws {
+        try requireIdentifier(id)
+        try db.cachedStatement(sql: """
+            INSERT INTO connection_event_registration (identifier, service_uuids, peripheral_ids, told_connected, updated_at)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (identifier) DO UPDATE SET service_uuids = excluded.service_uuids,
+                peripheral_ids = excluded.peripheral_ids, told_connected = excluded.told_connected, updated_at = excluded.updated_at
+            """).execute(arguments: [id.rawValue, registration.services.sorted().storedList, registration.peripherals.sorted().storedList,
+                                    registration.told.sorted().storedList, Date().storedMilliseconds])
     }
 
     private func putPeripheral(_ p: PeripheralRecord) throws {

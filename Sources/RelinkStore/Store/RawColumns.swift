@@ -80,6 +80,14 @@ struct RawColumns {
         return list
     }
 
+    /// A BLOB of 16-byte peripheral identifiers.
+    /// - Throws: `StoreError.corruptRow` for NULL or a length not a multiple of 16.
+    func peripheralList(_ index: CInt, _ column: String) throws(StoreError) -> [PeripheralID] {
+        let list: [PeripheralID]?? = try withBlob(index) { bytes throws(StoreError) in try [PeripheralID].fromStoredList(bytes, column: column) }
+        guard let list = list ?? nil else { throw .corruptRow("bad peripheral list in \(column)") }
+        return list
+    }
+
     /// A text column that must be one of an enumeration's raw values.
     /// - Throws: `StoreError.corruptRow(column)` otherwise (NULL included).
     func enumValue<E: RawRepresentable<String> & CaseIterable>(_ index: CInt, _ column: String) throws(StoreError) -> E {

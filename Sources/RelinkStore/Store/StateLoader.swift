@@ -80,6 +80,15 @@ struct StateLoader {
                                             allowDuplicates: try c.bool(2),
                                             dataPrefixes: try AdvertisingDataPrefix.fromStoredText(c.text(4), column: "scan_intent.data_prefixes"))
         }
+        var registrations: [String: ConnectionEventRegistration] = [:]
+        try rows("SELECT identifier, service_uuids, peripheral_ids, told_connected FROM connection_event_registration",
+                 table: "connection_event_registration", into: &unreadable) { c, cache in
+            let id = try cache.identifier(c, 0)
+            registrations[id.rawValue] = ConnectionEventRegistration(
+                services: Set(try c.uuidList(1, "connection_event_registration.service_uuids")),
+                peripherals: Set(try c.peripheralList(2, "connection_event_registration.peripheral_ids")),
+                told: Set(try c.peripheralList(3, "connection_event_registration.told_connected")))
+        }
         var connections: [String: [ConnectionIntent]] = [:]
         var run: [ConnectionIntent] = []
         try rows("""
@@ -136,13 +145,14 @@ struct StateLoader {
                 record: record, scan: scans[key], connections: connections[key] ?? [],
                 subscriptions: subscriptions[key] ?? [],
                 outbox: OutboxStatus(nextSequence: try c.int64(5), pendingCount: pending[key]?.count ?? 0, droppedTotal: try c.int64(6),
-                                     droppedRange: range, firstSequence: pending[key]?.first)))
+                                     droppedRange: range, firstSequence: pending[key]?.first),
+                connectionEvents: registrations[key]))
         }
         // Rows of an identifier whose own row could not be read are kept
         // aside with it, and said so.
         let loaded = Set(identifiers.map(\.record.id.rawValue))
-        for key in Set(scans.keys).union(connections.keys).union(subscriptions.keys).subtracting(loaded).sorted() {
-            unreadable.append(UnreadableRow(table: "scan_intent, connection_intent, subscription", identifier: key,
+        for key in Set(scans.keys).union(connections.keys).union(subscriptions.keys).union(registrations.keys).subtracting(loaded).sorted() {
+            unreadable.append(UnreadableRow(table: "scan_intent, connection_intent, subscription, connection_event_registration", identifier: key,
                                             reason: "its identifier's row could not be read"))
         }
         return (identifiers, unreadable)
