@@ -18,7 +18,7 @@ extension DaemonCore {
     /// and the GATT grace's waits are gone; every machine hears it, in intent order.
     mutating func bluetoothdLost() -> [Effect] {
         let notified = endLinks()
-        return [.bluetoothdLost] + stopped(notified, Self.bluetoothdGone)
+        return [.bluetoothdLost] + stopped(notified, Self.bluetoothdGone) + peersGone()
             + [.endNotifySessions, .feedEach(machines.keys.sorted(), .bluetoothdRestarted)]
     }
 

@@ -27,7 +27,8 @@ public import Restoration
 /// (``Input/gattObjectsMoved(_:)``, ``Input/gattDatabaseRead(_:_:)``), and
 /// subscriptions with whom to tell of their notifications' state
 /// (``Input/subscribed(_:)``, ``Input/unsubscribed(_:)``,
-/// ``Input/notifyFailed(_:_:_:)``). The other areas still decide in the
+/// ``Input/notifyFailed(_:_:_:)``), who hears of links made and lost at
+/// the system level (``Input/peerLinkChanged(_:cause:)``, ``Input/peersNow(_:atStart:)``). The other areas still decide in the
 /// actor's own methods and move here one by one.
 public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     /// A connection state machine on the daemon's clock.
@@ -63,6 +64,8 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
     public internal(set) var gattDatabases: [PeripheralID: GattDatabase] = [:]
     /// Peripherals whose database is read once their objects are still: the settle timer's generation.
     var gattReads: [PeripheralID: UInt64] = [:]
+    /// Who hears of links made and lost at the system level (DaemonCore+ConnectionEvents.swift).
+    public var connectionEvents = ConnectionEventWatch()
     /// Launch specs and when to start programs (DaemonCore+Relaunch.swift).
     public var relaunch = Relaunch()
     /// Every machine's pending timers, earliest first: the daemon sleeps
@@ -148,6 +151,14 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case launchSpecStored(RestoreIdentifier, LaunchSpec?)
         /// An identifier is gone (unregistered): its relaunch is forgotten.
         case launchForgotten(RestoreIdentifier)
+        /// A device's link came up or went down, or its services changed
+        /// (`cause`: bluetoothd's reason for the end, where it gave one).
+        case peerLinkChanged(ConnectionEventWatch.PeerLink, cause: LinkEndCause?)
+        /// Every link bluetoothd shows up now, read at start-up (`atStart`) or once it is back.
+        case peersNow([ConnectionEventWatch.PeerLink], atStart: Bool)
+        /// An identifier's connection-event registration was stored (nil:
+        /// removed, or the identifier is gone); `connectedNow` as it was registered with.
+        case connectionEventsStored(RestoreIdentifier, ConnectionEventRegistration?, connectedNow: [ConnectionEventWatch.PeerLink])
         /// Start-up read the stored GATT databases.
         case gattDatabasesLoaded([PeripheralID: GattDatabase])
         /// The GATT objects of a known peripheral's linked device with
@@ -229,6 +240,9 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         /// Tell each change's identifiers with a `notification-state` event
         /// (gathered into the next commit), and journal it.
         case notificationStates([NotificationChange])
+        /// Tell each identifier its `connection-event`s and store the
+        /// registrations whose told links changed, gathered into the next commit.
+        case connectionEvents(ConnectionEventWatch.Told)
         /// Sleep ``GattGrace/period``, then hand back ``Input/gattGraceEnded(_:generation:)``.
         case gattGraceTimer(PeripheralID, generation: UInt64)
         /// Journal: a subscribed characteristic is not on the link yet (said once until it is armed).
@@ -317,6 +331,10 @@ public struct DaemonCore<C: Clock>: Sendable where C.Duration == Duration {
         case .launchTimerFired(let name, let now): launchTimerFired(name, now: now)
         case .launchSpecStored(let id, let spec): launchSpecStored(id, spec)
         case .launchForgotten(let id): launchForgotten(id)
+        case .peerLinkChanged(let link, let cause): peerLinkChanged(link, cause: cause)
+        case .peersNow(let links, let atStart): peersNow(links, atStart: atStart)
+        case .connectionEventsStored(let id, let registration, let connectedNow):
+            connectionEventsStored(id, registration, connectedNow: connectedNow)
         case .gattDatabasesLoaded(let stored): gattDatabasesLoaded(stored)
         case .gattObjectsMoved(let peripheral): gattObjectsMoved(peripheral)
         case .gattSettled(let peripheral, let generation): gattSettled(peripheral, generation: generation)

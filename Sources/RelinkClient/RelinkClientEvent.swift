@@ -73,6 +73,15 @@ public struct RelinkClientEvent: Sendable, Hashable {
         return nil
     }
 
+    /// A `connection-event`'s link at the system level: whether it came up
+    /// (`peer-connected`) or went down, the peripheral's address when
+    /// known, and why it went down when relinkd knows (CoreBluetooth's
+    /// `centralManager(_:connectionEventDidOccur:for:)`).
+    public var connectionEvent: (connected: Bool, address: BluetoothAddress?, reason: ConnectionFailure?)? {
+        if case .connectionEvent(_, let address, let connected, let reason)? = payload { return (connected, address, reason) }
+        return nil
+    }
+
     /// The notified bytes of a `value-notified` event.
     public var value: [UInt8]? {
         if case .valueNotified(_, _, let value)? = payload { return value }

@@ -60,6 +60,21 @@ public struct RelinkRestoredState: Sendable, Hashable {
     public var scanDataPrefixes: Set<AdvertisingDataPrefix>
     /// Whether the identifier has a scan.
     public var scanning: Bool
+    /// The identifier's connection-event registration (`connection_events`),
+    /// nil when it has none: the services and peripherals it matches, and
+    /// the peripherals it was last told connected (`peer-connected`, no
+    /// `peer-disconnected` since).
+    public var connectionEvents: ConnectionEvents?
+
+    /// A connection-event registration as `Register` restores it.
+    public struct ConnectionEvents: Sendable, Hashable {
+        /// The service UUIDs it matches.
+        public var services: [String]
+        /// The peripheral UUIDs it matches.
+        public var peripherals: [String]
+        /// The peripherals it was last told connected.
+        public var connected: [String]
+    }
     /// Newest stored event.
     public var lastSequence: UInt64
     /// Everything up to this was acknowledged (and deleted).
@@ -119,6 +134,10 @@ public struct RelinkRestoredState: Sendable, Hashable {
             throw .badReply("Register (scan_options)", error)
         }
         scanning = try r.value("scanning", default: false)
+        let events = PropertyReader("Register (connection_events)", try r.value("connection_events", default: [String: DBusValue]()))
+        let services: [String] = try events.value("services", default: []), named: [String] = try events.value("peripherals", default: [])
+        connectionEvents = services.isEmpty && named.isEmpty ? nil
+            : ConnectionEvents(services: services, peripherals: named, connected: try events.value("connected", default: []))
         lastSequence = try r.required("last_sequence")
         acknowledged = try r.required("acknowledged")
         droppedEvents = try r.value("dropped_events", default: 0)

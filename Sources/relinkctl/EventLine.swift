@@ -54,6 +54,9 @@ enum EventLine {
             return "\(p) \(key) \(reason)"
         case .notificationState(let p, let key, let notifying, let reason):
             return "\(p) \(key) " + (notifying ? "notifying" : "not notifying: " + (reason.map(\.description) ?? "unsubscribed"))
+        case .connectionEvent(let p, let address, let connected, let reason):
+            return "\(p)" + (address.map { " \($0.string)" } ?? "") + (connected ? " peer-connected" : " peer-disconnected")
+                + (reason.map { ": \($0.description)" } ?? "")
         case .adapterState(let adapter, let status):
             return "\(adapter) \(status.state.rawValue)" + (status.roles.isEmpty ? "" : " roles " + status.roles.map(\.rawValue).joined(separator: ","))
         case .servicesChanged(let p, let database):

@@ -21,7 +21,7 @@ struct Relinkctl: AsyncParsableCommand {
             StopScanCommand.self, ConnectCommand.self, CancelCommand.self, PairCommand.self, UnpairCommand.self, SubscribeCommand.self,
             UnsubscribeCommand.self, ReadCommand.self, WriteCommand.self, TransferCommand.self, GattCommand.self, ReadDescriptorCommand.self, WriteDescriptorCommand.self,
             EventsCommand.self, ForgetCommand.self, LaunchCommand.self,
-            PeripheralsCommand.self, RetrieveCommand.self,
+            PeripheralsCommand.self, RetrieveCommand.self, ConnectionEventsCommand.self,
             PeripheralRoleCommand.self, PublishCommand.self, UnpublishCommand.self, AdvertiseCommand.self, StopAdvertisingCommand.self,
             RespondCommand.self, UpdateCommand.self,
         ])

@@ -64,6 +64,7 @@ import Testing
                     "\($0.characteristic.characteristic) \($0.notifying ? "notifying" : "stopped \($0.reason?.errorName ?? "asked")")"
                         + " to \($0.identifiers.map(\.rawValue).joined(separator: ","))"
                 }.joined(separator: "; ")
+            case .connectionEvents(let told): "connection events " + ConnectionEventCoreTests.text(told)
             case .gattGraceTimer(_, let generation): "grace timer \(generation)"
             case .characteristicNotYetOnLink(_, let key): "not yet on link \(key.characteristic)"
             case .characteristicLeftLink(_, let key): "left link \(key.characteristic)"

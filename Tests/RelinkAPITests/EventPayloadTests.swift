@@ -37,6 +37,9 @@ struct EventPayloadTests {
             .notificationState(peripheral: peripheral, characteristic: key, notifying: false, reason: nil),
             .notificationState(peripheral: peripheral, characteristic: key, notifying: false, reason: ConnectionFailure(
                 .transient, errorName: "org.relink.Error.LinkLost", message: "link lost")),
+            .connectionEvent(peripheral: peripheral, address: address, connected: true, reason: nil),
+            .connectionEvent(peripheral: peripheral, address: nil, connected: false, reason: ConnectionFailure(
+                .transient, errorName: "org.relink.Error.LinkLost", message: "the link went down while relinkd was not running")),
             .adapterState(adapter: "hci0", status: AdapterStatus(.blocked, roles: [.centralPeripheral, .central])),
             .adapterState(adapter: "hci1", status: AdapterStatus(.bluetoothdMissing)),
             .peripheralManager(.readRequest(request: 3, central: "AA:BB:CC:DD:EE:01", characteristic: CharacteristicKey(

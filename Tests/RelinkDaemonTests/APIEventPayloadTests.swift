@@ -46,6 +46,8 @@ import RelinkModel
         ] + transferSamples(CharacteristicKey(service: service, characteristic: characteristic)) + [
             .notificationState(peripheral: peripheral, characteristic: CharacteristicKey(service: service, characteristic: characteristic), notifying: false,
                                reason: ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "link lost: the peripheral went out of range")),
+            .connectionEvent(peripheral: peripheral, address: try BluetoothAddress(parsing: "C0:11:22:33:44:55", kind: .random), connected: false,
+                             reason: ConnectionFailure(.transient, errorName: "org.relink.Error.LinkLost", message: "the link went down (bluetoothd: org.bluez.Reason.Timeout)")),
         ]
     }
 
@@ -76,7 +78,7 @@ import RelinkModel
     @Test func everyKindIsOneObjectKeyedByTheCamelCaseKind() throws {
         let expectedKeys = ["discovered", "connected", "restored", "failedToConnect", "disconnected", "valueNotified", "nameUpdated",
                             "subscriptionFailed", "adapterState", "servicesChanged", "bondRemoved", "pairingRequest", "readRequest", "writeRequest", "subscribed", "unsubscribed", "readyToUpdate",
-                            "transferProgress", "transferCompleted", "transferFailed", "notificationState"]
+                            "transferProgress", "transferCompleted", "transferFailed", "notificationState", "connectionEvent"]
         #expect(try Self.samples().count == expectedKeys.count)
         for (event, key) in zip(try Self.samples(), expectedKeys) {
             let (text, object) = try Self.json(event)

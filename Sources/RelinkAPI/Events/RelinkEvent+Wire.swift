@@ -34,6 +34,7 @@ extension RelinkEvent {
     enum Key: String, CodingKey {
         case discovered, connected, restored, failedToConnect, disconnected, valueNotified, nameUpdated, subscriptionFailed, adapterState
         case notificationState, notifying
+        case connectionEvent, event
         case servicesChanged, database, bondRemoved, pairingRequest, passkey
         case peripheral, advertisement, address, route, reason, characteristic, value, update
         case uuid, type, localName, manufacturerData, rssi, serviceUUIDs
@@ -48,6 +49,11 @@ extension RelinkEvent {
 
     /// The payload with its explicit `Codable`.
     struct Wire: Codable {
+        /// `connection-event`'s `event` for a link that came up (CoreBluetooth's `peerConnected`).
+        static let peerConnected = "peer-connected"
+        /// `connection-event`'s `event` for a link that went down (`peerDisconnected`).
+        static let peerDisconnected = "peer-disconnected"
+
         let payload: RelinkEvent
         /// When relinkd stored the event (`atMs`); nil in events stored
         /// before relink wrote it, and when encoding without it.
@@ -109,6 +115,10 @@ extension RelinkEvent {
             case .notificationState(_, let characteristic, let notifying, let reason):
                 try Self.encodeCharacteristic(characteristic, in: &body)
                 try body.encode(notifying, forKey: .notifying)
+                if let reason { try Self.encodeFailure(reason, in: &body) }
+            case .connectionEvent(_, let address, let connected, let reason):
+                try body.encode(connected ? Self.peerConnected : Self.peerDisconnected, forKey: .event)
+                if let address { try Self.encodeAddress(address, in: &body, forKey: .address) }
                 if let reason { try Self.encodeFailure(reason, in: &body) }
             case .nameUpdated(_, let update):
                 var u = body.nestedContainer(keyedBy: Key.self, forKey: .update)
@@ -172,6 +182,15 @@ extension RelinkEvent {
                 payload = .notificationState(peripheral: try peripheral(), characteristic: try Self.decodeCharacteristic(body),
                                              notifying: try body.decode(Bool.self, forKey: .notifying),
                                              reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
+            case .connectionEvent:
+                let text = try body.decode(String.self, forKey: .event)
+                guard [Self.peerConnected, Self.peerDisconnected].contains(text) else {
+                    throw DecodingError.dataCorruptedError(forKey: .event, in: body, debugDescription: "unknown connection event \(text)")
+                }
+                payload = .connectionEvent(peripheral: try peripheral(),
+                                           address: body.contains(.address) ? try Self.decodeAddress(body, forKey: .address) : nil,
+                                           connected: text == Self.peerConnected,
+                                           reason: body.contains(.reason) ? try Self.decodeFailure(body) : nil)
             case .servicesChanged:
                 payload = .servicesChanged(peripheral: try peripheral(), database: try body.decode(GattDatabase.self, forKey: .database))
             case .bondRemoved:
@@ -281,54 +300,6 @@ extension RelinkEvent {
         // Peripheral role: `{"request": n, "central": "AA:..", "characteristic": {..},
         // "offset": n, "value": [..], "withResponse": bool, "kind": "request", "mtu": n}`,
         // each kind with its fields (`mtu` only when bluetoothd passed it).
-        private static func encodePeripheralManager(_ event: PeripheralManagerEvent, in body: inout KeyedEncodingContainer<Key>) throws {
-            switch event {
-            case .readRequest(let request, let central, let key, let offset, let mtu):
-                try body.encode(request, forKey: .request)
-                try body.encode(central, forKey: .central)
-                try encodeCharacteristic(key, in: &body)
-                try body.encode(offset, forKey: .offset)
-                try body.encodeIfPresent(mtu, forKey: .mtu)
-            case .writeRequest(let request, let central, let key, let offset, let value, let kind, let mtu):
-                try body.encode(request, forKey: .request)
-                try body.encode(central, forKey: .central)
-                try encodeCharacteristic(key, in: &body)
-                try body.encode(offset, forKey: .offset)
-                try body.encode(value, forKey: .value)
-                try body.encode(kind.withResponse, forKey: .withResponse)
-                try body.encode(kind, forKey: .kind)
-                try body.encodeIfPresent(mtu, forKey: .mtu)
-            case .subscribed(let central, let key), .unsubscribed(let central, let key):
-                try body.encode(central, forKey: .central)
-                try encodeCharacteristic(key, in: &body)
-            case .readyToUpdate:
-                break
-            }
-        }
-
-        private static func decodePeripheralManager(_ kind: EventKind, _ body: KeyedDecodingContainer<Key>) throws -> PeripheralManagerEvent {
-            switch kind {
-            case .readRequest:
-                return .readRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
-                                    characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset),
-                                    mtu: try body.decodeIfPresent(Int.self, forKey: .mtu))
-            case .writeRequest:
-                // `kind` is absent from events stored before it existed: `withResponse` tells command from request.
-                let withResponse = try body.decode(Bool.self, forKey: .withResponse)
-                return .writeRequest(request: try body.decode(UInt64.self, forKey: .request), central: try body.decode(String.self, forKey: .central),
-                                     characteristic: try decodeCharacteristic(body), offset: try body.decode(Int.self, forKey: .offset),
-                                     value: try body.decode([UInt8].self, forKey: .value),
-                                     kind: try body.decodeIfPresent(WriteKind.self, forKey: .kind) ?? (withResponse ? .request : .command),
-                                     mtu: try body.decodeIfPresent(Int.self, forKey: .mtu))
-            case .subscribed:
-                return .subscribed(central: try body.decode(String.self, forKey: .central), characteristic: try decodeCharacteristic(body))
-            case .unsubscribed:
-                return .unsubscribed(central: try body.decode(String.self, forKey: .central), characteristic: try decodeCharacteristic(body))
-            default:
-                return .readyToUpdate
-            }
-        }
-
         private static func decodeAdapterStatus(_ c: KeyedDecodingContainer<Key>) throws -> AdapterStatus {
             do {
                 return AdapterStatus(try AdapterState(parsing: try c.decode(String.self, forKey: .state)),

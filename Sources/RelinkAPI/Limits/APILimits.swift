@@ -9,6 +9,8 @@ public enum APILimits {
     public static let maximumUUIDs = 64
     /// The most peripherals one `RetrievePeripherals` names.
     public static let maximumRetrieved = 256
+    /// The most peripherals one `RegisterForConnectionEvents` names.
+    public static let maximumConnectionEventPeripherals = 256
     /// Longest `Write` value, in bytes: the longest attribute value (a long write with response).
     public static let maximumWriteBytes = WriteLimits.maximumAttributeLength
     /// Longest `Write` value argument relinkd reads; a longer one is

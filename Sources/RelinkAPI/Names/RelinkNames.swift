@@ -104,6 +104,12 @@ public enum Central1Member: String, Sendable, CaseIterable {
     /// The peripherals connected to the system that offer given services
     /// (CoreBluetooth's `retrieveConnectedPeripheralsWithServices:`).
     case retrieveConnectedPeripherals = "RetrieveConnectedPeripherals"
+    /// Hear of links made and lost at the system level to peripherals that
+    /// offer given services or are given peripherals (CoreBluetooth's
+    /// `registerForConnectionEvents(options:)`); replaces the previous registration.
+    case registerForConnectionEvents = "RegisterForConnectionEvents"
+    /// Stop hearing of them.
+    case unregisterForConnectionEvents = "UnregisterForConnectionEvents"
 }
 
 /// Properties of `org.relink.Central1`.

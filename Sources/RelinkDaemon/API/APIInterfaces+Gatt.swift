@@ -2,9 +2,10 @@ import DBus
 import RelinkAPI
 import RelinkModel
 
-// Central1's GATT database and descriptor methods, and the retrieval of peripherals.
+// Central1's GATT database and descriptor methods, the retrieval of peripherals, and connection events.
 extension APIInterfaces {
-    /// `RetrievePeripherals`, `RetrieveConnectedPeripherals`, `GattDatabase`,
+    /// `RetrievePeripherals`, `RetrieveConnectedPeripherals`,
+    /// `RegisterForConnectionEvents`, `UnregisterForConnectionEvents`, `GattDatabase`,
     /// `ReadDescriptor` and `WriteDescriptor` of one identifier.
     func gattMethods(_ id: RestoreIdentifier) -> [DBusMethod] {
         let p = DBusArgument("peripheral", .string), service = DBusArgument("service", .string)
@@ -47,6 +48,21 @@ extension APIInterfaces {
                        out: [DBusArgument("found", .array(Daemon.retrievedEntryType))], ordered: true) { call in
                 let a = try ControlArguments(call, count: 1)
                 let request = APIRequest.retrieveConnectedPeripherals(id, try a.uuids(0, "services"))
+                return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
+            },
+            DBusMethod(Central1Member.registerForConnectionEvents.rawValue, in: [DBusArgument("options", APIInterfaces.optionsType)], out: [],
+                       ordered: true) { call in
+                let o = try ControlArguments(call, count: 1).options(0, allowed: ["services": .array(.string), "peripherals": .array(.string)])
+                let services = try ControlArguments(values: [o["services"] ?? .array(.string, [])]).uuids(0, "services")
+                let texts = try ControlArguments(values: [o["peripherals"] ?? .array(.string, [])])
+                    .strings(0, "peripherals", atMost: APILimits.maximumConnectionEventPeripherals)
+                let refs = try texts.map { text throws(RelinkError) in try ControlArguments.peripheral(text) }
+                let request = APIRequest.registerForConnectionEvents(id, services: services, peripherals: refs)
+                return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
+            },
+            DBusMethod(Central1Member.unregisterForConnectionEvents.rawValue, in: [], out: [], ordered: true) { call in
+                _ = try ControlArguments(call, count: 0)
+                let request = APIRequest.unregisterForConnectionEvents(id)
                 return try await daemon.submit(request, from: try await identity.caller(of: call), queued: call.endTurn).get().values
             },
             DBusMethod(Central1Member.gattDatabase.rawValue, in: [p], out: [DBusArgument("database", .string)], ordered: true) { call in

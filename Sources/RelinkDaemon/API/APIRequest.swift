@@ -39,6 +39,10 @@ enum APIRequest: Sendable {
     case retrievePeripherals(RestoreIdentifier, [PeripheralRef])
     /// `RetrieveConnectedPeripherals`: the devices bluetoothd shows connected that offer one of the services.
     case retrieveConnectedPeripherals(RestoreIdentifier, Set<BluetoothUUID>)
+    /// `RegisterForConnectionEvents`: hear of links to peripherals offering one of the services or named.
+    case registerForConnectionEvents(RestoreIdentifier, services: Set<BluetoothUUID>, peripherals: [PeripheralRef])
+    /// `UnregisterForConnectionEvents`.
+    case unregisterForConnectionEvents(RestoreIdentifier)
     /// `AnswerPairing`: the answer to a pairing request.
     case answerPairing(RestoreIdentifier, UInt64, accept: Bool, passkey: UInt32)
 }

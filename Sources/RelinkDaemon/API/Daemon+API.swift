@@ -145,6 +145,10 @@ extension Daemon {
             return await retrievePeripherals(try visible(id, to: caller), refs, for: caller)
         case .retrieveConnectedPeripherals(let id, let services):
             return try await retrieveConnectedPeripherals(try visible(id, to: caller), services)
+        case .registerForConnectionEvents(let id, let services, let refs):
+            return try await registerForConnectionEvents(try visible(id, to: caller), services: services, peripherals: refs, for: caller)
+        case .unregisterForConnectionEvents(let id):
+            return try await unregisterForConnectionEvents(try visible(id, to: caller))
         case .gattDatabase(let id, let ref):
             let database = try await liveGattDatabase(try visible(id, to: caller), ref)
             return APIResult(values: [.string(database.json)])
@@ -266,6 +270,7 @@ extension Daemon {
         transfersUnregistered(id)
         core.identifiers.remove(id)
         core.namePreferences[id] = nil
+        queue(core.handle(.connectionEventsStored(id, nil, connectedNow: [])))
         let audience = audience(ofOwner: api.owners[id] ?? 0)
         api.attachments[id] = nil
         api.outboxes[id] = nil

@@ -274,6 +274,7 @@ extension Daemon {
             "scan_services": .array(.string, (scan?.services ?? []).map(\.string).sorted().map { .string($0) }),
             "scan_options": Self.scanOptions(scan),
             "scanning": .boolean(scan != nil),
+            "connection_events": Self.connectionEventOptions(core.connectionEvents.registrations[id]),
             "last_sequence": .uint64(UInt64(max(0, cursor.lastSequence))),
             "acknowledged": .uint64(UInt64(max(0, cursor.acknowledged))),
             "dropped_events": .uint64(UInt64(max(0, cursor.droppedTotal))),
@@ -287,6 +288,18 @@ extension Daemon {
     static func scanOptions(_ scan: ScanIntent?) -> DBusValue {
         dict(["allow_duplicates": .boolean(scan?.allowDuplicates ?? false)]
             .merging(DataPrefixOptions.options(scan?.dataPrefixes ?? [], keys: DataPrefixOptions.scanKeys)) { $1 })
+    }
+
+    /// A connection-event registration as `RegisterForConnectionEvents`
+    /// takes it (`services`, `peripherals`), with the peripherals it was
+    /// told connected (`connected`); empty when there is none.
+    static func connectionEventOptions(_ registration: ConnectionEventRegistration?) -> DBusValue {
+        guard let registration else { return dict([:]) }
+        return dict([
+            "services": .array(.string, registration.services.map(\.string).sorted().map { .string($0) }),
+            "peripherals": .array(.string, registration.peripherals.sorted().map { .string($0.description) }),
+            "connected": .array(.string, registration.told.sorted().map { .string($0.description) }),
+        ])
     }
 
     /// An `a{sv}`, keys sorted.

@@ -25,6 +25,7 @@ extension Daemon {
             default: .restarted
             }
             await perform(core.handle(.bluetoothdBack(why, adapterOn: adapterOn)))
+            await peersNow(atStart: false)
         case .serviceLost:
             // Every link and notify session ends with bluetoothd. Tell the
             // machines now: the BlueZ layer reports `.reset` only when it
@@ -64,6 +65,10 @@ extension Daemon {
         case .deviceAdded(let device):
             await deviceAppeared(device)
             await advertised(device)
+            if device.connected { await peerLinkChanged(device, cause: nil) }
+        case .propertyChanged(let path, BlueZInterface.device, "UUIDs", _, _):
+            // Its services became known: a connection-event registration may match it now.
+            if let device = await bluez.mirror.device(path), device.connected { await peerLinkChanged(device, cause: nil) }
         case .propertyChanged(let path, BlueZInterface.device, let name, let old, let new):
             guard let property = Self.deviceProperty(name) else { return }
             guard let device = await bluez.mirror.device(path) else {
@@ -77,6 +82,7 @@ extension Daemon {
                                                               bonded: device.paired || device.bonded,
                                                               linkEndCause: known.linkEndCauses[path])
             await perform(core.handle(.deviceChanged(change)), device: device, old: old)
+            if property == .connected { await peerLinkChanged(device, cause: change.linkEndCause) }
         case .gattServiceAdded(let service):
             await gattObjectsMoved(containing: service.path)
         case .gattDescriptorAdded(let descriptor):
@@ -96,6 +102,8 @@ extension Daemon {
                   let address = known.peripherals[peripheral]?.address.address else { return }
             known.linkEndCauses[path] = nil
             await perform(core.handle(.deviceObjectRemoved(peripheral, address)))
+            let gone = ConnectionEventWatch.PeerLink(peripheral: peripheral, address: address, services: [], connected: false)
+            await perform(core.handle(.peerLinkChanged(gone, cause: nil)))
         case .gattObjectRemoved(let path):
             known.valueRoutes[path] = nil
             await gattObjectsMoved(containing: path)

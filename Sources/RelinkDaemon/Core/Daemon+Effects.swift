@@ -73,6 +73,7 @@ extension Daemon {
                         logger.error("notification-state event not stored: \(error)")
                     }
                 }
+            case .connectionEvents(let told): tellConnectionEvents(told)
             case .gattSettleTimer(let peripheral, let generation):
                 input(.gattDatabaseSettled(peripheral, generation: generation), after: Self.gattSettleTime)
             case .storeGattDatabase(let peripheral, let database): storeGattDatabase(peripheral, database, changedFor: nil)

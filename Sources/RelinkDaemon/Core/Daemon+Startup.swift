@@ -40,9 +40,11 @@ extension Daemon {
         defer { peripheralRoleLoaded(stored.peripheralManagers) }
         var states: [IdentifierState] = []
         var loaded: [ConnectionIntentID: ConnectionIntent] = [:]
+        var registrations: [RestoreIdentifier: ConnectionEventRegistration] = [:]
         for entry in stored.identifiers {
             let id = entry.record.id
             core.identifiers.insert(id)
+            registrations[id] = entry.connectionEvents
             apiLoaded(id, entry)
             core.namePreferences[id] = entry.record.namePreference == .advertising ? .advertisingName : .gapName
             var state = IdentifierState(identifier: id, namePreference: core.namePreferences[id] ?? .gapName)
@@ -74,6 +76,13 @@ extension Daemon {
         // Before any `restored` or `connected`: what a program reads first
         // after the outbox's older events is the adapter's state now.
         await startWatchingAdapter(lastAnnounced: stored.adapterStates[adapterName])
+        // Then what the connection-event registrations were told and is
+        // no longer so: links that ended or came up while relinkd was stopped.
+        let told = registrations.values.reduce(into: Set<PeripheralID>()) { $0.formUnion($1.told) }
+        core.connectionEvents.load(registrations, addresses: Dictionary(uniqueKeysWithValues: told.compactMap { peripheral in
+            known.peripherals[peripheral].map { (peripheral, $0.address.address) }
+        }))
+        await peersNow(atStart: true)
         let plan = StartupPlan(states: states, registry: &core.registry)
         core.planner.resetAll()
         for subscription in plan.subscriptions {

@@ -18,6 +18,8 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case subscriptionFailed = "subscription-failed"
     /// A subscription's notifications started or stopped flowing on the link.
     case notificationState = "notification-state"
+    /// A link to a peripheral matching the identifier's connection-event registration came up or went down.
+    case connectionEvent = "connection-event"
     /// The state of relinkd's adapter changed (about no peripheral).
     case adapterState = "adapter-state"
     /// A connected peripheral's GATT database differs from the one relinkd read before.

@@ -37,6 +37,13 @@ public enum RelinkEvent: Sendable, Hashable {
     /// gone; nil when the identifier unsubscribed). CoreBluetooth's
     /// `peripheral(_:didUpdateNotificationStateFor:error:)`.
     case notificationState(peripheral: PeripheralID, characteristic: CharacteristicKey, notifying: Bool, reason: ConnectionFailure?)
+    /// `connection-event`: a link to a peripheral that matches the
+    /// identifier's `RegisterForConnectionEvents` came up (`connected`
+    /// true) or went down, made by any program on the system (CoreBluetooth's
+    /// `centralManager(_:connectionEventDidOccur:for:)`, `peerConnected` and
+    /// `peerDisconnected`). `address`: the peripheral's, when known;
+    /// `reason`: why the link went down, when relinkd knows.
+    case connectionEvent(peripheral: PeripheralID, address: BluetoothAddress?, connected: Bool, reason: ConnectionFailure?)
     /// `adapter-state`: the state of relinkd's adapter (`hci0`) changed;
     /// about no peripheral, told to every identifier.
     case adapterState(adapter: String, status: AdapterStatus)
@@ -70,6 +77,7 @@ public enum RelinkEvent: Sendable, Hashable {
         case .nameUpdated: .nameUpdated
         case .subscriptionFailed: .subscriptionFailed
         case .notificationState: .notificationState
+        case .connectionEvent: .connectionEvent
         case .adapterState: .adapterState
         case .servicesChanged: .servicesChanged
         case .bondRemoved: .bondRemoved
@@ -90,7 +98,7 @@ public enum RelinkEvent: Sendable, Hashable {
         case .discovered(let peripheral, _), .connected(let peripheral, _, _, _), .restored(let peripheral, _, _, _),
              .failedToConnect(let peripheral, _), .disconnected(let peripheral, _),
              .valueNotified(let peripheral, _, _), .nameUpdated(let peripheral, _), .subscriptionFailed(let peripheral, _, _),
-             .notificationState(let peripheral, _, _, _),
+             .notificationState(let peripheral, _, _, _), .connectionEvent(let peripheral, _, _, _),
              .servicesChanged(let peripheral, _), .bondRemoved(let peripheral),
              .pairingRequest(let peripheral, _, _, _):
             peripheral

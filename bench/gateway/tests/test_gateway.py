@@ -224,7 +224,10 @@ def test_retrieve_and_adopt_another_programs_link(gw):
     (busctl, as root) connects lock B through bluetoothd; the identifier
     finds it with RetrieveConnectedPeripherals by its service (relinkctl
     retrieve --connected), adopts the link with the already-connected
-    strategy, subscribes, and the lock's values flow again."""
+    strategy, subscribes, and the lock's values flow again. Issue 35 item 3
+    beside it: a watcher identifier registered for the lock's service
+    (relinkctl connection-events) hears each of those links come up and go
+    down at the system level."""
     name, ident = "lockb", "gw-lockb"
     _, service, char = LINKS[name]
     address = gw.address(name)
@@ -233,8 +236,20 @@ def test_retrieve_and_adopt_another_programs_link(gw):
     def bluez_connected() -> bool:
         out = gw.sh(f"busctl get-property org.bluez {device} org.bluez.Device1 Connected", check=False).out
         return out.strip() == "b true"
+
+    def peer_events() -> list[str]:
+        told = []
+        for e in gw.events("gw-watcher"):
+            body = (e.get("payload") or {}).get("connectionEvent")
+            if body and body.get("address", {}).get("address", "").upper() == address.upper():
+                told.append(body["event"] + (" " + body["reason"]["message"] if "reason" in body else ""))
+        return told
+    gw.ctl("register", "gw-watcher")
+    gw.ctl("connection-events", "gw-watcher", "--service", service)
+    wait_until(lambda: peer_events() == ["peer-connected"], 30, "the watcher told lock B's link is up")
     gw.ctl("cancel", ident, address)
     wait_until(lambda: not bluez_connected(), 60, "lock B's link ended with its intent")
+    wait_until(lambda: len(peer_events()) == 2, 30, "the watcher told lock B's link went down")
     t0 = time.monotonic()
     gw.sh(f"busctl call --timeout=60 org.bluez {device} org.bluez.Device1 Connect", timeout=90)
     wait_until(bluez_connected, 60, "lock B connected by another program")
@@ -249,8 +264,11 @@ def test_retrieve_and_adopt_another_programs_link(gw):
     routes = [(e.get("payload") or {}).get("connected", {}).get("route") for e in gw.events(ident)
               if e.get("kind") == "connected" and e["sequence"] > before]
     deliver_lock_value(gw, name, "b9", 60)
+    told = peer_events()
     gw.results.add({"scenario": "retrieve-and-adopt", "retrieved": lock, "routes": routes,
-                    "adopted_to_value_s": round(time.monotonic() - t0, 1)})
+                    "adopted_to_value_s": round(time.monotonic() - t0, 1), "connection_events": told})
+    gw.ctl("connection-events", "gw-watcher", "--stop")
+    assert told[:3] == ["peer-connected", "peer-disconnected the link went down", "peer-connected"], told
     assert lock["connected"] is True and service in [s.lower() for s in lock["services"]], lock
     assert routes and routes[0] == "alreadyConnected", f"the first link after the cancel is the adopted one: {routes}"
 

@@ -119,6 +119,9 @@ class Event:
                 return f"{self.characteristic} notifying"
             reason = body.get("reason")
             return f"{self.characteristic} not notifying: " + (json.dumps(reason)[:100] if reason else "unsubscribed")
+        if self.kind == "connection-event":
+            reason = body.get("reason")
+            return f"{self.address or self.peripheral} {body.get('event', '?')}" + (f": {json.dumps(reason)[:100]}" if reason else "")
         if self.kind == "subscription-failed":
             return f"subscription to {self.characteristic} failed: {json.dumps(body.get('reason'))[:100]}"
         if self.kind in ("disconnected", "failed-to-connect"):
