@@ -179,6 +179,11 @@ public actor FakeBlueZ: BlueZPort {
         !bluetoothdUp ? .absent : accessRefused ? .refused : .present
     }
 
+    /// Gives the mirror the names known of devices from before (``Mirror/learnNames(_:)``).
+    public func learnNames(_ names: [ObjectPath: DeviceNames]) {
+        mirror.learnNames(names)
+    }
+
     /// Starts reporting the adapter's status changes; its status now.
     public func watchAdapter(_ path: ObjectPath) -> AdapterStatus {
         adapterStatus.watch(path, mirror: mirror, bluetoothd: bluetoothdPresence)

@@ -181,6 +181,36 @@ import RelinkModel
         #expect(mirror.device(lock)?.names == known)
     }
 
+    /// G14 (docs/real-bluez.md): after a restart, bluetoothd's snapshot
+    /// `Name` is not attributed, and its GAP name reported while the device
+    /// shows disconnected was taken for the advertising name. With the
+    /// names relinkd stored learnt, it stays the GAP name; what is learnt
+    /// fills only what the mirror has not seen itself, and holds for a
+    /// device that appears later and across a resynchronisation.
+    @Test func learntNamesKeepTheGAPNameAfterARestart() {
+        let stored = DeviceNames(advertisingName: "RLK-7F3A", gapName: "Front Door")
+        let objects: ManagedObjects = [lock: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")]]
+        let nameChange = ["Name": DBusValue.string("Front Door")]
+        var fresh = Mirror(managedObjects: objects)
+        let unseeded = fresh.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: nameChange, invalidated: [])
+        #expect(unseeded.contains(.nameChanged(device: lock, NameChange(source: .advertising, previous: nil, current: "Front Door"))),
+                "the fault: nothing to tell it from")
+
+        var mirror = Mirror(managedObjects: objects)
+        mirror.learnNames([lock: stored])
+        let seeded = mirror.propertiesChanged(path: lock, interface: BlueZInterface.device, changed: nameChange, invalidated: [])
+        #expect(!seeded.contains { if case .nameChanged(_, let change) = $0 { change.source == .advertising } else { false } }, "\(seeded)")
+        #expect(mirror.device(lock)?.names.advertisingName == "RLK-7F3A" && mirror.device(lock)?.names.gapName == "Front Door")
+
+        var later = Mirror()
+        later.learnNames([lock: stored])
+        _ = later.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])
+        #expect(later.device(lock)?.names.gapName == "Front Door", "a device that appears after: its tracker starts from them")
+        later.learnNames([lock: DeviceNames(advertisingName: "old", gapName: "Old Door")])
+        #expect(later.device(lock)?.names.advertisingName == "RLK-7F3A" && later.device(lock)?.names.gapName == "Front Door", "only gaps are filled")
+        #expect(Mirror(managedObjects: [:], knownNames: later.knownNames).knownNames[lock]?.gapName == "Front Door", "kept across a resync")
+    }
+
     @Test func gapNameFromNameChangeAfterConnect() {
         var mirror = Mirror()
         _ = mirror.interfacesAdded(path: lock, interfaces: [BlueZInterface.device: deviceProps(name: "RLK-7F3A")])

@@ -159,6 +159,11 @@ public actor BlueZClient {
         refused ? .refused : owner == nil ? .absent : .present
     }
 
+    /// Gives the mirror the names known of devices from before (``Mirror/learnNames(_:)``).
+    public func learnNames(_ names: [ObjectPath: DeviceNames]) {
+        mirror.learnNames(names)
+    }
+
     /// Starts reporting the status of the adapter at `path`
     /// (``BlueZEvent/adapterStatus(_:_:)``); returns its status now.
     public func watchAdapter(_ path: ObjectPath) -> AdapterStatus {

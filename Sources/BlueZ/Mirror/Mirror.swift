@@ -16,6 +16,10 @@ public struct Mirror: Sendable {
     public private(set) var objects: ManagedObjects = [:]
     /// Name tracking per device path.
     private var nameTrackers: [ObjectPath: NameTracker] = [:]
+    /// Names learnt from before this mirror's process or snapshot (the
+    /// names relinkd stored; those kept across a resynchronisation), per
+    /// device path: a device's tracker starts from them (G14).
+    private var learnedNames: [ObjectPath: DeviceNames] = [:]
 
     public init() {}
 
@@ -27,6 +31,7 @@ public struct Mirror: Sendable {
     /// last writer's value from its cache), so it is not attributed to
     /// either name: names come from `knownNames` and from changes seen later.
     public init(managedObjects: ManagedObjects, knownNames: [ObjectPath: DeviceNames] = [:], at date: Date = Date()) {
+        learnedNames = knownNames
         for (path, interfaces) in managedObjects.sorted(by: { $0.key < $1.key }) {
             nameTrackers[path] = NameTracker(names: knownNames[path] ?? DeviceNames())
             _ = interfacesAdded(path: path, interfaces: interfaces, at: date, attributeName: false)
@@ -58,7 +63,7 @@ public struct Mirror: Sendable {
                 events.append(.adapterAdded(Adapter(path: path, properties: object[name] ?? [:])))
             case BlueZInterface.device:
                 let props = object[name] ?? [:]
-                var tracker = nameTrackers[path] ?? NameTracker()
+                var tracker = tracker(path)
                 tracker.connectedChanged(props.bool("Connected") ?? false)
                 let change = attributeName ? props.string("Name").flatMap { tracker.nameSeen($0, at: date) } : nil
                 nameTrackers[path] = tracker
@@ -142,7 +147,7 @@ public struct Mirror: Sendable {
 
         switch interface {
         case BlueZInterface.device:
-            var tracker = nameTrackers[path] ?? NameTracker()
+            var tracker = tracker(path)
             if let c = changed.bool("Connected") { tracker.connectedChanged(c) }
             if let n = changed.string("Name"), let change = tracker.nameSeen(n, at: date) {
                 events.append(.nameChanged(device: path, change))
@@ -178,7 +183,7 @@ public struct Mirror: Sendable {
     /// Records a read of the GAP Device Name characteristic.
     public mutating func gapNameRead(characteristic: ObjectPath, value: [UInt8], at date: Date = Date()) -> [MirrorEvent] {
         guard let device = devicePath(containing: characteristic) else { return [] }
-        var tracker = nameTrackers[device] ?? NameTracker()
+        var tracker = tracker(device)
         let change = tracker.gapCharacteristicRead(value, at: date)
         nameTrackers[device] = tracker
         return change.map { [.nameChanged(device: device, $0)] } ?? []
@@ -310,7 +315,26 @@ public struct Mirror: Sendable {
     }
 
     /// The names known for each device, to carry across a resynchronisation.
-    public var knownNames: [ObjectPath: DeviceNames] { nameTrackers.mapValues(\.names) }
+    public var knownNames: [ObjectPath: DeviceNames] { learnedNames.merging(nameTrackers.mapValues(\.names)) { $1 } }
+
+    /// Gives each device the names known of it from before (relinkd's
+    /// stored names, at its start): what its tracker has not learnt yet is
+    /// taken from them, so that a `Name` bluetoothd shows later is
+    /// attributed against them: a GAP name bluetoothd reports while the
+    /// device shows disconnected stays the GAP name (G14).
+    public mutating func learnNames(_ names: [ObjectPath: DeviceNames]) {
+        for (path, known) in names {
+            learnedNames[path, default: DeviceNames()].fillGaps(from: known)
+            guard var tracker = nameTrackers[path] else { continue }
+            tracker.learn(known)
+            nameTrackers[path] = tracker
+        }
+    }
+
+    /// A device's tracker: the one kept, else one that starts from the names learnt of it.
+    private func tracker(_ path: ObjectPath) -> NameTracker {
+        nameTrackers[path] ?? NameTracker(names: learnedNames[path] ?? DeviceNames())
+    }
 
     /// The device object a GATT object belongs to: its nearest ancestor path
     /// that has a Device1 interface.

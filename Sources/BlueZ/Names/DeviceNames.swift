@@ -26,6 +26,20 @@ public struct DeviceNames: Sendable, Hashable, Codable {
         self.gapNameSource = gapNameSource
     }
 
+    /// Takes each name of `known` this one lacks, with when it was seen
+    /// (and the GAP name's source).
+    public mutating func fillGaps(from known: DeviceNames) {
+        if advertisingName == nil, let name = known.advertisingName {
+            advertisingName = name
+            advertisingNameSeen = known.advertisingNameSeen
+        }
+        if gapName == nil, let name = known.gapName {
+            gapName = name
+            gapNameSeen = known.gapNameSeen
+            gapNameSource = known.gapNameSource
+        }
+    }
+
     /// How a GAP name was learnt.
     public enum GAPNameSource: String, Sendable, Hashable, Codable {
         /// Read from the exported 0x2A00 characteristic (BlueZ ≥ 5.80,

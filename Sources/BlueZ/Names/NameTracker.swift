@@ -36,6 +36,12 @@ public struct NameTracker: Sendable, Hashable {
         self.names = names
     }
 
+    /// Names known of the device from before (relinkd's stored ones): each
+    /// one this tracker has not learnt yet is taken, with when it was seen.
+    public mutating func learn(_ known: DeviceNames) {
+        names.fillGaps(from: known)
+    }
+
     /// The device's `Connected` property changed (or was first seen).
     public mutating func connectedChanged(_ isConnected: Bool) {
         if connected != isConnected { characteristicNameThisConnection = nil; inferredNameThisConnection = nil }

@@ -12,6 +12,9 @@ public import RelinkModel
 public protocol BlueZPort: HostingPort {
     /// The current copy of bluetoothd's object tree.
     var mirror: Mirror { get }
+    /// Gives the mirror the names known of devices from before (relinkd's
+    /// stored names, at start-up: ``Mirror/learnNames(_:)``).
+    func learnNames(_ names: [ObjectPath: DeviceNames])
     /// Follows bluetoothd until cancelled.
     /// - Throws: when the connection to it fails.
     func run() async throws

@@ -40,4 +40,20 @@ extension Daemon {
             logger.error("cannot store a name", metadata: .journal([.peripheral: "\(peripheral)", .error: "\(error)"]))
         }
     }
+
+    /// Gives the BlueZ mirror the names relinkd stored for its peripherals
+    /// on its adapter, so that a `Name` bluetoothd shows after a restart is
+    /// told apart against them rather than from nothing: bluetoothd's GAP
+    /// name of a link it reports while the device shows disconnected stays
+    /// the GAP name (real-bluez.md G14).
+    func learnStoredNames() async {
+        var names: [ObjectPath: DeviceNames] = [:]
+        for row in known.peripherals.values where row.address.adapter == adapterName && (row.gapName != nil || row.advertisingName != nil) {
+            guard let path = try? ObjectPath(adapterPath.rawValue + "/dev_" + row.address.address.string.replacingOccurrences(of: ":", with: "_")) else { continue }
+            names[path] = DeviceNames(advertisingName: row.advertisingName?.value, advertisingNameSeen: row.advertisingName?.seenAt,
+                                      gapName: row.gapName?.value, gapNameSeen: row.gapName?.seenAt)
+        }
+        guard !names.isEmpty else { return }
+        await bluez.learnNames(names)
+    }
 }

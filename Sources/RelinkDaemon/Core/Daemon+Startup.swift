@@ -37,6 +37,7 @@ extension Daemon {
             known.peripheralByAddress[row.address.address.string] = row.id
         }
         queue(core.handle(.gattDatabasesLoaded(stored.gattDatabases)))
+        await learnStoredNames()
         defer { peripheralRoleLoaded(stored.peripheralManagers) }
         var states: [IdentifierState] = []
         var loaded: [ConnectionIntentID: ConnectionIntent] = [:]
