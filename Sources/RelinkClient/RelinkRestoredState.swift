@@ -74,6 +74,13 @@ public struct RelinkRestoredState: Sendable, Hashable {
         public var peripherals: [String]
         /// The peripherals it was last told connected.
         public var connected: [String]
+
+        /// A registration as `Register` restores it.
+        public init(services: [String], peripherals: [String], connected: [String]) {
+            self.services = services
+            self.peripherals = peripherals
+            self.connected = connected
+        }
     }
     /// Newest stored event.
     public var lastSequence: UInt64

@@ -60,6 +60,25 @@ import RelinkModel
         #expect(event.kind == .adapterState && event.adapterStatus == status && event.peripheral == nil)
     }
 
+    /// `connection_events`: nil when empty or absent (an older relinkd),
+    /// the registration and its told links otherwise; a `connection-event`
+    /// decodes into the client's accessor.
+    @Test func connectionEventsAreRestoredAndTheirEventDecoded() throws {
+        #expect(try RelinkRestoredState(Self.restored()).connectionEvents == nil)
+        #expect(try RelinkRestoredState(Self.restored(replacing: ("connection_events", Self.dict([])))).connectionEvents == nil)
+        let id = "6B1F2C3D-0000-4ABC-8DEF-0123456789AB"
+        let registered = Self.dict([("services", .array(.string, [.string("0000fff0-0000-1000-8000-00805f9b34fb")])),
+                                    ("peripherals", .array(.string, [])), ("connected", .array(.string, [.string(id)]))])
+        let state = try RelinkRestoredState(Self.restored(replacing: ("connection_events", registered)))
+        #expect(state.connectionEvents == .init(services: ["0000fff0-0000-1000-8000-00805f9b34fb"], peripherals: [], connected: [id]))
+        let peripheral = try PeripheralID(parsing: id)
+        let down = RelinkEvent.connectionEvent(peripheral: peripheral, address: nil, connected: false, reason: .bluetoothdRestarted)
+        let event = RelinkClientEvent(sequence: 9, kind: "connection-event", payloadJSON: try Self.json(down))
+        #expect(event.kind == .connectionEvent && event.peripheral == peripheral)
+        #expect(event.connectionEvent?.connected == false && event.connectionEvent?.address == nil
+                && event.connectionEvent?.reason == .bluetoothdRestarted)
+    }
+
     @Test func restoredStateWithMissingOrMistypedKeysIsAnError() throws {
         for bad in [try Self.restored(dropping: "last_sequence"), try Self.restored(dropping: "new"),
                     try Self.restored(replacing: ("acknowledged", .string("7"))),
