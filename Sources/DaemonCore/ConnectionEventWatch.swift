@@ -52,10 +52,12 @@ public struct ConnectionEventWatch: Sendable, Hashable {
         /// Whether there is nothing to tell or store.
         public var isEmpty: Bool { events.isEmpty && registrations.isEmpty }
 
+        /// The same events for the same identifiers, in order, and the same registrations.
         public static func == (lhs: Told, rhs: Told) -> Bool {
             lhs.registrations == rhs.registrations && lhs.events.map(\.0) == rhs.events.map(\.0) && lhs.events.map(\.1) == rhs.events.map(\.1)
         }
 
+        /// Hashes what ``==`` compares.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(registrations)
             for (id, event) in events { hasher.combine(id); hasher.combine(event) }
