@@ -100,6 +100,30 @@ struct ConnectionEventTests {
         await second.stop()
     }
 
+    /// A user's identifier told of another program's link may name that
+    /// peripheral (adopt it, retrieve it) after relinkd restarts too, as
+    /// before: what a registration was told stays its own to name.
+    @Test func aToldPeripheralStaysNameableByItsUserAcrossARestart() async throws {
+        let alice = RetrievePeripheralsTests.alice
+        let fake = FakeBlueZ()
+        await fake.add(T.bandPeripheral(), known: true)
+        let directory = try InProcessDaemon.temporaryDirectory()
+        let first = try await InProcessDaemon(fake: fake, directory: directory)
+        try await first.submit(.register(T.id, uid: alice.uid))
+        try await first.api(.registerForConnectionEvents(T.id, services: [T.heartRate], peripherals: []), as: alice)
+        await fake.connectByAnotherProgram(T.band)
+        try await eventually("told the band's link") { try await Self.told(first) == ["+\(T.band.string)"] }
+        let named = try await first.api(.retrievePeripherals(T.id, [.address(T.band)]), as: alice)
+        #expect(RetrievePeripheralsTests.addresses(named) == [T.band.string])
+        await first.stop()
+
+        let second = try await InProcessDaemon(fake: fake, directory: directory)
+        let again = try await second.api(.retrievePeripherals(T.id, [.address(T.band)]), as: alice)
+        #expect(RetrievePeripheralsTests.addresses(again) == [T.band.string], "still alice's to name after the restart")
+        #expect(try await Self.told(second) == ["+\(T.band.string)"], "still up: nothing told again")
+        await second.stop()
+    }
+
     @Test func registeringWithNothingOrAnUnknownPeripheralIsRefused() async throws {
         let d = try await InProcessDaemon(fake: FakeBlueZ(), directory: try InProcessDaemon.temporaryDirectory())
         try await d.submit(.register(T.id, uid: 0))

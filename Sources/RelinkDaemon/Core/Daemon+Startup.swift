@@ -83,6 +83,10 @@ extension Daemon {
         core.connectionEvents.load(registrations, addresses: Dictionary(uniqueKeysWithValues: told.compactMap { peripheral in
             known.peripherals[peripheral].map { (peripheral, $0.address.address) }
         }))
+        // Its peripherals stay the identifier's to name, as when it registered.
+        for (id, registration) in registrations {
+            for peripheral in registration.told.union(registration.peripherals) { discovered(peripheral, by: id) }
+        }
         await peersNow(atStart: true)
         let plan = StartupPlan(states: states, registry: &core.registry)
         core.planner.resetAll()
