@@ -22,10 +22,7 @@ extension DaemonCore {
     /// A link that went down is `LinkLost` with bluetoothd's cause, as a
     /// relink intent's `disconnected` says it.
     mutating func peerLinkChanged(_ link: ConnectionEventWatch.PeerLink, cause: LinkEndCause?) -> [Effect] {
-        let why = "the link went down"
-        let reason = link.connected ? nil : ConnectionFailure(
-            .transient, errorName: RelinkErrorName.linkLost.rawValue, message: cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why)
-        return Self.told(connectionEvents.observed(link, reason: reason))
+        Self.told(connectionEvents.observed(link, reason: link.connected ? nil : Self.linkLostFailure("the link went down", cause: cause)))
     }
 
     /// Every link up now, read at start-up (`atStart`) or once bluetoothd

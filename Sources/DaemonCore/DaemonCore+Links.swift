@@ -43,10 +43,17 @@ extension DaemonCore {
         guard let peripheral else { return [] }
         let notified = planner.linkDown(peripheral)
         gattGrace.stopWaiting(for: peripheral)
-        let message = cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why
-        let reason = ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue, message: message)
+        let reason = Self.linkLostFailure(why, cause: cause)
         return stopped(peripheral, notified, reason)
             + [.endNotifySessionsOf(peripheral), .feedEach(intents(of: peripheral), .disconnected(address, reason: reason, cause: cause))]
+    }
+
+    /// Why a link went down, as relinkd tells it (an intent's
+    /// `disconnected`, a `peer-disconnected`): `LinkLost`, transient, with
+    /// bluetoothd's cause in the message where it gave one.
+    static func linkLostFailure(_ why: String, cause: LinkEndCause?) -> ConnectionFailure {
+        ConnectionFailure(.transient, errorName: RelinkErrorName.linkLost.rawValue,
+                          message: cause.map { "\(why) (bluetoothd: \($0.rawValue))" } ?? why)
     }
 
     /// A link still `Connected` whose services did not come back within
