@@ -388,7 +388,7 @@ public actor FakeBlueZ: BlueZPort {
 
     /// The object path of a device.
     public nonisolated func devicePath(_ address: BluetoothAddress) -> ObjectPath {
-        ObjectPath(fakeTrusted: adapterPath.rawValue + "/dev_" + address.string.replacingOccurrences(of: ":", with: "_"))
+        Device.path(of: address, on: adapterPath) ?? { preconditionFailure("invalid fake adapter path \(adapterPath)") }()
     }
 }
 

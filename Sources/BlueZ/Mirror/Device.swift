@@ -39,6 +39,14 @@ public struct Device: Sendable, Hashable {
         return last.dropFirst(4).split(separator: "_").joined(separator: ":")
     }
 
+    /// The path bluetoothd names the device at `address` on `adapter`
+    /// after (`AA:BB:CC:DD:EE:FF` → `<adapter>/dev_AA_BB_CC_DD_EE_FF`), the
+    /// inverse of ``address(inPath:)``; nil only for an adapter path that
+    /// is not one.
+    public static func path(of address: BluetoothAddress, on adapter: ObjectPath) -> ObjectPath? {
+        try? ObjectPath(adapter.rawValue + "/dev_" + address.string.replacingOccurrences(of: ":", with: "_"))
+    }
+
     init(path: ObjectPath, properties p: InterfaceProperties, names: DeviceNames) {
         self.path = path
         adapter = p.path("Adapter")

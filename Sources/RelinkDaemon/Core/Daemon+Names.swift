@@ -49,7 +49,7 @@ extension Daemon {
     func learnStoredNames() async {
         var names: [ObjectPath: DeviceNames] = [:]
         for row in known.peripherals.values where row.address.adapter == adapterName && (row.gapName != nil || row.advertisingName != nil) {
-            guard let path = try? ObjectPath(adapterPath.rawValue + "/dev_" + row.address.address.string.replacingOccurrences(of: ":", with: "_")) else { continue }
+            guard let path = Device.path(of: row.address.address, on: adapterPath) else { continue }
             names[path] = DeviceNames(advertisingName: row.advertisingName?.value, advertisingNameSeen: row.advertisingName?.seenAt,
                                       gapName: row.gapName?.value, gapNameSeen: row.gapName?.seenAt)
         }
