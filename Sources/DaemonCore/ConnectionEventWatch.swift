@@ -37,7 +37,7 @@ public struct ConnectionEventWatch: Sendable, Hashable {
     }
 
     /// What to tell and store.
-    public struct Told: Sendable, Hashable {
+    public struct Told: Sendable {
         /// Each event with the identifier it is for, in order.
         public var events: [(RestoreIdentifier, RelinkEvent)]
         /// The registrations whose `told` set changed, to store with the events.
@@ -51,17 +51,6 @@ public struct ConnectionEventWatch: Sendable, Hashable {
 
         /// Whether there is nothing to tell or store.
         public var isEmpty: Bool { events.isEmpty && registrations.isEmpty }
-
-        /// The same events for the same identifiers, in order, and the same registrations.
-        public static func == (lhs: Told, rhs: Told) -> Bool {
-            lhs.registrations == rhs.registrations && lhs.events.map(\.0) == rhs.events.map(\.0) && lhs.events.map(\.1) == rhs.events.map(\.1)
-        }
-
-        /// Hashes what ``==`` compares.
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(registrations)
-            for (id, event) in events { hasher.combine(id); hasher.combine(event) }
-        }
     }
 
     /// Whether a device relinkd knows no peripheral for, offering `services`,
@@ -138,7 +127,6 @@ public struct ConnectionEventWatch: Sendable, Hashable {
             }
             for link in up.values.sorted(by: { $0.peripheral < $1.peripheral })
             where registration.matches(link.peripheral, offering: link.services) && registration.told.insert(link.peripheral).inserted {
-                addresses[link.peripheral] = link.address
                 told.events.append((id, Self.connected(link)))
             }
             for peripheral in registration.told { if let link = up[peripheral] { addresses[peripheral] = link.address } }
