@@ -15,11 +15,8 @@ extension RelinkManager {
         let uuids = try RelinkArguments.bluetoothUUIDs(services)
         var named: [DBusValue] = []
         for peripheral in peripherals { named.append(.string(try RelinkArguments.peripheral(peripheral))) }
-        let options: DBusValue = .dictionary(key: .string, value: .variant, [
-            .init(.string("peripherals"), .variant(.array(.string, named))),
-            .init(.string("services"), .variant(.array(.string, uuids.map { .string($0) }))),
-        ])
-        _ = try await central(identifier, Central1Member.registerForConnectionEvents.rawValue, [options])
+        let options: [String: DBusValue] = ["peripherals": .array(.string, named), "services": .array(.string, uuids.map { .string($0) })]
+        _ = try await central(identifier, Central1Member.registerForConnectionEvents.rawValue, [options.variantDictionary])
     }
 
     /// `Central1.UnregisterForConnectionEvents`: no more `connection-event`s.
