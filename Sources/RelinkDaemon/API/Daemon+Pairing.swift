@@ -73,15 +73,17 @@ extension Daemon {
     /// `Device1.Pair` through relinkd's agent registered with `capability`
     /// (nil: the target's, the intent's choice; bounded by
     /// ``pairingTimeout``), then `Trusted = true`; one pairing of a device
-    /// at a time (a second asker gets the first one's outcome). Journals
+    /// at a time (a second asker gets the first one's outcome). A pairing
+    /// with a capability other than Just Works takes a live link down first
+    /// (``PairingGate``). Journals `pairing-takes-link-down` then, and
     /// `paired` or `pairing-failed`; `why` names what asked for it.
     /// - Throws: `AuthenticationFailed`, `NotConnected`, `InProgress`,
     ///   `NotReady`, `Failed`.
     nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, capability: AgentCapability? = nil,
                                 why: String) async throws(RelinkError) {
         let capability = capability ?? target.capability
-        let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests
-        let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
+        let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests, gate = env.pairings
+        let failure = await gate.pair(target.device) { () async -> RelinkError? in
             let started = ContinuousClock.now
             let peripheral = (try? PeripheralID(parsing: target.peripheral)) ?? PeripheralID()
             let replacing = await broker.begin(target.device, .init(id: id, peripheral: peripheral, capability: capability), capability: capability)
@@ -89,6 +91,12 @@ extension Daemon {
                 await self.agentRequest(device, request)
             }
             do {
+                if await gate.takesLinkDown(target.device, capability: capability, bluez: bluez) {
+                    logger.notice("taking the link down to pair with \(capability.rawValue), which bluetoothd uses only to pair an unconnected device",
+                                  metadata: .journal([.event: "pairing-takes-link-down", .restoreID: "\(id)", .peripheral: "\(target.peripheral)",
+                                                      .decision: "\(why)"]))
+                    try await bluez.disconnect(target.device)
+                }
                 try await bluez.pair(target.device, agent: agent, timeout: Self.pairingTimeout)
                 _ = await broker.end(target.device)
             } catch {
@@ -135,8 +143,37 @@ extension Daemon {
 /// refused together for want of encryption, or a `Pair` meanwhile, share
 /// one `Device1.Pair` and its outcome instead of each starting one (which
 /// BlueZ would answer `InProgress`).
+///
+/// A pairing that needs relinkd's own capability (anything but Just Works)
+/// takes a live link down first and lets `Device1.Pair` make the link
+/// again: bluetoothd 5.81 and later pair a connected LE device with the
+/// adapter's capability (the default agent's), and only an unconnected one
+/// with the caller's (docs/real-bluez.md, G12). relinkd's own `Connect` of
+/// that device waits meanwhile (``connectMayStart(_:)``), since bluetoothd
+/// answers `Pair` `InProgress` while a `Connect` of the device is pending.
 actor PairingGate {
     private var running: [ObjectPath: Task<RelinkError?, Never>] = [:]
+    /// Devices whose link a pairing took down, and the `Connect`s waiting
+    /// for that pairing to end.
+    private var linkTakenDown: [ObjectPath: [CheckedContinuation<Void, Never>]] = [:]
+
+    /// Whether the pairing of `device` with `capability` must take its
+    /// link down first: a capability other than `NoInputNoOutput`, a
+    /// device linked and not yet bonded. When it must, relinkd's
+    /// `Connect`s of the device wait from now until the pairing ends.
+    func takesLinkDown(_ device: ObjectPath, capability: AgentCapability, bluez: any BlueZPort) async -> Bool {
+        guard capability != .noInputNoOutput, running[device] != nil,
+              let linked = await bluez.mirror.device(device), linked.connected, !linked.paired else { return false }
+        linkTakenDown[device, default: []] = []
+        return true
+    }
+
+    /// Waits while a pairing holds `device`'s link down (at most for the
+    /// pairing's own bound); returns at once otherwise.
+    func connectMayStart(_ device: ObjectPath) async {
+        guard linkTakenDown[device] != nil else { return }
+        await withCheckedContinuation { linkTakenDown[device, default: []].append($0) }
+    }
 
     /// Runs `body` for `device`, or waits for the run under way; returns
     /// its failure, nil when it paired.
@@ -146,6 +183,7 @@ actor PairingGate {
         running[device] = task
         let outcome = await task.value
         running[device] = nil
+        for waiting in linkTakenDown.removeValue(forKey: device) ?? [] { waiting.resume() }
         return outcome
     }
 
