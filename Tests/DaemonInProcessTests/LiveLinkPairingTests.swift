@@ -26,7 +26,7 @@ struct LiveLinkPairingTests {
         calls.lastIndex(where: matches)
     }
 
-    @Test func aPasskeyPairingTakesTheLinkDownAndPairsWithTheKeyboardWhileRelinkdsConnectWaits() async throws {
+    @Test func aPasskeyPairingRefusedOnTheLiveLinkIsMadeAgainWithoutItWhileRelinkdsConnectWaits() async throws {
         let fake = FakeBlueZ()
         await fake.pairLiveLinksWithTheAdaptersCapability(.displayOnly)
         await fake.add(T.bandPeripheral(), known: true)
@@ -44,22 +44,44 @@ struct LiveLinkPairingTests {
         // has not gone to bluetoothd (which would answer Pair InProgress).
         try await eventually("the band linked again for the pairing") { await d.state(T.id, T.band) == "connected" }
         let during = Array(await fake.calls.dropFirst(before))
+        let pairs = during.indices.filter { if case .pair = during[$0] { true } else { false } }
         let down = try #require(Self.last(during) { $0 == .disconnect(T.band.string) }, "the link taken down: \(during)")
-        let paired = try #require(Self.last(during) { if case .pair = $0 { true } else { false } })
-        #expect(down < paired, "taken down before Pair: \(during)")
+        #expect(pairs.count == 2 && pairs[0] < down && down < pairs[1], "Pair on the live link, then without it: \(during)")
         #expect(!during.contains(.connect(T.band.string)), "relinkd's Connect waits for the pairing: \(during)")
 
         #expect(await P.answer(d, n, accept: true, passkey: 654_321) == nil)
         #expect(await pairing.value == nil)
         let (bonded, trusted) = (await fake.isBonded(T.band), await fake.isTrusted(T.band))
         #expect(bonded && trusted)
-        let kinds = try await d.events(T.id).map(\.kind)
-        #expect(kinds.contains("disconnected"), "the program is told the link went down: \(kinds)")
+        let reasons = try await d.events(T.id).compactMap { event -> ConnectionFailure?? in
+            if case .disconnected(_, let reason)? = event.payload { reason } else { nil }
+        }
+        #expect(reasons.count == 1, "the program is told the link went down, once: \(reasons)")
+        #expect(reasons.first??.message.contains(LinkEndCause.local.rawValue) == true,
+                "ended by this host, as bluetoothd 5.83 would say, so not a link that failed at once: \(reasons)")
         try await eventually("values flow on the paired link") {
             await fake.push(T.band, service: T.heartRate, characteristic: T.measurement, [0, 61, 1])
             return T.values(try await d.events(T.id)).contains([0, 61, 1])
         }
         #expect(journal.entries.contains { $0.metadata["RELINK_EVENT"] == .string("pairing-takes-link-down") })
+        await d.stop()
+    }
+
+    /// bluetoothd 5.66 pairs the live link with relinkd's capability: a
+    /// pairing whose request relinkd's client answered wrongly fails
+    /// there, and is not made again without the link.
+    @Test func aPairingThatAskedRelinkdsAgentKeepsItsLinkWhenItFails() async throws {
+        let fake = FakeBlueZ()
+        let d = try await P.linked(fake, demanding: .passkey, passkey: 654_321)
+        let before = await fake.calls.count
+        let pairing = P.pairing(d, .keyboardOnly)
+        let (n, _, _) = try await P.request(d)
+        #expect(await P.answer(d, n, accept: true, passkey: 111_111) == nil)
+        #expect(await pairing.value?.code == .authenticationFailed)
+        let calls = Array(await fake.calls.dropFirst(before))
+        #expect(!calls.contains(.disconnect(T.band.string)) && calls.filter { if case .pair = $0 { true } else { false } }.count == 1,
+                "one Pair, over the live link: \(calls)")
+        #expect(await d.state(T.id, T.band) == "connected")
         await d.stop()
     }
 
