@@ -24,40 +24,24 @@ struct FakePairing: Sendable {
     /// Whether a refusal for want of encryption makes the fake pair by
     /// itself instead (``FakeBlueZ/pairByItselfWhenEncryptionIsRefused()``).
     var pairsByItself = false
-    /// bluetoothd 5.81 and later: a `Pair` of a connected device uses the
-    /// adapter's capability (the default agent's), not the caller's
-    /// (``FakeBlueZ/pairLiveLinksWithTheAdaptersCapability(_:)``).
-    var adapterCapability: AgentCapability?
 }
 
 // Pairing, Just Works: `Device1.Pair` through the central's agent, and
 // `Device1.Trusted`.
 extension FakeBlueZ {
-    /// `Device1.Pair`: bonds a device (`Paired` and `Bonded` signalled),
-    /// linking it first when it is not connected, as the kernel's
-    /// `Pair Device` does; "already paired" is success, as relinkd's BlueZ
-    /// layer maps it. With ``pairLiveLinksWithTheAdaptersCapability(_:)``
-    /// a connected device is paired with the adapter's capability.
+    /// `Device1.Pair`: bonds a connected device (`Paired` and `Bonded`
+    /// signalled); "already paired" is success, as relinkd's BlueZ layer
+    /// maps it.
     /// - Throws: ``BlueZError``: the refusal a test set
-    ///   (``refuseNextPairing(_:_:)``); `ConnectionAttemptFailed` for an
-    ///   unconnected device out of range; `NotReady` with the adapter off.
+    ///   (``refuseNextPairing(_:_:)``); `NotConnected` without a link
+    ///   (the fake does not connect for a pairing, bluetoothd would).
     public func pair(_ device: ObjectPath, agent: PairingAgent, timeout: Duration) async throws {
         let address = try address(of: device)
         calls.append(.pair(address.string, agent: agent.path))
         try requireBluetoothd()
         if let refusal = pairing.refusals.removeValue(forKey: address) { throw refusal }
-        var capability = agent.capability
-        if connected.contains(address) {
-            capability = pairing.adapterCapability ?? capability
-        } else {
-            guard adapterUsable else { throw BlueZError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready") }
-            guard world[address]?.inRange == true else {
-                throw BlueZError(name: "org.bluez.Error.ConnectionAttemptFailed", message: "Page Timeout")
-            }
-            autoConnectOff.remove(address)
-            linkUp(address)
-        }
-        if !pairing.bonds.contains(address) { try await askAgent(device, address, agent, capability: capability) }
+        guard connected.contains(address) else { throw BlueZError(name: "org.bluez.Error.NotConnected", message: "Not Connected") }
+        if !pairing.bonds.contains(address) { try await askAgent(device, address, agent) }
         guard pairing.bonds.insert(address).inserted else { return }
         change(device, BlueZInterface.device, ["Paired": .boolean(true), "Bonded": .boolean(true)])
     }
@@ -69,14 +53,6 @@ extension FakeBlueZ {
         try requireBluetoothd()
         let changed = trusted ? pairing.trusted.insert(address).inserted : pairing.trusted.remove(address) != nil
         if changed { change(device, BlueZInterface.device, ["Trusted": .boolean(trusted)]) }
-    }
-
-    /// From now on a `Pair` of a connected device uses `capability`, the
-    /// adapter's, instead of the caller's agent's, as bluetoothd 5.81 and
-    /// later do (they raise the live link's security; docs/real-bluez.md,
-    /// G12). An unconnected device is still paired with the caller's.
-    public func pairLiveLinksWithTheAdaptersCapability(_ capability: AgentCapability) {
-        pairing.adapterCapability = capability
     }
 
     /// The next `Pair` of `address` fails with BlueZ's `name` (e.g.

@@ -23,19 +23,13 @@ extension FakeBlueZ {
         pairing.demands[address] = AgentDemand(request: request, passkey: passkey)
     }
 
-    /// Asks `agent` what the peripheral demands, pairing with `capability`
-    /// (the agent's, or the adapter's on a live link with bluetoothd 5.81
-    /// and later); throws BlueZ's error for a capability that cannot meet
-    /// the demand, a refusal, a cancel or a wrong passkey.
-    func askAgent(_ device: ObjectPath, _ address: BluetoothAddress, _ agent: PairingAgent, capability: AgentCapability) async throws {
+    /// Asks `agent` what the peripheral demands; throws BlueZ's error for a
+    /// refusal, a cancel or a wrong passkey.
+    func askAgent(_ device: ObjectPath, _ address: BluetoothAddress, _ agent: PairingAgent) async throws {
         if pairing.exported == nil { pairing.exported = agent.handler }
         guard let demand = pairing.demands[address] else { return }
-        guard capability != .noInputNoOutput else {
+        guard agent.capability != .noInputNoOutput else {
             throw BlueZError(name: "org.bluez.Error.AuthenticationFailed", message: "the peripheral needs a passkey or a confirmation")
-        }
-        if capability != agent.capability, !Self.canMeet(demand.request, with: capability) {
-            // SMP's method selection with the adapter's capability gives no MITM: the peripheral refuses.
-            throw BlueZError(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication requirements (paired as \(capability.rawValue))")
         }
         let answer = await (pairing.exported ?? agent.handler)(device, demand.request)
         switch (demand.request, answer) {
@@ -47,16 +41,6 @@ extension FakeBlueZ {
             throw BlueZError(name: "org.bluez.Error.AuthenticationCanceled", message: "Authentication Canceled")
         default:
             throw BlueZError(name: "org.bluez.Error.AuthenticationRejected", message: "Authentication Rejected")
-        }
-    }
-
-    /// Whether a central with `capability` can meet a peripheral's demand
-    /// (the Core Specification's pairing method table, as the fake plays it).
-    static func canMeet(_ request: AgentRequest, with capability: AgentCapability) -> Bool {
-        switch request {
-        case .passkey, .pinCode: [.keyboardOnly, .keyboardDisplay].contains(capability)
-        case .confirmation: [.displayYesNo, .keyboardDisplay].contains(capability)
-        default: capability != .noInputNoOutput
         }
     }
 }

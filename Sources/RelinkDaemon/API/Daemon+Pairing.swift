@@ -73,18 +73,15 @@ extension Daemon {
     /// `Device1.Pair` through relinkd's agent registered with `capability`
     /// (nil: the target's, the intent's choice; bounded by
     /// ``pairingTimeout``), then `Trusted = true`; one pairing of a device
-    /// at a time (a second asker gets the first one's outcome). A pairing
-    /// with a capability other than Just Works that failed on the live link
-    /// with relinkd's agent asked nothing is made again without the link
-    /// (``PairingGate``). Journals `pairing-takes-link-down` then, and
+    /// at a time (a second asker gets the first one's outcome). Journals
     /// `paired` or `pairing-failed`; `why` names what asked for it.
     /// - Throws: `AuthenticationFailed`, `NotConnected`, `InProgress`,
     ///   `NotReady`, `Failed`.
     nonisolated func pairDevice(_ id: RestoreIdentifier, _ target: PairingTarget, capability: AgentCapability? = nil,
                                 why: String) async throws(RelinkError) {
         let capability = capability ?? target.capability
-        let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests, gate = env.pairings
-        let failure = await gate.pair(target.device) { () async -> RelinkError? in
+        let bluez = env.bluez, logger = env.logger, broker = env.pairingRequests
+        let failure = await env.pairings.pair(target.device) { () async -> RelinkError? in
             let started = ContinuousClock.now
             let peripheral = (try? PeripheralID(parsing: target.peripheral)) ?? PeripheralID()
             let replacing = await broker.begin(target.device, .init(id: id, peripheral: peripheral, capability: capability), capability: capability)
@@ -92,19 +89,7 @@ extension Daemon {
                 await self.agentRequest(device, request)
             }
             do {
-                do {
-                    try await bluez.pair(target.device, agent: agent, timeout: Self.pairingTimeout)
-                } catch {
-                    // G12: bluetoothd 5.81 and later paired the live link with the adapter's capability.
-                    guard Self.pairingError(error).code == .authenticationFailed, await !broker.wasAsked(target.device),
-                          await gate.takesLinkDown(target.device, capability: capability, bluez: bluez) else { throw error }
-                    logger.notice("pairing again without the link: relinkd's agent (\(capability.rawValue)) was asked nothing, as when bluetoothd pairs a live link with the adapter's capability",
-                                  metadata: .journal([.event: "pairing-takes-link-down", .restoreID: "\(id)", .peripheral: "\(target.peripheral)",
-                                                      .decision: "\(why)", .error: "\(FailureMapping.failure(error).errorName)"]))
-                    await self.linkEndsLocally(target.device)
-                    try await bluez.disconnect(target.device)
-                    try await bluez.pair(target.device, agent: agent, timeout: Self.pairingTimeout)
-                }
+                try await bluez.pair(target.device, agent: agent, timeout: Self.pairingTimeout)
                 _ = await broker.end(target.device)
             } catch {
                 let failure = await broker.end(target.device)
@@ -130,14 +115,6 @@ extension Daemon {
         if let failure { throw failure }
     }
 
-    /// relinkd ends `device`'s link itself (a pairing takes it down): the
-    /// `Connected=false` that follows has the cause bluetoothd 5.83 and
-    /// later would signal, `Local`, also where bluetoothd signals none, so
-    /// that the link is not counted as one that failed at once.
-    func linkEndsLocally(_ device: ObjectPath) {
-        known.linkEndCauses[device] = .local
-    }
-
     /// A failed `Device1.Pair` as the method error: the authentication
     /// errors (and the bound running out) are `AuthenticationFailed`.
     static func pairingError(_ error: any Error) -> RelinkError {
@@ -158,38 +135,8 @@ extension Daemon {
 /// refused together for want of encryption, or a `Pair` meanwhile, share
 /// one `Device1.Pair` and its outcome instead of each starting one (which
 /// BlueZ would answer `InProgress`).
-///
-/// A pairing that needs relinkd's own capability (anything but Just Works)
-/// and failed on the live link with relinkd's agent asked nothing is made
-/// once more without the link: bluetoothd 5.81 and later pair a connected
-/// LE device with the adapter's capability (the default agent's), and only
-/// an unconnected one with the caller's (docs/real-bluez.md, G12); the link
-/// is taken down and `Device1.Pair` makes it again. relinkd's own `Connect`
-/// of that device waits meanwhile (``connectMayStart(_:)``), since
-/// bluetoothd answers `Pair` `InProgress` while a `Connect` is pending.
 actor PairingGate {
     private var running: [ObjectPath: Task<RelinkError?, Never>] = [:]
-    /// Devices whose link a pairing took down, and the `Connect`s waiting
-    /// for that pairing to end.
-    private var linkTakenDown: [ObjectPath: [CheckedContinuation<Void, Never>]] = [:]
-
-    /// Whether the pairing of `device` with `capability` may be made again
-    /// without its link: a capability other than `NoInputNoOutput`, a
-    /// device linked and not yet bonded. When it must, relinkd's
-    /// `Connect`s of the device wait from now until the pairing ends.
-    func takesLinkDown(_ device: ObjectPath, capability: AgentCapability, bluez: any BlueZPort) async -> Bool {
-        guard capability != .noInputNoOutput, running[device] != nil,
-              let linked = await bluez.mirror.device(device), linked.connected, !linked.paired else { return false }
-        linkTakenDown[device, default: []] = []
-        return true
-    }
-
-    /// Waits while a pairing holds `device`'s link down (at most for the
-    /// pairing's own bound); returns at once otherwise.
-    func connectMayStart(_ device: ObjectPath) async {
-        guard linkTakenDown[device] != nil else { return }
-        await withCheckedContinuation { linkTakenDown[device, default: []].append($0) }
-    }
 
     /// Runs `body` for `device`, or waits for the run under way; returns
     /// its failure, nil when it paired.
@@ -199,7 +146,6 @@ actor PairingGate {
         running[device] = task
         let outcome = await task.value
         running[device] = nil
-        for waiting in linkTakenDown.removeValue(forKey: device) ?? [] { waiting.resume() }
         return outcome
     }
 

@@ -86,8 +86,6 @@ actor PairingRequestBroker {
     private var waiting: [UInt64: CheckedContinuation<AgentAnswer, Never>] = [:]
     private var early: [UInt64: AgentAnswer] = [:]
     private var timedOut: Set<ObjectPath> = []
-    /// Devices whose pairing under way has asked relinkd's agent something.
-    private var asked: Set<ObjectPath> = []
     /// Request numbers start at a random point: a `pairing-request` event
     /// of a relinkd that was restarted (still in the outbox, replayed) must
     /// not name a request of this one.
@@ -105,7 +103,6 @@ actor PairingRequestBroker {
         inUse += 1
         targets[device] = target
         timedOut.remove(device)
-        asked.remove(device)
         return replacing
     }
 
@@ -123,13 +120,8 @@ actor PairingRequestBroker {
     /// Whose pairing of `device` is under way.
     func target(of device: ObjectPath) -> Target? { targets[device] }
 
-    /// Whether the pairing of `device` under way has asked relinkd's agent
-    /// anything (a request forwarded to the client).
-    func wasAsked(_ device: ObjectPath) -> Bool { asked.contains(device) }
-
     /// A new request number.
     func open(_ id: RestoreIdentifier, _ device: ObjectPath, _ request: AgentRequest) -> UInt64 {
-        asked.insert(device)
         next += 1
         opened[next] = (id, device, request)
         return next

@@ -239,12 +239,10 @@ extension Daemon {
             writes.batch.adoptions?.append(RestoreBatch.Adoption(intent: intent, address: address, device: device.path))
             return
         }
-        let bluez = self.bluez, pairings = env.pairings
+        let bluez = self.bluez
         let timeout = (core.machines[intent]?.options.timeouts.connect ?? .seconds(20)) + .seconds(25)
         loop.spawned.append {
             do {
-                // A pairing that took this link down makes it again itself (PairingGate).
-                await pairings.connectMayStart(device.path)
                 try await bluez.connect(device.path, timeout: timeout)
             } catch {
                 return [.machine(intent, .connectFailed(FailureMapping.failure(error)))]
