@@ -13,7 +13,11 @@ real relinkd on a private bus and a real SQLite store:
 * identifier `kc-churn` is changed without pause: a scan started with
   other services or stopped, an intent on the lock added or cancelled, a
   subscription on it added or removed, its events acknowledged; now and
-  then it is forgotten (`Unregister`) and registered anew.
+  then it is forgotten (`Unregister`) and registered anew;
+* identifier `kc-host` plays the peripheral role on the central's adapter:
+  one of two services published or removed, an advertisement started
+  (one of two names) or stopped, and the cacheable characteristic of the
+  first service updated (its value is kept).
 
 A timer SIGKILLs relinkd at a random moment of each round (0 to 1.5 s in).
 A call whose reply came is acknowledged: the model takes it. A call cut by
@@ -24,7 +28,9 @@ again and both identifiers registered again, the campaign checks:
 1. `PRAGMA integrity_check` is `ok` on a copy of the store (file and WAL);
 2. every acknowledged change is in `Register`'s restored state (scan and
    its services, the intent, the subscriptions; the band's intent and
-   subscription never go);
+   subscription never go; the host's published services, its
+   advertisement's name and the last value of its cacheable
+   characteristic, in `peripheral_manager`);
 3. no acknowledged event is delivered again: `acknowledged` is at least
    the last acknowledged number and no stored event is at or below it;
 4. no stored, unacknowledged event is lost: every event read from the
@@ -45,6 +51,7 @@ docs/reliability.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -78,6 +85,22 @@ CHURN_ID = "kc-churn"
 GONE = {"org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.ServiceUnknown",
         "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.Disconnected"}
 SCAN_CHOICES = ([HEART_RATE], [LOCK_SERVICE], [])
+HOST_ID = "kc-host"
+PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
+#: The host's two services: the first has a cacheable characteristic whose
+#: value relinkd keeps (UpdateValue); the second a plain notify one.
+HOST_SERVICES = ("8e7f5a00-4b2c-4d1e-9a3f-72656c696e6b", "8e7f5b00-4b2c-4d1e-9a3f-72656c696e6b")
+HOST_CACHED = "8e7f5a01-4b2c-4d1e-9a3f-72656c696e6b"
+HOST_NAMES = ("KC1", "KC2")
+IDENTIFIERS = (BAND_ID, CHURN_ID, HOST_ID)
+
+
+def host_service(uuid: str) -> str:
+    """One of the host's services, as `AddService` takes it."""
+    characteristic = {"uuid": HOST_CACHED, "properties": ["read", "notify"], "permissions": ["readable"], "cacheable": True} \
+        if uuid == HOST_SERVICES[0] else \
+        {"uuid": uuid[:6] + "01" + uuid[8:], "properties": ["notify"], "permissions": ["readable"]}
+    return json.dumps({"uuid": uuid, "primary": True, "characteristics": [characteristic]})
 
 
 class Uncertain(Exception):
@@ -91,12 +114,18 @@ class Model:
     scan_services: Optional[list[str]] = field(default_factory=list)
     lock_intent: Optional[bool] = False
     lock_subscribed: Optional[bool] = False
-    acked: dict[str, int] = field(default_factory=lambda: {BAND_ID: 0, CHURN_ID: 0})
+    acked: dict[str, int] = field(default_factory=lambda: {i: 0 for i in IDENTIFIERS})
     #: An Ack the kill cut, by identifier (0: none): the events up to it may be gone or not.
-    ack_cut: dict[str, int] = field(default_factory=lambda: {BAND_ID: 0, CHURN_ID: 0})
+    ack_cut: dict[str, int] = field(default_factory=lambda: {i: 0 for i in IDENTIFIERS})
     #: An Unregister of the churn identifier the kill may have cut: "sent"
     #: (no reply yet), "answered" (not yet registered anew), or None.
     unregister_cut: Optional[str] = None
+    #: The host's services: published or not, per service (None: uncertain).
+    published: dict[str, Optional[bool]] = field(default_factory=lambda: {u: False for u in HOST_SERVICES})
+    #: The host's advertisement's name, "" when not advertising (None: uncertain).
+    advertising: Optional[str] = ""
+    #: The last value kept for the cacheable characteristic ([] none; None: uncertain).
+    cached: Optional[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -105,6 +134,7 @@ class Figures:
     calls_acknowledged: int = 0
     calls_cut: int = 0
     forgotten: int = 0
+    host_changes: int = 0
     events_seen: int = 0
     values_seen: int = 0
     recoveries_s: list[float] = field(default_factory=list)
@@ -120,11 +150,11 @@ class Campaign:
         self.log = log
         self.model = Model()
         self.figures = Figures()
-        self.callers = {BAND_ID: Caller(bus), CHURN_ID: Caller(bus)}
-        self.read = {BAND_ID: 0, CHURN_ID: 0}       # signals read so far, per caller
+        self.callers = {i: Caller(bus) for i in IDENTIFIERS}
+        self.read = {i: 0 for i in IDENTIFIERS}       # signals read so far, per caller
         self.seen: dict[tuple[str, int], tuple[str, str]] = {}   # (identifier, seq) -> (kind, payload)
-        self.stored_unacked: dict[str, set[int]] = {BAND_ID: set(), CHURN_ID: set()}
-        self.highest: dict[str, int] = {BAND_ID: 0, CHURN_ID: 0}
+        self.stored_unacked: dict[str, set[int]] = {i: set() for i in IDENTIFIERS}
+        self.highest: dict[str, int] = {i: 0 for i in IDENTIFIERS}
         self.highest_value = 0  # the band's newest value-notified number
 
     # -- calls -------------------------------------------------------------------
@@ -148,8 +178,8 @@ class Campaign:
     def set_up(self) -> None:
         """Both identifiers registered, the band connected and subscribed,
         its first value seen."""
-        self.register(BAND_ID)
-        self.register(CHURN_ID)
+        for identifier in IDENTIFIERS:
+            self.register(identifier)
         self.call(BAND_ID, "Connect", "sa{sv}", [BAND, {}])
         self.call(BAND_ID, "Subscribe", "sss", [BAND, HEART_RATE, HR_MEASUREMENT])
         self.check_band_back(0, time.monotonic())
@@ -230,7 +260,9 @@ class Campaign:
             self.register(CHURN_ID)
             m.unregister_cut = None
             return
-        choice %= 8
+        choice %= 12
+        if choice >= 8:
+            return self.host_once(choice - 8)
         if choice == 0:
             services = self.rng.choice(SCAN_CHOICES)
             m.scanning, m.scan_services = None, None
@@ -257,12 +289,75 @@ class Campaign:
             self.call(CHURN_ID, "Unsubscribe", "sss", [LOCK, LOCK_SERVICE, LOCK_STATE])
             m.lock_subscribed = False
         elif choice == 6:
-            self.ack(self.rng.choice((BAND_ID, CHURN_ID)))
+            self.ack(self.rng.choice(IDENTIFIERS))
         else:
-            identifier = self.rng.choice((BAND_ID, CHURN_ID))
+            identifier = self.rng.choice(IDENTIFIERS)
             for seq, _, _ in self.read_store(identifier):
                 if seq > self.model.acked[identifier]:
                     self.stored_unacked[identifier].add(seq)
+
+    def host_once(self, choice: int) -> None:
+        """One change of the host's peripheral role; the model takes it
+        once relinkd answered."""
+        m = self.model
+        self.figures.host_changes += 1
+        uuid = self.rng.choice(HOST_SERVICES)
+        if choice == 0 and m.published[uuid] is False:
+            m.published[uuid] = None
+            self.call(HOST_ID, "AddService", "s", [host_service(uuid)], interface=PERIPHERAL_MANAGER)
+            m.published[uuid] = True
+        elif choice == 0 and m.published[uuid] is True:
+            m.published[uuid] = None
+            if uuid == HOST_SERVICES[0]:
+                m.cached = None
+            self.call(HOST_ID, "RemoveService", "s", [uuid], interface=PERIPHERAL_MANAGER)
+            m.published[uuid] = False
+            if uuid == HOST_SERVICES[0]:
+                m.cached = []  # its cached values go with it
+        elif choice == 1:
+            name = self.rng.choice(HOST_NAMES)
+            m.advertising = None
+            self.call(HOST_ID, "StartAdvertising", "s", [json.dumps({"localName": name, "serviceUUIDs": [HOST_SERVICES[0]]})],
+                      interface=PERIPHERAL_MANAGER)
+            m.advertising = name
+        elif choice == 2:
+            m.advertising = None
+            self.call(HOST_ID, "StopAdvertising", interface=PERIPHERAL_MANAGER)
+            m.advertising = ""
+        elif m.published[HOST_SERVICES[0]] is True and m.cached is not None:
+            value = [self.rng.randrange(256)]
+            before, m.cached = m.cached, None
+            try:
+                self.call(HOST_ID, "UpdateValue", "ssay", [HOST_SERVICES[0], HOST_CACHED, bytes(value)],
+                          interface=PERIPHERAL_MANAGER)
+            except DBusCallError as e:
+                if e.name != "org.relink.Error.UpdateQueueFull":
+                    raise
+                m.cached = before  # refused: nothing kept
+                return
+            m.cached = value
+
+    def check_host(self, restored: dict) -> None:
+        """The host's restored peripheral role against the model; an
+        uncertain part takes what relinkd restored."""
+        m = self.model
+        role = json.loads(restored.get("peripheral_manager") or "{}")
+        services = {s["uuid"].lower() for s in role.get("services", [])}
+        for uuid in HOST_SERVICES:
+            if m.published[uuid] is None:
+                m.published[uuid] = uuid in services
+            elif (uuid in services) != m.published[uuid]:
+                self.violation(f"{HOST_ID}: service {uuid} published {uuid in services}, acknowledged {m.published[uuid]}")
+        name = (role.get("advertisement") or {}).get("localName", "")
+        if m.advertising is None:
+            m.advertising = name
+        elif name != m.advertising:
+            self.violation(f"{HOST_ID}: advertising {name!r}, acknowledged {m.advertising!r}")
+        kept = next((c["value"] for c in role.get("cachedValues", []) if c["characteristic"].lower() == HOST_CACHED), [])
+        if m.cached is None:
+            m.cached = kept
+        elif kept != m.cached:
+            self.violation(f"{HOST_ID}: cached value {kept}, acknowledged {m.cached}")
 
     # -- a round -----------------------------------------------------------------
 
@@ -299,7 +394,7 @@ class Campaign:
 
     def check_restored(self, before: dict[str, int]) -> None:
         m = self.model
-        for identifier in (BAND_ID, CHURN_ID):
+        for identifier in IDENTIFIERS:
             restored = self.register(identifier)
             if identifier == CHURN_ID and m.unregister_cut:
                 if restored["new"] and m.unregister_cut == "sent":  # the cut Unregister was applied
@@ -328,6 +423,9 @@ class Campaign:
                                f"(acknowledged {acknowledged}, Ack through {m.acked[identifier]}, cut Ack {cut}, "
                                f"dropped {first}-{last}, stored {min(numbers, default=0)}-{max(numbers, default=0)})")
             self.stored_unacked[identifier] = {s for s in numbers if s > m.acked[identifier]}
+            if identifier == HOST_ID:
+                self.check_host(restored)
+                continue
             peripherals = {p["address"].upper(): p for p in restored["peripherals"]}
             if identifier == BAND_ID:
                 band = peripherals.get(BAND)
@@ -401,7 +499,7 @@ def run(kills: int, seed: int, relinkd_path: Optional[str] = None, bound: float 
     recoveries = figures.recoveries_s[1:]  # the first is the set-up's
     summary = {
         "kills": figures.kills, "violations": figures.violations, "calls_acknowledged": figures.calls_acknowledged,
-        "calls_cut": figures.calls_cut, "identifiers_forgotten": figures.forgotten, "events_seen": figures.events_seen, "values_seen": figures.values_seen,
+        "calls_cut": figures.calls_cut, "identifiers_forgotten": figures.forgotten, "host_changes": figures.host_changes, "events_seen": figures.events_seen, "values_seen": figures.values_seen,
         "recovery_median_s": round(statistics.median(recoveries), 3) if recoveries else None,
         "recovery_max_s": round(max(recoveries), 3) if recoveries else None,
         "bound_s": bound, "seed": seed, "commit": ran_on, "seconds": round(time.monotonic() - started, 1),
