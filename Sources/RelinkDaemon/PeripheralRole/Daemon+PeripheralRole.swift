@@ -243,18 +243,24 @@ extension Daemon {
                 throw RelinkError(.invalidArguments, "the value has \(value.count) bytes, more than \(maximumAttributeValueBytes)")
             }
             let waiting = try takeRequest(number, of: id)
-            if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
-                record.cachedValues[waiting.key] = value
-                peripheralRole.records[id] = record
-                enqueueGathered(RestoreBatch.Request(mutations: [.putPeripheralManager(id, record)]))
-            }
             waiting.reply.resume(returning: waiting.isRead ? .value(value) : .done)
+            if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
+                // Kept before the reply: an acknowledged value survives a SIGKILL right after it.
+                var kept = record
+                kept.cachedValues[waiting.key] = value
+                do {
+                    try await commit([.putPeripheralManager(id, kept)])
+                } catch {
+                    throw RelinkError(.storeFailed, "the central got the value, but it could not be kept: \(error.message)")
+                }
+                peripheralRole.records[id] = kept
+            }
         case .respondWithError(let number, let error):
             try takeRequest(number, of: id).reply.resume(returning: .error(error))
         case .updateValue(let key, let value):
-            try update(id, key, value, record: &record)
+            try await updateMany(id, key, [value], record: &record)
         case .updateValues(let key, let values):
-            return APIResult(values: [.uint32(UInt32(try updateMany(id, key, values, record: &record)))])
+            return APIResult(values: [.uint32(UInt32(try await updateMany(id, key, values, record: &record)))])
         case .state:
             return APIResult(values: [restoredPeripheralRole(id)])
         }
@@ -303,7 +309,13 @@ extension Daemon {
         throw RelinkError(.notSupported, "bluetoothd refused it: \(refusal.name): \(refusal.message)")
     }
 
-    func update(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8], record: inout PeripheralManagerRecord) throws(RelinkError) {
+    /// Checks one update and takes a place for it in the identifier's
+    /// update window; the caller keeps the value (a `cacheable`
+    /// characteristic) and hands it to bluetoothd.
+    /// - Throws: `UnknownCharacteristic`, `NotSupported`, `InvalidArguments`,
+    ///   `UpdateQueueFull`.
+    func admitUpdate(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ value: [UInt8],
+                     record: PeripheralManagerRecord) throws(RelinkError) {
         guard let characteristic = record.characteristic(key) else { throw RelinkError(.unknownCharacteristic, "\(id) publishes no characteristic \(key)") }
         guard !characteristic.properties.isDisjoint(with: .notifying) else {
             throw RelinkError(.notSupported, "\(key) has neither notify nor indicate")
@@ -317,12 +329,6 @@ extension Daemon {
         guard taken else {
             throw RelinkError(.updateQueueFull, "\(window.inFlight) updates of \(id) are on their way: wait for the ready-to-update event")
         }
-        if characteristic.cacheable, record.cachedValues[key] != value {
-            record.cachedValues[key] = value
-            peripheralRole.records[id] = record
-            enqueueGathered(RestoreBatch.Request(mutations: [.putPeripheralManager(id, record)]))
-        }
-        enqueueUpdate(id, QueuedUpdate(key: key, value: value))
     }
 
     /// `Register`'s `peripheral_manager` entry: the restored peripheral

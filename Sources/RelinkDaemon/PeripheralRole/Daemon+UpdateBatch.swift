@@ -8,21 +8,41 @@ import Restoration
 // (docs/benchmarks.md, session 12).
 extension Daemon {
     /// Takes the values in order while the update window has room, as
-    /// that many `UpdateValue` calls would. Returns how many were taken.
+    /// that many `UpdateValue` calls would. The last value taken of a
+    /// `cacheable` characteristic is committed before the reply (an
+    /// acknowledged update's value survives a SIGKILL right after it),
+    /// then the values go to bluetoothd in order. Returns how many were
+    /// taken.
     /// - Throws: `UpdateQueueFull` when not even the first
     ///   fits (a `ready-to-update` follows); the first value's other errors
-    ///   (`UnknownCharacteristic`, `NotSupported`), nothing taken.
+    ///   (`UnknownCharacteristic`, `NotSupported`), nothing taken;
+    ///   `StoreFailed` when the kept value could not be committed, nothing
+    ///   sent.
+    @discardableResult
     func updateMany(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ values: [[UInt8]],
-                    record: inout PeripheralManagerRecord) throws(RelinkError) -> Int {
+                    record: inout PeripheralManagerRecord) async throws(RelinkError) -> Int {
         var taken = 0
         for value in values {
             do {
-                try update(id, key, value, record: &record)
+                try admitUpdate(id, key, value, record: record)
                 taken += 1
             } catch where taken > 0 && error.code == .updateQueueFull {
                 break
             }
         }
+        if let last = values.prefix(taken).last, record.characteristic(key)?.cacheable == true, record.cachedValues[key] != last {
+            var kept = record
+            kept.cachedValues[key] = last
+            do {
+                try await commit([.putPeripheralManager(id, kept)])
+            } catch {
+                for _ in 0..<taken { peripheralRole.windows[id]?.giveBack() }
+                throw error
+            }
+            record = kept
+            peripheralRole.records[id] = kept
+        }
+        for value in values.prefix(taken) { enqueueUpdate(id, QueuedUpdate(key: key, value: value)) }
         return taken
     }
 }

@@ -25,6 +25,12 @@ public struct UpdateWindow: Sendable, Hashable {
         return true
     }
 
+    /// A place taken for an update that was not sent after all (its value
+    /// could not be kept): free again, and no "ready" is owed for it.
+    public mutating func giveBack() {
+        inFlight = max(0, inFlight - 1)
+    }
+
     /// An update has gone out (or failed): its place is free. True when
     /// the program must now be told there is room (an update was refused
     /// since it was last told).
