@@ -115,6 +115,23 @@ import Testing
 
         var log: String { (try? String(contentsOfFile: directory + "/relinkd.log", encoding: .utf8)) ?? "" }
 
+        /// Waits (30 s at most) until root's `method` call is answered; on
+        /// time-out the error carries root's last reply, whether relinkd
+        /// still runs and its log, so that a failure says why.
+        func waitForRelinkd(_ method: Method) async throws {
+            var last = Reply(error: "no call made", text: "")
+            do {
+                try await eventually(timeout: .seconds(30), "relinkd on the bus") {
+                    last = (try? await call(method, as: 0, first: "")) ?? Reply(error: "gdbus did not run", text: "")
+                    return last.error == nil
+                }
+            } catch {
+                let state = relinkd.isRunning ? "running" : "exited \(relinkd.terminationStatus)"
+                throw BenchError.startFailed("relinkd not answering on the bus within 30 s (relinkd \(state); root's last reply: "
+                                             + "\(last.error ?? "none") \(last.text.suffix(400))); relinkd's log:\n\(log.suffix(3000))")
+            }
+        }
+
         func stop() {
             for p in [relinkd, bus] where p.isRunning {
                 kill(p.processIdentifier, SIGKILL)
@@ -157,9 +174,7 @@ import Testing
         defer { system.stop() }
         let manager = "/org/relink"
         let managerMethods = Method(path: manager, interface: RelinkNames.manager, name: Manager1Member.listIdentifiers.rawValue, inputs: [])
-        try await eventually(timeout: .seconds(30), "relinkd on the bus") {
-            (try? await system.call(managerMethods, as: 0, first: ""))?.error == nil
-        }
+        try await system.waitForRelinkd(managerMethods)
 
         // root's identifier, with a connection intent (a Peripheral1 object) to introspect.
         let rootID = "access-root"
@@ -252,7 +267,7 @@ import Testing
         let system = try await System(dropIns: [local])
         defer { system.stop() }
         let list = Method(path: "/org/relink", interface: RelinkNames.manager, name: Manager1Member.listIdentifiers.rawValue, inputs: [])
-        try await eventually(timeout: .seconds(30), "relinkd on the bus") { (try? await system.call(list, as: 0, first: ""))?.error == nil }
+        try await system.waitForRelinkd(list)
         let register = Method(path: "/org/relink", interface: RelinkNames.manager, name: Manager1Member.register.rawValue, inputs: ["s", "a{sv}"])
         let member = try await system.call(register, as: try #require(Self.uid(of: "relink-e2e")), first: "in-group")
         #expect(member.error == nil, "\(member.text)")

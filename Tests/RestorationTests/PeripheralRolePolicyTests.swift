@@ -54,6 +54,21 @@ struct PeripheralRolePolicyTests {
         #expect(fourth)
     }
 
+    @Test func aPlaceGivenBackIsFreeAndOwesNoReady() {
+        var window = UpdateWindow(capacity: 2)
+        let first = window.take(), second = window.take()
+        window.giveBack()
+        #expect(first && second && window.inFlight == 1)
+        let third = window.take(), fourth = window.take()
+        #expect(third && !fourth, "the place given back was taken again, then the window is full")
+        window.giveBack()
+        let ready = window.sent()
+        #expect(ready, "the refusal still owes a ready when an update goes out")
+        window.giveBack()
+        window.giveBack()
+        #expect(window.inFlight == 0, "never below empty")
+    }
+
     @Test func aRequestIsAnsweredOnceByItsOwnIdentifierOrExpires() {
         var pending = PendingRequests<Int>()
         let a = pending.add(identifier: "a", deadline: 10), b = pending.add(identifier: "b", deadline: 20)

@@ -245,7 +245,8 @@ extension Daemon {
             let waiting = try takeRequest(number, of: id)
             waiting.reply.resume(returning: waiting.isRead ? .value(value) : .done)
             if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
-                // Kept before the reply: an acknowledged value survives a SIGKILL right after it.
+                // Kept before the program's call is answered (the central
+                // was answered above): its value survives a SIGKILL right after.
                 var kept = record
                 kept.cachedValues[waiting.key] = value
                 do {
