@@ -244,24 +244,18 @@ extension Daemon {
             }
             let waiting = try takeRequest(number, of: id)
             waiting.reply.resume(returning: waiting.isRead ? .value(value) : .done)
-            if waiting.isRead, record.characteristic(waiting.key)?.cacheable == true, record.cachedValues[waiting.key] != value {
-                // Kept before the program's call is answered (the central
-                // was answered above): its value survives a SIGKILL right after.
-                var kept = record
-                kept.cachedValues[waiting.key] = value
-                do {
-                    try await commit([.putPeripheralManager(id, kept)])
-                } catch {
-                    throw RelinkError(.storeFailed, "the central got the value, but it could not be kept: \(error.message)")
-                }
-                peripheralRole.records[id] = kept
+            guard waiting.isRead else { break }
+            do {
+                try await keepCached(value, for: waiting.key, of: id, in: record)
+            } catch {
+                throw RelinkError(.storeFailed, "the central got the value, but it could not be kept: \(error.message)")
             }
         case .respondWithError(let number, let error):
             try takeRequest(number, of: id).reply.resume(returning: .error(error))
         case .updateValue(let key, let value):
-            try await updateMany(id, key, [value], record: &record)
+            try await updateMany(id, key, [value], record: record)
         case .updateValues(let key, let values):
-            return APIResult(values: [.uint32(UInt32(try await updateMany(id, key, values, record: &record)))])
+            return APIResult(values: [.uint32(UInt32(try await updateMany(id, key, values, record: record)))])
         case .state:
             return APIResult(values: [restoredPeripheralRole(id)])
         }
@@ -330,6 +324,19 @@ extension Daemon {
         guard taken else {
             throw RelinkError(.updateQueueFull, "\(window.inFlight) updates of \(id) are on their way: wait for the ready-to-update event")
         }
+    }
+
+    /// Keeps `value` as `key`'s cached value when the characteristic is
+    /// `cacheable` and the value changed: committed before this returns,
+    /// so that the call answered after it survives a SIGKILL right after.
+    /// - Throws: `StoreFailed`; nothing is kept then.
+    func keepCached(_ value: [UInt8], for key: CharacteristicKey, of id: RestoreIdentifier,
+                    in record: PeripheralManagerRecord) async throws(RelinkError) {
+        guard record.characteristic(key)?.cacheable == true, record.cachedValues[key] != value else { return }
+        var kept = record
+        kept.cachedValues[key] = value
+        try await commit([.putPeripheralManager(id, kept)])
+        peripheralRole.records[id] = kept
     }
 
     /// `Register`'s `peripheral_manager` entry: the restored peripheral

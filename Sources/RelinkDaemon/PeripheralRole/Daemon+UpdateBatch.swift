@@ -20,7 +20,7 @@ extension Daemon {
     ///   sent.
     @discardableResult
     func updateMany(_ id: RestoreIdentifier, _ key: CharacteristicKey, _ values: [[UInt8]],
-                    record: inout PeripheralManagerRecord) async throws(RelinkError) -> Int {
+                    record: PeripheralManagerRecord) async throws(RelinkError) -> Int {
         var taken = 0
         for value in values {
             do {
@@ -30,17 +30,13 @@ extension Daemon {
                 break
             }
         }
-        if let last = values.prefix(taken).last, record.characteristic(key)?.cacheable == true, record.cachedValues[key] != last {
-            var kept = record
-            kept.cachedValues[key] = last
+        if let last = values.prefix(taken).last {
             do {
-                try await commit([.putPeripheralManager(id, kept)])
+                try await keepCached(last, for: key, of: id, in: record)
             } catch {
                 for _ in 0..<taken { peripheralRole.windows[id]?.giveBack() }
                 throw error
             }
-            record = kept
-            peripheralRole.records[id] = kept
         }
         for value in values.prefix(taken) { enqueueUpdate(id, QueuedUpdate(key: key, value: value)) }
         return taken
