@@ -85,15 +85,14 @@ import e2e_harness  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
 from common import commit, finish, process_figures, slope  # noqa: E402
 from e2e_fuzzgen import METHODS, PROPS, Call, Generator, expected_errors  # noqa: E402
-from e2e_harness import (CENTRAL, LOCK_COMMAND, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL, Caller, Relinkd,  # noqa: E402
-                         die_with_parent)
+from e2e_harness import (CENTRAL, LOCK_COMMAND, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL, PERIPHERAL_MANAGER, Caller,  # noqa: E402
+                         Relinkd, die_with_parent)
 from hostile_fire import fire  # noqa: E402
 from relinkbench.apipaths import central_path  # noqa: E402
 from relinkbench.waiting import wait_until  # noqa: E402
 
 TARGET = "hc-target"
 QUIET_SERVICE = "0000feed-0000-1000-8000-00805f9b34fb"   # nothing on the bench advertises it
-PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 WRITE_STREAM = "org.relink.WriteStream1"
 #: The largest call sent (dbus-fast cannot send more than the socket buffer takes at once).
 MAX_CALL_BYTES = 100_000

@@ -71,7 +71,8 @@ import common  # noqa: E402,F401  (puts the bench's modules on the path)
 import e2e_harness  # noqa: E402
 from common import commit, finish, integrity, store_copy  # noqa: E402
 from benchproc import BenchProcess  # noqa: E402
-from e2e_harness import CENTRAL, LOCK_SERVICE, LOCK_STATE, MANAGER, Caller, DBusCallError, Relinkd  # noqa: E402
+from e2e_harness import (CENTRAL, LOCK_SERVICE, LOCK_STATE, MANAGER, PERIPHERAL_MANAGER, Caller, DBusCallError,  # noqa: E402
+                         Relinkd)
 from relinkbench.apipaths import central_path  # noqa: E402
 from relinkbench.waiting import WaitTimeout, wait_until  # noqa: E402
 
@@ -86,11 +87,11 @@ GONE = {"org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Servic
         "org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.Disconnected"}
 SCAN_CHOICES = ([HEART_RATE], [LOCK_SERVICE], [])
 HOST_ID = "kc-host"
-PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 #: The host's two services: the first has a cacheable characteristic whose
 #: value relinkd keeps (UpdateValue); the second a plain notify one.
 HOST_SERVICES = ("8e7f5a00-4b2c-4d1e-9a3f-72656c696e6b", "8e7f5b00-4b2c-4d1e-9a3f-72656c696e6b")
 HOST_CACHED = "8e7f5a01-4b2c-4d1e-9a3f-72656c696e6b"
+HOST_PLAIN = "8e7f5b01-4b2c-4d1e-9a3f-72656c696e6b"
 HOST_NAMES = ("KC1", "KC2")
 IDENTIFIERS = (BAND_ID, CHURN_ID, HOST_ID)
 
@@ -99,7 +100,7 @@ def host_service(uuid: str) -> str:
     """One of the host's services, as `AddService` takes it."""
     characteristic = {"uuid": HOST_CACHED, "properties": ["read", "notify"], "permissions": ["readable"], "cacheable": True} \
         if uuid == HOST_SERVICES[0] else \
-        {"uuid": uuid[:6] + "01" + uuid[8:], "properties": ["notify"], "permissions": ["readable"]}
+        {"uuid": HOST_PLAIN, "properties": ["notify"], "permissions": ["readable"]}
     return json.dumps({"uuid": uuid, "primary": True, "characteristics": [characteristic]})
 
 
@@ -300,42 +301,44 @@ class Campaign:
         """One change of the host's peripheral role; the model takes it
         once relinkd answered."""
         m = self.model
-        self.figures.host_changes += 1
         uuid = self.rng.choice(HOST_SERVICES)
         if choice == 0 and m.published[uuid] is False:
             m.published[uuid] = None
-            self.call(HOST_ID, "AddService", "s", [host_service(uuid)], interface=PERIPHERAL_MANAGER)
+            self.host_call("AddService", "s", [host_service(uuid)])
             m.published[uuid] = True
         elif choice == 0 and m.published[uuid] is True:
             m.published[uuid] = None
             if uuid == HOST_SERVICES[0]:
                 m.cached = None
-            self.call(HOST_ID, "RemoveService", "s", [uuid], interface=PERIPHERAL_MANAGER)
+            self.host_call("RemoveService", "s", [uuid])
             m.published[uuid] = False
             if uuid == HOST_SERVICES[0]:
                 m.cached = []  # its cached values go with it
         elif choice == 1:
             name = self.rng.choice(HOST_NAMES)
             m.advertising = None
-            self.call(HOST_ID, "StartAdvertising", "s", [json.dumps({"localName": name, "serviceUUIDs": [HOST_SERVICES[0]]})],
-                      interface=PERIPHERAL_MANAGER)
+            self.host_call("StartAdvertising", "s", [json.dumps({"localName": name, "serviceUUIDs": [HOST_SERVICES[0]]})])
             m.advertising = name
         elif choice == 2:
             m.advertising = None
-            self.call(HOST_ID, "StopAdvertising", interface=PERIPHERAL_MANAGER)
+            self.host_call("StopAdvertising")
             m.advertising = ""
         elif m.published[HOST_SERVICES[0]] is True and m.cached is not None:
             value = [self.rng.randrange(256)]
             before, m.cached = m.cached, None
             try:
-                self.call(HOST_ID, "UpdateValue", "ssay", [HOST_SERVICES[0], HOST_CACHED, bytes(value)],
-                          interface=PERIPHERAL_MANAGER)
+                self.host_call("UpdateValue", "ssay", [HOST_SERVICES[0], HOST_CACHED, bytes(value)])
             except DBusCallError as e:
                 if e.name != "org.relink.Error.UpdateQueueFull":
                     raise
                 m.cached = before  # refused: nothing kept
                 return
             m.cached = value
+
+    def host_call(self, member: str, signature: str = "", body: Optional[list] = None) -> None:
+        """A PeripheralManager1 call of the host, counted once answered."""
+        self.call(HOST_ID, member, signature, body, interface=PERIPHERAL_MANAGER)
+        self.figures.host_changes += 1
 
     def check_host(self, restored: dict) -> None:
         """The host's restored peripheral role against the model; an

@@ -40,6 +40,7 @@ LOCK_COMMAND = "8e7f1a02-4b2c-4d1e-9a3f-72656c696e6b"
 MANAGER = "org.relink.Manager1"
 CENTRAL = "org.relink.Central1"
 PERIPHERAL = "org.relink.Peripheral1"
+PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 PROPS = "org.freedesktop.DBus.Properties"
 
 

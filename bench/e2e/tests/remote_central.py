@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from dbus_fast import Message, MessageType, Variant
 
-from e2e_harness import Caller, DBusCallError, central_path, plain, wait_until
+from e2e_harness import PERIPHERAL_MANAGER, Caller, DBusCallError, central_path, plain, wait_until
 
 BLUEZ = "org.bluez"
 DEVICE = "org.bluez.Device1"
@@ -26,7 +26,6 @@ ADAPTER = "org.bluez.Adapter1"
 GATT_SERVICE = "org.bluez.GattService1"
 GATT_CHAR = "org.bluez.GattCharacteristic1"
 OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
-PERIPHERAL_MANAGER = "org.relink.PeripheralManager1"
 
 
 def full_uuid(uuid: str) -> str:
